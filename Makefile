@@ -1,0 +1,32 @@
+# Two commands do all set-up on a fresh machine: `make app` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: app test lint bench conformance snapshots
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+app: $(STAMP)
+	$(BIN)/sglang-wizard
+
+test: $(STAMP)
+	bash scripts/ensure-system-packages.sh
+	$(BIN)/ruff check wizard screens tests bench
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check wizard screens tests bench
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+snapshots: $(STAMP)
+	$(BIN)/pytest tests/tui --snapshot-update
