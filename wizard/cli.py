@@ -1,0 +1,60 @@
+"""`sglang-wizard` command line: with no arguments it starts the TUI; subcommands serve scripts and CI.
+
+Each area registers its subcommands from its own module (see `COMMAND_MODULES`): a module exposes
+`register(subparsers)` and sets `func` on its parsers; `func(args) -> int` is the exit code.
+Exit codes: 0 ok, 1 SGLang would refuse / the remote action failed, 2 the tool's own input errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Modules that add subcommands. Each area appends its own module here.
+COMMAND_MODULES: list[str] = []
+
+
+class ToolInputError(Exception):
+    """An error in what the user gave the tool (file, flag, value): exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the full argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="sglang-wizard",
+        description=(
+            "Make SGLang launches right the first time. Without a subcommand the terminal UI starts."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `sglang-wizard` console script."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list:
+        from screens.app import run_app  # the UI is only imported when it is wanted
+
+        return run_app()
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(func(args))
+    except ToolInputError as exc:
+        print(f"sglang-wizard: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
