@@ -1,0 +1,8 @@
+"""Make the family builders importable as `families` from the model tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
