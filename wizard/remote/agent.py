@@ -1,0 +1,504 @@
+"""The small program the wizard runs on the GPU host (`python3 -c <this file> COMMAND ...`).
+
+Standard library only, Python >= 3.8, no file is installed on the host: the client sends this
+source text with every command. Every command prints one JSON document on stdout, except `follow`,
+which streams the raw bytes of a run's log. Runs live in `~/.cache/sglang-wizard/runs/RUN_ID/`:
+
+    argv.json        the argv after `python -m sglang.launch_server` (exact strings, no shell)
+    env.json         non-secret env vars set for the server
+    secret_env.json  secret env vars (0600), deleted by start.py as soon as it has read them
+    profile.toml     copy of the profile      command.sh  readable command (secrets masked)
+    meta.json        run id, python, port, workdir, creation time
+    start.py         reads the files above and exec()s the server
+    pid              process group id (the wrapper shell's pid, group leader)
+    log              stdout + stderr of the server
+    exit_code        written by the wrapper when the server exits
+    stopped.json     written by `stop` (signals used, processes left)
+"""
+
+import contextlib
+import errno
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+RUNS_ROOT = os.path.join(os.path.expanduser("~"), ".cache", "sglang-wizard", "runs")
+TB_MARKER = b"Traceback (most recent call last):"
+OOM_MARKERS = (
+    b"CUDA out of memory",
+    b"OutOfMemoryError",
+    b"Not enough memory",
+    b"CUBLAS_STATUS_ALLOC_FAILED",
+    b"cudaErrorMemoryAllocation",
+)
+EXIT_NOT_FOUND = 3
+
+START_PY = r"""import json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "argv.json")) as f:
+    argv = json.load(f)
+env = dict(os.environ)
+with open(os.path.join(here, "env.json")) as f:
+    env.update(json.load(f))
+secret = os.path.join(here, "secret_env.json")
+if os.path.exists(secret):
+    with open(secret) as f:
+        env.update(json.load(f))
+    os.unlink(secret)
+env.setdefault("PYTHONUNBUFFERED", "1")
+os.execve(sys.executable, [sys.executable, "-m", "sglang.launch_server"] + argv, env)
+"""
+
+# $1 = python, $2 = run dir. The wrapper is the process group leader; it ignores HUP like nohup,
+# and traps TERM/INT so that it survives a stop long enough to record the server's exit code.
+WRAPPER_SH = r"""echo $$ > "$2/pid.tmp" && mv "$2/pid.tmp" "$2/pid"
+trap '' HUP
+trap 'true' TERM INT
+"$1" "$2/start.py"
+code=$?
+echo "$code" > "$2/exit_code.tmp" && mv "$2/exit_code.tmp" "$2/exit_code"
+"""
+
+
+def emit(document):
+    sys.stdout.write(json.dumps(document))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+def fail(message, code=1):
+    sys.stderr.write(message + "\n")
+    sys.exit(code)
+
+
+def run_dir_of(run_id):
+    if not run_id or "/" in run_id or run_id.startswith("."):
+        fail(f"invalid run id: {run_id!r}", 2)
+    path = os.path.join(RUNS_ROOT, run_id)
+    if not os.path.isdir(path):
+        fail(f"no run {run_id} on this host (looked in {path})", EXIT_NOT_FOUND)
+    return path
+
+
+def write_file(path, data, mode=0o600):
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_text(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def group_members(pgid):
+    """Pids of live (non-zombie) processes in process group `pgid`, scanning /proc."""
+    members = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) < 3:
+            continue
+        state, pgrp = fields[0], int(fields[2])
+        if pgrp == pgid and state not in (b"Z", b"X"):
+            members.append(int(name))
+    return sorted(members)
+
+
+def command_line(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def run_status(run_id, path):
+    meta = {}
+    try:
+        with open(os.path.join(path, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        pass
+    pid_text = read_text(os.path.join(path, "pid"))
+    pgid = int(pid_text) if pid_text and pid_text.isdigit() else None
+    exit_text = read_text(os.path.join(path, "exit_code"))
+    members = group_members(pgid) if pgid else []
+    stopped = None
+    try:
+        with open(os.path.join(path, "stopped.json")) as f:
+            stopped = json.load(f)
+    except (OSError, ValueError):
+        pass
+    try:
+        log_size = os.path.getsize(os.path.join(path, "log"))
+    except OSError:
+        log_size = 0
+    return {
+        "run_id": run_id,
+        "run_dir": path,
+        "pgid": pgid,
+        "alive": bool(members),
+        "processes": members,
+        "exit_code": int(exit_text) if exit_text and exit_text.lstrip("-").isdigit() else None,
+        "stopped": stopped,
+        "log_size": log_size,
+        "meta": meta,
+    }
+
+
+def cmd_launch():
+    spec = json.load(sys.stdin)
+    run_id = spec["run_id"]
+    if not run_id or "/" in run_id or run_id.startswith("."):
+        fail(f"invalid run id: {run_id!r}", 2)
+    os.makedirs(RUNS_ROOT, mode=0o700, exist_ok=True)
+    path = os.path.join(RUNS_ROOT, run_id)
+    os.mkdir(path, 0o700)
+    write_file(os.path.join(path, "argv.json"), json.dumps(spec["argv"]))
+    write_file(os.path.join(path, "env.json"), json.dumps(spec.get("env", {})))
+    if spec.get("secret_env"):
+        write_file(os.path.join(path, "secret_env.json"), json.dumps(spec["secret_env"]))
+    write_file(os.path.join(path, "profile.toml"), spec.get("profile_toml", ""))
+    write_file(os.path.join(path, "command.sh"), spec.get("command_text", ""), 0o700)
+    write_file(os.path.join(path, "start.py"), START_PY)
+    meta = {
+        "run_id": run_id,
+        "python": spec["python"],
+        "port": spec.get("port"),
+        "workdir": spec.get("workdir"),
+        "created": time.time(),
+        "profile_hash": spec.get("profile_hash"),
+    }
+    write_file(os.path.join(path, "meta.json"), json.dumps(meta))
+    workdir = os.path.expanduser(spec.get("workdir") or path)
+    if not os.path.isdir(workdir):
+        fail(f"workdir {workdir} does not exist on the host", 2)
+    log_fd = os.open(os.path.join(path, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with open(os.devnull, "rb") as devnull:
+        subprocess.Popen(
+            ["bash", "-c", WRAPPER_SH, "sglang-wizard-run", spec["python"], path],
+            stdin=devnull,
+            stdout=log_fd,
+            stderr=log_fd,
+            cwd=workdir,
+            start_new_session=True,
+            close_fds=True,
+        )
+    os.close(log_fd)
+    deadline = time.time() + 10
+    while not os.path.exists(os.path.join(path, "pid")) and time.time() < deadline:
+        time.sleep(0.01)
+    emit(run_status(run_id, path))
+
+
+def cmd_follow(run_id, offset, poll_s):
+    path = run_dir_of(run_id)
+    log_path = os.path.join(path, "log")
+    exit_path = os.path.join(path, "exit_code")
+    parent = os.getppid()
+    out = sys.stdout.buffer
+    offset = int(offset)
+    poll_s = float(poll_s)
+    with open(log_path, "rb") as log:
+        log.seek(offset)
+        finishing = False
+        while True:
+            data = log.read(1 << 20)
+            if data:
+                out.write(data)
+                out.flush()
+                continue
+            if finishing:
+                return
+            if os.path.exists(exit_path) or (
+                not run_status(run_id, path)["alive"] and os.path.exists(os.path.join(path, "pid"))
+            ):
+                finishing = True  # drain what was written before the exit, then stop
+                continue
+            if os.getppid() != parent:
+                return  # the ssh session is gone
+            time.sleep(poll_s)
+
+
+def cmd_status(run_id=None):
+    if run_id:
+        emit(run_status(run_id, run_dir_of(run_id)))
+        return
+    runs = []
+    if os.path.isdir(RUNS_ROOT):
+        for name in sorted(os.listdir(RUNS_ROOT)):
+            path = os.path.join(RUNS_ROOT, name)
+            if os.path.isdir(path):
+                runs.append(run_status(name, path))
+    emit(runs)
+
+
+def gpu_pids():
+    """Pids holding GPU memory per nvidia-smi, or None when nvidia-smi is unavailable."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader,nounits"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return sorted(int(x) for x in out.stdout.decode().split() if x.strip().isdigit())
+
+
+def cmd_stop(run_id, timeout_s):
+    path = run_dir_of(run_id)
+    status = run_status(run_id, path)
+    pgid = status["pgid"]
+    before = status["processes"]
+    result = {
+        "run_id": run_id,
+        "pgid": pgid,
+        "was_running": bool(before),
+        "processes_before": before,
+    }
+    killed = False
+    if pgid and before:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGTERM)
+        deadline = time.time() + float(timeout_s)
+        while group_members(pgid) and time.time() < deadline:
+            time.sleep(0.05)
+        if group_members(pgid):
+            killed = True
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, signal.SIGKILL)
+            deadline = time.time() + 10
+            while group_members(pgid) and time.time() < deadline:
+                time.sleep(0.05)
+        deadline = time.time() + 2
+        while not os.path.exists(os.path.join(path, "exit_code")) and time.time() < deadline:
+            time.sleep(0.02)
+        if not os.path.exists(os.path.join(path, "exit_code")):
+            write_file(os.path.join(path, "exit_code"), "-9\n" if killed else "-15\n")
+    remaining = group_members(pgid) if pgid else []
+    holding = gpu_pids()
+    result.update(
+        {
+            "killed": killed,
+            "remaining": remaining,
+            "gpu_checked": holding is not None,
+            "gpu_holders_left": sorted(set(holding or []) & set(before)),
+            "at": time.time(),
+        }
+    )
+    if before:
+        write_file(os.path.join(path, "stopped.json"), json.dumps(result))
+    emit(result)
+
+
+def cmd_inspect(run_id):
+    """Find the last traceback (byte offset + text) and out-of-memory lines in the whole log."""
+    path = run_dir_of(run_id)
+    log_path = os.path.join(path, "log")
+    last_tb = None
+    oom = []
+    offset = 0
+    with open(log_path, "rb") as log:
+        for number, line in enumerate(log, start=1):
+            position = line.find(TB_MARKER)
+            if position >= 0:
+                last_tb = (offset + position, number)
+            for marker in OOM_MARKERS:
+                if marker in line:
+                    oom.append([number, line[:2000].decode("utf-8", "replace").rstrip()])
+                    del oom[:-5]
+                    break
+            offset += len(line)
+        traceback_text = ""
+        if last_tb is not None:
+            log.seek(last_tb[0])
+            traceback_text = log.read(65536).decode("utf-8", "replace")
+    emit(
+        {
+            "run_id": run_id,
+            "log_size": offset,
+            "traceback_line": last_tb[1] if last_tb else None,
+            "traceback_text": traceback_text,
+            "oom_lines": oom,
+        }
+    )
+
+
+def port_free(port):
+    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        try:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+        except OSError:
+            continue
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((address, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return False
+        finally:
+            sock.close()
+    return True
+
+
+def run_capture(argv, env=None, timeout=60, stdin_data=None):
+    try:
+        done = subprocess.run(
+            argv,
+            input=stdin_data,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            timeout=timeout,
+        )
+    except FileNotFoundError as exc:
+        return {"rc": 127, "out": f"{argv[0]}: command not found ({exc})"}
+    except subprocess.TimeoutExpired:
+        return {"rc": 124, "out": f"timed out after {timeout}s"}
+    text = done.stdout.decode("utf-8", "replace")
+    return {"rc": done.returncode, "out": text[-65536:]}
+
+
+VERSIONS_PY = r"""import json, sys
+info = {"python": sys.version.split()[0], "executable": sys.executable, "sglang": None, "error": None}
+try:
+    from importlib.metadata import version
+    info["sglang"] = version("sglang")
+except Exception:
+    try:
+        import sglang
+        info["sglang"] = getattr(sglang, "__version__", None)
+    except Exception as exc:
+        info["error"] = "%s: %s" % (type(exc).__name__, exc)
+print(json.dumps(info))
+"""
+
+
+def check_path(path):
+    info = {"path": path, "exists": False, "is_dir": False, "config_json": None, "error": None}
+    expanded = os.path.expanduser(path)
+    if not os.path.exists(expanded):
+        info["error"] = "does not exist"
+        return info
+    info["exists"] = True
+    info["is_dir"] = os.path.isdir(expanded)
+    if not info["is_dir"]:
+        info["error"] = "is not a directory"
+        return info
+    config = os.path.join(expanded, "config.json")
+    try:
+        with open(config) as f:
+            data = json.load(f)
+    except OSError as exc:
+        info["error"] = f"config.json not readable: {exc.strerror}"
+        return info
+    except ValueError as exc:
+        info["error"] = f"config.json is not valid JSON: {exc}"
+        return info
+    info["config_json"] = {
+        "architectures": data.get("architectures"),
+        "model_type": data.get("model_type"),
+    }
+    return info
+
+
+def cmd_preflight():
+    spec = json.load(sys.stdin)
+    env = dict(os.environ)
+    env.update(spec.get("env", {}))
+    python = spec.get("python") or "python3"
+    report = {}
+    versions = run_capture([python, "-c", VERSIONS_PY], env=env, timeout=120)
+    try:
+        report["versions"] = json.loads(versions["out"].strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        report["versions"] = {"python": None, "sglang": None, "error": versions["out"][-2000:]}
+    gpus = run_capture(
+        [
+            "nvidia-smi",
+            "--query-gpu=index,name,memory.used,memory.total,uuid",
+            "--format=csv,noheader,nounits",
+        ]
+    )
+    apps = run_capture(
+        [
+            "nvidia-smi",
+            "--query-compute-apps=pid,gpu_uuid,used_memory",
+            "--format=csv,noheader,nounits",
+        ]
+    )
+    commands = {}
+    if apps["rc"] == 0:
+        for row in apps["out"].splitlines():
+            first = row.split(",")[0].strip()
+            if first.isdigit():
+                commands[first] = command_line(int(first))
+    report["nvidia_smi"] = {"gpus": gpus, "apps": apps, "commands": commands}
+    port = spec.get("port")
+    report["port"] = {"port": port, "free": port_free(int(port)) if port else None}
+    report["paths"] = {name: check_path(p) for name, p in (spec.get("paths") or {}).items()}
+    os.makedirs(RUNS_ROOT, mode=0o700, exist_ok=True)
+    usage = shutil.disk_usage(RUNS_ROOT)
+    report["disk"] = {"path": RUNS_ROOT, "free_bytes": usage.free, "total_bytes": usage.total}
+    dry_run = spec.get("dry_run")
+    if dry_run:
+        code = dry_run["code"]
+        result = run_capture(
+            [python, "-c", code, *list(dry_run["argv"])],
+            env=env,
+            timeout=dry_run.get("timeout", 300),
+        )
+        report["dry_run"] = result
+    emit(report)
+
+
+def main(argv):
+    if not argv:
+        fail("usage: agent COMMAND ...", 2)
+    command, rest = argv[0], argv[1:]
+    if command == "launch":
+        cmd_launch()
+    elif command == "follow":
+        cmd_follow(rest[0], rest[1], rest[2] if len(rest) > 2 else "0.1")
+    elif command == "status":
+        cmd_status(rest[0] if rest else None)
+    elif command == "stop":
+        cmd_stop(rest[0], rest[1] if len(rest) > 1 else "30")
+    elif command == "inspect":
+        cmd_inspect(rest[0])
+    elif command == "preflight":
+        cmd_preflight()
+    else:
+        fail(f"unknown agent command {command!r}", 2)
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1:])
+    except BrokenPipeError:
+        sys.exit(0)

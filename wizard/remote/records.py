@@ -1,0 +1,166 @@
+"""Local run records (`runs.jsonl` in the user state dir) and secret masking.
+
+A record holds the profile hash, host, run id, start time, outcome and start-up duration with
+the per-stage timings that later runs of the same profile on the same host use for their ETA.
+Secret values (env vars whose names look secret, secret-looking flags) never reach this file.
+The file is rewritten atomically (temp file + rename), so a crash never leaves half a record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+STATE_DIR_ENV = "SGLANG_WIZARD_STATE_DIR"
+MASK = "***"
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:TOKEN|KEY|APIKEY|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|PRIVATE|AUTH)(?:_|$)",
+    re.IGNORECASE,
+)
+_SECRET_FLAGS = {"--api-key", "--admin-api-key", "--hf-token", "--token"}
+
+
+def is_secret_name(name: str) -> bool:
+    """True for env var names that look like they hold a secret (HF_TOKEN, *_API_KEY, ...)."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def split_secret_env(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Split env into (plain, secret) by name."""
+    plain = {k: v for k, v in env.items() if not is_secret_name(k)}
+    secret = {k: v for k, v in env.items() if is_secret_name(k)}
+    return plain, secret
+
+
+def mask_env(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy with secret values replaced by `***` (for screens, logs and records)."""
+    return {k: (MASK if is_secret_name(k) else v) for k, v in env.items()}
+
+
+def mask_argv(argv: Sequence[str]) -> list[str]:
+    """A copy of argv with the values of secret flags (`--api-key X`, `--api-key=X`) masked."""
+    masked: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            masked.append(MASK)
+            hide_next = False
+            continue
+        name, eq, _ = arg.partition("=")
+        if name in _SECRET_FLAGS:
+            if eq:
+                masked.append(f"{name}={MASK}")
+            else:
+                masked.append(arg)
+                hide_next = True
+            continue
+        masked.append(arg)
+    return masked
+
+
+def profile_hash(profile_text: str) -> str:
+    """Short stable hash of the profile text (ties ETA history to one set-up)."""
+    return hashlib.sha256(profile_text.encode()).hexdigest()[:16]
+
+
+def state_dir() -> Path:
+    """`$SGLANG_WIZARD_STATE_DIR`, else platformdirs' user state path."""
+    override = os.environ.get(STATE_DIR_ENV)
+    return Path(override) if override else platformdirs.user_state_path("sglang-wizard")
+
+
+@dataclass
+class RunRecord:
+    """One launch as the local side remembers it (no secret values)."""
+
+    run_id: str
+    host: str
+    profile_hash: str
+    started_at: float
+    port: int | None = None
+    python: str = "python3"
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    sglang_version: str | None = None
+    outcome: str = "launched"  # launched | ready | crashed | exited | stopped
+    startup_s: float | None = None
+    stage_durations: dict[str, float] = field(default_factory=dict)
+    detail: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
+        """Build from a JSON object, ignoring unknown keys (older/newer files)."""
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+class RunRecords:
+    """The `runs.jsonl` store: one JSON object per line, last write per run id wins."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or state_dir() / "runs.jsonl"
+
+    def load(self) -> list[RunRecord]:
+        """All records (a damaged line is skipped, never fatal)."""
+        if not self.path.is_file():
+            return []
+        records: dict[str, RunRecord] = {}
+        for line in self.path.read_text().splitlines():
+            try:
+                record = RunRecord.from_dict(json.loads(line))
+            except (ValueError, TypeError):
+                continue
+            records[record.run_id] = record
+        return list(records.values())
+
+    def get(self, run_id: str) -> RunRecord | None:
+        """The record of one run, if this machine launched it."""
+        return next((r for r in self.load() if r.run_id == run_id), None)
+
+    def save(self, record: RunRecord) -> None:
+        """Insert or replace a record; the file is replaced atomically."""
+        record.env = mask_env(record.env)
+        record.argv = mask_argv(record.argv)
+        records = {r.run_id: r for r in self.load()}
+        records[record.run_id] = record
+        self._write(records.values())
+
+    def _write(self, records: Iterable[RunRecord]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with open(tmp, "w") as handle:
+            for record in records:
+                handle.write(json.dumps(asdict(record), sort_keys=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+
+    def stage_history(
+        self, host: str, profile_digest: str, limit: int = 10
+    ) -> list[dict[str, float]]:
+        """Stage durations of earlier runs of the same profile on the same host that got ready."""
+        matching = [
+            r
+            for r in self.load()
+            if r.host == host
+            and r.profile_hash == profile_digest
+            and r.outcome == "ready"
+            and r.stage_durations
+        ]
+        matching.sort(key=lambda r: r.started_at)
+        return [dict(r.stage_durations) for r in matching[-limit:]]
+
+
+def new_run_id(now: float | None = None) -> str:
+    """`YYYYmmdd-HHMMSS-xxxxxx`: sortable by time, unique by the random tail."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now if now is not None else time.time()))
+    return f"{stamp}-{os.urandom(3).hex()}"

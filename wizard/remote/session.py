@@ -1,0 +1,795 @@
+"""`RemoteHost`: the one object the CLI and the screens use to act on a GPU host over SSH.
+
+All remote work goes through a small stdlib program (`agent.py`) sent with each command, so the
+host needs nothing installed but Python (which SGLang needs anyway) and bash. Argv and env
+travel as JSON on stdin, never through a shell, so paths with spaces, quotes, `$()` or newlines
+arrive byte-exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from wizard import logstages, nvidia_smi
+from wizard.remote.connection import (
+    Hop,
+    HostKeyPolicy,
+    HostSpec,
+    RemoteError,
+    SshSettings,
+    connect_chain,
+    resolve_chain,
+)
+from wizard.remote.records import mask_argv, mask_env, split_secret_env
+
+AGENT_EXIT_NOT_FOUND = 3
+MAX_PARTIAL_LINE = 1 << 20
+DRY_RUN_MARKER = "SGLANG_WIZARD_DRY_RUN "
+EFFECTIVE_KEYS: tuple[str, ...] = (
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "speculative_draft_model_path",
+    "mamba_scheduler_strategy",
+    "attention_backend",
+    "page_size",
+    "max_running_requests",
+    "mem_fraction_static",
+    "disable_overlap_schedule",
+    "tp_size",
+)
+
+# Runs SGLang's own argument code on the host (real GPUs, no weights loaded): parse, resolve
+# (0.5.23 resolves lazily), check, then print the values SGLang will use.
+DRY_RUN_CODE = (
+    "import json, sys\n"
+    "from sglang.srt.server_args import prepare_server_args\n"
+    "args = prepare_server_args(sys.argv[1:])\n"
+    "resolve = getattr(args, 'resolve_once', None)\n"
+    "if callable(resolve):\n    resolve()\n"
+    "check = getattr(args, 'check_server_args', None)\n"
+    "if callable(check):\n    check()\n"
+    f"keys = {list(EFFECTIVE_KEYS)!r}\n"
+    "out = {}\n"
+    "for key in keys:\n"
+    "    value = getattr(args, key, None)\n"
+    "    out[key] = value if isinstance(value, (int, float, str, bool, type(None))) else str(value)\n"
+    f"print({DRY_RUN_MARKER!r} + json.dumps(out))\n"
+)
+
+
+@cache
+def agent_source() -> str:
+    """The source text of the remote agent."""
+    return (Path(__file__).with_name("agent.py")).read_text()
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """Exit status and output of a remote command."""
+
+    exit_status: int
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class LogChunk:
+    """Complete log lines from byte `offset` to `end_offset` (the resume point)."""
+
+    offset: int
+    end_offset: int
+    lines: list[str]
+    reconnected: bool = False
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """A run directory on the host as the agent sees it now."""
+
+    run_id: str
+    run_dir: str
+    pgid: int | None
+    alive: bool
+    processes: list[int]
+    exit_code: int | None
+    stopped: dict[str, Any] | None
+    log_size: int
+    meta: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunStatus:
+        """Build from the agent's JSON."""
+        return cls(
+            run_id=str(data["run_id"]),
+            run_dir=str(data["run_dir"]),
+            pgid=data.get("pgid"),
+            alive=bool(data.get("alive")),
+            processes=list(data.get("processes") or []),
+            exit_code=data.get("exit_code"),
+            stopped=data.get("stopped"),
+            log_size=int(data.get("log_size") or 0),
+            meta=dict(data.get("meta") or {}),
+        )
+
+    @property
+    def state(self) -> str:
+        """running | stopped | exited(N) | unknown."""
+        if self.alive:
+            return "running"
+        if self.stopped:
+            return "stopped"
+        if self.exit_code is not None:
+            return f"exited({self.exit_code})"
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class StopResult:
+    """What `stop` did and what it confirmed afterwards."""
+
+    run_id: str
+    was_running: bool
+    killed: bool
+    processes_before: list[int]
+    remaining: list[int]
+    gpu_checked: bool
+    gpu_holders_left: list[int]
+
+    @property
+    def clean(self) -> bool:
+        """No process of the run left and no GPU memory held by one of them."""
+        return not self.remaining and not self.gpu_holders_left
+
+
+@dataclass
+class LaunchRequest:
+    """What the core hands to a launch: argv after `python -m sglang.launch_server`, env, python."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    python: str = "python3"
+    profile_toml: str = ""
+    port: int | None = None
+    workdir: str | None = None
+    run_id: str | None = None
+    profile_hash: str | None = None
+
+
+@dataclass
+class PreflightRequest:
+    """What preflight checks: python/env, port, model and draft paths, the argv for the dry run."""
+
+    python: str = "python3"
+    env: dict[str, str] = field(default_factory=dict)
+    port: int | None = None
+    model_path: str | None = None
+    draft_model_path: str | None = None
+    argv: list[str] | None = None  # None: no remote dry run
+    min_free_disk_bytes: int = 1 << 30
+    dry_run_timeout_s: float = 300.0
+
+
+@dataclass(frozen=True)
+class PreflightCheck:
+    """One row of the preflight table."""
+
+    name: str
+    ok: bool
+    detail: str
+    blocking: bool = True
+
+
+@dataclass
+class PreflightReport:
+    """All preflight results; `blocking` lists what stops the launch."""
+
+    checks: list[PreflightCheck]
+    python_version: str | None
+    sglang_version: str | None
+    gpus: nvidia_smi.GpuReport
+    dry_run_effective: dict[str, Any] | None = None
+    dry_run_crash: logstages.CrashExplanation | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def blocking(self) -> list[PreflightCheck]:
+        """Failed checks that stop the launch."""
+        return [c for c in self.checks if not c.ok and c.blocking]
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing blocks the launch."""
+        return not self.blocking
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A value where the host's SGLang and the local check differ."""
+
+    key: str
+    local: Any
+    remote: Any
+
+
+def compare_effective(local: Mapping[str, Any], remote: Mapping[str, Any]) -> list[Disagreement]:
+    """Keys both sides report with different values (strings compared case-insensitively)."""
+
+    def norm(value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    return [
+        Disagreement(key, local[key], remote[key])
+        for key in sorted(set(local) & set(remote))
+        if norm(local[key]) != norm(remote[key])
+    ]
+
+
+@dataclass(frozen=True)
+class ReadyReport:
+    """What the running server answered through the SSH connection."""
+
+    health_status: int
+    generate_status: int
+    generated_text: str
+    speculative: dict[str, Any]
+    avg_spec_accept_length: float | None
+
+
+@dataclass(frozen=True)
+class CrashReport:
+    """The last traceback and OOM lines found in the whole log, mapped to a rule when known."""
+
+    explanation: logstages.CrashExplanation
+    traceback_line: int | None
+    log_size: int
+
+
+class RemoteHost:
+    """A connection to one GPU host (through its jump hosts) and every remote action.
+
+    Use `await RemoteHost.connect("alias-or-user@host:port", jumps=[...])` or `async with`.
+    The connection is re-made on demand (`reconnect`), which `follow_log` does by itself.
+    """
+
+    def __init__(
+        self,
+        hops: Sequence[Hop],
+        settings: SshSettings,
+        policy: HostKeyPolicy,
+        connections: list[asyncssh.SSHClientConnection],
+        agent_python: str = "python3",
+    ) -> None:
+        self.hops = list(hops)
+        self.settings = settings
+        self.policy = policy
+        self._connections = connections
+        self.agent_python = agent_python
+
+    @classmethod
+    async def connect(
+        cls,
+        target: str | HostSpec,
+        *,
+        jumps: Sequence[str] | None = None,
+        settings: SshSettings | None = None,
+        policy: HostKeyPolicy | None = None,
+        agent_python: str = "python3",
+    ) -> RemoteHost:
+        """Resolve the host through ssh config, connect every hop, return the host object."""
+        settings = settings or SshSettings()
+        policy = policy or HostKeyPolicy()
+        hops = resolve_chain(target, jumps, settings)
+        connections = await connect_chain(hops, settings, policy)
+        return cls(hops, settings, policy, connections, agent_python)
+
+    @property
+    def label(self) -> str:
+        """`user@host:port` of the target (via jump hosts when any)."""
+        via = " via " + ", ".join(h.label for h in self.hops[:-1]) if len(self.hops) > 1 else ""
+        return self.hops[-1].label + via
+
+    @property
+    def host_key(self) -> str:
+        """Stable name of the target for run records (`user@hostname:port`)."""
+        return self.hops[-1].label
+
+    @property
+    def connection(self) -> asyncssh.SSHClientConnection:
+        """The connection to the target."""
+        return self._connections[-1]
+
+    async def reconnect(self) -> None:
+        """Drop the current connections and connect every hop again."""
+        await self._close_connections()
+        self._connections = await connect_chain(self.hops, self.settings, self.policy)
+
+    async def _close_connections(self) -> None:
+        for conn in reversed(self._connections):
+            conn.close()
+        for conn in reversed(self._connections):
+            with contextlib.suppress(asyncssh.Error, OSError):
+                await conn.wait_closed()
+        self._connections = []
+
+    async def close(self) -> None:
+        """Close every hop."""
+        await self._close_connections()
+
+    async def __aenter__(self) -> RemoteHost:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ plain commands
+
+    async def run(
+        self,
+        command: str | Sequence[str],
+        *,
+        input: str | bytes | None = None,
+        timeout_s: float | None = 120,
+    ) -> CommandResult:
+        """Run a command (a list is shell-quoted) and return its exit status and output."""
+        text = command if isinstance(command, str) else shlex.join(command)
+        try:
+            result = await self.connection.run(
+                text,
+                input=input,
+                check=False,
+                timeout=timeout_s,
+                encoding="utf-8",
+                errors="replace",
+            )
+        except asyncssh.TimeoutError as exc:
+            raise RemoteError(
+                f"{self.label}: command timed out after {timeout_s}s: {text[:200]}"
+            ) from exc
+        except (asyncssh.Error, OSError) as exc:
+            raise RemoteError(
+                f"{self.label}: connection failed while running a command: {exc}"
+            ) from exc
+        status = result.exit_status if result.exit_status is not None else -1
+        return CommandResult(status, str(result.stdout or ""), str(result.stderr or ""))
+
+    async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
+        """The first `max_bytes` of a remote file."""
+        result = await self.connection.run(
+            shlex.join(["head", "-c", str(max_bytes), "--", path]), encoding=None, check=False
+        )
+        if result.exit_status != 0:
+            err = (
+                result.stderr.decode(errors="replace")
+                if isinstance(result.stderr, bytes)
+                else str(result.stderr)
+            )
+            raise RemoteError(f"{self.label}: cannot read {path}: {err.strip()}")
+        out = result.stdout
+        return out if isinstance(out, bytes) else str(out or "").encode()
+
+    async def exists(self, path: str) -> bool:
+        """True when the path exists on the host."""
+        return (await self.run(["test", "-e", path])).exit_status == 0
+
+    def _agent_command(self, *args: str, python: str | None = None) -> str:
+        return shlex.join([python or self.agent_python, "-c", agent_source(), *args])
+
+    async def _agent_json(
+        self,
+        *args: str,
+        payload: Mapping[str, Any] | None = None,
+        timeout_s: float = 120,
+        python: str | None = None,
+    ) -> Any:
+        data = json.dumps(payload) if payload is not None else None
+        result = await self.run(
+            self._agent_command(*args, python=python), input=data, timeout_s=timeout_s
+        )
+        if result.exit_status == AGENT_EXIT_NOT_FOUND:
+            raise RemoteError(f"{self.label}: {result.stderr.strip()}")
+        if result.exit_status != 0:
+            detail = (result.stderr or result.stdout).strip()[-2000:]
+            raise RemoteError(
+                f"{self.label}: remote helper '{args[0]}' failed (exit {result.exit_status}): {detail}"
+            )
+        try:
+            return json.loads(result.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError) as exc:
+            raise RemoteError(
+                f"{self.label}: unreadable answer from the remote helper: {result.stdout[-500:]!r}"
+            ) from exc
+
+    # ------------------------------------------------------------------ preflight
+
+    async def preflight(self, request: PreflightRequest) -> PreflightReport:
+        """Check versions, GPUs, port, paths, disk and (when argv is given) SGLang's own dry run."""
+        paths = {}
+        if request.model_path:
+            paths["model"] = request.model_path
+        if request.draft_model_path:
+            paths["draft"] = request.draft_model_path
+        payload: dict[str, Any] = {
+            "python": request.python,
+            "env": request.env,
+            "port": request.port,
+            "paths": paths,
+        }
+        if request.argv is not None:
+            payload["dry_run"] = {
+                "code": DRY_RUN_CODE,
+                "argv": request.argv,
+                "timeout": request.dry_run_timeout_s,
+            }
+        raw = await self._agent_json(
+            "preflight", payload=payload, timeout_s=request.dry_run_timeout_s + 180
+        )
+        return build_preflight_report(raw, request)
+
+    # ------------------------------------------------------------------ launch and runs
+
+    async def launch(self, request: LaunchRequest) -> RunStatus:
+        """Start the server detached in a new run directory; returns its status (pgid, dir)."""
+        from wizard.remote.records import new_run_id
+
+        run_id = request.run_id or new_run_id()
+        plain, secret = split_secret_env(request.env)
+        payload = {
+            "run_id": run_id,
+            "argv": list(request.argv),
+            "env": plain,
+            "secret_env": secret,
+            "python": request.python,
+            "profile_toml": request.profile_toml,
+            "port": request.port,
+            "workdir": request.workdir,
+            "profile_hash": request.profile_hash,
+            "command_text": render_command_text(request.python, request.argv, request.env),
+        }
+        data = await self._agent_json("launch", payload=payload, timeout_s=60)
+        return RunStatus.from_json(data)
+
+    async def list_runs(self) -> list[RunStatus]:
+        """Every run directory on the host, oldest first."""
+        data = await self._agent_json("status")
+        return [RunStatus.from_json(item) for item in data]
+
+    async def run_status(self, run_id: str) -> RunStatus:
+        """The status of one run (RemoteError when it does not exist)."""
+        return RunStatus.from_json(await self._agent_json("status", run_id))
+
+    async def stop(self, run_id: str, timeout_s: float = 30.0) -> StopResult:
+        """TERM the run's process group, KILL after `timeout_s`, confirm nothing is left."""
+        data = await self._agent_json("stop", run_id, str(timeout_s), timeout_s=timeout_s + 60)
+        return StopResult(
+            run_id=run_id,
+            was_running=bool(data["was_running"]),
+            killed=bool(data["killed"]),
+            processes_before=list(data["processes_before"]),
+            remaining=list(data["remaining"]),
+            gpu_checked=bool(data["gpu_checked"]),
+            gpu_holders_left=list(data["gpu_holders_left"]),
+        )
+
+    async def crash_report(self, run_id: str, sglang_version: str | None = None) -> CrashReport:
+        """Find the last traceback in the whole log on the host (not only the tail) and explain it."""
+        data = await self._agent_json("inspect", run_id, timeout_s=600)
+        scanner = logstages.TracebackScanner()
+        scanner.feed_many(str(data.get("traceback_text") or "").splitlines())
+        traceback = scanner.last
+        if traceback is not None and data.get("traceback_line"):
+            traceback = logstages.TracebackInfo(
+                start_line=int(data["traceback_line"]),
+                frames=traceback.frames,
+                exception_type=traceback.exception_type,
+                exception_message=traceback.exception_message,
+                text=traceback.text,
+            )
+        oom = None
+        for number, line in data.get("oom_lines") or []:
+            oom = logstages.detect_oom(line, int(number)) or oom
+        explanation = logstages.explain_crash(traceback, oom, sglang_version)
+        return CrashReport(explanation, data.get("traceback_line"), int(data.get("log_size") or 0))
+
+    # ------------------------------------------------------------------ log stream
+
+    async def follow_log(
+        self,
+        run_id: str,
+        from_offset: int = 0,
+        *,
+        poll_s: float = 0.1,
+        max_reconnects: int = 20,
+        reconnect_delay_s: float = 0.5,
+    ) -> AsyncIterator[LogChunk]:
+        """Stream a run's log from a byte offset as complete lines, until the server has exited.
+
+        A dropped connection is re-made and the stream resumes from the end of the last complete
+        line delivered: no line is lost or repeated. Stop early by breaking out of the loop.
+        """
+        offset = from_offset
+        reconnected = False
+        failures = 0
+        while True:
+            try:
+                async for chunk in self._stream_once(run_id, offset, poll_s, reconnected):
+                    offset = chunk.end_offset
+                    reconnected = False
+                    failures = 0
+                    yield chunk
+                return
+            except _StreamDropped as exc:
+                failures += 1
+                if failures > max_reconnects:
+                    raise RemoteError(
+                        f"{self.label}: log stream of {run_id} dropped {failures} times; last: {exc}"
+                    ) from exc
+                await asyncio.sleep(min(reconnect_delay_s * failures, 5.0))
+                try:
+                    await self.reconnect()
+                except RemoteError:
+                    continue
+                reconnected = True
+
+    async def _stream_once(
+        self, run_id: str, offset: int, poll_s: float, reconnected: bool
+    ) -> AsyncIterator[LogChunk]:
+        command = self._agent_command("follow", run_id, str(offset), str(poll_s))
+        try:
+            process = await self.connection.create_process(command, encoding=None)
+        except (asyncssh.Error, OSError, IndexError) as exc:
+            raise _StreamDropped(str(exc)) from exc
+        buffer = b""
+        base = offset
+        try:
+            while True:
+                try:
+                    data = await process.stdout.read(1 << 18)
+                except (asyncssh.Error, OSError) as exc:
+                    raise _StreamDropped(str(exc)) from exc
+                if not data:
+                    break
+                buffer += data
+                cut = buffer.rfind(b"\n")
+                if cut < 0:
+                    if len(buffer) < MAX_PARTIAL_LINE:
+                        continue
+                    cut = len(buffer) - 1  # a pathological line: deliver it in pieces
+                complete, buffer = buffer[: cut + 1], buffer[cut + 1 :]
+                lines = complete.decode("utf-8", "replace").split("\n")
+                if lines and lines[-1] == "":
+                    lines.pop()
+                yield LogChunk(base, base + len(complete), lines, reconnected)
+                reconnected = False
+                base += len(complete)
+            try:
+                await process.wait_closed()
+            except (asyncssh.Error, OSError) as exc:
+                raise _StreamDropped(str(exc)) from exc
+            status = process.exit_status
+        finally:
+            process.close()
+        if status is None or status < 0:
+            raise _StreamDropped(f"stream ended without exit status (signal {process.exit_signal})")
+        if status == AGENT_EXIT_NOT_FOUND or status != 0:
+            stderr = await _read_all(process.stderr)
+            raise RemoteError(f"{self.label}: cannot follow {run_id}: {stderr.strip()}")
+        if buffer:  # the final line of a finished server without a newline
+            yield LogChunk(
+                base, base + len(buffer), [buffer.decode("utf-8", "replace")], reconnected
+            )
+
+    # ------------------------------------------------------------------ the server's HTTP API
+
+    async def forward_port(self, remote_port: int, local_port: int = 0) -> asyncssh.SSHListener:
+        """Forward a local port (0: any free one, see `.get_port()`) to the server's port."""
+        return await self.connection.forward_local_port(
+            "127.0.0.1", local_port, "127.0.0.1", remote_port
+        )
+
+    async def http_request(
+        self,
+        port: int,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        timeout_s: float = 60,
+    ) -> tuple[int, bytes]:
+        """One HTTP/1.0 request to 127.0.0.1:port on the host, carried by the SSH connection."""
+        payload = json.dumps(body).encode() if body is not None else b""
+        head = (
+            f"{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+
+        async def exchange() -> bytes:
+            reader, writer = await self.connection.open_connection("127.0.0.1", port, encoding=None)
+            writer.write(head + payload)
+            writer.write_eof()
+            data = b""
+            while chunk := await reader.read(65536):
+                data += chunk
+            writer.close()
+            return data
+
+        try:
+            raw = await asyncio.wait_for(exchange(), timeout_s)
+        except (asyncssh.ChannelOpenError, OSError, TimeoutError) as exc:
+            raise RemoteError(f"{self.label}: no HTTP answer on port {port}: {exc}") from exc
+        header, _, content = raw.partition(b"\r\n\r\n")
+        try:
+            status = int(header.split(b" ", 2)[1])
+        except (IndexError, ValueError) as exc:
+            raise RemoteError(
+                f"{self.label}: bad HTTP answer on port {port}: {raw[:200]!r}"
+            ) from exc
+        return status, content
+
+    async def check_ready(self, port: int, prompt: str = "The capital of France is") -> ReadyReport:
+        """Health endpoint, one short generation, and the speculative values the server reports."""
+        health, _ = await self.http_request(port, "GET", "/health")
+        gen_status, gen_body = await self.http_request(
+            port,
+            "POST",
+            "/generate",
+            {"text": prompt, "sampling_params": {"max_new_tokens": 8, "temperature": 0}},
+        )
+        try:
+            generated = str(json.loads(gen_body).get("text", ""))
+        except (ValueError, AttributeError):
+            generated = gen_body.decode(errors="replace")[:200]
+        info_status, info_body = await self.http_request(port, "GET", "/get_server_info")
+        speculative: dict[str, Any] = {}
+        accept: float | None = None
+        if info_status == 200:
+            try:
+                info = json.loads(info_body)
+            except ValueError:
+                info = {}
+            speculative = {
+                k: info.get(k) for k in EFFECTIVE_KEYS if k.startswith("speculative") and k in info
+            }
+            states = info.get("internal_states") or [{}]
+            value = states[0].get("avg_spec_accept_length") if states else None
+            accept = float(value) if isinstance(value, int | float) else None
+        return ReadyReport(health, gen_status, generated, speculative, accept)
+
+
+class _StreamDropped(Exception):
+    """The log stream ended without the remote follower finishing: reconnect and resume."""
+
+
+async def _read_all(stream: Any) -> str:
+    try:
+        data = await stream.read()
+    except (asyncssh.Error, OSError):
+        return ""
+    return data.decode(errors="replace") if isinstance(data, bytes) else str(data)
+
+
+def render_command_text(python: str, argv: Sequence[str], env: Mapping[str, str]) -> str:
+    """A readable, correctly quoted shell command (secret env values and flags masked)."""
+    masked_env = mask_env(env)
+    env_part = " ".join(f"{k}={shlex.quote(v)}" for k, v in masked_env.items())
+    command = shlex.join([python, "-m", "sglang.launch_server", *mask_argv(argv)])
+    header = "#!/bin/sh\n# Written by sglang-wizard for reading; secrets are masked (***).\n"
+    return header + (f"env {env_part} " if env_part else "") + command + "\n"
+
+
+def build_preflight_report(raw: Mapping[str, Any], request: PreflightRequest) -> PreflightReport:
+    """Turn the agent's raw preflight JSON into checks (pure: tested without a host)."""
+    checks: list[PreflightCheck] = []
+    versions = raw.get("versions") or {}
+    python_version = versions.get("python")
+    sglang_version = versions.get("sglang")
+    checks.append(
+        PreflightCheck(
+            "python",
+            python_version is not None,
+            f"{request.python}: Python {python_version}"
+            if python_version
+            else f"{request.python} did not run: {versions.get('error')}",
+        )
+    )
+    checks.append(
+        PreflightCheck(
+            "sglang",
+            sglang_version is not None,
+            f"SGLang {sglang_version} (selects the rule set)"
+            if sglang_version
+            else f"SGLang is not importable with {request.python}: {versions.get('error')}",
+        )
+    )
+    smi = raw.get("nvidia_smi") or {}
+    gpu_out = (smi.get("gpus") or {}).get("out", "")
+    apps_out = (smi.get("apps") or {}).get("out", "")
+    commands = {int(k): v for k, v in (smi.get("commands") or {}).items()}
+    gpus = nvidia_smi.build_report(gpu_out, apps_out, commands)
+    if gpus.error:
+        checks.append(PreflightCheck("gpus", False, gpus.error))
+    else:
+        names = ", ".join(
+            f"{g.index}: {g.name} {g.memory_used_mib}/{g.memory_total_mib} MiB" for g in gpus.gpus
+        )
+        checks.append(PreflightCheck("gpus", gpus.count > 0, f"{gpus.count} GPU(s): {names}"))
+        if gpus.processes:
+            held = "; ".join(
+                f"pid {p.pid} on GPU {p.gpu_index} holds {p.used_memory_mib} MiB ({p.command or 'unknown command'})"
+                for p in gpus.processes
+            )
+            checks.append(
+                PreflightCheck(
+                    "gpu memory free",
+                    False,
+                    f"processes already hold GPU memory (left-overs of a crashed run?): {held}. "
+                    "Stop them (sglang-wizard stop RUN, or kill PID) before launching.",
+                )
+            )
+    port = raw.get("port") or {}
+    if request.port is not None:
+        free = port.get("free")
+        checks.append(
+            PreflightCheck(
+                "port",
+                bool(free),
+                f"port {request.port} is free"
+                if free
+                else f"port {request.port} is already in use on the host: "
+                "choose another --port or stop the server holding it",
+            )
+        )
+    for name, info in (raw.get("paths") or {}).items():
+        label = "model path" if name == "model" else "draft model path"
+        if info.get("error"):
+            checks.append(PreflightCheck(label, False, f"{info['path']}: {info['error']}"))
+        else:
+            arch = (info.get("config_json") or {}).get("architectures")
+            checks.append(
+                PreflightCheck(label, True, f"{info['path']}: config.json ok, architectures {arch}")
+            )
+    disk = raw.get("disk") or {}
+    free_bytes = int(disk.get("free_bytes") or 0)
+    checks.append(
+        PreflightCheck(
+            "disk for logs",
+            free_bytes >= request.min_free_disk_bytes,
+            f"{free_bytes / 2**30:.1f} GiB free in {disk.get('path')}",
+        )
+    )
+    effective: dict[str, Any] | None = None
+    crash: logstages.CrashExplanation | None = None
+    dry = raw.get("dry_run")
+    if dry is not None:
+        out = str(dry.get("out", ""))
+        marker_lines = [line for line in out.splitlines() if line.startswith(DRY_RUN_MARKER)]
+        if dry.get("rc") == 0 and marker_lines:
+            effective = json.loads(marker_lines[-1][len(DRY_RUN_MARKER) :])
+            checks.append(
+                PreflightCheck("dry run", True, "the host's SGLang accepts the arguments")
+            )
+        else:
+            traceback = logstages.find_last_traceback(out.splitlines())
+            oom = next(
+                (o for o in (logstages.detect_oom(line) for line in out.splitlines()) if o), None
+            )
+            crash = logstages.explain_crash(traceback, oom, sglang_version)
+            reason = crash.summary() if traceback else out.strip()[-1000:]
+            checks.append(
+                PreflightCheck(
+                    "dry run", False, f"the host's SGLang refuses the arguments: {reason}"
+                )
+            )
+    return PreflightReport(
+        checks, python_version, sglang_version, gpus, effective, crash, dict(raw)
+    )
