@@ -1,0 +1,163 @@
+"""Step 3, Algorithm: what the chosen SGLang offers, and what is available for this model and why."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from screens import core
+from screens.base import WizardScreen
+from screens.forms import FieldInput
+from screens.messages import EditRequested
+from wizard.profile import Profile
+from wizard.rules.report import Report
+
+NONE = "none"
+
+
+class AlgorithmScreen(WizardScreen):
+    """Pick a speculative algorithm (or none) and, when it needs one, the draft model."""
+
+    STEP = "algorithm"
+    CSS_PATH = "algorithm.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "choose", "Choose", show=True),
+        Binding("d", "focus_draft", "Draft path"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """Algorithm list, details, draft path."""
+        yield self.step_bar()
+        with Horizontal(id="algo-body"):
+            yield OptionList(id="algo-list")
+            with Vertical(id="algo-side"):
+                with VerticalScroll(id="algo-detail-box"):
+                    yield Static(id="algo-detail")
+                with Horizontal(classes="row", id="draft-row"):
+                    yield Label("Draft model", classes="label")
+                    yield FieldInput(
+                        "speculative.draft_model_path", "str", placeholder="path of the draft checkpoint"
+                    )
+        yield self.footer()
+
+    def on_mount(self) -> None:
+        """Titles."""
+        self.query_one("#algo-list").border_title = "Speculative algorithm"
+        self.query_one("#algo-detail-box").border_title = "Details"
+        self.options: list[Any] = []
+        self._key: tuple[str, str | None, str] | None = None
+
+    def sync(self, profile: Profile, report: Report | None) -> None:
+        """Show the chosen algorithm; reload the choices when model, draft or version changed."""
+        problems = self.wizard.input_problems
+        draft = self.query_one(FieldInput)
+        if draft.path not in problems:
+            draft.show(profile.speculative.draft_model_path)
+        draft.set_class(draft.path in problems, "-offending")
+        key = (profile.model.path, profile.speculative.draft_model_path, profile.sglang_version)
+        if key != self._key:
+            self._key = key
+            self.load_options(*key)
+        else:
+            self._fill(self.options, None)
+
+    @work(exclusive=True, thread=True, group="algorithms")
+    def load_options(self, model: str, draft: str | None, version: str) -> None:
+        """Read the model (and draft) facts off the UI thread, then ask the core what is available."""
+        note: str | None = None
+        options: list[Any] = []
+        try:
+            target = _facts_or_none(self, model)
+            draft_facts = _facts_or_none(self, draft) if draft else None
+            options = core.algorithm_options(target, draft_facts, version)
+            if target is None:
+                note = "The model folder could not be read here: availability assumes nothing about it."
+        except core.CoreUnavailable as exc:
+            note = f"Algorithm catalogue not available: {exc}"
+        except Exception as exc:
+            note = f"Could not list the algorithms: {type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self._fill, options, note)
+
+    def _fill(self, options: list[Any], note: str | None) -> None:
+        self.options = options
+        if note is not None:
+            self._note = note
+        listing = self.query_one("#algo-list", OptionList)
+        current = self.wizard.profile.speculative.algorithm or NONE
+        items = [Option(Content.assemble(("○ " if current != NONE else "● ", "bold"), "none (no speculative decoding)"), id=NONE)]
+        for option in options:
+            mark = "● " if option.name == current else "○ "
+            status = ("✓", "$success") if option.available else ("✗", "$error")
+            items.append(
+                Option(Content.assemble((mark, "bold"), (status[0] + " ", status[1]), (f"{option.name:<11}", "bold"), option.description), id=option.name)
+            )
+        if current != NONE and all(o.name != current for o in options):
+            items.append(Option(Content.assemble(("● ", "bold"), ("? ", "$warning"), current, "  (not offered by this version)"), id=current))
+        highlighted = listing.highlighted
+        listing.set_options(items)
+        ids = [i.id for i in items]
+        listing.highlighted = highlighted if highlighted is not None and highlighted < len(items) else ids.index(current) if current in ids else 0
+        self._detail()
+
+    @on(OptionList.OptionHighlighted, "#algo-list")
+    def _highlighted(self) -> None:
+        self._detail()
+
+    def _detail(self) -> None:
+        listing = self.query_one("#algo-list", OptionList)
+        option_id = listing.highlighted_option.id if listing.highlighted_option else NONE
+        chosen = next((o for o in self.options if o.name == option_id), None)
+        parts: list[Content | tuple[str, str] | str] = []
+        if option_id == NONE:
+            parts.append("Plain decoding: no draft, no speculative flags.")
+        elif chosen is None:
+            parts.append(f"{option_id} is not one of this SGLang version's algorithms.")
+        else:
+            parts += [(chosen.name, "bold"), "\n", chosen.description, "\n\n"]
+            parts.append(("✓ available" if chosen.available else "✗ not available", "bold $success" if chosen.available else "bold $error"))
+            if chosen.reason:
+                parts += [": ", chosen.reason]
+            if chosen.needs_draft:
+                parts += ["\n\n", ("Needs a draft model: ", "bold"), "enter its path below (d)."]
+        note = getattr(self, "_note", None)
+        if note:
+            parts += ["\n\n", (note, "$warning")]
+        parts += ["\n\n", ("Enter chooses; F4 goes on to the parameters.", "$text-muted")]
+        self.query_one("#algo-detail", Static).update(Content.assemble(*parts))
+        self.query_one("#draft-row").display = bool(
+            (chosen is not None and chosen.needs_draft) or self.wizard.profile.speculative.draft_model_path
+        )
+
+    @on(OptionList.OptionSelected, "#algo-list")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self._choose(event.option.id)
+
+    def action_choose(self) -> None:
+        """Choose the highlighted algorithm."""
+        option = self.query_one("#algo-list", OptionList).highlighted_option
+        if option is not None:
+            self._choose(option.id)
+
+    def _choose(self, option_id: str | None) -> None:
+        value = None if option_id in (None, NONE) else option_id
+        self.post_message(EditRequested({"speculative.algorithm": value}, {"speculative.algorithm": value or ""}))
+
+    def action_focus_draft(self) -> None:
+        """Focus the draft model path."""
+        self.query_one("#draft-row").display = True
+        self.query_one(FieldInput).focus()
+
+def _facts_or_none(screen: AlgorithmScreen, path: str) -> Any:
+    try:
+        return screen.wizard.facts_for(path)
+    except core.CoreUnavailable:
+        raise
+    except Exception:
+        return None

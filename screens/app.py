@@ -1,0 +1,305 @@
+"""The sglang-wizard Textual app: owns the current Profile and its Report; screens render them.
+
+Flow: a screen posts `EditRequested` / `FixRequested` -> the app applies it with
+`Profile.with_edits` / `wizard.api.apply_fix`, checks it with `wizard.api.check_profile` and posts
+`ProfileChanged` to the active screen, which repaints. Nothing here decides what SGLang does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import ValidationError
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from screens import core
+from screens.commands import WizardCommands
+from screens.messages import (
+    EditRequested,
+    FixRequested,
+    InputRejected,
+    ProfileChanged,
+    ProfileOpened,
+    ProfileSaved,
+)
+from wizard.profile import (
+    ModelSection,
+    Profile,
+    ProfileError,
+    builtin_profiles_dir,
+    list_profiles,
+    load_profile,
+    problems_from_validation,
+)
+from wizard.rules.report import Report
+
+#: The ready example a new user sees first (incident 1's working set-up).
+EXAMPLE_PROFILE = "qwen3.6-27b-mtp-a6000"
+
+#: Wizard steps in order: mode name -> title shown in the step bar.
+STEPS: dict[str, str] = {
+    "start": "Start",
+    "model": "Model",
+    "algorithm": "Algorithm",
+    "parameters": "Parameters",
+    "review": "Review",
+}
+
+
+def _screen(name: str) -> Screen:
+    if name == "start":
+        from screens.start import StartScreen
+
+        return StartScreen()
+    if name == "model":
+        from screens.model import ModelScreen
+
+        return ModelScreen()
+    if name == "algorithm":
+        from screens.algorithm import AlgorithmScreen
+
+        return AlgorithmScreen()
+    if name == "parameters":
+        from screens.parameters import ParametersScreen
+
+        return ParametersScreen()
+    from screens.review import ReviewScreen
+
+    return ReviewScreen()
+
+
+class WizardApp(App[int]):
+    """The terminal wizard: Start -> Model -> Algorithm -> Parameters -> Review."""
+
+    TITLE = "sglang-wizard"
+    CSS_PATH = "app.tcss"
+    MODES: ClassVar = {name: (lambda n=name: _screen(n)) for name in STEPS}
+    DEFAULT_MODE = "start"
+    COMMANDS = App.COMMANDS | {WizardCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1", "goto('start')", "Start", tooltip="Profiles, examples, import a command"),
+        Binding("f2", "goto('model')", "Model"),
+        Binding("f3", "goto('algorithm')", "Algorithm"),
+        Binding("f4", "goto('parameters')", "Params"),
+        Binding("f5", "goto('review')", "Review"),
+        Binding("ctrl+n", "step(1)", "Next", show=False),
+        Binding("ctrl+b", "step(-1)", "Back", show=False),
+        Binding("ctrl+s", "save", "Save"),
+        Binding("ctrl+o", "open_profile", "Open", show=False),
+        Binding("ctrl+t", "toggle_dark", "Theme", show=False),
+        Binding("f8", "screenshot_here", "Screenshot", show=False),
+    ]
+
+    def __init__(self, *, initial: Profile | None = None, initial_name: str | None = None) -> None:
+        super().__init__()
+        self.animation_level = "none" if self.is_headless else self.animation_level
+        self.input_problems: dict[str, str] = {}
+        self.profile_name: str | None = initial_name
+        self.profile_path: Path | None = None
+        self.dirty = False
+        self._facts: dict[str, Any] = {}
+        if initial is None:
+            initial, self.profile_name, self.profile_path = self._first_profile()
+        self.profile: Profile = initial
+        self.report: Report | None = None
+        self.core_problem: str | None = None
+        self.report = self._check(initial)
+
+    # ---------------------------------------------------------------- profile state
+
+    def _first_profile(self) -> tuple[Profile, str | None, Path | None]:
+        """The newest saved profile, else the ready example, else an empty new profile."""
+        candidates = list_profiles()
+        example = builtin_profiles_dir() / f"{EXAMPLE_PROFILE}.toml"
+        if example.is_file():
+            candidates.append(example)
+        candidates += sorted(builtin_profiles_dir().glob("*.toml"))
+        for path in candidates:
+            try:
+                return load_profile(path), path.stem, path
+            except ProfileError as exc:
+                self.call_later(self.notify, str(exc), title="Profile not loaded", severity="error")
+        return new_profile(), None, None
+
+    def facts_for(self, path: str) -> Any:
+        """`ModelFacts` of a local model folder, read once per path (raises the core's errors)."""
+        if path not in self._facts:
+            self._facts[path] = core.model_facts(path)
+        return self._facts[path]
+
+    def forget_facts(self, path: str) -> None:
+        """Drop a cached model card (re-read on next use)."""
+        self._facts.pop(path, None)
+
+    def _check(self, profile: Profile) -> Report | None:
+        """Run the rule engine; a failure becomes a notification, never a traceback."""
+        try:
+            report = core.check_profile(profile)
+        except core.CoreUnavailable as exc:
+            self.core_problem = f"Rule engine not available: {exc}"
+            return None
+        except Exception as exc:  # the engine must never take the UI down
+            self.core_problem = f"Rule engine failed: {type(exc).__name__}: {exc}"
+            self.notify(self.core_problem, title="Check failed", severity="error")
+            return None
+        self.core_problem = None
+        return report
+
+    def set_profile(
+        self, profile: Profile, *, name: str | None = None, path: Path | None = None
+    ) -> None:
+        """Replace the current profile (opened, imported or new) and re-check it."""
+        self.input_problems.clear()
+        self.profile_name = name
+        self.profile_path = path
+        self.dirty = path is None
+        self._update(profile)
+        self.post_message(ProfileOpened(path, name))
+
+    def _update(self, profile: Profile) -> None:
+        self.profile = profile
+        self.report = self._check(profile)
+        self.screen.post_message(ProfileChanged(profile, self.report))
+
+    @on(EditRequested)
+    def _on_edit(self, message: EditRequested) -> None:
+        for path in message.edits:
+            self.input_problems.pop(path, None)
+        try:
+            profile = self.profile.with_edits(message.edits)
+        except ValidationError as exc:
+            for problem in problems_from_validation(exc):
+                key = problem.key or next(iter(message.edits), "profile")
+                path = next((p for p in message.edits if key.startswith(p)), key)
+                self.input_problems[path] = problem.message
+            self.screen.post_message(ProfileChanged(self.profile, self.report))
+            return
+        except KeyError as exc:
+            self.notify(f"Unknown profile field {exc}", severity="error")
+            return
+        self.dirty = True
+        self._update(profile)
+
+    @on(InputRejected)
+    def _on_rejected(self, message: InputRejected) -> None:
+        for path in message.paths:
+            self.input_problems.pop(path, None)
+        self.input_problems.update(message.problems)
+        self.screen.post_message(ProfileChanged(self.profile, self.report))
+
+    @on(FixRequested)
+    def _on_fix(self, message: FixRequested) -> None:
+        try:
+            profile = core.apply_fix(self.profile, message.fix)
+        except core.CoreUnavailable as exc:
+            self.notify(str(exc), title="Cannot apply the fix", severity="error")
+            return
+        except (ValidationError, ValueError, KeyError) as exc:
+            self.notify(str(exc), title="Fix not applied", severity="error")
+            return
+        for path in message.fix.edits:
+            self.input_problems.pop(path, None)
+        self.dirty = True
+        self.notify(message.fix.label, title=f"Fix applied ({message.rule})")
+        self._update(profile)
+
+    @on(ProfileSaved)
+    def _on_saved(self, message: ProfileSaved) -> None:
+        self.profile_path = message.path
+        self.profile_name = message.path.stem
+        self.dirty = False
+
+    # ---------------------------------------------------------------- navigation and actions
+
+    def action_goto(self, step: str) -> None:
+        """Show a wizard step."""
+        if step in STEPS and self.current_mode != step:
+            self.switch_mode(step)
+
+    def action_step(self, delta: int) -> None:
+        """Next (+1) or previous (-1) wizard step."""
+        names = list(STEPS)
+        index = names.index(self.current_mode) if self.current_mode in names else 0
+        self.action_goto(names[max(0, min(len(names) - 1, index + delta))])
+
+    def action_save(self) -> None:
+        """Save the current profile as TOML (asks for a name)."""
+        from screens.dialogs import SaveProfileDialog
+
+        self.push_screen(SaveProfileDialog(self.profile, self.profile_name))
+
+    def action_open_profile(self) -> None:
+        """Go to the start screen's profile list."""
+        self.action_goto("start")
+        self.call_after_refresh(self._focus_profile_list)
+
+    def _focus_profile_list(self) -> None:
+        from textual.widgets import OptionList
+
+        with contextlib.suppress(Exception):
+            self.screen.query_one("#profile-list", OptionList).focus()
+
+    def action_import_command(self) -> None:
+        """Paste a `python -m sglang.launch_server ...` line to import it."""
+        from screens.dialogs import ImportCommandDialog
+
+        self.push_screen(ImportCommandDialog(self.profile.sglang_version))
+
+    def action_export_yaml(self) -> None:
+        """Write SGLang `--config` YAML for the current profile."""
+        from screens.dialogs import ExportYamlDialog
+
+        self.push_screen(ExportYamlDialog(self.profile, self.profile_name))
+
+    def action_switch_version(self, version: str) -> None:
+        """Check the profile against another SGLang version."""
+        self.post_message(EditRequested({"sglang_version": version}, {"sglang_version": version}))
+        self.notify(f"Checking against SGLang {version}")
+
+    def action_toggle_dark(self) -> None:
+        """Switch between the dark and the light theme."""
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def action_screenshot_here(self) -> None:
+        """Save an SVG screenshot of the current screen in the working directory."""
+        path = self.save_screenshot(path=str(Path.cwd()))
+        self.notify(path, title="Screenshot saved")
+
+    def open_path(self, path: Path) -> None:
+        """Load a profile file and make it current (errors become notifications)."""
+        try:
+            profile = load_profile(path)
+        except ProfileError as exc:
+            self.notify(str(exc), title="Profile not loaded", severity="error", timeout=10)
+            return
+        self.set_profile(profile, name=path.stem, path=path)
+        self.notify(str(path), title=f"Opened {path.stem}")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Command palette: the app's own actions, then Textual's (theme, quit, keys)."""
+        yield SystemCommand("Import command", "Paste a launch_server command", self.action_import_command)
+        yield SystemCommand("Export SGLang --config YAML", "Write the profile as YAML", self.action_export_yaml)
+        yield SystemCommand("Save profile", "Save as TOML in the profiles dir", self.action_save)
+        yield SystemCommand("Open profile", "Recent and ready profiles", self.action_open_profile)
+        yield SystemCommand("Screenshot", "Save an SVG of this screen", self.action_screenshot_here)
+        yield SystemCommand("Toggle dark / light", "Switch the theme", self.action_toggle_dark)
+        for name, title in STEPS.items():
+            yield SystemCommand(f"Go to {title}", f"Wizard step {title}", lambda n=name: self.action_goto(n))
+        yield from super().get_system_commands(screen)
+
+
+def new_profile() -> Profile:
+    """A fresh profile (the model path is a placeholder the Model screen asks for)."""
+    return Profile(model=ModelSection(path="./model"))
+
+
+def run_app() -> int:
+    """Start the wizard; returns the process exit code."""
+    result = WizardApp().run()
+    return int(result or 0)

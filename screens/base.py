@@ -1,0 +1,68 @@
+"""What every wizard step shares: the step bar, the footer, repaint on `ProfileChanged`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual import on
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from screens.forms import FieldInput
+from screens.messages import EditRequested, InputRejected, ProfileChanged
+from screens.widgets.stepbar import StepBar
+from wizard.profile import Profile
+from wizard.rules.report import Report
+
+if TYPE_CHECKING:
+    from screens.app import WizardApp
+
+
+class WizardScreen(Screen[None]):
+    """A wizard step: subclasses compose their body and implement `sync`."""
+
+    STEP: ClassVar[str] = ""
+
+    @property
+    def wizard(self) -> WizardApp:
+        """The app, typed."""
+        return cast("WizardApp", self.app)
+
+    def step_bar(self) -> StepBar:
+        """The step bar for this step."""
+        return StepBar(self.STEP, id="stepbar")
+
+    def footer(self) -> Footer:
+        """The footer with this step's bindings."""
+        return Footer()
+
+    def on_screen_resume(self) -> None:
+        """Repaint from the app's current profile whenever the step is shown."""
+        self._repaint(self.wizard.profile, self.wizard.report)
+
+    @on(ProfileChanged)
+    def _profile_changed(self, message: ProfileChanged) -> None:
+        if self.is_current:
+            self._repaint(message.profile, message.report)
+
+    def _repaint(self, profile: Profile, report: Report | None) -> None:
+        app = self.wizard
+        self.query_one(StepBar).show(app.profile_name, profile.sglang_version, report, app.dirty)
+        self.sync(profile, report)
+
+    def sync(self, profile: Profile, report: Report | None) -> None:
+        """Show `profile` and `report` (subclasses)."""
+
+    @on(Input.Changed)
+    def _field_typed(self, event: Input.Changed) -> None:
+        """Every keystroke in a profile field becomes an edit request (or a refused input)."""
+        field = event.input
+        if not isinstance(field, FieldInput):
+            return
+        event.stop()
+        try:
+            value = field.parse()
+        except ValueError as exc:
+            self.post_message(InputRejected((field.path,), {field.path: str(exc)}))
+            return
+        self.post_message(EditRequested({field.path: value}, {field.path: field.value}))

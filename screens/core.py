@@ -1,0 +1,108 @@
+"""The one door from the screens to the core (`wizard/`): imports, and errors turned into text.
+
+Screens only render and dispatch. Every call into the core goes through here so that
+(a) a missing core piece becomes a readable `CoreUnavailable` the screen can show instead of a
+traceback, and (b) the screens never import `wizard` internals directly in many places.
+Nothing here computes a rule, a default or a value SGLang would use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wizard.profile import Profile
+    from wizard.rules.report import Fix, Report
+
+
+class CoreUnavailable(Exception):
+    """A core module the screen needs is not installed in this build."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        super().__init__(f"{module}.{name} is not available in this build")
+
+
+def _core(module: str, name: str) -> Any:
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:  # the module itself (not one of its imports) is missing
+        if exc.name == module or (exc.name and module.startswith(exc.name + ".")):
+            raise CoreUnavailable(module, name) from None
+        raise
+    try:
+        return getattr(mod, name)
+    except AttributeError:
+        raise CoreUnavailable(module, name) from None
+
+
+def check_profile(profile: Profile) -> Report:
+    """The rule engine's report for a profile (`wizard.api.check_profile`)."""
+    report: Report = _core("wizard.api", "check_profile")(profile)
+    return report
+
+
+def apply_fix(profile: Profile, fix: Fix) -> Profile:
+    """A profile with one fix applied (`wizard.api.apply_fix`)."""
+    fixed: Profile = _core("wizard.api", "apply_fix")(profile, fix)
+    return fixed
+
+
+def render_shell(profile: Profile) -> str:
+    """The exact launch command (`wizard.sglang.render.render_shell`)."""
+    return str(_core("wizard.sglang.render", "render_shell")(profile))
+
+
+def render_yaml(profile: Profile) -> str:
+    """SGLang `--config` YAML (`wizard.sglang.render.render_yaml`)."""
+    return str(_core("wizard.sglang.render", "render_yaml")(profile))
+
+
+def parse_command(text: str, version: str | None = None) -> Any:
+    """Import a `python -m sglang.launch_server ...` line; returns the parser's ImportResult."""
+    return _core("wizard.sglang.parse", "parse_command")(text, version)
+
+
+def command_error_type() -> type[Exception]:
+    """The import error class (`CommandError`), or a class nothing raises when it is missing."""
+    try:
+        cls: type[Exception] = _core("wizard.sglang.parse", "CommandError")
+    except CoreUnavailable:
+        return CoreUnavailable
+    return cls
+
+
+def supported_versions() -> tuple[str, ...]:
+    """SGLang versions the rules know (`wizard.sglang.versions.SUPPORTED`)."""
+    try:
+        supported = _core("wizard.sglang.versions", "SUPPORTED")
+    except CoreUnavailable:
+        from wizard.profile import DEFAULT_SGLANG_VERSION
+
+        return (DEFAULT_SGLANG_VERSION,)
+    return tuple(str(v) for v in supported)
+
+
+def model_facts(path: str) -> Any:
+    """`ModelFacts` of a local model folder; raises the core's `ModelReadError` for bad input."""
+    return _core("wizard.model_info", "load_model_facts")(Path(path).expanduser())
+
+
+def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
+    """Algorithms the version offers with availability and reason (`wizard.applicability`)."""
+    return list(_core("wizard.applicability", "algorithm_options")(target, draft, version))
+
+
+def plan_memory(**kwargs: Any) -> Any:
+    """The memory plan (`wizard.memory.plan_memory`)."""
+    return _core("wizard.memory", "plan_memory")(**kwargs)
+
+
+def gpu_names() -> list[str]:
+    """GPU kinds from the catalog."""
+    from wizard.gpus import names
+
+    return list(names())

@@ -1,0 +1,269 @@
+"""Modal dialogs: save as TOML (name validated, overwrite confirmed), import a command, export YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static, TextArea
+
+from screens import core
+from screens.messages import ProfileSaved
+from wizard.profile import (
+    Profile,
+    atomic_write_text,
+    profile_path,
+    profiles_dir,
+    save_profile,
+    validate_profile_name,
+)
+
+if TYPE_CHECKING:
+    from screens.app import WizardApp
+
+DIALOG_CSS = """
+{name} {{ align: center middle; }}
+{name} > Vertical {{
+    width: 90; max-width: 100%; height: auto; max-height: 100%;
+    border: thick $primary; background: $surface; padding: 0 1;
+}}
+{name} .buttons {{ height: auto; align-horizontal: right; margin-top: 1; }}
+{name} .buttons Button {{ margin-left: 1; }}
+{name} .error {{ color: $error; height: auto; }}
+"""
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """Yes / no question."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        """Question and buttons."""
+        with Vertical():
+            yield Static(self.question)
+            with Horizontal(classes="buttons"):
+                yield Button("Yes (y)", id="yes", variant="warning")
+                yield Button("No (n)", id="no", variant="primary")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        """Close with the answer."""
+        self.dismiss(answer)
+
+
+class SaveProfileDialog(ModalScreen[Path | None]):
+    """Ask for a profile name, confirm overwriting, save atomically."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="SaveProfileDialog")
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, profile: Profile, name: str | None) -> None:
+        super().__init__()
+        self.profile = profile
+        self.initial = name or ""
+
+    def compose(self) -> ComposeResult:
+        """Name input."""
+        with Vertical():
+            yield Label(f"Save profile as TOML in {profiles_dir()}")
+            yield Input(self.initial, placeholder="profile name, e.g. qwen36-a6000", id="save-name")
+            yield Static("", id="save-error", classes="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Save (enter)", id="save", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        """Focus the name."""
+        self.query_one("#save-name", Input).focus()
+
+    @on(Input.Changed, "#save-name")
+    def _validate(self, event: Input.Changed) -> None:
+        self.query_one("#save-error", Static).update(self._problem(event.value) or "")
+
+    @staticmethod
+    def _problem(name: str) -> str | None:
+        if not name.strip():
+            return "Enter a name."
+        try:
+            validate_profile_name(name.strip())
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    @on(Input.Submitted, "#save-name")
+    @on(Button.Pressed, "#save")
+    def _submit(self) -> None:
+        name = self.query_one("#save-name", Input).value.strip()
+        problem = self._problem(name)
+        if problem:
+            self.query_one("#save-error", Static).update(problem)
+            return
+        path = profile_path(name)
+        if path.exists():
+            self.app.push_screen(
+                ConfirmDialog(f"{path} exists. Replace it?"),
+                lambda yes: self._write(path, overwrite=True) if yes else None,
+            )
+        else:
+            self._write(path, overwrite=False)
+
+    def _write(self, path: Path, *, overwrite: bool) -> None:
+        try:
+            save_profile(self.profile, path, overwrite=overwrite)
+        except (OSError, FileExistsError) as exc:
+            self.query_one("#save-error", Static).update(f"Not saved: {exc}")
+            return
+        self.app.post_message(ProfileSaved(path))
+        self.app.notify(str(path), title="Profile saved")
+        self.dismiss(path)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        """Close without saving."""
+        self.dismiss(None)
+
+
+class ImportCommandDialog(ModalScreen[None]):
+    """Paste a launch command; it becomes the current profile."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="ImportCommandDialog") + """
+    ImportCommandDialog TextArea { height: 10; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "run_import", "Import", priority=True),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, version: str) -> None:
+        super().__init__()
+        self.version = version
+
+    def compose(self) -> ComposeResult:
+        """Paste box."""
+        with Vertical():
+            yield Label("Paste a `python -m sglang.launch_server ...` command (backslash lines are fine)")
+            yield TextArea(id="import-text", soft_wrap=True, show_line_numbers=False)
+            yield Static("", id="import-error", classes="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Import (ctrl+r)", id="import", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        """Focus the paste box."""
+        self.query_one(TextArea).focus()
+
+    @on(Button.Pressed, "#import")
+    def action_run_import(self) -> None:
+        """Parse the pasted command and make it the current profile."""
+        text = self.query_one(TextArea).text
+        error = self.query_one("#import-error", Static)
+        if not text.strip():
+            error.update("Paste a command first.")
+            return
+        try:
+            result = core.parse_command(text, self.version)
+        except core.CoreUnavailable as exc:
+            error.update(f"Command import is not available: {exc}")
+            return
+        except core.command_error_type() as exc:
+            flag = getattr(exc, "flag", None)
+            message = getattr(exc, "message", str(exc))
+            suggestion = getattr(exc, "suggestion", None)
+            error.update(
+                (f"{flag}: " if flag else "")
+                + str(message)
+                + (f"\nDid you mean {suggestion}?" if suggestion else "")
+            )
+            return
+        except Exception as exc:  # the parser must never take the UI down
+            error.update(f"Could not import: {type(exc).__name__}: {exc}")
+            return
+        app = cast("WizardApp", self.app)
+        app.set_profile(result.profile, name=None, path=None)
+        for note in getattr(result, "notes", ()) or ():
+            app.notify(str(note), title="Import note", timeout=8)
+        self.dismiss(None)
+        app.action_goto("parameters")
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        """Close without importing."""
+        self.dismiss(None)
+
+
+class ExportYamlDialog(ModalScreen[Path | None]):
+    """Write SGLang `--config` YAML to a file (atomic; overwrite confirmed)."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="ExportYamlDialog")
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, profile: Profile, name: str | None) -> None:
+        super().__init__()
+        self.profile = profile
+        self.default = f"{name or 'sglang-config'}.yaml"
+
+    def compose(self) -> ComposeResult:
+        """File name input."""
+        with Vertical():
+            yield Label("Export SGLang --config YAML to (relative to the working directory)")
+            yield Input(self.default, id="yaml-path")
+            yield Static("", id="yaml-error", classes="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Export (enter)", id="export", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    @on(Input.Submitted, "#yaml-path")
+    @on(Button.Pressed, "#export")
+    def _submit(self) -> None:
+        error = self.query_one("#yaml-error", Static)
+        raw = self.query_one("#yaml-path", Input).value.strip()
+        if not raw:
+            error.update("Enter a file name.")
+            return
+        try:
+            text = core.render_yaml(self.profile)
+        except core.CoreUnavailable as exc:
+            error.update(f"YAML export is not available: {exc}")
+            return
+        except Exception as exc:
+            error.update(f"Could not render: {type(exc).__name__}: {exc}")
+            return
+        path = Path(raw).expanduser()
+        if path.exists():
+            self.app.push_screen(
+                ConfirmDialog(f"{path} exists. Replace it?"),
+                lambda yes: self._write(path, text) if yes else None,
+            )
+        else:
+            self._write(path, text)
+
+    def _write(self, path: Path, text: str) -> None:
+        try:
+            atomic_write_text(path, text)
+        except OSError as exc:
+            self.query_one("#yaml-error", Static).update(f"Not written: {exc}")
+            return
+        self.app.notify(str(path), title="YAML written")
+        self.dismiss(path)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        """Close without writing."""
+        self.dismiss(None)

@@ -1,0 +1,89 @@
+"""Form inputs bound to dotted profile paths: text <-> typed value (empty = let SGLang choose)."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, Literal
+
+from textual.widgets import Input
+
+Kind = Literal["int", "float", "str", "env", "args", "int_list"]
+
+
+class FieldInput(Input):
+    """An input for one profile field; `parse` turns its text into the profile value."""
+
+    def __init__(
+        self,
+        path: str,
+        kind: Kind,
+        *,
+        placeholder: str = "",
+        id: str | None = None,
+        tooltip: str | None = None,
+    ) -> None:
+        super().__init__(placeholder=placeholder, id=id or path.replace(".", "-"), compact=True)
+        self.path = path
+        self.kind: Kind = kind
+        if tooltip:
+            self.tooltip = tooltip
+
+    def parse(self) -> Any:
+        """The typed value for the profile; raises ValueError with a user-facing message."""
+        return parse_text(self.value, self.kind)
+
+    def show(self, value: Any) -> None:
+        """Display a profile value without posting `Changed` (so it is not re-applied)."""
+        text = format_value(value, self.kind)
+        if text != self.value:
+            with self.prevent(Input.Changed):
+                self.value = text
+
+
+def parse_text(text: str, kind: Kind) -> Any:
+    """Parse input text; empty text is `None` (let SGLang choose) or an empty collection."""
+    text = text.strip()
+    if kind == "env":
+        env: dict[str, str] = {}
+        for item in shlex.split(text):
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"{item!r}: write NAME=value")
+            env[name] = value
+        return env
+    if kind == "args":
+        try:
+            return shlex.split(text)
+        except ValueError as exc:
+            raise ValueError(f"cannot split the arguments: {exc}") from None
+    if not text:
+        return None
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a whole number (leave it empty to let SGLang choose)") from None
+    if kind == "float":
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a number (leave it empty to let SGLang choose)") from None
+    if kind == "int_list":
+        try:
+            return [int(x) for x in text.replace(",", " ").split()]
+        except ValueError:
+            raise ValueError(f"{text!r}: write whole numbers separated by spaces") from None
+    return text
+
+
+def format_value(value: Any, kind: Kind) -> str:
+    """The input text for a profile value."""
+    if value is None:
+        return ""
+    if kind == "env":
+        return " ".join(f"{k}={shlex.quote(v)}" for k, v in dict(value).items())
+    if kind == "args":
+        return shlex.join(list(value))
+    if kind == "int_list":
+        return " ".join(str(v) for v in value)
+    return str(value)

@@ -1,0 +1,70 @@
+"""Messages between the screens and the app (screens post, the app owns the Profile)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from wizard.profile import Profile
+    from wizard.rules.report import Fix, Report
+
+
+@dataclass
+class EditRequested(Message):
+    """A screen asks the app to apply dotted-path edits to the current profile.
+
+    `raw` holds the text of the inputs involved, so an invalid value can be marked on its input.
+    """
+
+    edits: dict[str, Any]
+    raw: dict[str, str]
+
+
+@dataclass
+class InputRejected(Message):
+    """A typed value that the profile refused (path -> message); `{}` clears all for `paths`."""
+
+    paths: tuple[str, ...]
+    problems: dict[str, str]
+
+
+@dataclass
+class FixRequested(Message):
+    """Apply one of a finding's fixes."""
+
+    rule: str
+    fix: Fix
+
+
+@dataclass
+class ProfileChanged(Message):
+    """The app's current profile (and its report) changed."""
+
+    profile: Profile
+    report: Report | None
+
+
+@dataclass
+class ProfileSaved(Message):
+    """The current profile was written to `path`."""
+
+    path: Path
+
+
+@dataclass
+class ProfileOpened(Message):
+    """A profile was loaded (`path` is None for an imported command or a new profile)."""
+
+    path: Path | None
+    name: str | None
+
+
+@dataclass
+class FindingSelected(Message):
+    """The findings panel's highlighted finding changed (index into the report's findings)."""
+
+    index: int

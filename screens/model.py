@@ -1,0 +1,162 @@
+"""Step 2, Model: model path, SGLang version, GPU kind and count, and the model card."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.widgets import Label, Select, Static
+
+from screens import core
+from screens.base import WizardScreen
+from screens.forms import FieldInput
+from screens.messages import EditRequested
+from wizard.profile import Profile
+from wizard.rules.report import Report
+
+
+def _size(value: int | None, unit: str = "") -> str:
+    if value is None:
+        return "unknown"
+    for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if value >= factor:
+            return f"{value / factor:.1f}{suffix}{unit}"
+    return f"{value}{unit}"
+
+
+def model_card(facts: Any) -> Content:
+    """Architecture, MTP layers, hybrid layers, MoE, quantization and size of a checkpoint."""
+    rows: list[tuple[str, str]] = [
+        ("architecture", facts.architecture or "unknown"),
+        ("family", str(facts.family)),
+        ("layers", str(facts.num_layers)),
+        ("MTP layers", f"{facts.mtp_layers} (built-in draft head)" if facts.mtp_layers else "none"),
+    ]
+    if facts.hybrid is not None:
+        rows.append(
+            ("hybrid", f"{facts.hybrid.linear_layers} linear-attention + {facts.hybrid.full_layers} full-attention layers")
+        )
+    if facts.moe is not None:
+        rows.append(("MoE", f"{facts.moe.experts} experts, {facts.moe.active_experts} active per token"))
+    rows.append(("attention", str(facts.attention)))
+    quant = facts.quant.scheme if getattr(facts, "quant", None) else facts.quantization
+    rows.append(("quantization", quant or f"none ({facts.dtype or 'dtype unknown'})"))
+    params = _size(facts.params_total)
+    if facts.params_active and facts.params_active != facts.params_total:
+        params += f" ({_size(facts.params_active)} active)"
+    rows.append(("parameters", f"{params} [{facts.params_source}]"))
+    if facts.checkpoint_bytes:
+        rows.append(("checkpoint", f"{facts.checkpoint_bytes / 2**30:.1f} GiB"))
+    if facts.context_length:
+        rows.append(("context", str(facts.context_length)))
+    if facts.is_eagle3_draft or facts.is_eagle_draft:
+        rows.append(("draft", "EAGLE-3 draft" if facts.is_eagle3_draft else "EAGLE draft"))
+    parts: list[Content | tuple[str, str] | str] = []
+    for label, value in rows:
+        parts += [(f"{label:<13}", "$text-muted"), value, "\n"]
+    for note in facts.notes:
+        parts += [("note ", "$warning"), str(note), "\n"]
+    return Content.assemble(*parts)
+
+
+class ModelScreen(WizardScreen):
+    """Which model, which SGLang, which GPUs."""
+
+    STEP = "model"
+    CSS_PATH = "model.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "reload_model", "Re-read model"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """Form on the left, the model card on the right."""
+        yield self.step_bar()
+        with Horizontal(id="model-body"):
+            with VerticalScroll(id="model-form"):
+                with Horizontal(classes="row"):
+                    yield Label("Model path", classes="label")
+                    yield FieldInput("model.path", "str", placeholder="/models/Qwen3.6-27B or org/name")
+                with Horizontal(classes="row"):
+                    yield Label("SGLang", classes="label")
+                    yield Select(
+                        [(v, v) for v in core.supported_versions()],
+                        allow_blank=False,
+                        id="sglang-version",
+                        compact=True,
+                    )
+                with Horizontal(classes="row"):
+                    yield Label("GPU kind", classes="label")
+                    yield Select(
+                        [(n, n) for n in core.gpu_names()], prompt="not set", id="gpu-kind", compact=True
+                    )
+                with Horizontal(classes="row"):
+                    yield Label("GPU count", classes="label")
+                    yield FieldInput("gpu.count", "int", placeholder="not set")
+                with Horizontal(classes="row"):
+                    yield Label("TP", classes="label")
+                    yield FieldInput("parallel.tp", "int", placeholder="1", id="model-tp")
+                yield Static(
+                    "The model folder is read locally (config.json and the safetensors index only).",
+                    classes="hint",
+                )
+            with VerticalScroll(id="model-card-box"):
+                yield Static(id="model-card")
+        yield self.footer()
+
+    def on_mount(self) -> None:
+        """Titles."""
+        self.query_one("#model-form").border_title = "Model and hardware"
+        self.query_one("#model-card-box").border_title = "Model card"
+        self._shown_path: str | None = None
+
+    def sync(self, profile: Profile, report: Report | None) -> None:
+        """Show the profile; re-read the model card when the path changed."""
+        problems = self.wizard.input_problems
+        for field in self.query(FieldInput):
+            if field.path not in problems:
+                field.show(profile.get(field.path))
+            field.set_class(field.path in problems, "-offending")
+        self._set_select("#sglang-version", profile.sglang_version)
+        self._set_select("#gpu-kind", profile.gpu.kind)
+        if profile.model.path != self._shown_path:
+            self._shown_path = profile.model.path
+            self.load_card(profile.model.path)
+
+    def _set_select(self, selector: str, value: str | None) -> None:
+        select: Select[str] = self.query_one(selector, Select)
+        wanted: Any = Select.NULL if value is None else value
+        if value is not None and all(value != v for _, v in select._options):
+            select.set_options([*((o, v) for o, v in select._options if v is not Select.NULL), (value, value)])
+        if select.value != wanted:
+            with select.prevent(Select.Changed):
+                select.value = wanted
+
+    @work(exclusive=True, thread=True, group="model-card")
+    def load_card(self, path: str) -> None:
+        """Read the model's config in a thread so typing never waits on the disk."""
+        try:
+            card: Content = model_card(self.wizard.facts_for(path))
+        except core.CoreUnavailable as exc:
+            card = Content.styled(f"Model inspection not available: {exc}", "$warning")
+        except Exception as exc:  # ModelReadError and OS errors: show, never crash
+            card = Content.assemble(("Cannot read the model: ", "bold $warning"), str(exc))
+        self.app.call_from_thread(self.query_one("#model-card", Static).update, card)
+
+    def action_reload_model(self) -> None:
+        """Read the model folder again."""
+        self.wizard.forget_facts(self.wizard.profile.model.path)
+        self.load_card(self.wizard.profile.model.path)
+
+    @on(Select.Changed, "#sglang-version")
+    def _version(self, event: Select.Changed) -> None:
+        if event.value is not Select.NULL:
+            self.post_message(EditRequested({"sglang_version": event.value}, {"sglang_version": str(event.value)}))
+
+    @on(Select.Changed, "#gpu-kind")
+    def _gpu(self, event: Select.Changed) -> None:
+        value = None if event.value is Select.NULL else event.value
+        self.post_message(EditRequested({"gpu.kind": value}, {"gpu.kind": str(value or "")}))

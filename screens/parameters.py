@@ -1,0 +1,154 @@
+"""Step 4, Parameters: the speculative trio and friends, findings live on every keystroke."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Label, Select, Static
+
+from screens.base import WizardScreen
+from screens.forms import FieldInput, Kind
+from screens.messages import EditRequested
+from screens.widgets.effective import EffectiveTable
+from screens.widgets.findings import FindingList, FindingsPanel
+from wizard.profile import HybridSection, Profile
+from wizard.rules.report import Report
+
+LET_SGLANG = "let SGLang choose"
+
+#: (dotted path, label, kind, placeholder, tooltip)
+FIELDS: tuple[tuple[str, str, Kind, str, str], ...] = (
+    ("speculative.num_steps", "Steps", "int", LET_SGLANG, "--speculative-num-steps"),
+    ("speculative.eagle_topk", "Top-k", "int", LET_SGLANG, "--speculative-eagle-topk"),
+    ("speculative.num_draft_tokens", "Draft tokens", "int", LET_SGLANG, "--speculative-num-draft-tokens"),
+    ("attention.page_size", "Page size", "int", LET_SGLANG, "--page-size"),
+    ("attention.backend", "Attention", "str", LET_SGLANG, "--attention-backend"),
+    ("parallel.tp", "TP", "int", "1", "--tensor-parallel-size"),
+    ("parallel.dp", "DP", "int", "1", "--data-parallel-size"),
+    ("memory.mem_fraction_static", "Mem fraction", "float", LET_SGLANG, "--mem-fraction-static"),
+    ("server.port", "Port", "int", LET_SGLANG, "--port"),
+    ("env", "Env vars", "env", "NAME=value ...", "environment of the server process"),
+    ("extra_args", "Extra args", "args", "--flag value ...", "passed to launch_server as typed"),
+)
+
+CACHE_PATH = "hybrid.cache_strategy"
+
+
+def _cache_strategies() -> list[str]:
+    """The strategies the profile accepts (read from the profile model's Literal)."""
+    annotation = repr(HybridSection.model_fields["cache_strategy"].annotation)
+    import re
+
+    return re.findall(r"'([^']*)'", annotation)
+
+
+class ParametersScreen(WizardScreen):
+    """Edit the launch parameters; the findings panel and effective table follow every keystroke."""
+
+    STEP = "parameters"
+    CSS_PATH = "parameters.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+f", "apply_fix", "Apply fix"),
+        Binding("ctrl+l", "let_sglang_choose", "SGLang picks"),
+        Binding("ctrl+g", "focus_findings", "Findings"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """Form on the left, findings and effective values on the right."""
+        yield self.step_bar()
+        with Horizontal(id="params-body"):
+            with VerticalScroll(id="params-form"):
+                yield Static(id="params-algorithm")
+                for path, label, kind, placeholder, tooltip in FIELDS[:3]:
+                    yield from self._row(path, label, kind, placeholder, tooltip)
+                with Horizontal(classes="row"):
+                    yield Label("Hybrid cache", classes="label")
+                    yield Select(
+                        [(s, s) for s in _cache_strategies()],
+                        prompt=LET_SGLANG,
+                        id="hybrid-cache_strategy",
+                        compact=True,
+                        tooltip="0.5.11 --mamba-scheduler-strategy / 0.5.23 --mamba-radix-cache-strategy",
+                    )
+                for path, label, kind, placeholder, tooltip in FIELDS[3:]:
+                    yield from self._row(path, label, kind, placeholder, tooltip)
+            with Vertical(id="params-results"):
+                yield FindingsPanel(id="findings")
+                yield EffectiveTable(id="effective")
+        yield self.footer()
+
+    def _row(self, path: str, label: str, kind: Kind, placeholder: str, tooltip: str) -> ComposeResult:
+        with Horizontal(classes="row"):
+            yield Label(label, classes="label")
+            yield FieldInput(path, kind, placeholder=placeholder, tooltip=tooltip)
+
+    def on_mount(self) -> None:
+        """Titles and the first focus."""
+        self.query_one("#findings").border_title = "Findings (in SGLang's order)"
+        self.query_one("#effective").border_title = "Effective values: typed → SGLang runs"
+        self.query_one("#params-form").border_title = "Parameters"
+
+    # ---------------------------------------------------------------- render
+
+    def sync(self, profile: Profile, report: Report | None) -> None:
+        """Show the profile in the form and the report in the panels."""
+        problems = self.wizard.input_problems
+        for field in self.query(FieldInput):
+            if field.path not in problems:
+                field.show(profile.get(field.path))
+        select = self.query_one("#hybrid-cache_strategy", Select)
+        value = profile.hybrid.cache_strategy
+        wanted: Any = Select.NULL if value is None else value
+        if select.value != wanted:
+            with select.prevent(Select.Changed):
+                select.value = wanted
+        algorithm = profile.speculative.algorithm or "none"
+        draft = profile.speculative.draft_model_path
+        self.query_one("#params-algorithm", Static).update(
+            f"Algorithm [b]{algorithm}[/b]" + (f"  draft {draft}" if draft else "") + "  (F3 to change)"
+        )
+        self.query_one(FindingsPanel).show(
+            report, problems, profile.sglang_version, self.wizard.core_problem
+        )
+        self.query_one(EffectiveTable).show(report)
+        self._mark(report, problems)
+
+    def _mark(self, report: Report | None, problems: dict[str, str]) -> None:
+        """Mark the inputs that a finding (or a refused value) names."""
+        offending: set[str] = set(problems)
+        adjusted: set[str] = set()
+        for finding in report.findings if report is not None else ():
+            target = offending if finding.severity == "error" else adjusted
+            if finding.severity in ("error", "adjusted", "warning"):
+                target.update(finding.fields)
+        for widget in [*self.query(FieldInput), self.query_one("#hybrid-cache_strategy", Select)]:
+            path = widget.path if isinstance(widget, FieldInput) else CACHE_PATH
+            widget.set_class(path in offending, "-offending")
+            widget.set_class(path in adjusted and path not in offending, "-adjusted")
+
+    # ---------------------------------------------------------------- dispatch
+
+    @on(Select.Changed, "#hybrid-cache_strategy")
+    def _cache_changed(self, event: Select.Changed) -> None:
+        value = None if event.value is Select.NULL else event.value
+        self.post_message(EditRequested({CACHE_PATH: value}, {CACHE_PATH: str(value or "")}))
+
+    def action_apply_fix(self) -> None:
+        """Apply the first fix of the highlighted finding."""
+        self.query_one(FindingsPanel).apply_fix(1)
+
+    def action_let_sglang_choose(self) -> None:
+        """Empty the focused field: SGLang picks the value."""
+        focused = self.focused
+        if isinstance(focused, FieldInput):
+            focused.value = ""
+        elif isinstance(focused, Select):
+            focused.clear()
+
+    def action_focus_findings(self) -> None:
+        """Move focus to the findings list (digits then apply fixes)."""
+        self.query_one(FindingList).focus()

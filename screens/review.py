@@ -1,0 +1,100 @@
+"""Step 5, Review: the exact command, SGLang `--config` YAML, save as TOML, launch."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from screens import core
+from screens.base import WizardScreen
+from screens.widgets.command import CodeView
+from wizard.profile import Profile
+from wizard.rules.report import Report
+
+
+class ReviewScreen(WizardScreen):
+    """What will run: the verdict, the command, the YAML; copy, export, save, launch."""
+
+    STEP = "review"
+    CSS_PATH = "review.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy_command", "Copy command"),
+        Binding("y", "app.export_yaml", "Export YAML"),
+        Binding("l", "launch", "Launch"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """Verdict, command, YAML."""
+        yield self.step_bar()
+        with VerticalScroll(id="review-body"):
+            yield Static(id="review-verdict")
+            yield Static("Command", classes="section-title")
+            yield CodeView("bash", id="review-command")
+            yield Static("SGLang --config YAML", classes="section-title")
+            yield CodeView("yaml", id="review-yaml")
+        yield self.footer()
+
+    def sync(self, profile: Profile, report: Report | None) -> None:
+        """Render the command and YAML for the current profile."""
+        self.query_one("#review-verdict", Static).update(verdict(report, self.wizard.core_problem))
+        for selector, render in (("#review-command", core.render_shell), ("#review-yaml", core.render_yaml)):
+            view = self.query_one(selector, CodeView)
+            try:
+                view.show(render(profile))
+            except core.CoreUnavailable as exc:
+                view.show_message(f"Not available in this build: {exc}")
+            except Exception as exc:  # a renderer problem is shown, never raised
+                view.show_message(f"Cannot render: {type(exc).__name__}: {exc}")
+
+    def action_copy_command(self) -> None:
+        """Copy the command to the clipboard (OSC 52)."""
+        text = self.query_one("#review-command", CodeView).text
+        if not text:
+            self.notify("There is no command to copy.", severity="warning")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify("Command copied to the clipboard.")
+
+    def action_launch(self) -> None:
+        """Hand over to the launch screens."""
+        report = self.wizard.report
+        if report is not None and report.verdict == "error":
+            self.notify(
+                f"SGLang would refuse this profile: {report.first_error.title if report.first_error else ''}. "
+                "Fix it on the Parameters step (F4) first.",
+                title="Not launched",
+                severity="error",
+            )
+            return
+        self.notify(
+            "The launch screens are not part of this build yet; use the copied command or "
+            "`sglang-wizard launch` when available.",
+            title="Launch",
+            severity="warning",
+        )
+
+
+def verdict(report: Report | None, note: str | None) -> Content:
+    """One paragraph: would SGLang start it, and what SGLang changes."""
+    if report is None:
+        return Content.styled(note or "Not checked.", "$warning")
+    if report.first_error is not None:
+        first = report.first_error
+        where = f" at {first.sglang.where}" if first.sglang and first.sglang.where else ""
+        exc = first.sglang.exception if first.sglang and first.sglang.exception else "an error"
+        return Content.assemble(
+            ("✗ SGLang would refuse this launch: ", "bold $error"),
+            f"{exc}{where}: {first.title}. ",
+            ("F4 shows the fixes.", "$text-muted"),
+        )
+    parts: list[Content | tuple[str, str] | str] = [("✓ SGLang would start this launch.", "bold $success")]
+    changed = report.changed()
+    if changed:
+        parts += ["\n", ("SGLang will change: ", "$warning")]
+        parts.append(", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items()))
+    return Content.assemble(*parts)

@@ -1,0 +1,183 @@
+"""Step 1, Start: recent profiles, ready profiles, a new profile, or import a pasted command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from screens import core
+from screens.base import WizardScreen
+from wizard.profile import (
+    Profile,
+    ProfileError,
+    builtin_profiles_dir,
+    list_profiles,
+    load_profile,
+    profiles_dir,
+)
+from wizard.rules.report import Report
+
+NEW = "new"
+IMPORT = "import"
+CURRENT = "current"
+
+
+class StartScreen(WizardScreen):
+    """Choose what to work on; the preview shows the highlighted profile and SGLang's verdict."""
+
+    STEP = "start"
+    CSS_PATH = "start.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_highlighted", "Open", show=True),
+        Binding("n", "new_profile", "New"),
+        Binding("i", "app.import_command", "Import command"),
+        Binding("r", "reload", "Refresh", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """The list and the preview."""
+        yield self.step_bar()
+        with Horizontal(id="start-body"):
+            yield OptionList(id="profile-list")
+            with VerticalScroll(id="start-preview"):
+                yield Static(id="preview")
+        yield self.footer()
+
+    def on_mount(self) -> None:
+        """Fill the list."""
+        self.query_one("#profile-list").border_title = "Profiles"
+        self.query_one("#start-preview").border_title = "Preview"
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        """Re-read the profile directories."""
+        listing = self.query_one("#profile-list", OptionList)
+        app = self.wizard
+        options: list[Option | None] = [
+            Option(Content.from_markup(f"▶ Continue with [b]{app.profile_name or 'the current profile'}[/b]"), id=CURRENT),
+            Option("＋ New profile", id=NEW),
+            Option("⇣ Import a launch_server command…", id=IMPORT),
+            None,
+            Option(Content.styled(f"Saved profiles  ({profiles_dir()})", "$text-muted"), disabled=True),
+        ]
+        saved = list_profiles()
+        options += [Option(f"  {p.stem}", id=f"saved:{p}") for p in saved]
+        if not saved:
+            options.append(Option(Content.styled("  none yet: ctrl+s saves one", "$text-muted"), disabled=True))
+        options.append(None)
+        options.append(Option(Content.styled("Ready profiles", "$text-muted"), disabled=True))
+        ready = sorted(builtin_profiles_dir().glob("*.toml"))
+        options += [Option(f"  {p.stem}", id=f"ready:{p}") for p in ready]
+        highlighted = listing.highlighted
+        listing.set_options(options)
+        listing.highlighted = highlighted if highlighted is not None else 0
+        listing.focus()
+
+    def sync(self, profile: Profile, report: Report | None) -> None:
+        """Refresh the "continue" entry and the preview."""
+        listing = self.query_one("#profile-list", OptionList)
+        self._preview(listing.highlighted_option.id if listing.highlighted_option else CURRENT)
+
+    @on(OptionList.OptionHighlighted, "#profile-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._preview(event.option.id)
+
+    @on(OptionList.OptionSelected, "#profile-list")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self._open(event.option.id)
+
+    def action_open_highlighted(self) -> None:
+        """Open the highlighted entry."""
+        option = self.query_one("#profile-list", OptionList).highlighted_option
+        if option is not None:
+            self._open(option.id)
+
+    def action_new_profile(self) -> None:
+        """Start a new profile on the Model step."""
+        from screens.app import new_profile
+
+        self.wizard.set_profile(new_profile())
+        self.wizard.action_goto("model")
+
+    def _open(self, option_id: str | None) -> None:
+        if option_id == CURRENT:
+            self.wizard.action_goto("parameters")
+        elif option_id == NEW:
+            self.action_new_profile()
+        elif option_id == IMPORT:
+            self.wizard.action_import_command()
+        elif option_id and ":" in option_id:
+            self.wizard.open_path(Path(option_id.split(":", 1)[1]))
+            self.wizard.action_goto("parameters")
+
+    def _preview(self, option_id: str | None) -> None:
+        preview = self.query_one("#preview", Static)
+        app = self.wizard
+        if option_id == NEW:
+            preview.update("Start from an empty profile: model path, SGLang version and GPU first.")
+            return
+        if option_id == IMPORT:
+            preview.update(
+                "Paste a whole `python -m sglang.launch_server ...` line (continuation backslashes "
+                "and env assignments included); the wizard reads it into a profile and checks it."
+            )
+            return
+        if option_id and ":" in option_id:
+            path = Path(option_id.split(":", 1)[1])
+            try:
+                profile = load_profile(path)
+            except ProfileError as exc:
+                preview.update(Content.styled(str(exc), "$error"))
+                return
+            name = path.stem
+            try:
+                report: Report | None = core.check_profile(profile)
+            except Exception:
+                report = None
+        else:
+            profile, report, name = app.profile, app.report, app.profile_name or "unsaved profile"
+        preview.update(describe(name, profile, report))
+
+
+def describe(name: str, profile: Profile, report: Report | None) -> Content:
+    """A short summary of a profile and SGLang's verdict on it."""
+    spec = profile.speculative
+    parts: list[Content | tuple[str, str] | str] = [(name, "bold"), "\n"]
+    if profile.description:
+        parts += [(profile.description, "italic"), "\n"]
+    trio = ", ".join(
+        f"{label} {'auto' if value is None else value}"
+        for label, value in (("steps", spec.num_steps), ("topk", spec.eagle_topk), ("draft", spec.num_draft_tokens))
+    )
+    gpu = f"{profile.gpu.count or '?'} x {profile.gpu.kind}" if profile.gpu.kind else "not set"
+    parts += [
+        "\nmodel      ", profile.model.path,
+        "\nSGLang     ", profile.sglang_version,
+        "\nGPU        ", gpu, f", TP {profile.parallel.tp}",
+        "\nalgorithm  ", spec.algorithm or "none",
+    ]
+    if spec.algorithm:
+        parts += ["\ntrio       ", trio]
+    if profile.env:
+        parts += ["\nenv        ", " ".join(f"{k}={v}" for k, v in profile.env.items())]
+    parts.append("\n\n")
+    if report is None:
+        parts.append(("Not checked (rule engine unavailable).", "$warning"))
+    elif report.first_error is not None:
+        parts += [("✗ SGLang would refuse: ", "bold $error"), report.first_error.title]
+    else:
+        parts.append(("✓ SGLang would start it.", "bold $success"))
+        changed = report.changed()
+        if changed:
+            parts += ["\n", ("SGLang changes: ", "$warning")]
+            parts.append(", ".join(f"{k} {t} → {e}" for k, (t, e) in changed.items()))
+    parts += ["\n\n", ("Enter opens it; F2-F5 walk the steps; ctrl+p lists every command.", "$text-muted")]
+    return Content.assemble(*parts)

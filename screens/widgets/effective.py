@@ -1,0 +1,55 @@
+"""The effective-values table: what you typed next to what SGLang will run, differences marked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from wizard.rules.report import Report
+
+
+def show_value(value: Any) -> str:
+    """A value as a user reads it; `None` means SGLang picks it."""
+    if value is None:
+        return "(SGLang chooses)"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+class EffectiveTable(DataTable[Text]):
+    """SGLang field | you typed | SGLang runs; changed rows first and highlighted (`16 -> 2`)."""
+
+    DEFAULT_CSS = """
+    EffectiveTable { height: auto; max-height: 100%; }
+    """
+
+    def on_mount(self) -> None:
+        """Columns."""
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        self.add_column("SGLang field", key="field")
+        self.add_column("you typed", key="typed")
+        self.add_column("SGLang runs", key="effective")
+
+    def show(self, report: Report | None) -> None:
+        """Repaint from a report (empty when there is none)."""
+        self.clear()
+        if report is None:
+            return
+        changed = report.changed()
+        names = list(changed) + [n for n in report.effective if n not in changed]
+        for name in names:
+            effective = report.effective[name]
+            typed = report.typed.get(name)
+            if name in changed:
+                row = (
+                    Text(name, style="bold"),
+                    Text(show_value(typed), style="bold yellow"),
+                    Text(f"→ {show_value(effective)}", style="bold yellow reverse"),
+                )
+            else:
+                row = (Text(name), Text(show_value(typed), style="dim"), Text(show_value(effective)))
+            self.add_row(*row, key=name)

@@ -1,0 +1,176 @@
+"""The findings panel: SGLang's findings in the order it hits them, and the selected one explained."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from screens.messages import FindingSelected, FixRequested
+from wizard.rules.report import Finding, Report
+
+SEVERITY_STYLE: dict[str, tuple[str, str]] = {
+    "error": ("✗ error", "bold $error"),
+    "adjusted": ("↻ adjusted", "bold $warning"),
+    "warning": ("! warning", "$warning"),
+    "info": ("i info", "$text-muted"),
+    "input": ("✗ input", "bold $error"),
+}
+
+
+class FindingList(OptionList):
+    """The list part; digits apply the numbered fix of the highlighted finding."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f", "apply_fix(1)", "Apply fix 1"),
+        *[Binding(str(n), f"apply_fix({n})", f"Fix {n}", show=False) for n in range(1, 10)],
+    ]
+
+    def action_apply_fix(self, number: int) -> None:
+        """Apply the numbered fix of the highlighted finding."""
+        panel = self.query_ancestor(FindingsPanel)
+        panel.apply_fix(number)
+
+
+class FindingsPanel(Vertical):
+    """Findings of the current report plus rejected inputs; shows the highlighted one in full."""
+
+    DEFAULT_CSS = """
+    FindingsPanel { height: 1fr; }
+    FindingsPanel > FindingList { height: auto; max-height: 45%; border: none; }
+    FindingsPanel > #finding-detail-scroll { height: 1fr; padding: 0 1; background: $surface; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.findings: tuple[Finding, ...] = ()
+        self.problems: dict[str, str] = {}
+        self.version = ""
+        self._keys: list[str] = []
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        """The list and the detail view."""
+        yield FindingList(id="findings-list")
+        with VerticalScroll(id="finding-detail-scroll"):
+            yield Static(id="finding-detail")
+
+    @property
+    def selected(self) -> Finding | None:
+        """The highlighted finding (None for an input problem or an empty list)."""
+        index = self.query_one(FindingList).highlighted
+        offset = len(self.problems)
+        if index is None or index < offset or index - offset >= len(self.findings):
+            return None
+        return self.findings[index - offset]
+
+    def show(
+        self, report: Report | None, problems: dict[str, str], version: str, note: str | None
+    ) -> None:
+        """Repaint with a report and the inputs the profile refused."""
+        listing = self.query_one(FindingList)
+        previous = self._keys[listing.highlighted] if listing.highlighted is not None and listing.highlighted < len(self._keys) else None
+        self.findings = report.findings if report is not None else ()
+        self.problems = dict(problems)
+        self.version = version
+        options: list[Option] = []
+        keys: list[str] = []
+        for path, message in self.problems.items():
+            options.append(Option(self._label("input", f"{path}: {message}"), id=f"input:{path}"))
+            keys.append(f"input:{path}")
+        for number, finding in enumerate(self.findings):
+            key = f"{finding.rule}:{number}"
+            options.append(Option(self._label(finding.severity, finding.title), id=key))
+            keys.append(key)
+        with listing.prevent(OptionList.OptionHighlighted):
+            listing.set_options(options)
+            self._keys = keys
+            if keys:
+                listing.highlighted = keys.index(previous) if previous in keys else 0
+        if not options:
+            if report is None:
+                text = note or "Not checked yet."
+            else:
+                text = f"✓ No findings: SGLang {version} would start this profile as typed."
+            self.query_one("#finding-detail", Static).update(Content.styled(text, "$success" if report else "$warning"))
+        else:
+            self._explain()
+
+    @staticmethod
+    def _label(severity: str, title: str) -> Content:
+        tag, style = SEVERITY_STYLE.get(severity, (severity, ""))
+        return Content.assemble((f"{tag:<11}", style), title)
+
+    @on(OptionList.OptionHighlighted, "#findings-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self._explain()
+        if event.option_index is not None:
+            self.post_message(FindingSelected(event.option_index))
+
+    def _explain(self) -> None:
+        detail = self.query_one("#finding-detail", Static)
+        listing = self.query_one(FindingList)
+        index = listing.highlighted or 0
+        if index < len(self.problems):
+            path, message = list(self.problems.items())[index]
+            detail.update(
+                Content.assemble(
+                    ("Input refused: ", "bold $error"),
+                    f"{path}\n{message}\n\n",
+                    "Correct the marked field; the profile keeps its last valid value meanwhile.",
+                )
+            )
+            return
+        finding = self.selected
+        if finding is None:
+            return
+        detail.update(explain(finding, self.version))
+
+    def apply_fix(self, number: int) -> None:
+        """Ask the app to apply fix `number` (1-based) of the highlighted finding."""
+        finding = self.selected
+        if finding is None or not finding.fixes:
+            self.app.notify("This finding has no automatic fix.", severity="warning")
+            return
+        if not 1 <= number <= len(finding.fixes):
+            self.app.notify(f"There is no fix {number} (1-{len(finding.fixes)}).", severity="warning")
+            return
+        self.post_message(FixRequested(finding.rule, finding.fixes[number - 1]))
+
+
+def explain(finding: Finding, version: str) -> Content:
+    """The full explanation of a finding: rule, SGLang's exception and file:line, why, fixes."""
+    tag, style = SEVERITY_STYLE.get(finding.severity, (finding.severity, ""))
+    parts: list[Content | tuple[str, str] | str] = [
+        (f"{tag}  ", style),
+        (finding.title, "bold"),
+        (f"\nrule {finding.rule}", "$text-muted"),
+        "\n\n",
+        finding.message,
+    ]
+    raised = finding.sglang
+    if raised is not None:
+        what = raised.exception or "no exception (SGLang changes the value itself)"
+        parts += ["\n\n", ("SGLang " + version + ": ", "bold"), (what, "bold $error" if raised.exception else "$warning")]
+        if raised.bare:
+            parts.append((" (bare assert: no message)", "$warning"))
+        if raised.where:
+            parts += ["\n  at ", (raised.where, "underline")]
+        parts += [("  [" + raised.stage + "]", "$text-muted")]
+        if raised.message:
+            parts += ["\n  ", (raised.message, "italic")]
+    if finding.explanation:
+        parts += ["\n\n", ("Why: ", "bold"), finding.explanation]
+    if finding.fixes:
+        parts += ["\n\n", ("Fixes", "bold"), ("  (press the number, or f for the first)", "$text-muted")]
+        for number, fix in enumerate(finding.fixes, start=1):
+            edits = ", ".join(f"{k} = {'(let SGLang choose)' if v is None else v}" for k, v in fix.edits.items())
+            env = ", ".join(f"env {k}={'(unset)' if v is None else v}" for k, v in fix.env.items())
+            detail = "; ".join(x for x in (edits, env) if x)
+            parts += ["\n", (f" {number} ", "bold reverse"), f" {fix.label}", (f"  {detail}" if detail else "", "$text-muted")]
+    return Content.assemble(*parts)
