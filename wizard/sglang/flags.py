@@ -1,0 +1,783 @@
+"""Per-version SGLang flag tables, and a real argparse parser rebuilt from each one.
+
+The tables are dumps of SGLang's own argparse parser (`data/flags-<V>.json`, written by the
+conformance runner). From a table this module rebuilds an `argparse.ArgumentParser` with the same
+option strings, nargs, types, choices, actions and `allow_abbrev`, so that "is this flag valid, which
+one does this prefix mean, what error would SGLang print" is decided by argparse itself, exactly as
+in SGLang. On top of that: flags renamed/removed between versions, and a did-you-mean for unknown
+flags (flags from other engines such as vLLM, then close spellings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, NoReturn
+
+from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
+from wizard.sglang.versions import SUPPORTED, resolve_version
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+@dataclass(frozen=True)
+class FlagAction:
+    """One argparse action of SGLang's parser, as dumped."""
+
+    dest: str
+    option_strings: tuple[str, ...]
+    action: str = "store"
+    nargs: int | str | None = None
+    type: str | None = None
+    choices: tuple[Any, ...] | None = None
+    default: Any = None
+    help: str | None = None
+    deprecated: bool | str | None = None
+    required: bool = False
+    const: Any = None
+
+    @property
+    def kind(self) -> str:
+        """Normalised action kind: store, store_true, store_false, store_const, append, extend,
+        count, boolean_optional, help, version, deprecated_noop, deprecated_store_true,
+        deprecated_store_const, deprecated_alias_store, lora_path or custom."""
+        return _action_kind(self.action)
+
+    @property
+    def takes_value(self) -> bool:
+        """True when the flag consumes at least one following argument."""
+        if self.kind in {"store_true", "store_false", "store_const", "count", "help", "version"}:
+            return False
+        if self.kind in {"boolean_optional", "deprecated_store_true", "deprecated_noop"}:
+            return self.nargs not in (0, "0") and self.nargs is not None
+        return self.nargs not in (0, "0", "?", "*")
+
+    @property
+    def is_deprecated(self) -> bool:
+        """Deprecated in this version (still accepted, prints a warning)."""
+        return bool(self.deprecated) or self.kind.startswith("deprecated")
+
+    @property
+    def long_options(self) -> tuple[str, ...]:
+        """The `--` spellings (no `--no-` negations of BooleanOptional flags)."""
+        longs = tuple(o for o in self.option_strings if o.startswith("--"))
+        if self.kind == "boolean_optional":
+            positives = {o for o in longs if not o.startswith("--no-")}
+            longs = tuple(
+                o for o in longs if not (o.startswith("--no-") and "--" + o[5:] in positives)
+            )
+        return longs
+
+    @property
+    def primary(self) -> str:
+        """The spelling to write: the long option named after `dest`, else the first long one."""
+        want = "--" + self.dest.replace("_", "-")
+        longs = self.long_options
+        if want in longs:
+            return want
+        return longs[0] if longs else self.option_strings[0]
+
+
+def _action_kind(name: str | None) -> str:
+    raw = (name or "store").strip()
+    low = raw.lower().lstrip("_").replace("action", "")
+    table = {
+        "store": "store",
+        "storetrue": "store_true",
+        "store_true": "store_true",
+        "storefalse": "store_false",
+        "store_false": "store_false",
+        "storeconst": "store_const",
+        "store_const": "store_const",
+        "append": "append",
+        "appendconst": "append_const",
+        "append_const": "append_const",
+        "extend": "extend",
+        "count": "count",
+        "booleanoptional": "boolean_optional",
+        "boolean_optional": "boolean_optional",
+        "help": "help",
+        "version": "version",
+        "deprecated": "deprecated_noop",
+        "deprecatedstoretrue": "deprecated_store_true",
+        "deprecatedstoreconst": "deprecated_store_const",
+        "deprecatedaliasstore": "deprecated_alias_store",
+        "lorapath": "lora_path",
+    }
+    return table.get(low.replace(" ", ""), "custom")
+
+
+@dataclass(frozen=True)
+class FlagMatch:
+    """How one command-line piece resolved: which action, through which spelling."""
+
+    action: FlagAction
+    option: str  # the full option string argparse matched (`--speculative-algorithm`)
+    typed: str  # what the user typed before any `=` (`--speculative-algo`)
+    explicit_value: str | None  # the part after `=`, if any
+    how: str  # "exact", "alias" or "prefix"
+
+
+@dataclass
+class FlagTable:
+    """All flags of one SGLang version, with lookup exactly like its argparse parser."""
+
+    version: str
+    prog: str
+    allow_abbrev: bool
+    actions: tuple[FlagAction, ...]
+    by_option: dict[str, FlagAction] = field(init=False, repr=False)
+    by_dest: dict[str, FlagAction] = field(init=False, repr=False)
+    _parser: _SglangParser | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_option = {o: a for a in self.actions for o in a.option_strings}
+        self.by_dest = {}
+        for a in self.actions:
+            if a.kind in {"help", "version"}:
+                continue
+            current = self.by_dest.get(a.dest)
+            # several actions may share a dest (a deprecated alias next to the real flag)
+            if current is None or (current.is_deprecated and not a.is_deprecated):
+                self.by_dest[a.dest] = a
+
+    @property
+    def parser(self) -> _SglangParser:
+        """The argparse parser rebuilt from the table (cached)."""
+        if self._parser is None:
+            self._parser = _build_parser(self)
+        return self._parser
+
+    def long_options(self) -> list[str]:
+        """Every `--` option string of this version."""
+        return [o for o in self.by_option if o.startswith("--")]
+
+    def match(self, piece: str) -> FlagMatch | None:
+        """Resolve a command-line piece that looks like an option, exactly like argparse.
+
+        None when argparse would treat the piece as a value (e.g. `-1`) or does not know it;
+        raises `CommandError` (exit_like_sglang) for an ambiguous prefix.
+        """
+        parser = self.parser
+        try:
+            found = parser._parse_optional(piece)
+        except _ArgparseFailure as failure:
+            raise self._ambiguity_error(piece, failure.message) from None
+        if found is None:
+            return None
+        # Python 3.11: (action, option_string, explicit_arg); 3.12+: a list of such tuples
+        if isinstance(found, list):  # pragma: no cover - newer Pythons
+            found = found[0]
+        action_obj, option_string, explicit_arg = found[0], found[1], found[2]
+        if action_obj is None:
+            return None
+        typed = piece.split("=", 1)[0] if "=" in piece else piece
+        flag = self._action_for(action_obj)
+        if flag is None:
+            return None
+        if typed == option_string:
+            how = "exact" if option_string == flag.primary else "alias"
+        else:
+            how = "prefix"
+        return FlagMatch(flag, option_string, typed, explicit_arg, how)
+
+    def match_safe(self, piece: str) -> FlagMatch | None:
+        """`match` that returns None instead of raising for an ambiguous prefix."""
+        try:
+            return self.match(piece)
+        except CommandError:
+            return None
+
+    def lookup(self, option: str) -> FlagMatch:
+        """Like `match`, but an unknown flag is a `CommandError` with a did-you-mean."""
+        found = self.match(option)
+        if found is None:
+            raise unknown_flag_error(option.split("=", 1)[0], self)
+        return found
+
+    def _action_for(self, action_obj: argparse.Action) -> FlagAction | None:
+        return getattr(action_obj, "wizard_flag", None)
+
+    def _ambiguity_error(self, piece: str, message: str) -> CommandError:
+        typed = piece.split("=", 1)[0]
+        suggestion = None
+        change = rename_for(typed, self.version)
+        if change is not None:
+            suggestion = change
+        else:
+            suggestion = "type the full flag name; SGLang accepts a prefix only when it is unique"
+        return CommandError(
+            f"SGLang {self.version}: {message}",
+            flag=typed,
+            suggestion=suggestion,
+            exit_like_sglang=True,
+            sglang_error=SglangArgparseError(message, self.prog),
+        )
+
+
+def table_from_data(data: Mapping[str, Any], source: str = "<flag table>") -> FlagTable:
+    """Build a table from the dump format; `FlagDataError` names the source and the bad entry."""
+    try:
+        version = str(data["sglang_version"])
+        actions_raw = data["actions"]
+        if not isinstance(actions_raw, list):
+            raise TypeError("'actions' must be a list")
+        actions = []
+        for index, entry in enumerate(actions_raw):
+            try:
+                actions.append(_action_from(entry))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise FlagDataError(f"{source}: actions[{index}]: {exc}") from None
+    except (KeyError, TypeError) as exc:
+        raise FlagDataError(f"{source}: not a flag table dump: {exc}") from None
+    return FlagTable(
+        version=version,
+        prog=str(data.get("prog") or "sglang serve"),
+        allow_abbrev=bool(data.get("allow_abbrev", True)),
+        actions=tuple(actions),
+    )
+
+
+def _action_from(entry: Mapping[str, Any]) -> FlagAction:
+    options = entry["option_strings"]
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise TypeError("option_strings must be a list of strings")
+    choices = entry.get("choices")
+    if choices is not None and not isinstance(choices, list):
+        raise TypeError("choices must be a list or null")
+    dest = str(entry["dest"])
+    required = entry.get("required")
+    if required is None:
+        # Both supported versions declare --model-path required; older dumps omit "required".
+        required = dest == "model_path"
+    nargs = entry.get("nargs")
+    if isinstance(nargs, str) and nargs.isdigit():
+        nargs = int(nargs)
+    return FlagAction(
+        dest=dest,
+        option_strings=tuple(options),
+        action=str(entry.get("action") or "store"),
+        nargs=nargs,
+        type=None if entry.get("type") is None else str(entry.get("type")),
+        choices=None if choices is None else tuple(choices),
+        default=entry.get("default"),
+        help=entry.get("help"),
+        deprecated=entry.get("deprecated"),
+        required=bool(required),
+        const=entry.get("const"),
+    )
+
+
+def table_path(version: str) -> Path:
+    """Where the dump of a supported version lives."""
+    return DATA_DIR / f"flags-{version}.json"
+
+
+@cache
+def load_table(version: str) -> FlagTable:
+    """The flag table of `version` (resolved to the nearest supported version first)."""
+    supported, _ = resolve_version(version)
+    path = table_path(supported)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FlagDataError(
+            f"{path}: the SGLang {supported} flag table is missing; it is part of the package "
+            "(re-install sglang-wizard, or run the conformance dump)"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise FlagDataError(f"{path}: cannot read the flag table: {exc}") from None
+    return table_from_data(data, str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# The rebuilt argparse parser
+
+
+class _ArgparseFailure(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class _HelpRequested(Exception):
+    def __init__(self, option: str) -> None:
+        super().__init__(option)
+        self.option = option
+
+
+class _SglangParser(argparse.ArgumentParser):
+    """argparse with errors raised instead of printed + `sys.exit(2)`."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ArgparseFailure(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise _ArgparseFailure(message or f"exit {status}")
+
+
+class _RaiseHelp(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.pop("nargs", None)
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        raise _HelpRequested(option_string or self.option_strings[0])
+
+
+class _StoreValues(argparse.Action):
+    """Stand-in for SGLang's custom actions: stores the values (or True for nargs=0)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+
+
+def _int(value: str) -> int:
+    return int(value)
+
+
+def _named(func: Callable[[str], Any], name: str) -> Callable[[str], Any]:
+    """A type callable whose `__name__` is SGLang's (argparse puts it into error messages)."""
+
+    def convert(value: str) -> Any:
+        return func(value)
+
+    convert.__name__ = name
+    return convert
+
+
+def _nullable_str(value: str) -> str | None:
+    return None if not value or value == "None" else value
+
+
+def _human_readable_int(value: str) -> int:
+    text = value.strip()
+    iec = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    si = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+    for suffix, mult in iec.items():
+        if text.endswith(suffix):
+            return int(text[: -len(suffix)]) * mult
+    for suffix, mult in si.items():
+        if text.endswith(suffix):
+            number = float(text[: -len(suffix)]) * mult
+            if not math.isfinite(number) or number != int(number):
+                raise ValueError(value)
+            return int(number)
+    return int(text)
+
+
+def _json_loads(value: str) -> Any:
+    return json.loads(value)
+
+
+def _json_list(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"Invalid JSON list: {value}. Please provide a valid JSON list."
+        ) from None
+
+
+_KNOWN_TYPES: dict[str, Callable[[str], Any]] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "nullable_str": _named(_nullable_str, "nullable_str"),
+    "human_readable_int": _named(_human_readable_int, "human_readable_int"),
+    "loads": _named(_json_loads, "loads"),
+    "json.loads": _named(_json_loads, "loads"),
+    "json_list_type": _named(_json_list, "json_list_type"),
+}
+
+
+def _type_for(name: str | None) -> Callable[[str], Any] | None:
+    if name is None:
+        return None
+    short = name.rsplit(".", 1)[-1] if name not in _KNOWN_TYPES else name
+    known = _KNOWN_TYPES.get(name) or _KNOWN_TYPES.get(short)
+    if known is not None:
+        return known
+    # A type we cannot reproduce: accept the text as-is, keep SGLang's name for messages.
+    return _named(str, short or "str")
+
+
+def _nargs(value: int | str | None) -> int | str | None:
+    if value in ("?", "*", "+", "...", "A...", None) or isinstance(value, int):
+        return value
+    raise FlagDataError(f"unsupported nargs {value!r}")
+
+
+def _build_parser(table: FlagTable) -> _SglangParser:
+    parser = _SglangParser(prog=table.prog, allow_abbrev=table.allow_abbrev, add_help=False)
+    for flag in table.actions:
+        options = list(flag.option_strings)
+        if not options:
+            continue  # positionals: SGLang's server parser has none
+        kind = flag.kind
+        common: dict[str, Any] = {"dest": flag.dest, "default": argparse.SUPPRESS}
+        if flag.help is not None:
+            common["help"] = argparse.SUPPRESS
+        if kind in {"help", "version"}:
+            action = parser.add_argument(*options, action=_RaiseHelp, dest=flag.dest)
+        elif kind in {"store_true", "store_false"}:
+            action = parser.add_argument(*options, action=kind, **common)
+        elif kind in {"store_const", "append_const"}:
+            action = parser.add_argument(*options, action=kind, const=flag.const, **common)
+        elif kind == "count":
+            action = parser.add_argument(*options, action="count", **common)
+        elif kind == "boolean_optional":
+            action = parser.add_argument(
+                *flag.long_options, action=argparse.BooleanOptionalAction, **common
+            )
+        elif kind in {"store", "append", "extend"}:
+            kwargs: dict[str, Any] = dict(common)
+            if flag.nargs is not None:
+                kwargs["nargs"] = _nargs(flag.nargs)
+            converter = _type_for(flag.type)
+            if converter is not None:
+                kwargs["type"] = converter
+            if flag.choices is not None:
+                kwargs["choices"] = list(flag.choices)
+            if flag.required:
+                kwargs["required"] = True
+            action = parser.add_argument(*options, action=kind, **kwargs)
+        else:
+            nargs = flag.nargs
+            if nargs is None and kind in {
+                "deprecated_noop",
+                "deprecated_store_true",
+                "deprecated_store_const",
+            }:
+                nargs = 0
+            kwargs = dict(common)
+            kwargs["nargs"] = _nargs(nargs)
+            if nargs != 0:
+                converter = _type_for(flag.type)
+                if converter is not None:
+                    kwargs["type"] = converter
+                if flag.choices is not None:
+                    kwargs["choices"] = list(flag.choices)
+            action = parser.add_argument(*options, action=_StoreValues, **kwargs)
+        action.wizard_flag = flag  # type: ignore[attr-defined]
+    return parser
+
+
+def run_argparse(table: FlagTable, argv: Sequence[str]) -> argparse.Namespace:
+    """Parse `argv` with the rebuilt parser; only flags present end up in the namespace.
+
+    Raises `CommandError` (exit_like_sglang=True, with SGLang's exact message) on any argparse
+    failure, and for `-h/--help`.
+    """
+    try:
+        return table.parser.parse_args(list(argv))
+    except _ArgparseFailure as failure:
+        raise _explain(table, list(argv), failure.message) from None
+    except _HelpRequested as help_request:
+        raise CommandError(
+            f"{help_request.option} prints SGLang's help and exits; it is not a launch flag",
+            flag=help_request.option,
+            suggestion=f"remove {help_request.option}",
+            exit_like_sglang=False,
+        ) from None
+
+
+def argparse_error(argv: Sequence[str], version: str) -> SglangArgparseError | None:
+    """SGLang's own argparse error for `argv` (flags after `launch_server`), or None if it parses."""
+    table = load_table(version)
+    try:
+        table.parser.parse_args(list(argv))
+    except _ArgparseFailure as failure:
+        return SglangArgparseError(failure.message, table.prog)
+    except _HelpRequested:
+        return None
+    return None
+
+
+def _explain(table: FlagTable, argv: list[str], message: str) -> CommandError:
+    """Turn argparse's message into a CommandError naming the first offending flag + a fix."""
+    sglang = SglangArgparseError(message, table.prog)
+    head = f"SGLang {table.version} would refuse this command: {message}"
+    if message.startswith("unrecognized arguments: "):
+        try:
+            _, extras = table.parser.parse_known_args(argv)
+        except (_ArgparseFailure, _HelpRequested):
+            extras = []
+        first_flag = next((a.split("=", 1)[0] for a in extras if a.startswith("-")), None)
+        if first_flag is not None:
+            err = unknown_flag_error(first_flag, table)
+            return CommandError(
+                f"{head}. {err.message}",
+                flag=err.flag,
+                suggestion=err.suggestion,
+                exit_like_sglang=True,
+                sglang_error=sglang,
+            )
+        stray = extras[0] if extras else None
+        return CommandError(
+            f"{head} (a value without a flag, or too many values for the flag before it)",
+            flag=stray,
+            suggestion="check the flag before it takes this many values, or quote a value "
+            "that contains spaces",
+            exit_like_sglang=True,
+            sglang_error=sglang,
+        )
+    match = re.match(r"(?:ambiguous option: )(\S+?)(?:=\S*)? could match", message)
+    if match:
+        typed = match.group(1)
+        return CommandError(
+            f"{head}",
+            flag=typed,
+            suggestion=rename_for(typed, table.version)
+            or "type the full flag name; SGLang accepts a prefix only when it is unique",
+            exit_like_sglang=True,
+            sglang_error=sglang,
+        )
+    match = re.match(r"argument (\S+?): (.*)$", message)
+    if match:
+        spelled = match.group(1).split("/")
+        flag = spelled[0]
+        typed = next((a.split("=", 1)[0] for a in argv if a.split("=", 1)[0] in spelled), flag)
+        detail = match.group(2)
+        suggestion = None
+        if "invalid choice" in detail:
+            action = table.by_option.get(flag)
+            if action is not None and action.choices:
+                value_match = re.search(r"invalid choice: (.+?) \(choose from", detail)
+                wrong = value_match.group(1).strip("'\"") if value_match else ""
+                upper = [c for c in action.choices if str(c).lower() == wrong.lower()]
+                suggestion = (
+                    f"use {upper[0]} (SGLang {table.version} choices are case-sensitive)"
+                    if upper
+                    else "choose one of " + ", ".join(map(str, action.choices))
+                )
+        elif "expected" in detail:
+            suggestion = f"give {typed} a value"
+        elif "invalid" in detail:
+            suggestion = f"give {typed} a value of the right type"
+        return CommandError(
+            head, flag=typed, suggestion=suggestion, exit_like_sglang=True, sglang_error=sglang
+        )
+    if message.startswith("the following arguments are required"):
+        return CommandError(
+            head,
+            flag="--model-path" if "--model-path" in message else None,
+            suggestion="add --model-path /path/to/model",
+            exit_like_sglang=True,
+            sglang_error=sglang,
+        )
+    return CommandError(head, exit_like_sglang=True, sglang_error=sglang)
+
+
+# ---------------------------------------------------------------------------------------------
+# Flags that changed between versions
+
+
+@dataclass(frozen=True)
+class FlagChange:
+    """A flag renamed, removed or deprecated between the supported versions."""
+
+    old: str
+    new: str | None  # None: removed without replacement
+    since: str  # first supported version with the change
+    kind: str  # "renamed", "removed", "deprecated"
+    note: str = ""
+
+
+FLAG_CHANGES: tuple[FlagChange, ...] = (
+    FlagChange(
+        "--mamba-scheduler-strategy",
+        "--mamba-radix-cache-strategy",
+        "0.5.23",
+        "renamed",
+        "0.5.23 also accepts extra_buffer_lazy and resolves auto per model",
+    ),
+    FlagChange(
+        "--speculative-skip-dp-mlp-sync",
+        None,
+        "0.5.23",
+        "removed",
+        "0.5.23 has no such switch; drop the flag",
+    ),
+    FlagChange(
+        "--speculative-dflash-draft-window-size",
+        "--speculative-draft-window-size",
+        "0.5.23",
+        "renamed",
+        "the draft window now applies to DFLASH, Llama EAGLE-3 and built-in MTP",
+    ),
+    FlagChange(
+        "--cuda-graph-max-bs",
+        "--cuda-graph-max-bs-decode",
+        "0.5.23",
+        "renamed",
+        "the old name is an ambiguous prefix of --cuda-graph-max-bs-decode/-prefill",
+    ),
+    FlagChange(
+        "--cuda-graph-bs",
+        "--cuda-graph-bs-decode",
+        "0.5.23",
+        "renamed",
+        "the old name is an ambiguous prefix of --cuda-graph-bs-decode/-prefill",
+    ),
+    FlagChange(
+        "--enable-dp-attention",
+        "--attn-dp-size",
+        "0.5.23",
+        "deprecated",
+        "0.5.23 rewrites --dp-size N --enable-dp-attention to --attn-dp-size N --dp-size 1",
+    ),
+    FlagChange(
+        "--disable-cuda-graph",
+        "--cuda-graph-backend-decode disabled",
+        "0.5.23",
+        "deprecated",
+        "0.5.23 controls CUDA graphs per phase",
+    ),
+)
+
+
+def rename_for(option: str, version: str) -> str | None:
+    """Human text for a flag that changed name/meaning around `version`, or None."""
+    supported, _ = resolve_version(version)
+    for change in FLAG_CHANGES:
+        newer = _ge(supported, change.since)
+        if option == change.old and newer:
+            if change.kind == "removed":
+                return f"{option} was removed in SGLang {change.since}; {change.note}"
+            verb = "deprecated" if change.kind == "deprecated" else "renamed"
+            return (
+                f"{option} is the SGLang 0.5.11 spelling, {verb} in {change.since}: "
+                f"use {change.new} ({change.note})"
+            )
+        if change.new is not None and option == change.new.split(" ")[0] and not newer:
+            return (
+                f"{option} is the SGLang {change.since} spelling; in {supported} use "
+                f"{change.old}"
+            )
+    return None
+
+
+def _ge(a: str, b: str) -> bool:
+    from wizard.sglang.fields import version_tuple
+
+    return version_tuple(a) >= version_tuple(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Did-you-mean
+
+# Flags of other engines (and common guesses) -> the SGLang flag that does the same.
+SYNONYMS: dict[str, tuple[str, str]] = {
+    "--num-speculative-tokens": ("--speculative-num-draft-tokens", "vLLM"),
+    "--speculative-model": ("--speculative-draft-model-path", "vLLM"),
+    "--speculative-draft-model-name": ("--speculative-draft-model-path", "guess"),
+    "--draft-model": ("--speculative-draft-model-path", "guess"),
+    "--model-draft": ("--speculative-draft-model-path", "llama.cpp"),
+    "--speculative-config": (
+        "--speculative-algorithm",
+        "vLLM (SGLang takes separate --speculative-* flags)",
+    ),
+    "--speculate": ("--speculative-num-draft-tokens", "TGI"),
+    "--draft-max": ("--speculative-num-draft-tokens", "llama.cpp"),
+    "--num-draft-tokens": ("--speculative-num-draft-tokens", "guess"),
+    "--speculative-num-tokens": ("--speculative-num-draft-tokens", "guess"),
+    "--speculative-topk": ("--speculative-eagle-topk", "guess"),
+    "--speculative-steps": ("--speculative-num-steps", "guess"),
+    "--spec-algorithm": ("--speculative-algorithm", "guess"),
+    "--speculative-method": ("--speculative-algorithm", "guess"),
+    "--gpu-memory-utilization": ("--mem-fraction-static", "vLLM"),
+    "--max-num-seqs": ("--max-running-requests", "vLLM"),
+    "--max-concurrent-requests": ("--max-running-requests", "TGI"),
+    "--parallel": ("--max-running-requests", "llama.cpp"),
+    "--max-model-len": ("--context-length", "vLLM"),
+    "--max-total-tokens": ("--context-length", "TGI"),
+    "--ctx-size": ("--context-length", "llama.cpp"),
+    "--max-num-batched-tokens": ("--chunked-prefill-size", "vLLM"),
+    "--num-shard": ("--tp-size", "TGI"),
+    "--tensor-parallel": ("--tp-size", "guess"),
+    "--tp": ("--tp-size", "guess"),
+    "--enforce-eager": ("--disable-cuda-graph", "vLLM"),
+    "--block-size": ("--page-size", "vLLM"),
+    "--tokenizer": ("--tokenizer-path", "vLLM"),
+    "--seed": ("--random-seed", "vLLM"),
+    "--no-enable-prefix-caching": ("--disable-radix-cache", "vLLM"),
+    "--uvicorn-log-level": ("--log-level", "vLLM"),
+    "--mamba-cache-strategy": ("--mamba-scheduler-strategy", "guess"),
+}
+
+
+def suggest_flag(option: str, table: FlagTable) -> str | None:
+    """The best replacement for an unknown `option` in this version, with the reason, or None."""
+    if table.match_safe(option) is not None:
+        return None
+    dashed = "--" + option.lstrip("-").replace("_", "-")
+    dashed_match = table.match_safe(dashed) if dashed != option else None
+    if dashed_match is not None:
+        full = dashed_match.option
+        return f"did you mean {full}? SGLang flags use '-', not '_'"
+    if option in SYNONYMS:
+        wanted, engine = SYNONYMS[option]
+        target = _in_version(wanted, table)
+        if target is not None:
+            return f"did you mean {target}? ({option} is a {engine} flag)"
+    close = difflib.get_close_matches(option, table.long_options(), n=1, cutoff=0.72)
+    if close:
+        return f"did you mean {close[0]}?"
+    return None
+
+
+def _in_version(target: str, table: FlagTable) -> str | None:
+    """`target`, or its renamed spelling, if this version has it."""
+    if target in table.by_option:
+        return target
+    for change in FLAG_CHANGES:
+        if change.new is not None:
+            if target == change.old and change.new.split(" ")[0] in table.by_option:
+                return change.new
+            if target == change.new.split(" ")[0] and change.old in table.by_option:
+                return change.old
+    return None
+
+
+def unknown_flag_error(option: str, table: FlagTable) -> CommandError:
+    """The error for a flag this version does not know: another version's flag, or a guess."""
+    change = rename_for(option, table.version)
+    if change is not None:
+        return CommandError(
+            f"{option} is not a flag of SGLang {table.version}",
+            flag=option,
+            suggestion=change,
+            exit_like_sglang=True,
+        )
+    for other in SUPPORTED:
+        if other == table.version:
+            continue
+        try:
+            other_table = load_table(other)
+        except FlagDataError:
+            continue
+        if option in other_table.by_option:
+            return CommandError(
+                f"{option} is a flag of SGLang {other}, not of {table.version}",
+                flag=option,
+                suggestion=suggest_flag(option, table)
+                or f"remove it, or import with --sglang-version {other}",
+                exit_like_sglang=True,
+            )
+    return CommandError(
+        f"{option} is not an SGLang {table.version} flag",
+        flag=option,
+        suggestion=suggest_flag(option, table),
+        exit_like_sglang=True,
+    )

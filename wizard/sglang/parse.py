@@ -1,0 +1,429 @@
+"""Import a pasted SGLang launch command (or an argv) into a `Profile`.
+
+Accepted: `[export A=1 &&] [ENV=V ...] [env ...] [nohup] python3 -m sglang.launch_server ARGS
+[> log 2>&1] [&]` and `sglang serve ARGS`, with backslash-continued lines, comments and any shell
+quoting; flags as `--flag value` or `--flag=value`, aliases and the unique prefixes the target
+version's argparse accepts. The flags are checked by SGLang's own parser rebuilt from the version's
+flag table, so an argv that SGLang would refuse is refused here with SGLang's exact message.
+Values are kept as typed (`--speculative-algorithm nextn` stays `nextn`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from wizard.profile import DEFAULT_SGLANG_VERSION, Profile
+from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
+from wizard.sglang.fields import BY_DEST, canonical_dest
+from wizard.sglang.flags import (
+    FlagAction,
+    FlagTable,
+    argparse_error,
+    load_table,
+    rename_for,
+    run_argparse,
+)
+from wizard.sglang.shellwords import Word, split_commands, split_words
+from wizard.sglang.versions import VersionError, effective_env, resolve_version
+
+__all__ = [
+    "CommandError",
+    "ImportResult",
+    "ParsedFlags",
+    "SglangArgparseError",
+    "argparse_error",
+    "parse_command",
+    "parse_flags",
+    "split_launch",
+]
+
+
+@dataclass
+class ParsedFlags:
+    """The flags of one argv, checked by the version's parser.
+
+    `values`: canonical (0.5.11) dest -> typed value, only for flags present. `unknown_to_profile`:
+    the argv pieces of valid SGLang flags that no profile field holds (they go to
+    `profile.extra_args`, in order, as typed). `notes`: prefixes expanded, deprecated flags, ...
+    """
+
+    values: dict[str, Any] = field(default_factory=dict)
+    unknown_to_profile: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    spelled: dict[str, str] = field(default_factory=dict)  # canonical dest -> flag as typed
+
+
+@dataclass
+class ImportResult:
+    """A profile made from a launch command, with what was noticed on the way."""
+
+    profile: Profile
+    notes: list[str]
+    version_used: str
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# argv -> values
+
+
+def _group_argv(table: FlagTable, argv: Sequence[str]) -> list[tuple[FlagAction, list[str]]]:
+    """Split a parsed-OK argv into (action, pieces) groups the way argparse consumed it."""
+    groups: list[tuple[FlagAction, list[str]]] = []
+    current: list[str] | None = None
+    after_dashdash = False
+    for piece in argv:
+        match = None if after_dashdash else table.match_safe(piece)
+        if piece == "--" and not after_dashdash:
+            after_dashdash = True
+            if current is not None:
+                current.append(piece)
+            continue
+        if match is not None:
+            current = [piece]
+            groups.append((match.action, current))
+        elif current is not None:
+            current.append(piece)
+    return groups
+
+
+def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
+    """Check `argv` (the flags after `launch_server`) with SGLang `version`'s parser.
+
+    Raises `CommandError` for anything SGLang's argparse would refuse (unknown or ambiguous flags,
+    missing values, bad types, invalid choices; `exit_like_sglang=True` with SGLang's message).
+    """
+    try:
+        supported, _ = resolve_version(version)
+    except VersionError as exc:
+        raise CommandError(str(exc), flag=version, suggestion="use --sglang-version 0.5.11") from None
+    try:
+        table = load_table(supported)
+    except FlagDataError as exc:
+        raise CommandError(str(exc)) from None
+    argv = list(argv)
+    namespace = run_argparse(table, argv)
+    parsed = ParsedFlags()
+    for action, pieces in _group_argv(table, argv):
+        typed = pieces[0].split("=", 1)[0]
+        full = table.match_safe(pieces[0])
+        if full is not None and full.how == "prefix":
+            parsed.notes.append(f"{typed} is a prefix; SGLang {supported} reads it as {full.option}")
+        if action.is_deprecated:
+            change = rename_for(full.option if full else typed, supported)
+            parsed.notes.append(
+                f"{typed} is deprecated in SGLang {supported}"
+                + (f": {change}" if change else " (it still works, with a warning)")
+            )
+        canonical = canonical_dest(action.dest)
+        spec = BY_DEST.get(canonical)
+        if spec is None or spec.dest_for(supported) != action.dest:
+            parsed.unknown_to_profile.extend(pieces)
+            continue
+        if not hasattr(namespace, action.dest):
+            continue
+        parsed.values[canonical] = getattr(namespace, action.dest)
+        parsed.spelled[canonical] = typed
+    return parsed
+
+
+# ---------------------------------------------------------------------------------------------
+# text -> argv + env
+
+
+_WRAPPERS = {"nohup", "exec", "time", "nice", "stdbuf", "setsid", "command", "builtin"}
+_PYTHON_OPTIONS_WITH_VALUE = {"-W", "-X", "-c", "-Q"}
+
+
+@dataclass
+class LaunchParts:
+    """The launch command found in pasted text."""
+
+    env: dict[str, str]
+    argv: list[str]
+    launcher: str  # "python -m sglang.launch_server" or "sglang serve"
+    notes: list[str]
+
+
+def _is_python(word: str) -> bool:
+    base = os.path.basename(word)
+    if not base.startswith("python"):
+        return False
+    rest = base[len("python") :]
+    return all(c.isdigit() or c == "." for c in rest)
+
+
+def _find_launch(command: list[Word]) -> int | None:
+    texts = [w.text for w in command]
+    for i, text in enumerate(texts):
+        if text == "sglang.launch_server" and i > 0 and texts[i - 1] == "-m":
+            return i
+        if text == "-msglang.launch_server":
+            return i
+        if os.path.basename(text) == "sglang" and i + 1 < len(texts) and texts[i + 1] == "serve":
+            return i + 1
+    return None
+
+
+def split_launch(text: str | Sequence[str]) -> LaunchParts:
+    """Find the SGLang launch in pasted text (or an argv list) and split off env + wrappers."""
+    notes: list[str] = []
+    if isinstance(text, str):
+        words = split_words(text)
+    else:
+        words = [Word(str(t), "word") for t in text]
+        # an argv list: leading NAME=value items are env assignments, like in a shell
+        words = [
+            Word(w.text, "word", assignment=_looks_like_assignment(w.text)) for w in words
+        ]
+    commands = split_commands(words)
+    env: dict[str, str] = {}
+    launch: list[Word] | None = None
+    launch_at: int | None = None
+    for command in commands:
+        at = _find_launch(command)
+        if at is not None:
+            if launch is not None:
+                raise CommandError(
+                    "the text holds more than one SGLang launch command",
+                    flag=" ".join(w.text for w in command[: at + 1]),
+                    suggestion="import one launch at a time",
+                )
+            launch, launch_at = command, at
+            continue
+        if launch is not None:
+            if command and command[0].kind != "redir":
+                notes.append(f"ignored the command after the launch: {_show(command)}")
+            continue
+        # before the launch: `export A=1 B=2`, `A=1` alone, `cd dir`, `source venv/bin/activate`
+        head = command[0].text if command else ""
+        if head == "export":
+            for word in command[1:]:
+                if word.assignment:
+                    name, _, value = word.text.partition("=")
+                    env[name] = value
+                    _note_expansion(word, notes)
+                elif not word.text.startswith("-"):
+                    notes.append(f"export {word.text} without a value was ignored")
+        elif command and all(w.assignment for w in command):
+            for word in command:
+                name, _, value = word.text.partition("=")
+                env[name] = value
+                _note_expansion(word, notes)
+        elif command:
+            notes.append(f"ignored a command before the launch: {_show(command)}")
+    if launch is None or launch_at is None:
+        nested = _nested_launch(words)
+        if nested is not None:
+            inner = split_launch(nested.text)
+            inner.notes.insert(0, "read the launch command inside a quoted word (ssh/sh -c)")
+            inner.env = {**env, **inner.env}
+            return inner
+        raise CommandError(
+            "no SGLang launch command found",
+            suggestion="paste `python -m sglang.launch_server --model-path ...` "
+            "or `sglang serve --model-path ...`",
+        )
+    prefix = launch[:launch_at]
+    rest = launch[launch_at + 1 :]
+    launcher = "sglang serve" if launch[launch_at].text == "serve" else (
+        "python -m sglang.launch_server"
+    )
+    # prefix: [A=1 ...] [env [-u X] A=1 ...] [nohup|time|...] [python [-u] -m]
+    i = 0
+    seen_command = False
+    while i < len(prefix):
+        word = prefix[i]
+        if word.kind == "redir":
+            notes.append(f"removed the redirection {_redir_text(word.text, _next_text(prefix, i))}")
+            i += 2 if _redir_takes_target(word.text) else 1
+            continue
+        if word.assignment and not seen_command:
+            name, _, value = word.text.partition("=")
+            env[name] = value
+            _note_expansion(word, notes)
+        elif word.text == "env" and not seen_command:
+            i += 1
+            while i < len(prefix) and prefix[i].text.startswith("-"):
+                notes.append(f"ignored the env option {prefix[i].text}")
+                i += 2 if prefix[i].text in {"-u", "--unset", "-C", "--chdir"} else 1
+            continue
+        elif word.text in _WRAPPERS:
+            notes.append(f"removed the wrapper {word.text!r}")
+        elif _is_python(word.text):
+            seen_command = True
+            if word.text not in {"python", "python3"}:
+                notes.append(f"the interpreter {word.text} is not kept (profile ssh.python)")
+        elif word.text == "-m" or word.text.startswith("-"):
+            if word.text in _PYTHON_OPTIONS_WITH_VALUE:
+                i += 1
+        elif os.path.basename(word.text) == "sglang":
+            seen_command = True
+        else:
+            notes.append(f"removed {word.text!r} before the launch")
+        i += 1
+    argv: list[str] = []
+    j = 0
+    while j < len(rest):
+        word = rest[j]
+        if word.kind == "redir":
+            target = _next_text(rest, j) if _redir_takes_target(word.text) else ""
+            notes.append(f"removed the redirection {_redir_text(word.text, target)}")
+            j += 2 if _redir_takes_target(word.text) else 1
+            continue
+        if word.kind == "op":
+            if word.text == "&":
+                notes.append("removed the trailing & (the wizard runs the server detached)")
+            j += 1
+            continue
+        _note_expansion(word, notes)
+        argv.append(word.text)
+        j += 1
+    if launcher == "sglang serve":
+        argv = _strip_model_type(argv, notes)
+    return LaunchParts(env, argv, launcher, notes)
+
+
+def _nested_launch(words: list[Word]) -> Word | None:
+    for word in words:
+        if word.kind == "word" and (
+            "sglang.launch_server" in word.text or "sglang serve" in word.text
+        ) and (" " in word.text or "\n" in word.text):
+            return word
+    return None
+
+
+def _strip_model_type(argv: list[str], notes: list[str]) -> list[str]:
+    out: list[str] = []
+    k = 0
+    while k < len(argv):
+        piece = argv[k]
+        if piece == "--model-type" and k + 1 < len(argv):
+            notes.append(f"`sglang serve --model-type {argv[k + 1]}` is not kept")
+            k += 2
+            continue
+        if piece.startswith("--model-type="):
+            notes.append(f"`sglang serve {piece}` is not kept")
+            k += 1
+            continue
+        out.append(piece)
+        k += 1
+    return out
+
+
+def _looks_like_assignment(text: str) -> bool:
+    name, sep, _ = text.partition("=")
+    return bool(sep) and bool(name) and (name[0].isalpha() or name[0] == "_") and all(
+        c.isalnum() or c == "_" for c in name
+    ) and name.isascii()
+
+
+def _redir_takes_target(op: str) -> bool:
+    """Every redirection operator (`>`, `2>`, `2>&` of `2>&1`, `&>`, `<`) is followed by its target."""
+    return bool(op)
+
+
+def _next_text(words: list[Word], i: int) -> str:
+    return words[i + 1].text if i + 1 < len(words) else ""
+
+
+def _note_expansion(word: Word, notes: list[str]) -> None:
+    if word.expansion:
+        notes.append(
+            f"{word.text!r} uses a shell expansion that the wizard cannot resolve; "
+            "it is kept as literal text"
+        )
+
+
+def _show(command: list[Word]) -> str:
+    text = " ".join(w.text for w in command)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# text -> Profile
+
+
+def parse_command(text: str | Sequence[str], version: str | None = None) -> ImportResult:
+    """Turn a pasted launch command (or an argv list) into a `Profile`.
+
+    `version` is the SGLang version the command is meant for (default: the profile default,
+    0.5.11); another version than the supported ones uses the nearest rule set and says so in
+    `notes`. Raises `CommandError` only.
+    """
+    wanted = DEFAULT_SGLANG_VERSION if version is None else version
+    try:
+        supported, warning = resolve_version(wanted)
+    except VersionError as exc:
+        raise CommandError(str(exc), flag=str(wanted)) from None
+    parts = split_launch(text)
+    notes = list(parts.notes)
+    if warning:
+        notes.insert(0, warning)
+    parsed = parse_flags(parts.argv, supported)
+    notes.extend(parsed.notes)
+    data: dict[str, Any] = {"sglang_version": wanted.strip()}
+    for dest, value in parsed.values.items():
+        spec = BY_DEST[dest]
+        section, _, name = spec.path.partition(".")
+        data.setdefault(section, {})[name] = value
+    if "model" not in data or "path" not in data["model"]:
+        raise CommandError(
+            "the command has no --model-path",
+            flag="--model-path",
+            suggestion="add --model-path /path/to/model (SGLang requires it)",
+            exit_like_sglang=True,
+        )
+    if parsed.unknown_to_profile:
+        data["extra_args"] = list(parsed.unknown_to_profile)
+    if parts.env:
+        data["env"] = dict(parts.env)
+    for name, value in parts.env.items():
+        _, note = effective_env(name, value, supported)
+        if note:
+            notes.append(f"SGLang {supported}: {note}")
+    try:
+        profile = Profile.model_validate(data)
+    except ValidationError as exc:
+        raise _validation_error(exc, parsed) from None
+    return ImportResult(profile, notes, supported, list(parts.argv), dict(parts.env))
+
+
+def _validation_error(exc: ValidationError, parsed: ParsedFlags) -> CommandError:
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    path = ".".join(loc[:2])
+    flag = None
+    for dest, typed in parsed.spelled.items():
+        if BY_DEST[dest].path == path:
+            flag = typed
+    where = flag or path
+    value = err.get("input")
+    message = f"{where} {value!r}: {err['msg']} (profile field {path})"
+    if loc and loc[0] == "env":
+        message = f"environment {'.'.join(loc[1:])}: {err['msg']}"
+        where = "env"
+    return CommandError(
+        message,
+        flag=flag or where,
+        suggestion="change the value; the wizard's profile cannot hold it",
+        exit_like_sglang=False,
+    )
+
+
+def known_version(version: str | None) -> str:
+    """The supported rule set for an optional version string (typed error when unparseable)."""
+    try:
+        return resolve_version(version or DEFAULT_SGLANG_VERSION)[0]
+    except VersionError as exc:
+        raise CommandError(str(exc), flag=version) from None
+
+
+def _redir_text(op: str, target: str) -> str:
+    return f"{op}{target}" if op.endswith("&") else f"{op} {target}".rstrip()
