@@ -340,6 +340,8 @@ class ModelFacts:
     sliding_window_layers: int = 0
     draft_vocab_size: int | None = None
     tie_word_embeddings: bool = False
+    vision_layers: int | None = None
+    vision_hidden_size: int | None = None
     generation_defaults: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
@@ -397,6 +399,9 @@ class ModelFacts:
             "target_hidden_size": self.target_hidden_size,
             "draft_vocab_size": self.draft_vocab_size,
             "has_attention_sinks": self.has_attention_sinks,
+            "vision_tower": self.vision_layers is not None
+            or self.vision_hidden_size is not None
+            or bool(self.params_estimate and self.params_estimate.vision),
             "sliding_window": self.sliding_window,
             "sliding_window_layers": self.sliding_window_layers,
             "notes": list(self.notes),
@@ -692,6 +697,7 @@ def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
         if eagle_config is not None:
             target_hidden = eagle_config.opt_int("target_hidden_size", minimum=1)
 
+    vision = top.opt_section("vision_config")
     notes: list[str] = []
     breakdown = _estimate_params(
         cfg,
@@ -770,6 +776,8 @@ def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
         sliding_window_layers=sliding_layers,
         draft_vocab_size=draft_vocab,
         tie_word_embeddings=tie,
+        vision_layers=vision.opt_int("num_hidden_layers") if vision is not None else None,
+        vision_hidden_size=vision.opt_int("hidden_size") if vision is not None else None,
         generation_defaults=_generation_defaults(files),
         notes=tuple(notes),
     )
@@ -905,12 +913,18 @@ def _index_total_size(files: Mapping[str, str]) -> int | None:
 
 
 def _module_matches(pattern: str, module: str) -> bool:
-    """compressed-tensors `re:` patterns, ModelOpt globs, or plain name parts."""
+    """compressed-tensors `re:` patterns, ModelOpt / HF globs, or plain names.
+
+    A glob or plain name matches the module or any enclosing module (`model.layers.*.self_attn`
+    matches `model.layers.3.self_attn.q_proj`); a plain name also matches as a path part.
+    """
     if pattern.startswith("re:"):
         return re.match(pattern[3:], module) is not None
+    parts = module.split(".")
+    prefixes = [".".join(parts[: i + 1]) for i in range(len(parts))]
     if any(ch in pattern for ch in "*?["):
-        return fnmatch.fnmatchcase(module, pattern)
-    return module == pattern or module.endswith("." + pattern) or f".{pattern}." in f".{module}."
+        return any(fnmatch.fnmatchcase(prefix, pattern) for prefix in prefixes)
+    return pattern in prefixes or module.endswith("." + pattern) or f".{pattern}." in f".{module}."
 
 
 def _quantization(cfg: _Layered, files: Mapping[str, str]) -> QuantInfo | None:
