@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from sglang_hand_tables import table_0_5_11, table_0_5_23
+
 from wizard.sglang import flags
 
 

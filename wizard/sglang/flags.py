@@ -662,8 +662,7 @@ def rename_for(option: str, version: str) -> str | None:
             )
         if change.new is not None and option == change.new.split(" ")[0] and not newer:
             return (
-                f"{option} is the SGLang {change.since} spelling; in {supported} use "
-                f"{change.old}"
+                f"{option} is the SGLang {change.since} spelling; in {supported} use {change.old}"
             )
     return None
 

@@ -102,7 +102,9 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
     try:
         supported, _ = resolve_version(version)
     except VersionError as exc:
-        raise CommandError(str(exc), flag=version, suggestion="use --sglang-version 0.5.11") from None
+        raise CommandError(
+            str(exc), flag=version, suggestion="use --sglang-version 0.5.11"
+        ) from None
     try:
         table = load_table(supported)
     except FlagDataError as exc:
@@ -114,7 +116,9 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
         typed = pieces[0].split("=", 1)[0]
         full = table.match_safe(pieces[0])
         if full is not None and full.how == "prefix":
-            parsed.notes.append(f"{typed} is a prefix; SGLang {supported} reads it as {full.option}")
+            parsed.notes.append(
+                f"{typed} is a prefix; SGLang {supported} reads it as {full.option}"
+            )
         if action.is_deprecated:
             change = rename_for(full.option if full else typed, supported)
             parsed.notes.append(
@@ -149,6 +153,7 @@ class LaunchParts:
     argv: list[str]
     launcher: str  # "python -m sglang.launch_server" or "sglang serve"
     notes: list[str]
+    interpreter: str | None = None  # the python that ran `-m sglang.launch_server`
 
 
 def _is_python(word: str) -> bool:
@@ -179,9 +184,7 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
     else:
         words = [Word(str(t), "word") for t in text]
         # an argv list: leading NAME=value items are env assignments, like in a shell
-        words = [
-            Word(w.text, "word", assignment=_looks_like_assignment(w.text)) for w in words
-        ]
+        words = [Word(w.text, "word", assignment=_looks_like_assignment(w.text)) for w in words]
     commands = split_commands(words)
     env: dict[str, str] = {}
     launch: list[Word] | None = None
@@ -232,10 +235,11 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
         )
     prefix = launch[:launch_at]
     rest = launch[launch_at + 1 :]
-    launcher = "sglang serve" if launch[launch_at].text == "serve" else (
-        "python -m sglang.launch_server"
+    launcher = (
+        "sglang serve" if launch[launch_at].text == "serve" else ("python -m sglang.launch_server")
     )
     # prefix: [A=1 ...] [env [-u X] A=1 ...] [nohup|time|...] [python [-u] -m]
+    interpreter: str | None = None
     i = 0
     seen_command = False
     while i < len(prefix):
@@ -258,8 +262,7 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
             notes.append(f"removed the wrapper {word.text!r}")
         elif _is_python(word.text):
             seen_command = True
-            if word.text not in {"python", "python3"}:
-                notes.append(f"the interpreter {word.text} is not kept (profile ssh.python)")
+            interpreter = word.text
         elif word.text == "-m" or word.text.startswith("-"):
             if word.text in _PYTHON_OPTIONS_WITH_VALUE:
                 i += 1
@@ -287,14 +290,16 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
         j += 1
     if launcher == "sglang serve":
         argv = _strip_model_type(argv, notes)
-    return LaunchParts(env, argv, launcher, notes)
+    return LaunchParts(env, argv, launcher, notes, interpreter)
 
 
 def _nested_launch(words: list[Word]) -> Word | None:
     for word in words:
-        if word.kind == "word" and (
-            "sglang.launch_server" in word.text or "sglang serve" in word.text
-        ) and (" " in word.text or "\n" in word.text):
+        if (
+            word.kind == "word"
+            and ("sglang.launch_server" in word.text or "sglang serve" in word.text)
+            and (" " in word.text or "\n" in word.text)
+        ):
             return word
     return None
 
@@ -319,9 +324,13 @@ def _strip_model_type(argv: list[str], notes: list[str]) -> list[str]:
 
 def _looks_like_assignment(text: str) -> bool:
     name, sep, _ = text.partition("=")
-    return bool(sep) and bool(name) and (name[0].isalpha() or name[0] == "_") and all(
-        c.isalnum() or c == "_" for c in name
-    ) and name.isascii()
+    return (
+        bool(sep)
+        and bool(name)
+        and (name[0].isalpha() or name[0] == "_")
+        and all(c.isalnum() or c == "_" for c in name)
+        and name.isascii()
+    )
 
 
 def _redir_takes_target(op: str) -> bool:
@@ -384,6 +393,9 @@ def parse_command(text: str | Sequence[str], version: str | None = None) -> Impo
         data["extra_args"] = list(parsed.unknown_to_profile)
     if parts.env:
         data["env"] = dict(parts.env)
+    if parts.interpreter is not None and parts.interpreter != "python3":
+        data["ssh"] = {"python": parts.interpreter}
+        notes.append(f"the interpreter {parts.interpreter} is kept as ssh.python")
     for name, value in parts.env.items():
         _, note = effective_env(name, value, supported)
         if note:

@@ -1,0 +1,339 @@
+"""Write a `Profile` as an SGLang launch: argv, env, a copy-pasteable shell command, `--config` YAML.
+
+Flags use the chosen version's spelling (e.g. `--mamba-scheduler-strategy` on 0.5.11,
+`--mamba-radix-cache-strategy` on 0.5.23), only fields that differ from the profile defaults are
+written, in the stable order of `wizard.sglang.fields.FIELDS`, followed by `extra_args` as typed.
+The shell form quotes every piece with `shlex.quote`, so `parse_command(render_shell(p))` gives
+back the same launch (paths with spaces, quotes, `$()`, newlines included).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from wizard.profile import Profile
+from wizard.sglang.errors import FlagDataError, RenderError
+from wizard.sglang.fields import BY_DEST, FIELDS, FieldSpec, canonical_dest, version_tuple
+from wizard.sglang.flags import FlagAction, FlagTable, load_table
+from wizard.sglang.versions import VersionError, resolve_version
+
+LAUNCH_MODULE = "sglang.launch_server"
+
+
+def _table_for(profile: Profile, version: str | None) -> tuple[str, FlagTable]:
+    wanted = version or profile.sglang_version
+    try:
+        supported, _ = resolve_version(wanted)
+        return supported, load_table(supported)
+    except VersionError as exc:
+        raise RenderError(str(exc), version=wanted) from None
+    except FlagDataError as exc:
+        raise RenderError(str(exc), version=wanted) from None
+
+
+def _default_of(spec: FieldSpec) -> Any:
+    section, _, name = spec.path.partition(".")
+    section_type = Profile.model_fields[section].annotation
+    info = section_type.model_fields[name]  # type: ignore[union-attr]
+    return info.get_default(call_default_factory=True)
+
+
+def _scalar_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _flag_pieces(flag: FlagAction, value: Any, path: str, version: str) -> list[str]:
+    option = flag.primary
+    kind = flag.kind
+    if isinstance(value, bool) and kind in {
+        "store_true",
+        "deprecated_store_true",
+        "boolean_optional",
+        "store_const",
+    }:
+        if value:
+            return [option]
+        if kind == "boolean_optional":
+            return ["--no-" + option[2:]]
+        raise RenderError(
+            f"{path} = false cannot be written for SGLang {version}: {option} only switches on",
+            field=path,
+            version=version,
+        )
+    if isinstance(value, list):
+        texts = [_scalar_text(v) for v in value]
+        if not texts:
+            raise RenderError(f"{path} is an empty list", field=path, version=version)
+        if len(texts) == 1 and texts[0].startswith("-"):
+            return [f"{option}={texts[0]}"]
+        if any(t.startswith("-") for t in texts):
+            raise RenderError(
+                f"{path}: list items starting with '-' cannot be passed to {option}",
+                field=path,
+                version=version,
+            )
+        return [option, *texts]
+    text = _scalar_text(value)
+    if text.startswith("-") or text == "":
+        return [f"{option}={text}"]
+    return [option, text]
+
+
+def _field_groups(profile: Profile, supported: str, table: FlagTable) -> list[list[str]]:
+    groups: list[list[str]] = []
+    for spec in FIELDS:
+        value = profile.get(spec.path)
+        if value is None or value == _default_of(spec):
+            continue
+        dest = spec.dest_for(supported)
+        if dest is None:
+            why = (
+                f"was removed in {spec.removed_in}"
+                if spec.removed_in and version_tuple(supported) >= version_tuple(spec.removed_in)
+                else f"exists only from {spec.added_in}"
+            )
+            raise RenderError(
+                f"{spec.path} has no flag in SGLang {supported} (the flag {why}); "
+                "remove it from the profile or choose another version",
+                field=spec.path,
+                version=supported,
+            )
+        flag = table.by_dest.get(dest)
+        if flag is None:
+            raise RenderError(
+                f"{spec.path}: SGLang {supported}'s flag table has no field {dest!r}",
+                field=spec.path,
+                version=supported,
+            )
+        groups.append(_flag_pieces(flag, value, spec.path, supported))
+    return groups
+
+
+def _extra_groups(profile: Profile, supported: str, table: FlagTable) -> list[list[str]]:
+    """extra_args split into per-flag groups; a flag that a profile field holds is refused."""
+    groups: list[list[str]] = []
+    for piece in profile.extra_args:
+        match = table.match_safe(piece) if piece.startswith("-") else None
+        if match is not None:
+            spec = BY_DEST.get(canonical_dest(match.action.dest))
+            if spec is not None and spec.dest_for(supported) == match.action.dest:
+                raise RenderError(
+                    f"extra_args sets {match.option}, which is the profile field {spec.path}; "
+                    f"set {spec.path} instead",
+                    field="extra_args",
+                    version=supported,
+                )
+            groups.append([piece])
+        elif groups:
+            groups[-1].append(piece)
+        else:
+            groups.append([piece])
+    return groups
+
+
+def render_argv(profile: Profile, version: str | None = None) -> list[str]:
+    """The flags after `python -m sglang.launch_server` for `version` (default: the profile's)."""
+    supported, table = _table_for(profile, version)
+    argv: list[str] = []
+    for group in _field_groups(profile, supported, table):
+        argv.extend(group)
+    for group in _extra_groups(profile, supported, table):
+        argv.extend(group)
+    return argv
+
+
+def render_env(profile: Profile) -> dict[str, str]:
+    """The environment variables to set for the launch, exactly as the profile has them."""
+    return dict(profile.env)
+
+
+def _quote_interpreter(python: str) -> str:
+    if python.startswith("~/"):
+        return "~/" + shlex.quote(python[2:])
+    return shlex.quote(python)
+
+
+def render_shell(profile: Profile, *, multiline: bool = True, version: str | None = None) -> str:
+    """The exact shell command: env prefix + `python3 -m sglang.launch_server` + argv, quoted."""
+    supported, table = _table_for(profile, version)
+    groups = _field_groups(profile, supported, table) + _extra_groups(profile, supported, table)
+    env = " ".join(f"{name}={shlex.quote(value)}" for name, value in render_env(profile).items())
+    head = f"{_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE}"
+    if env:
+        head = f"{env} {head}"
+    lines = [head] + [" ".join(shlex.quote(p) for p in group) for group in groups]
+    if multiline:
+        return " \\\n  ".join(lines)
+    return " ".join(lines)
+
+
+def render_argv_json(profile: Profile, version: str | None = None) -> str:
+    """`{"env": {...}, "argv": ["python3", "-m", "sglang.launch_server", ...]}` as JSON."""
+    argv = [profile.ssh.python, "-m", LAUNCH_MODULE, *render_argv(profile, version)]
+    return json.dumps({"env": render_env(profile), "argv": argv}, ensure_ascii=False, indent=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# SGLang's own --config YAML
+
+
+@dataclass
+class YamlForm:
+    """A `--config` YAML file and what must stay on the command line."""
+
+    text: str
+    command_line_only: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _yaml_string(text: str) -> str:
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif 0x20 <= code < 0x7F:
+            out.append(ch)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _yaml_scalar(value: Any) -> str:
+    """A YAML scalar whose `str()` after `yaml.safe_load` is the argv text SGLang needs."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        # Quoted: PyYAML reads `1e-05` as a string and `1.0e-05` as a float; str() must be exact.
+        return _yaml_string(repr(value))
+    return _yaml_string(str(value))
+
+
+def _yaml_key_ok(flag: FlagAction, supported: str) -> str | None:
+    """The YAML key SGLang's config reader turns back into this flag, or None if it cannot."""
+    kind = flag.kind
+    key = flag.primary[2:]
+    if supported == "0.5.11":
+        if kind == "store_true":
+            names = [o[2:] for o in flag.long_options if o[2:].replace("-", "_") == flag.dest]
+            return names[0] if names else None
+        return key if kind == "store" else None
+    if kind in {"store_true", "store"}:
+        return key
+    if flag.nargs is None and kind not in {"boolean_optional", "help", "version"}:
+        return key
+    return None
+
+
+def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
+    """The `--config` YAML (keys = flag names without `--`) plus the pieces YAML cannot carry."""
+    supported, table = _table_for(profile, version)
+    lines: list[str] = []
+    cli_only: list[str] = []
+    seen: set[str] = set()
+    for group in _field_groups(profile, supported, table) + _extra_groups(
+        profile, supported, table
+    ):
+        match = table.match_safe(group[0])
+        if match is None:
+            cli_only.extend(group)
+            continue
+        flag = match.action
+        key = _yaml_key_ok(flag, supported)
+        values = list(group[1:])
+        if match.explicit_value is not None:
+            values.insert(0, match.explicit_value)
+        if key is None or key in seen:
+            cli_only.extend(group)
+            continue
+        if flag.kind == "store_true":
+            line = f"{key}: true"
+        elif flag.nargs in ("+", "*") or (isinstance(flag.nargs, int) and flag.nargs > 1):
+            if not values:
+                cli_only.extend(group)
+                continue
+            line = f"{key}: [{', '.join(_yaml_item(v, flag) for v in values)}]"
+        elif len(values) == 1:
+            line = f"{key}: {_yaml_item(values[0], flag)}"
+        else:
+            cli_only.extend(group)
+            continue
+        seen.add(key)
+        lines.append(line)
+    header = [
+        f"# SGLang {supported} --config file"
+        + (f" for: {profile.description.splitlines()[0]}" if profile.description else ""),
+        f"# start: python3 -m {LAUNCH_MODULE} --config THIS_FILE.yaml"
+        + (" " + " ".join(shlex.quote(p) for p in cli_only) if cli_only else ""),
+    ]
+    if profile.env:
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in profile.env.items())
+        header.append(f"# environment (not part of --config, set it in the shell): {env}")
+    header = [h.replace("\n", " ") for h in header]
+    text = "\n".join([*header, *lines]) + "\n"
+    return YamlForm(text, cli_only, dict(profile.env))
+
+
+def _yaml_item(text: str, flag: FlagAction) -> str:
+    """A value as typed on the command line, as a YAML scalar that `str()`s back to it."""
+    if flag.type == "int":
+        try:
+            number = int(text)
+        except ValueError:
+            return _yaml_string(text)
+        if str(number) == text:
+            return text
+    return _yaml_string(text)
+
+
+def render_yaml(profile: Profile, version: str | None = None) -> str:
+    """SGLang's own `--config` YAML form of the profile (see `render_yaml_form`)."""
+    return render_yaml_form(profile, version).text
+
+
+def config_args_like_sglang(data: dict[str, Any], table: FlagTable) -> list[str]:
+    """What SGLang's `ConfigArgumentMerger` turns parsed YAML data into (for tests and preview).
+
+    Mirrors 0.5.11 `server_args_config_parser.py` / 0.5.23 `utils/server_args_config_parser.py`:
+    booleans of store_true flags add the flag, other booleans become `--key true/false`, lists
+    become `--key a b c`, everything else `--key str(value)`.
+    """
+    store_true = {a.dest for a in table.actions if a.kind == "store_true"}
+    if table.version != "0.5.11":
+        store_true |= {
+            o[2:].replace("-", "_")
+            for a in table.actions
+            if a.kind == "store_true"
+            for o in a.long_options
+        }
+    args: list[str] = []
+    for key, value in data.items():
+        if isinstance(value, bool):
+            if key.replace("-", "_") in store_true:
+                if value:
+                    args.append(f"--{key}")
+            else:
+                args.extend([f"--{key}", str(value).lower()])
+        elif isinstance(value, list):
+            if value:
+                args.append(f"--{key}")
+                args.extend(str(v) for v in value)
+        else:
+            args.extend([f"--{key}", str(value)])
+    return args
