@@ -420,7 +420,11 @@ class CrashExplanation:
 
 
 def _rule_fields(rule: Any) -> tuple[str | None, str, tuple[str, ...]]:
-    """Read id / explanation / fixes from the catalog's rule object or mapping, whatever its shape."""
+    """Read id / explanation / fixes from the catalog's rule (object or mapping).
+
+    Fixes that the catalog computes from a profile context (a callable) are not listed here: the
+    check of the profile shows them; the crash text points there.
+    """
 
     def pick(*names: str) -> Any:
         for name in names:
@@ -431,13 +435,20 @@ def _rule_fields(rule: Any) -> tuple[str | None, str, tuple[str, ...]]:
         return None
 
     rule_id = pick("id", "rule_id")
-    explanation = pick("explanation", "why", "message", "title") or ""
-    fixes_value = pick("fixes", "fix") or ()
+    title = pick("title")
+    why = pick("why", "explanation")
+    explanation = ": ".join(str(part) for part in (title, why) if isinstance(part, str) and part)
+    fixes_value = pick("fixes", "fix")
+    fixes: tuple[str, ...]
     if isinstance(fixes_value, str):
-        fixes: tuple[str, ...] = (fixes_value,)
+        fixes = (fixes_value,)
+    elif isinstance(fixes_value, list | tuple):
+        fixes = tuple(str(getattr(f, "text", None) or getattr(f, "label", None) or f) for f in fixes_value)
+    elif callable(fixes_value):
+        fixes = ("check the profile with the wizard to see the fixes for this rule and apply one",)
     else:
-        fixes = tuple(str(getattr(f, "text", f)) for f in fixes_value)
-    return (str(rule_id) if rule_id is not None else None, str(explanation), fixes)
+        fixes = ()
+    return (str(rule_id) if rule_id is not None else None, explanation, fixes)
 
 
 def explain_crash(

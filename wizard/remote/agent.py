@@ -478,8 +478,12 @@ def cmd_preflight():
 
 
 def main(argv):
+    global RUNS_ROOT
+    if len(argv) >= 2 and argv[0] == "--root":
+        RUNS_ROOT = os.path.expanduser(argv[1])
+        argv = argv[2:]
     if not argv:
-        fail("usage: agent COMMAND ...", 2)
+        fail("usage: agent [--root DIR] COMMAND ...", 2)
     command, rest = argv[0], argv[1:]
     if command == "launch":
         cmd_launch()

@@ -270,8 +270,10 @@ class RemoteHost:
         policy: HostKeyPolicy,
         connections: list[asyncssh.SSHClientConnection],
         agent_python: str = "python3",
+        runs_root: str | None = None,
     ) -> None:
         self.hops = list(hops)
+        self.runs_root = runs_root
         self.settings = settings
         self.policy = policy
         self._connections = connections
@@ -286,13 +288,14 @@ class RemoteHost:
         settings: SshSettings | None = None,
         policy: HostKeyPolicy | None = None,
         agent_python: str = "python3",
+        runs_root: str | None = None,
     ) -> RemoteHost:
         """Resolve the host through ssh config, connect every hop, return the host object."""
         settings = settings or SshSettings()
         policy = policy or HostKeyPolicy()
         hops = resolve_chain(target, jumps, settings)
         connections = await connect_chain(hops, settings, policy)
-        return cls(hops, settings, policy, connections, agent_python)
+        return cls(hops, settings, policy, connections, agent_python, runs_root)
 
     @property
     def label(self) -> str:
@@ -384,7 +387,8 @@ class RemoteHost:
         return (await self.run(["test", "-e", path])).exit_status == 0
 
     def _agent_command(self, *args: str, python: str | None = None) -> str:
-        return shlex.join([python or self.agent_python, "-c", agent_source(), *args])
+        root = ["--root", self.runs_root] if self.runs_root else []
+        return shlex.join([python or self.agent_python, "-c", agent_source(), *root, *args])
 
     async def _agent_json(
         self,
@@ -561,15 +565,13 @@ class RemoteHost:
                 if not data:
                     break
                 buffer += data
-                cut = buffer.rfind(b"\n")
-                if cut < 0:
+                cut = _last_line_end(buffer)
+                if cut == 0:
                     if len(buffer) < MAX_PARTIAL_LINE:
                         continue
-                    cut = len(buffer) - 1  # a pathological line: deliver it in pieces
-                complete, buffer = buffer[: cut + 1], buffer[cut + 1 :]
-                lines = complete.decode("utf-8", "replace").split("\n")
-                if lines and lines[-1] == "":
-                    lines.pop()
+                    cut = len(buffer)  # a pathological line: deliver it in pieces
+                complete, buffer = buffer[:cut], buffer[cut:]
+                lines = split_log_lines(complete.decode("utf-8", "replace"))
                 yield LogChunk(base, base + len(complete), lines, reconnected)
                 reconnected = False
                 base += len(complete)
@@ -578,17 +580,16 @@ class RemoteHost:
             except (asyncssh.Error, OSError) as exc:
                 raise _StreamDropped(str(exc)) from exc
             status = process.exit_status
+            stderr = await _read_all(process.stderr) if status else ""
         finally:
             process.close()
         if status is None or status < 0:
             raise _StreamDropped(f"stream ended without exit status (signal {process.exit_signal})")
-        if status == AGENT_EXIT_NOT_FOUND or status != 0:
-            stderr = await _read_all(process.stderr)
+        if status != 0:
             raise RemoteError(f"{self.label}: cannot follow {run_id}: {stderr.strip()}")
         if buffer:  # the final line of a finished server without a newline
-            yield LogChunk(
-                base, base + len(buffer), [buffer.decode("utf-8", "replace")], reconnected
-            )
+            lines = split_log_lines(buffer.decode("utf-8", "replace"))
+            yield LogChunk(base, base + len(buffer), lines, reconnected)
 
     # ------------------------------------------------------------------ the server's HTTP API
 
@@ -664,6 +665,27 @@ class RemoteHost:
             value = states[0].get("avg_spec_accept_length") if states else None
             accept = float(value) if isinstance(value, int | float) else None
         return ReadyReport(health, gen_status, generated, speculative, accept)
+
+
+def _last_line_end(buffer: bytes) -> int:
+    """Index just past the last safe line end: a newline, or a carriage return not at the very
+    end (it may be the first half of CRLF). 0 when there is none."""
+    end = max(buffer.rfind(b"\n"), buffer.rfind(b"\r", 0, len(buffer) - 1))
+    return end + 1
+
+
+def split_log_lines(text: str) -> list[str]:
+    """Split complete log text into lines; carriage-return updates (tqdm bars) count as lines."""
+    parts = text.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    lines: list[str] = []
+    for part in parts:
+        if "\r" in part:
+            lines.extend(segment for segment in part.split("\r") if segment)
+        else:
+            lines.append(part)
+    return lines
 
 
 class _StreamDropped(Exception):

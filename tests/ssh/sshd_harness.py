@@ -1,0 +1,159 @@
+"""Real OpenSSH `sshd` servers on 127.0.0.1 for the SSH tests and the bench.
+
+Each server gets its own host key, config and log in a temp dir and is started with
+`/usr/sbin/sshd -D -e -f CONFIG`; readiness is polled (SSH banner on the port, bounded).
+Nothing is skipped silently: if sshd cannot start, `SshdError` says why (with sshd's log).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SSHD = Path("/usr/sbin/sshd")
+READY_TIMEOUT_S = 15.0
+
+
+class SshdError(RuntimeError):
+    """sshd could not be started or stopped."""
+
+
+def free_port() -> int:
+    """A TCP port that was free a moment ago on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def keygen(path: Path) -> str:
+    """Create an ed25519 key pair at path (no passphrase); return the public key line."""
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", path.name, "-f", str(path)],
+        check=True,
+        capture_output=True,
+    )
+    return Path(f"{path}.pub").read_text().strip()
+
+
+@dataclass
+class Sshd:
+    """One running sshd."""
+
+    name: str
+    directory: Path
+    port: int
+    host_key: Path
+    host_public_key: str
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+    extra_config: list[str] = field(default_factory=list)
+
+    def known_hosts_line(self) -> str:
+        """`[127.0.0.1]:PORT type base64` for a known_hosts file."""
+        key_type, key_data = self.host_public_key.split()[:2]
+        return f"[127.0.0.1]:{self.port} {key_type} {key_data}"
+
+    def connection_children(self) -> list[int]:
+        """Pids of the per-connection sshd processes (children of the listener)."""
+        assert self.process is not None
+        children = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{name}/stat").read_bytes()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if int(fields[1]) == self.process.pid:
+                children.append(int(name))
+        return children
+
+    def drop_connections(self) -> list[int]:
+        """SIGKILL every per-connection sshd process: all clients lose their connection at once."""
+        killed = self.connection_children()
+        for pid in killed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return killed
+
+    def stop(self) -> None:
+        """Stop the listener and its connections."""
+        if self.process is None:
+            return
+        self.drop_connections()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
+
+
+def start_sshd(directory: Path, name: str, authorized_keys: Path, log_level: str = "ERROR") -> Sshd:
+    """Write keys and config into directory/name and start sshd; wait until it speaks SSH."""
+    if not SSHD.exists():
+        raise SshdError(f"{SSHD} is missing: run scripts/ensure-system-packages.sh (Debian openssh-server)")
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege-separation dir sshd insists on
+    base = directory / name
+    base.mkdir(parents=True, exist_ok=True)
+    host_key = base / "host_key"
+    public = keygen(host_key)
+    port = free_port()
+    log_path = base / "sshd.log"
+    config = base / "sshd_config"
+    config.write_text(
+        "\n".join(
+            [
+                f"Port {port}",
+                "ListenAddress 127.0.0.1",
+                f"HostKey {host_key}",
+                f"AuthorizedKeysFile {authorized_keys}",
+                f"PidFile {base / 'sshd.pid'}",
+                "UsePAM no",
+                "StrictModes no",
+                "PermitRootLogin yes",
+                "PubkeyAuthentication yes",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "AllowTcpForwarding yes",
+                "AllowAgentForwarding no",
+                "X11Forwarding no",
+                "PrintMotd no",
+                "MaxStartups 200",
+                "MaxSessions 100",
+                f"LogLevel {log_level}",
+                "Subsystem sftp internal-sftp",
+                "",
+            ]
+        )
+    )
+    check = subprocess.run([str(SSHD), "-t", "-f", str(config)], capture_output=True, text=True)
+    if check.returncode != 0:
+        raise SshdError(f"sshd rejects its test config {config}: {check.stderr.strip()}")
+    log = open(log_path, "wb")  # noqa: SIM115 - handed to the child process
+    process = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
+    log.close()
+    server = Sshd(name, base, port, host_key, public, log_path, process)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        if process.poll() is not None:
+            raise SshdError(f"sshd {name} exited with {process.returncode}: {log_path.read_text()[-2000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                if sock.recv(64).startswith(b"SSH-"):
+                    return server
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise SshdError(f"sshd {name} did not answer on port {port} within {READY_TIMEOUT_S}s")
+        time.sleep(0.05)  # polling interval of the readiness probe (bounded by the deadline)

@@ -1,0 +1,131 @@
+"""Watch a run start: log window, stages with ETA, crash and ready handling.
+
+`RunWatcher` is the pure part (feed it `LogChunk`s); `watch_run` drives it from a `RemoteHost`
+and returns how the start-up ended. The screens can use either: the watcher's `window` is the
+bounded set of lines to show, `tracker` the stage/progress state, `eta_s()` the time left.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from wizard import logstages
+from wizard.remote.session import CrashReport, LogChunk, ReadyReport, RemoteHost, RunStatus
+
+_STAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def line_timestamp(line: str) -> float | None:
+    """Seconds since the epoch (naive, host-local) of SGLang's `[YYYY-mm-dd HH:MM:SS ...]` prefix."""
+    if len(line) < 20 or line[0] != "[":
+        return None
+    try:
+        return datetime.strptime(line[1:20], _STAMP_FORMAT).timestamp()
+    except ValueError:
+        return None
+
+
+class RunWatcher:
+    """Feeds log lines to the stage tracker, the traceback scanner and OOM detection.
+
+    Memory is bounded: `window` keeps the last `window_lines` lines, the scanner keeps one
+    traceback. Elapsed time comes from SGLang's line timestamps (so a re-read of an old log gives
+    the real durations), or from the local clock for lines before the first timestamp.
+    """
+
+    def __init__(
+        self,
+        history: Sequence[Mapping[str, float]] = (),
+        window_lines: int = 2000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.history = list(history)
+        self.window: deque[str] = deque(maxlen=window_lines)
+        self.tracker = logstages.StageTracker()
+        self.scanner = logstages.TracebackScanner()
+        self.oom: logstages.OutOfMemory | None = None
+        self.offset = 0
+        self.lines_seen = 0
+        self._clock = clock
+        self._clock_start = clock()
+        self._first_stamp: float | None = None
+        self._elapsed = 0.0
+
+    def elapsed_s(self) -> float:
+        """Seconds since the start of the log (timestamps) or of watching (clock)."""
+        return self._elapsed
+
+    def feed(self, chunk: LogChunk) -> list[logstages.StageEvent]:
+        """Read one chunk; return the stage changes and progress it carried."""
+        events: list[logstages.StageEvent] = []
+        for line in chunk.lines:
+            self.lines_seen += 1
+            stamp = line_timestamp(line)
+            if stamp is not None:
+                if self._first_stamp is None:
+                    self._first_stamp = stamp - (self._clock() - self._clock_start)
+                self._elapsed = max(self._elapsed, stamp - self._first_stamp)
+            elif self._first_stamp is None:
+                self._elapsed = self._clock() - self._clock_start
+            self.window.append(line)
+            events.extend(self.tracker.feed(line, self._elapsed))
+            self.scanner.feed(line)
+            oom = logstages.detect_oom(line, self.lines_seen)
+            if oom is not None:
+                self.oom = oom
+        self.offset = chunk.end_offset
+        return events
+
+    def eta_s(self) -> float | None:
+        """Seconds left until ready from earlier runs (None without history)."""
+        return self.tracker.eta_s(self.history, self._elapsed)
+
+
+@dataclass(frozen=True)
+class WatchResult:
+    """How watching ended."""
+
+    outcome: str  # ready | crashed | exited | detached
+    watcher: RunWatcher
+    status: RunStatus | None
+    startup_s: float | None
+    crash: CrashReport | None = None
+    ready: ReadyReport | None = None
+
+
+ChunkCallback = Callable[[RunWatcher, LogChunk, list[logstages.StageEvent]], None]
+
+
+async def watch_run(
+    host: RemoteHost,
+    run_id: str,
+    *,
+    port: int | None,
+    sglang_version: str | None = None,
+    history: Sequence[Mapping[str, float]] = (),
+    from_offset: int = 0,
+    on_chunk: ChunkCallback | None = None,
+    stop_when_ready: bool = True,
+    check_ready: bool = True,
+) -> WatchResult:
+    """Follow the log until ready (then probe the server) or until the process exits (then find
+    the traceback in the whole log and explain it)."""
+    watcher = RunWatcher(history)
+    async for chunk in host.follow_log(run_id, from_offset):
+        events = watcher.feed(chunk)
+        if on_chunk is not None:
+            on_chunk(watcher, chunk, events)
+        if watcher.tracker.ready and stop_when_ready:
+            ready = await host.check_ready(port) if check_ready and port else None
+            status = await host.run_status(run_id)
+            return WatchResult("ready", watcher, status, watcher.elapsed_s(), ready=ready)
+    status = await host.run_status(run_id)
+    if watcher.tracker.ready:
+        return WatchResult("exited", watcher, status, watcher.elapsed_s())
+    crash = await host.crash_report(run_id, sglang_version)
+    outcome = "stopped" if status.stopped else "crashed"
+    return WatchResult(outcome, watcher, status, None, crash=crash)
