@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 # Modules that add subcommands. Each area appends its own module here.
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["wizard.sglang.cli"]
 
 
 class ToolInputError(Exception):

@@ -1,0 +1,175 @@
+"""`sglang-wizard command` and `sglang-wizard import`: profile <-> SGLang launch command.
+
+    sglang-wizard command PROFILE.toml [--format shell|yaml|argv-json] [--sglang-version V]
+    sglang-wizard import [-o PROFILE.toml] [--force] [--sglang-version V] -- COMMAND...
+    sglang-wizard import --from-file launch.sh -o PROFILE.toml
+    pbpaste | sglang-wizard import -o PROFILE.toml -
+
+Exit codes: 0 ok, 2 input errors (unknown flag, bad value, unreadable profile, ...), with a
+message naming the file/line or flag and what to type instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from wizard.cli import ToolInputError
+from wizard.profile import ProfileError, load_profile, profile_to_toml, save_profile
+from wizard.sglang.errors import CommandError, RenderError
+from wizard.sglang.parse import parse_command
+from wizard.sglang.render import render_argv_json, render_shell, render_yaml_form
+from wizard.sglang.versions import VersionError, resolve_version
+
+
+def register(subparsers: Any) -> None:
+    """Add the `command` and `import` subcommands."""
+    command = subparsers.add_parser(
+        "command",
+        help="print the SGLang launch command of a profile",
+        description="Print the exact SGLang launch for a profile: a shell command (env prefix, "
+        "quoted argv), SGLang's own --config YAML, or JSON {env, argv}.",
+    )
+    command.add_argument("profile", metavar="PROFILE.toml", help="profile file")
+    command.add_argument(
+        "--format",
+        choices=("shell", "yaml", "argv-json"),
+        default="shell",
+        help="shell (default), yaml (SGLang --config file) or argv-json",
+    )
+    command.add_argument(
+        "--sglang-version",
+        metavar="V",
+        help="write the flags for this SGLang version (default: the profile's sglang_version)",
+    )
+    command.add_argument(
+        "--single-line", action="store_true", help="shell format on one line (no continuations)"
+    )
+    command.set_defaults(func=run_command)
+
+    imp = subparsers.add_parser(
+        "import",
+        help="turn a pasted SGLang launch command into a profile",
+        description="Read `[ENV=V ...] python -m sglang.launch_server ...` or `sglang serve ...` "
+        "(after --, from --from-file, or - for stdin), check every flag against SGLang's own "
+        "parser for the version, and write the profile (TOML) to -o or stdout.",
+    )
+    imp.add_argument("-o", "--output", metavar="PROFILE.toml", help="write the profile here")
+    imp.add_argument("--force", action="store_true", help="replace an existing -o file")
+    imp.add_argument(
+        "--sglang-version",
+        metavar="V",
+        help="the SGLang version the command is for (default 0.5.11)",
+    )
+    imp.add_argument("--from-file", metavar="FILE", help="read the command from a file")
+    imp.add_argument(
+        "words",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND...",
+        help="the launch command (one quoted string or its words), or - for stdin",
+    )
+    imp.set_defaults(func=run_import)
+
+
+def _check_version(version: str | None) -> None:
+    if version is None:
+        return
+    try:
+        resolve_version(version)
+    except VersionError as exc:
+        raise ToolInputError(f"--sglang-version: {exc}") from None
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """`command`: print the launch for a profile."""
+    _check_version(args.sglang_version)
+    try:
+        profile = load_profile(args.profile)
+    except ProfileError as exc:
+        raise ToolInputError(str(exc)) from None
+    version = args.sglang_version or profile.sglang_version
+    _, warning = resolve_version(version)
+    if warning:
+        print(f"sglang-wizard: warning: {warning}", file=sys.stderr)
+    try:
+        if args.format == "yaml":
+            form = render_yaml_form(profile, version)
+            text = form.text
+        elif args.format == "argv-json":
+            text = render_argv_json(profile, version) + "\n"
+        else:
+            text = render_shell(profile, multiline=not args.single_line, version=version) + "\n"
+    except RenderError as exc:
+        raise ToolInputError(f"{args.profile}: {exc.message}") from None
+    sys.stdout.write(text)
+    return 0
+
+
+def _read_source(args: argparse.Namespace) -> tuple[str | list[str], str]:
+    words: list[str] = list(args.words or [])
+    if words and words[0] == "--":
+        words = words[1:]
+    if args.from_file:
+        if words:
+            raise ToolInputError("give the command either after -- or with --from-file, not both")
+        path = Path(args.from_file)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except FileNotFoundError:
+            raise ToolInputError(f"{path}: file not found") from None
+        except UnicodeDecodeError:
+            raise ToolInputError(f"{path}: not UTF-8 text") from None
+        except OSError as exc:
+            raise ToolInputError(f"{path}: cannot read: {exc.strerror}") from None
+    if words == ["-"]:
+        return sys.stdin.read(), "<stdin>"
+    if not words:
+        raise ToolInputError(
+            "no command given: use `import -- python -m sglang.launch_server ...`, "
+            "`--from-file FILE` or `-` for stdin"
+        )
+    if len(words) == 1:
+        return words[0], "<command>"  # one quoted string: read it like a shell would
+    return words, "<command>"
+
+
+def _locate(text: str | list[str], source: str, flag: str | None) -> str:
+    if not isinstance(text, str) or flag is None or source in {"<command>"}:
+        return source
+    for number, line in enumerate(text.splitlines(), start=1):
+        if flag in line:
+            return f"{source}:{number}"
+    return source
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """`import`: read a launch command, write a profile."""
+    _check_version(args.sglang_version)
+    text, source = _read_source(args)
+    try:
+        result = parse_command(text, args.sglang_version)
+    except CommandError as exc:
+        where = _locate(text, source, exc.flag)
+        message = f"{where}: {exc.message}"
+        if exc.suggestion and exc.suggestion not in exc.message:
+            message += f"\n  hint: {exc.suggestion}"
+        if exc.exit_like_sglang and exc.sglang_error is not None:
+            message += f"\n  SGLang would print: {exc.sglang_error.line}"
+        raise ToolInputError(message) from None
+    for note in result.notes:
+        print(f"sglang-wizard: note: {note}", file=sys.stderr)
+    if args.output:
+        try:
+            path = save_profile(result.profile, args.output, overwrite=args.force)
+        except FileExistsError:
+            raise ToolInputError(
+                f"{args.output} exists; pass --force to replace it (nothing was written)"
+            ) from None
+        except OSError as exc:
+            raise ToolInputError(f"{args.output}: cannot write: {exc.strerror}") from None
+        print(f"sglang-wizard: wrote {path}", file=sys.stderr)
+    else:
+        sys.stdout.write(profile_to_toml(result.profile))
+    return 0
