@@ -36,7 +36,8 @@ MAMBA_FULL_MEMORY_RATIO = 0.9
 MAMBA_CACHE_RATIO = 3  # mamba slots per running request
 MAMBA_EXTRA_BUFFER_RATIO_OVERLAP = 2
 SPEC_DEFAULT_MAX_RUNNING_REQUESTS = 48
-TIGHT_HEADROOM_GIB = 1.0
+TIGHT_HEADROOM_GIB = 0.0
+RUNTIME_OVERHEAD_GIB = 1.0
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,13 @@ def plan_memory(
     draft_kv_gib = kv_tokens * draft_kv_per_token / GIB
     activation_gib = (512 + max(chunked, 2048) * 1.5) / 1024
     graph_gib = graph_bs * 2 / 1024 * (2 if algo in DRAFT_ALGORITHMS else 1)
-    headroom = reserve_gib - activation_gib - graph_gib - draft_gib - draft_kv_gib
+    need_gib = activation_gib + graph_gib + draft_gib + draft_kv_gib
+    headroom = reserve_gib - need_gib
+    # Below this the process cannot even start: CUDA context and NCCL buffers (~1 GiB), a quarter
+    # of SGLang's (generous) activation estimate, the graphs and the whole draft.
+    minimum_gib = (
+        RUNTIME_OVERHEAD_GIB + 0.25 * activation_gib + graph_gib + draft_gib + draft_kv_gib
+    )
 
     ctx = context_length or target.context_length
     reasons: list[str] = []
@@ -257,22 +264,22 @@ def plan_memory(
     elif kv_tokens <= 0:
         verdict = "will_not_fit"
         reasons.append("no memory left for the KV cache after weights and recurrent state")
-    elif headroom < 0:
+    elif reserve_gib < minimum_gib:
         verdict = "will_not_fit"
         reasons.append(
-            f"outside the static pool {reserve_gib:.1f} GiB must hold activations "
-            f"~{activation_gib:.1f} + CUDA graphs ~{graph_gib:.1f}"
-            + (
-                f" + draft weights {draft_gib:.1f} + draft KV {draft_kv_gib:.1f}"
-                if draft_gib
-                else ""
-            )
-            + f" GiB: short by {-headroom:.1f} GiB"
+            f"outside the static pool {reserve_gib:.1f} GiB must hold at least "
+            f"{minimum_gib:.1f} GiB (CUDA context, activations, CUDA graphs"
+            + (f", draft weights {draft_gib:.1f}, draft KV {draft_kv_gib:.1f}" if draft_gib else "")
+            + ")"
         )
     if verdict == "fits":
-        if headroom < TIGHT_HEADROOM_GIB:
+        if headroom < 0:
             verdict = "tight"
-            reasons.append(f"only {headroom:.1f} GiB left outside the static pool")
+            reasons.append(
+                f"outside the static pool {reserve_gib:.1f} GiB is {-headroom:.1f} GiB short of "
+                f"SGLang's own activation and graph estimate"
+                + (" once the draft is loaded" if draft_gib else "")
+            )
         if ctx and kv_tokens < ctx:
             verdict = "tight"
             reasons.append(
@@ -525,7 +532,7 @@ def _suggest(
                 "use more or larger GPUs, or a quantized checkpoint (FP8 halves bf16 weights)"
             )
     if plan.headroom_gib < TIGHT_HEADROOM_GIB and plan.static_pool_gib > plan.weights_gib:
-        deficit = TIGHT_HEADROOM_GIB - plan.headroom_gib
+        deficit = TIGHT_HEADROOM_GIB - plan.headroom_gib + 1.0
         lower = plan.mem_fraction_static - deficit / total
         if plan.weights_gib + 1 < lower * total:
             out.append(
