@@ -7,6 +7,7 @@ saving is atomic (temp file + fsync + rename), so a crash never leaves a half-wr
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
@@ -185,7 +186,7 @@ class SshSection(_Section):
 class Profile(_Section):
     """A complete, reproducible SGLang launch."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     description: StrictStr = ""
     sglang_version: StrictStr = DEFAULT_SGLANG_VERSION
     model: ModelSection
@@ -524,10 +525,8 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:

@@ -8,6 +8,7 @@ rendered commands) always uses the chosen version's spelling.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class FieldSpec:
         return None if dest is None else "--" + dest.replace("_", "-")
 
 
+@lru_cache(maxsize=64)
 def version_tuple(version: str) -> tuple[int, ...]:
     """`0.5.11` -> (0, 5, 11); trailing non-numeric parts are ignored."""
     out: list[int] = []
@@ -149,6 +151,7 @@ def canonical_dest(version_dest: str) -> str:
     return spec.dest if spec is not None else version_dest
 
 
+@lru_cache(maxsize=4096)
 def version_dest(canonical: str, version: str) -> str:
     """The chosen version's spelling of a canonical field name."""
     spec = BY_DEST.get(canonical)

@@ -1,0 +1,296 @@
+"""The core's public entry points for the CLI, the screens and the conformance scorer.
+
+profile / argv -> typed SGLang arguments + model facts + GPU -> rule engine -> Report.
+Model facts are read from local `config.json` files once and cached by path and mtime, so a
+check on every keystroke stays pure CPU work.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wizard.gpus import GpuKind, lookup
+from wizard.profile import Profile
+from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
+from wizard.rules.model import Ctx
+from wizard.rules.report import Finding, Fix, Report, SglangRaise
+from wizard.sglang.fields import FIELDS, version_dest
+from wizard.sglang.versions import resolve_version
+
+if TYPE_CHECKING:
+    from wizard.model_info import ModelFacts
+
+DEFAULT_GPU = "H100"
+
+_FACTS_CACHE: dict[tuple[str, float], tuple[ModelFacts | None, str | None]] = {}
+
+
+def load_facts(path: str | None) -> tuple[ModelFacts | None, str | None]:
+    """Model facts for a local model dir (cached by path + config mtime), or (None, why not)."""
+    if not path:
+        return None, "no path"
+    from wizard.model_info import ModelReadError, load_model_facts, resolve_model_dir
+
+    try:
+        root = resolve_model_dir(Path(path).expanduser())
+    except (ModelReadError, OSError, ValueError) as exc:
+        return None, str(exc)
+    config = root / "config.json"
+    try:
+        mtime = config.stat().st_mtime
+    except OSError:
+        return None, f"{config}: not found on this machine"
+    key = (str(config), mtime)
+    cached = _FACTS_CACHE.get(key)
+    if cached is not None:
+        return cached
+    try:
+        result: tuple[ModelFacts | None, str | None] = (load_model_facts(root), None)
+    except ModelReadError as exc:
+        result = (None, str(exc))
+    except (OSError, ValueError) as exc:
+        result = (None, f"{config}: {exc}")
+    if len(_FACTS_CACHE) > 256:
+        _FACTS_CACHE.clear()
+    _FACTS_CACHE[key] = result
+    return result
+
+
+def _field_defaults() -> tuple[tuple[str, str, str, Any], ...]:
+    rows = []
+    for spec in FIELDS:
+        section, _, name = spec.path.partition(".")
+        model_cls = Profile.model_fields[section].annotation
+        default = model_cls.model_fields[name].get_default(call_default_factory=True)  # type: ignore[union-attr]
+        rows.append((section, name, spec.dest, default))
+    return tuple(rows)
+
+
+_FIELD_DEFAULTS = _field_defaults()
+
+
+def typed_from_profile(profile: Profile) -> dict[str, Any]:
+    """Canonical SGLang field -> value for every profile field that differs from its default."""
+    typed: dict[str, Any] = {}
+    for section, name, dest, default in _FIELD_DEFAULTS:
+        value = getattr(getattr(profile, section), name)
+        if value != default or dest == "model_path":
+            typed[dest] = value
+    return typed
+
+
+def _unavailable_fields(typed: Mapping[str, Any], version: str) -> list[Finding]:
+    """Profile fields whose flag does not exist in `version`: SGLang's argparse refuses them."""
+    out: list[Finding] = []
+    for spec in FIELDS:
+        if spec.dest in typed and spec.dest_for(version) is None:
+            other = "0.5.23" if version == "0.5.11" else "0.5.11"
+            flag = spec.flag_for(other) or "--" + spec.dest.replace("_", "-")
+            out.append(
+                Finding(
+                    rule="R-CLI-RENAMES",
+                    severity="error",
+                    title="Flag not available in this SGLang version",
+                    message=f"unrecognized arguments: {flag} (only in SGLang {other})",
+                    explanation=(
+                        "SGLang's argparse parser rejects flags it does not declare; this flag was added or removed "
+                        "between 0.5.11 and 0.5.23."
+                    ),
+                    fields=(spec.path,),
+                    sglang=SglangRaise(
+                        "argparse",
+                        "SystemExit",
+                        None,
+                        False,
+                        f"error: unrecognized arguments: {flag}",
+                    ),
+                    fixes=(Fix(f"Remove {flag}", {spec.path: None}),),
+                    order=-1,
+                )
+            )
+    return out
+
+
+def _extra_typed(extra_args: Sequence[str], version: str) -> tuple[dict[str, Any], Finding | None]:
+    """Parse `extra_args` with the version's real flag table: their typed values, or SGLang's argparse error."""
+    if not extra_args:
+        return {}, None
+    try:
+        from wizard.sglang.errors import CommandError
+        from wizard.sglang.flags import load_table, run_argparse
+    except ImportError:  # pragma: no cover - the flag tables ship with the package
+        return {}, None
+    try:
+        namespace = run_argparse(load_table(version), list(extra_args))
+    except CommandError as exc:
+        return {}, _argparse_finding(exc)
+    from wizard.sglang.fields import canonical_dest
+
+    return {canonical_dest(k): v for k, v in vars(namespace).items()}, None
+
+
+def _argparse_finding(exc: Any) -> Finding:
+    sglang_error = getattr(exc, "sglang_error", None)
+    message = sglang_error.message if sglang_error is not None else str(exc)
+    suggestion = getattr(exc, "suggestion", None)
+    return Finding(
+        rule="R-ARGPARSE",
+        severity="error",
+        title="SGLang's parser refuses the command",
+        message=message + (f" ({suggestion})" if suggestion else ""),
+        explanation="SGLang's argparse parser exits with code 2 before anything else runs.",
+        fields=("extra_args",),
+        sglang=SglangRaise("argparse", "SystemExit", None, False, f"error: {message}"),
+        fixes=(),
+        order=-1,
+    )
+
+
+def _gpu_for(name: str | None) -> tuple[GpuKind, bool]:
+    if name:
+        return lookup(name), False
+    return lookup(DEFAULT_GPU), True
+
+
+def check_typed(
+    typed: Mapping[str, Any],
+    *,
+    sglang_version: str,
+    env: Mapping[str, str] | None = None,
+    gpu: str | None = None,
+    gpus: int | None = None,
+    paths_local: bool = True,
+) -> Report:
+    """Check canonical typed arguments (as SGLang would get them) for one version."""
+    version, _warning = resolve_version(sglang_version)
+    gpu_kind, assumed = _gpu_for(gpu)
+    facts, facts_error = load_facts(typed.get("model_path"))
+    draft_path = typed.get("speculative_draft_model_path")
+    draft_facts, draft_error = load_facts(draft_path) if draft_path else (None, None)
+    ctx = Ctx(
+        version=version,
+        requested_version=sglang_version,
+        typed=dict(typed),
+        env=dict(env or {}),
+        gpu=gpu_kind,
+        gpu_assumed=assumed,
+        gpus=gpus,
+        facts=facts,
+        facts_error=facts_error,
+        draft_facts=draft_facts,
+        draft_error=draft_error,
+        paths_local=paths_local,
+    )
+    return evaluate(ctx)
+
+
+def check_profile(
+    profile: Profile,
+    *,
+    gpu: str | None = None,
+    gpus: int | None = None,
+    paths_local: bool | None = None,
+) -> Report:
+    """Check a profile: what SGLang will do with it, in SGLang's order, and the values it will run."""
+    version, _ = resolve_version(profile.sglang_version)
+    typed = typed_from_profile(profile)
+    extra, argparse_problem = _extra_typed(profile.extra_args, version)
+    typed.update({k: v for k, v in extra.items() if k not in typed})
+    local = paths_local if paths_local is not None else profile.ssh.host is None
+    report = check_typed(
+        typed,
+        sglang_version=profile.sglang_version,
+        env=profile.env,
+        gpu=gpu or profile.gpu.kind,
+        gpus=gpus or profile.gpu.count,
+        paths_local=local,
+    )
+    early = _unavailable_fields(typed, version)
+    if argparse_problem is not None:
+        early.append(argparse_problem)
+    if early:
+        report = Report(
+            report.sglang_version,
+            report.rules_version,
+            report.gpu,
+            (*early, *report.findings),
+            report.effective,
+            report.typed,
+        )
+    return report
+
+
+def check_argv(
+    argv: Sequence[str],
+    *,
+    sglang_version: str,
+    env: Mapping[str, str] | None = None,
+    gpu: str | None = None,
+    gpus: int | None = None,
+    paths_local: bool = True,
+) -> Report:
+    """Check the flags after `python -m sglang.launch_server`, exactly as typed for that version."""
+    from wizard.sglang.errors import CommandError
+    from wizard.sglang.fields import canonical_dest
+    from wizard.sglang.flags import load_table, run_argparse
+
+    version, _ = resolve_version(sglang_version)
+    gpu_kind, _assumed = _gpu_for(gpu)
+    try:
+        namespace = run_argparse(load_table(version), list(argv))
+    except CommandError as exc:
+        finding = _argparse_finding(exc)
+        return Report(sglang_version, version, gpu_kind.name, (finding,), {}, {})
+    typed = {canonical_dest(k): v for k, v in vars(namespace).items()}
+    return check_typed(
+        typed, sglang_version=sglang_version, env=env, gpu=gpu, gpus=gpus, paths_local=paths_local
+    )
+
+
+def report_json(report: Report, case_id: Any = None) -> dict[str, Any]:
+    """The stable JSON report, plus `sglang_verdict` (argument-time errors only)."""
+    out = report.to_json(case_id)
+    out["sglang_verdict"] = sglang_verdict(report)
+    first = first_sglang_error(report)
+    out["first_sglang_error"] = first.rule if first else None
+    return out
+
+
+def check_case(case: Mapping[str, Any]) -> dict[str, Any]:
+    """One batch case (`check --jsonl` / conformance): `{"id", "argv", "env", "sglang_version", "gpu", "gpus"}`."""
+    report = check_argv(
+        [str(x) for x in case.get("argv", [])],
+        sglang_version=str(case.get("sglang_version") or "0.5.11"),
+        env={str(k): str(v) for k, v in (case.get("env") or {}).items()},
+        gpu=case.get("gpu"),
+        gpus=case.get("gpus"),
+        paths_local=True,
+    )
+    return report_json(report, case.get("id"))
+
+
+def apply_fix(profile: Profile, fix: Fix) -> Profile:
+    """A new profile with a fix's edits (and env changes) applied."""
+    edited = profile.with_edits(fix.edits) if fix.edits else profile
+    if fix.env:
+        env = dict(edited.env)
+        for name, value in fix.env.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+        edited = edited.with_edits({"env": env})
+    return edited
+
+
+def effective_flag_name(field: str, version: str) -> str:
+    """The version's spelling of a canonical field name."""
+    return version_dest(field, version)
+
+
+def env_flag(name: str) -> bool:
+    """A boolean environment switch of the wizard itself."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")

@@ -1,0 +1,2399 @@
+"""Every SGLang rule the wizard knows, as data: id, versions, what SGLang raises where, why, fixes.
+
+Search this file for a `file:line` from an SGLang traceback to find the rule behind it. Line
+numbers point at the raising statement in the SGLang wheel of that version (paths relative to the
+installed package). Rules whose stage is `runtime` or `wizard` are not checked by SGLang's
+argument code: they are traps SGLang only hits after loading weights, or advice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from wizard.rules.model import Args, Ctx, Rule, gt
+from wizard.rules.report import Fix, SglangRaise
+
+V11 = "0.5.11"
+V23 = "0.5.23"
+SA = "sglang/srt/server_args.py"
+SH = "sglang/srt/arg_groups/speculative_hook.py"
+MH = "sglang/srt/arg_groups/mamba_hook.py"
+MDH = "sglang/srt/arg_groups/model_hook.py"
+AH = "sglang/srt/arg_groups/attention_hook.py"
+VH = "sglang/srt/arg_groups/validation_hook.py"
+SI = "sglang/srt/speculative/spec_info.py"
+
+EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
+
+# Architectures whose checkpoint ships the MTP / NextN layer and get `draft path = model path`.
+DRAFT_AUTO_ARCHS: dict[str, frozenset[str]] = {
+    V11: frozenset(
+        {
+            "DeepseekV32ForCausalLM",
+            "DeepseekV3ForCausalLM",
+            "Glm4MoeForCausalLM",
+            "Glm4MoeLiteForCausalLM",
+            "GlmMoeDsaForCausalLM",
+            "BailingMoeForCausalLM",
+            "BailingMoeV2ForCausalLM",
+            "BailingMoeV2_5ForCausalLM",
+            "MistralLarge3ForCausalLM",
+            "PixtralForConditionalGeneration",
+            "HYV3ForCausalLM",
+        }
+    ),
+}
+DRAFT_AUTO_ARCHS[V23] = DRAFT_AUTO_ARCHS[V11] | {
+    "DeepseekV4ForCausalLM",
+    "HYV4ForCausalLM",
+    "Qwen4ExpForConditionalGeneration",
+}
+NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
+
+# auto_choose_speculative_params (0.5.11 SA:7471-7506, 0.5.23 SH:1430-1461): (steps, topk, draft)
+AUTO_PARAMS_WIDE_ARCHS = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
+
+# Hybrid (mamba / linear attention) architectures and what their radix cache supports.
+HYBRID_EXTRA_BUFFER_11 = frozenset(
+    {
+        "Qwen3NextForCausalLM",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+    }
+)
+HYBRID_NO_EXTRA_BUFFER_11 = frozenset(
+    {
+        "NemotronHForCausalLM",
+        "FalconH1ForCausalLM",
+        "JetNemotronForCausalLM",
+        "JetVLMForConditionalGeneration",
+        "Lfm2ForCausalLM",
+        "Lfm2MoeForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+    }
+)
+HYBRID_NO_RADIX_11 = frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"})
+MAMBA_RADIX_ARCHS_23 = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "KimiK3ForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "BailingMoeV3VLForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "Qwen3_5MoeForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+        "InternS2MobiusForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForCausalLM",
+        "Qwen3_5ForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "MiniCPMV4_7ForConditionalGeneration",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+        "NemotronH_Omni_Reasoning_V3",
+        "FalconH1ForCausalLM",
+        "JetNemotronForCausalLM",
+        "JetVLMForConditionalGeneration",
+        "Lfm2ForCausalLM",
+        "Lfm2MoeForCausalLM",
+        "ZayaForCausalLM",
+        "Glm5NextForConditionalGeneration",
+    }
+)
+MAMBA_EXTRA_BUFFER_ARCHS_23 = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5MoeForCausalLM",
+        "Qwen3_5ForCausalLM",
+        "Qwen3NextForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "MiniCPMV4_7ForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "BailingMoeV3VLForConditionalGeneration",
+        "FalconH1ForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "Glm5NextForConditionalGeneration",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+        "NemotronH_Omni_Reasoning_V3",
+        "KimiK3ForConditionalGeneration",
+        "InklingForConditionalGeneration",
+        "InklingForConditionalGenerationMTP",
+    }
+)
+QWEN_HYBRID_SM100 = frozenset(
+    {
+        "Qwen3NextForCausalLM",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+    }
+)
+MULTI_LAYER_EAGLE_ARCHS = frozenset(
+    {"MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "Step3p5ForCausalLM"}
+)
+# Architectures with an MTP / NextN draft class (the draft worker can load the target checkpoint).
+MTP_CLASS_ARCHS = DRAFT_AUTO_ARCHS[V23] | frozenset(
+    {
+        "Qwen3NextForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForCausalLM",
+        "Qwen3_5MoeForCausalLM",
+        "MiMoForCausalLM",
+        "MiMoV2ForCausalLM",
+        "MiMoV2FlashForCausalLM",
+        "Step3p5ForCausalLM",
+        "Ernie4_5_MoeForCausalLM",
+        "ExaoneMoEForCausalLM",
+        "NemotronHForCausalLM",
+        "LongcatFlashForCausalLM",
+        "Qwen3MoeForCausalLM",
+    }
+)
+
+ALGORITHMS: dict[str, tuple[str, ...]] = {
+    V11: ("DFLASH", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"),
+    V23: ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO"),
+}
+
+
+def algo(a: Args) -> str | None:
+    """The algorithm as SGLang holds it at this point (None when speculative decoding is off)."""
+    value = a.get("speculative_algorithm")
+    return value if value else None
+
+
+def eagle_family(a: Args) -> bool:
+    """EAGLE, EAGLE3 or STANDALONE (after NEXTN was aliased to EAGLE)."""
+    return algo(a) in EAGLE_FAMILY
+
+
+def hybrid_11(ctx: Ctx) -> bool:
+    """The target is a hybrid mamba model that 0.5.11 gives a mamba radix cache."""
+    return ctx.arch in HYBRID_EXTRA_BUFFER_11 or ctx.arch in HYBRID_NO_EXTRA_BUFFER_11
+
+
+def hybrid_23(ctx: Ctx) -> bool:
+    """The target is a hybrid mamba model that 0.5.23 gives a mamba radix cache."""
+    return ctx.arch in MAMBA_RADIX_ARCHS_23
+
+
+def extra_buffer_supported(ctx: Ctx) -> bool:
+    """The arch supports the extra_buffer strategy in this version."""
+    if ctx.version == V11:
+        return ctx.arch in HYBRID_EXTRA_BUFFER_11
+    return ctx.arch in MAMBA_EXTRA_BUFFER_ARCHS_23
+
+
+def strategy(a: Args) -> str | None:
+    """The hybrid radix-cache strategy (0.5.11 `--mamba-scheduler-strategy`)."""
+    return a.get("mamba_scheduler_strategy")
+
+
+def attention_backends(a: Args) -> set[str]:
+    """Every attention backend named (common, prefill, decode)."""
+    return {
+        b
+        for b in (
+            a.get("attention_backend"),
+            a.get("prefill_attention_backend"),
+            a.get("decode_attention_backend"),
+        )
+        if b
+    }
+
+
+def dp_attention(ctx: Ctx, a: Args) -> bool:
+    """Attention data parallelism is on (0.5.11: dp>1 with the flag; 0.5.23: attn_dp_size>1)."""
+    if ctx.version == V11:
+        return bool(a.get("enable_dp_attention"))
+    return (a.get("attn_dp_size") or 1) > 1
+
+
+def strategy_flag(ctx: Ctx) -> str:
+    """The hybrid-cache flag spelling of the version."""
+    return "--mamba-scheduler-strategy" if ctx.version == V11 else "--mamba-radix-cache-strategy"
+
+
+def _raise(
+    stage: str, exc: str | None, where: str | None, message: str = "", bare: bool = False
+) -> SglangRaise:
+    return SglangRaise(stage=stage, exception=exc, where=where, bare=bare, message=message)  # type: ignore[arg-type]
+
+
+def resolve(where: str | None = None, message: str = "") -> SglangRaise:
+    """A silent rewrite or a warning during SGLang's argument resolution."""
+    return _raise("resolve", None, where, message)
+
+
+def wizard_only(message: str = "") -> SglangRaise:
+    """A check SGLang does not do while parsing arguments (runtime trap or advice)."""
+    return _raise("runtime", None, None, message)
+
+
+def trio_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
+    """The two ways out of the steps/topk/draft-tokens rule."""
+    topk = ctx.typed_value("speculative_eagle_topk")
+    draft = ctx.typed_value("speculative_num_draft_tokens")
+    fixes = [
+        Fix(
+            "Let SGLang choose all three (unset topk and draft tokens)",
+            {"speculative.eagle_topk": None, "speculative.num_draft_tokens": None},
+        )
+    ]
+    if topk in (None, 1):
+        steps = max(1, (draft or 2) - 1)
+        fixes.insert(
+            0,
+            Fix(
+                f"Set all three: steps {steps}, topk 1, draft tokens {steps + 1} (a chain drafts steps + 1 tokens)",
+                {
+                    "speculative.num_steps": steps,
+                    "speculative.eagle_topk": 1,
+                    "speculative.num_draft_tokens": steps + 1,
+                },
+            ),
+        )
+    else:
+        steps = 3
+        fixes.insert(
+            0,
+            Fix(f"Set steps too: steps {steps} with topk {topk}", {"speculative.num_steps": steps}),
+        )
+    return fixes
+
+
+def _recover_trio(ctx: Ctx, a: Args) -> None:
+    from wizard.rules.pipeline import auto_params
+
+    a.speculative_num_steps, a.speculative_eagle_topk, a.speculative_num_draft_tokens = auto_params(
+        ctx, a
+    )
+
+
+def _recover_topk(ctx: Ctx, a: Args) -> None:
+    a.speculative_eagle_topk = 1
+
+
+def _set(**edits: object) -> dict[str, object]:
+    return {k.replace("__", "."): v for k, v in edits.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument parsing
+
+
+def _typed_algorithm_case_wrong(ctx: Ctx, a: Args) -> bool:
+    value = ctx.typed_value("speculative_algorithm")
+    return ctx.version == V11 and value is not None and value not in ALGORITHMS[V11]
+
+
+ALGO_CHOICE = Rule(
+    id="R-ALGO-CHOICES",
+    title="Unknown or wrongly cased speculative algorithm",
+    severity="error",
+    why=(
+        "0.5.11 declares the algorithm as an argparse choice list, so spelling and case must match "
+        "exactly (NEXTN, not nextn). 0.5.23 accepts any case and upper-cases it, but rejects names "
+        "it has no builtin or plugin for during resolution."
+    ),
+    raises={
+        V11: _raise(
+            "argparse",
+            "SystemExit",
+            None,
+            "error: argument --speculative-algorithm: invalid choice",
+        ),
+        V23: _raise("resolve", "ValueError", f"{SI}:65", "Unknown speculative algorithm name"),
+    },
+    fields=("speculative.algorithm",),
+    when=lambda ctx, a: (
+        _typed_algorithm_case_wrong(ctx, a)
+        or (
+            ctx.version == V23
+            and ctx.typed_value("speculative_algorithm") is not None
+            and str(ctx.typed_value("speculative_algorithm")).upper() not in ALGORITHMS[V23]
+        )
+    ),
+    message=lambda ctx, a: (
+        f"argument --speculative-algorithm: invalid choice: {ctx.typed_value('speculative_algorithm')!r} "
+        f"(choose from {', '.join(repr(x) for x in ALGORITHMS[V11])})"
+        if ctx.version == V11
+        else f"Unknown speculative algorithm name: {str(ctx.typed_value('speculative_algorithm')).upper()}"
+    ),
+    fixes=lambda ctx, a: (
+        [
+            Fix(f"Use {name}", {"speculative.algorithm": name})
+            for name in ALGORITHMS[ctx.version]
+            if name.lower() == str(ctx.typed_value("speculative_algorithm")).lower()
+        ]
+        or [Fix("Turn speculative decoding off", {"speculative.algorithm": None})]
+    ),
+)
+
+# ---------------------------------------------------------------------------------------------
+# Hybrid mamba models (checked in the model-specific step, before any speculative handling)
+
+MAMBA_AUTO_NO_BUFFER = Rule(
+    id="R-MAMBA-AUTO",
+    title="Hybrid cache strategy 'auto' becomes no_buffer",
+    severity="info",
+    why=(
+        "In 0.5.11 `--mamba-scheduler-strategy auto` always resolves to no_buffer. In 0.5.23 auto "
+        "picks extra_buffer when the overlap scheduler (or paging) is wanted and the model supports it."
+    ),
+    raises={V11: resolve(f"{SA}:1082", "mamba_scheduler_strategy auto -> no_buffer")},
+    fields=("hybrid.cache_strategy",),
+    when=lambda ctx, a: hybrid_11(ctx) and strategy(a) == "auto",
+    message=lambda ctx, a: (
+        "mamba_scheduler_strategy 'auto' resolves to 'no_buffer' in SGLang 0.5.11."
+    ),
+    apply=lambda ctx, a: a.__setitem__("mamba_scheduler_strategy", "no_buffer"),
+)
+
+
+def _extra_unsupported(ctx: Ctx, a: Args) -> bool:
+    if strategy(a) not in ("extra_buffer", "extra_buffer_lazy"):
+        return False
+    if ctx.version == V23 and a.get("disable_radix_cache"):
+        return False
+    hybrid = hybrid_11(ctx) if ctx.version == V11 else hybrid_23(ctx)
+    return hybrid and not extra_buffer_supported(ctx)
+
+
+MAMBA_EXTRA_UNSUPPORTED = Rule(
+    id="R-MAMBA-EXTRA-UNSUPPORTED",
+    title="extra_buffer is not supported for this hybrid model",
+    severity="error",
+    why="Only some hybrid architectures implement the extra mamba state buffer the extra_buffer strategy keeps.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:2391",
+            "mamba extra_buffer is not supported for <arch> model",
+        ),
+        V23: _raise(
+            "resolve",
+            "AssertionError",
+            f"{MH}:117",
+            "extra_buffer is not supported for <arch>; use no_buffer.",
+        ),
+    },
+    fields=("hybrid.cache_strategy",),
+    when=lambda ctx, a: _extra_unsupported(ctx, a),
+    message=lambda ctx, a: (
+        f"mamba extra_buffer is not supported for {ctx.arch} model"
+        if ctx.version == V11
+        else f"extra_buffer is not supported for {ctx.arch}; use no_buffer."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Disable the radix cache instead",
+            {"hybrid.cache_strategy": None, "scheduling.disable_radix_cache": True},
+        )
+    ],
+)
+
+MAMBA_NOT_HYBRID = Rule(
+    id="R-MAMBA-EXTRA-NOT-HYBRID",
+    title="extra_buffer on a model without mamba state",
+    severity="error",
+    why=(
+        "0.5.23 refuses an explicit extra_buffer strategy on a model that has no mamba layers: it would "
+        "arm the mamba cache paths and crash at prefill. 0.5.11 silently ignores it."
+    ),
+    raises={
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{MDH}:1063",
+            "--mamba-radix-cache-strategy extra_buffer needs mamba state, got <arch>.",
+        )
+    },
+    fields=("hybrid.cache_strategy",),
+    when=lambda ctx, a: (
+        ctx.facts is not None
+        and not hybrid_23(ctx)
+        and strategy(a) in ("extra_buffer", "extra_buffer_lazy")
+    ),
+    message=lambda ctx, a: (
+        f"--mamba-radix-cache-strategy {strategy(a)} needs mamba state, got {ctx.arch}."
+    ),
+    fixes=lambda ctx, a: [Fix("Remove the hybrid cache strategy", {"hybrid.cache_strategy": None})],
+)
+
+MAMBA_EXTRA_NORADIX = Rule(
+    id="R-MAMBA-EXTRA-NORADIX",
+    title="extra_buffer with the radix cache disabled",
+    severity="error",
+    why="extra_buffer exists to keep mamba states for the radix (prefix) cache; without a radix cache it is meaningless in 0.5.11.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:2397",
+            "mamba extra_buffer is not compatible with --disable-radix-cache ...",
+        )
+    },
+    fields=("hybrid.cache_strategy", "scheduling.disable_radix_cache"),
+    when=lambda ctx, a: (
+        hybrid_11(ctx) and strategy(a) == "extra_buffer" and bool(a.get("disable_radix_cache"))
+    ),
+    message=lambda ctx, a: (
+        "mamba extra_buffer is not compatible with --disable-radix-cache Overlap scheduling is "
+        "already supported with no_buffer + disable_radix_cache. Please use "
+        "--mamba-scheduler-strategy no_buffer instead."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Keep the radix cache", {"scheduling.disable_radix_cache": False}),
+        Fix("Use no_buffer", {"hybrid.cache_strategy": "no_buffer"}),
+    ],
+)
+
+MAMBA_EXTRA_DEVICE = Rule(
+    id="R-MAMBA-EXTRA-DEVICE",
+    title="extra_buffer needs a CUDA device",
+    severity="error",
+    why="The extra mamba buffer relies on the FLA kernels, which 0.5.11 only runs on CUDA and MUSA.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:2403",
+            "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend",
+        )
+    },
+    fields=("hybrid.cache_strategy", "server.device"),
+    when=lambda ctx, a: (
+        hybrid_11(ctx)
+        and strategy(a) == "extra_buffer"
+        and not a.get("disable_radix_cache")
+        and a.get("device") not in ("cuda", "musa")
+    ),
+    message=lambda ctx, a: (
+        "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend"
+    ),
+    fixes=lambda ctx, a: [Fix("Run on CUDA", {"server.device": None})],
+)
+
+
+def _track_interval_fires(ctx: Ctx, a: Args) -> bool:
+    if strategy(a) not in ("extra_buffer", "extra_buffer_lazy"):
+        return False
+    if ctx.version == V11 and not (
+        hybrid_11(ctx) and extra_buffer_supported(ctx) and not a.get("disable_radix_cache")
+    ):
+        return False
+    if ctx.version == V23 and not (hybrid_23(ctx) and not a.get("disable_radix_cache")):
+        return False
+    draft = a.get("speculative_num_draft_tokens")
+    return draft is not None and a.mamba_track_interval < draft
+
+
+MAMBA_TRACK_INTERVAL = Rule(
+    id="R-MAMBA-TRACK-INTERVAL",
+    title="Track interval smaller than the typed draft tokens",
+    severity="error",
+    why=(
+        "With extra_buffer the mamba state is checkpointed every `mamba_track_interval` decode tokens; "
+        "a verify step may accept up to `speculative_num_draft_tokens` tokens at once and must not skip "
+        "a checkpoint. SGLang checks the value as typed, before its own defaults and rewrites."
+    ),
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:2407",
+            "mamba_track_interval X must be greater than or equal to speculative_num_draft_tokens Y",
+        ),
+        V23: _raise(
+            "resolve",
+            "AssertionError",
+            f"{MH}:133",
+            bare=True,
+            message="assert view.mamba_track_interval >= view.speculative_num_draft_tokens",
+        ),
+    },
+    fields=("hybrid.track_interval", "speculative.num_draft_tokens"),
+    when=_track_interval_fires,
+    message=lambda ctx, a: (
+        f"mamba_track_interval {a.mamba_track_interval} must be greater than or equal to "
+        f"speculative_num_draft_tokens {a.speculative_num_draft_tokens}"
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use the default track interval (256)", {"hybrid.track_interval": None}),
+        Fix(
+            "Let SGLang choose the draft tokens",
+            {
+                "speculative.num_steps": None,
+                "speculative.eagle_topk": None,
+                "speculative.num_draft_tokens": None,
+            },
+        ),
+    ],
+)
+
+
+def _extra_page_applies(ctx: Ctx, a: Args) -> bool:
+    if strategy(a) not in ("extra_buffer", "extra_buffer_lazy") or a.get("page_size") is None:
+        return False
+    if ctx.version == V11:
+        return hybrid_11(ctx) and extra_buffer_supported(ctx) and not a.get("disable_radix_cache")
+    return hybrid_23(ctx) and not a.get("disable_radix_cache")
+
+
+MAMBA_EXTRA_PAGE = Rule(
+    id="R-MAMBA-EXTRA-PAGE",
+    title="Track interval not divisible by the page size",
+    severity="error",
+    why="Mamba state checkpoints are taken on page boundaries, so the track interval must be a multiple of the KV page size.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:2412",
+            "mamba_track_interval X must be divisible by page_size Y",
+        ),
+        V23: _raise(
+            "resolve",
+            "AssertionError",
+            f"{MH}:135",
+            bare=True,
+            message="assert view.mamba_track_interval % view.page_size == 0",
+        ),
+    },
+    fields=("hybrid.track_interval", "attention.page_size"),
+    when=lambda ctx, a: _extra_page_applies(ctx, a) and a.mamba_track_interval % a.page_size != 0,
+    message=lambda ctx, a: (
+        f"mamba_track_interval {a.mamba_track_interval} must be divisible by page_size {a.page_size}"
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use page size 64", {"attention.page_size": 64}),
+        Fix("Let SGLang choose the page size", {"attention.page_size": None}),
+    ],
+)
+
+MAMBA_FLA_CHUNK = Rule(
+    id="R-MAMBA-FLA-CHUNK",
+    title="Page size and FLA chunk size (64) must divide one another",
+    severity="error",
+    why="The FLA kernels process 64-token chunks; extra_buffer checkpoints must line up with both chunks and pages.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:2415",
+            "For SSM models with extra buffer, either FLA_CHUNK_SIZE or page_size must be divisible by the other",
+        )
+    },
+    fields=("attention.page_size",),
+    when=lambda ctx, a: (
+        _extra_page_applies(ctx, a)
+        and a.mamba_track_interval % a.page_size == 0
+        and max(64, a.page_size) % min(64, a.page_size) != 0
+    ),
+    message=lambda ctx, a: (
+        "For SSM models with extra buffer, either FLA_CHUNK_SIZE or page_size must be divisible "
+        f"by the other, got FLA_CHUNK_SIZE=64, self.page_size={a.page_size}"
+    ),
+    fixes=lambda ctx, a: [Fix("Use page size 64", {"attention.page_size": 64})],
+)
+
+MAMBA_NOBUF_PAGE = Rule(
+    id="R-MAMBA-NOBUF-PAGE",
+    title="no_buffer forces page size 1",
+    severity="adjusted",
+    why="The no_buffer mamba radix cache only works with page size 1.",
+    raises={V11: resolve(f"{SA}:2420", "Automatically setting page_size=1.")},
+    fields=("attention.page_size",),
+    when=lambda ctx, a: (
+        hybrid_11(ctx)
+        and strategy(a) == "no_buffer"
+        and not a.get("disable_radix_cache")
+        and a.get("page_size") not in (None, 1)
+    ),
+    message=lambda ctx, a: (
+        f"{ctx.arch} with radix cache requires page_size=1 (no_buffer); page_size {a.page_size} -> 1."
+    ),
+    apply=lambda ctx, a: a.__setitem__("page_size", 1),
+)
+
+
+def _nobuf_overlap(ctx: Ctx, a: Args) -> None:
+    a.disable_overlap_schedule = True
+    if a.get("attention_backend") == "trtllm_mha":
+        a.disable_radix_cache = True
+        a.disable_overlap_schedule = False
+
+
+MAMBA_NOBUF_OVERLAP = Rule(
+    id="R-MAMBA-NOBUF-OVERLAP",
+    title="no_buffer turns the overlap scheduler off",
+    severity="adjusted",
+    why="Without speculative decoding, the no_buffer mamba radix cache is incompatible with the overlap scheduler.",
+    raises={
+        V11: resolve(
+            f"{SA}:2427",
+            "Disabling overlap schedule since mamba no_buffer is not compatible with overlap schedule",
+        )
+    },
+    fields=("hybrid.cache_strategy",),
+    when=lambda ctx, a: (
+        hybrid_11(ctx)
+        and strategy(a) == "no_buffer"
+        and not a.get("disable_radix_cache")
+        and algo(a) is None
+        and not a.get("disable_overlap_schedule")
+    ),
+    message=lambda ctx, a: (
+        "mamba no_buffer is not compatible with the overlap schedule: disable_overlap_schedule -> True."
+    ),
+    apply=_nobuf_overlap,
+    fixes=lambda ctx, a: [
+        Fix(
+            "Use extra_buffer to keep the overlap scheduler",
+            {"hybrid.cache_strategy": "extra_buffer"},
+        )
+    ],
+)
+
+MAMBA_NOBUF_SPEC = Rule(
+    id="R-MAMBA-NOBUF-SPEC",
+    title="Speculative decoding on a hybrid model needs extra_buffer (0.5.11)",
+    severity="error",
+    why=(
+        "Speculative verify rolls the mamba state back to the last accepted token; with the radix cache on, "
+        "0.5.11 can only do that with the extra_buffer strategy, and its default (auto) is no_buffer. SGLang "
+        "checks this in the model-specific step, before the speculative flags, so it masks the "
+        "steps/topk/draft-tokens rule. The message also says SGLANG_ENABLE_SPEC_V2=1, but 0.5.11 already "
+        "defaults to it and does not check it."
+    ),
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:2453",
+            "Speculative decoding for <arch> is not compatible with radix cache when using "
+            "--mamba-scheduler-strategy no_buffer.",
+        )
+    },
+    fields=("hybrid.cache_strategy", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        hybrid_11(ctx)
+        and strategy(a) == "no_buffer"
+        and not a.get("disable_radix_cache")
+        and algo(a) is not None
+    ),
+    message=lambda ctx, a: (
+        f"Speculative decoding for {ctx.arch} is not compatible with radix cache when using "
+        "--mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, please use "
+        "--mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1."
+    ),
+    fixes=lambda ctx, a: (
+        (
+            [
+                Fix(
+                    "Use --mamba-scheduler-strategy extra_buffer",
+                    {"hybrid.cache_strategy": "extra_buffer"},
+                )
+            ]
+            if extra_buffer_supported(ctx)
+            else []
+        )
+        + [
+            Fix(
+                "Disable the radix cache (loses prefix caching)",
+                {"scheduling.disable_radix_cache": True},
+            )
+        ]
+    ),
+    recover=lambda ctx, a: (
+        a.__setitem__("mamba_scheduler_strategy", "extra_buffer")
+        if extra_buffer_supported(ctx)
+        else a.__setitem__("disable_radix_cache", True)
+    ),
+)
+
+MAMBA_NOBUF_PAGE_23 = Rule(
+    id="R-MAMBA-NOBUF-PAGE-23",
+    title="no_buffer only supports page size 1",
+    severity="error",
+    why="The no_buffer mamba radix cache stores one state per token position and needs page size 1.",
+    raises={
+        V23: _raise(
+            "resolve", "AssertionError", f"{MH}:157", "no_buffer only supports page_size=1."
+        )
+    },
+    fields=("attention.page_size", "hybrid.cache_strategy"),
+    when=lambda ctx, a: (
+        hybrid_23(ctx)
+        and not a.get("disable_radix_cache")
+        and strategy(a) == "no_buffer"
+        and a.get("page_size") not in (1, None)
+    ),
+    message=lambda ctx, a: "no_buffer only supports page_size=1.",
+    fixes=lambda ctx, a: [
+        Fix("Page size 1", {"attention.page_size": 1}),
+        Fix("Use extra_buffer", {"hybrid.cache_strategy": "extra_buffer"}),
+    ],
+)
+
+MAMBA_NOBUF_OVERLAP_23 = Rule(
+    id="R-MAMBA-NOBUF-OVERLAP-23",
+    title="no_buffer needs the overlap scheduler off",
+    severity="error",
+    why="An explicit no_buffer strategy cannot run with the overlap scheduler; 0.5.23 asserts instead of switching it off.",
+    raises={
+        V23: _raise(
+            "resolve",
+            "AssertionError",
+            f"{MH}:158",
+            "no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.",
+        )
+    },
+    fields=("hybrid.cache_strategy", "scheduling.disable_overlap_schedule"),
+    when=lambda ctx, a: (
+        hybrid_23(ctx)
+        and not a.get("disable_radix_cache")
+        and strategy(a) == "no_buffer"
+        and a.get("page_size") in (1, None)
+        and not a.get("disable_overlap_schedule")
+    ),
+    message=lambda ctx, a: (
+        "no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Let SGLang choose the strategy (auto -> extra_buffer)", {"hybrid.cache_strategy": None}
+        ),
+        Fix("Disable the overlap scheduler", {"scheduling.disable_overlap_schedule": True}),
+    ],
+)
+
+MAMBA_NOBUF_TRTLLM_23 = Rule(
+    id="R-MAMBA-NOBUF-TRTLLM-23",
+    title="no_buffer does not support trtllm_mha",
+    severity="error",
+    why="trtllm_mha needs pages of 16 or more tokens; no_buffer needs page size 1.",
+    raises={
+        V23: _raise(
+            "resolve",
+            "AssertionError",
+            f"{MH}:161",
+            "no_buffer do not support trtllm_mha attention backend.",
+        )
+    },
+    fields=("attention.backend", "hybrid.cache_strategy"),
+    when=lambda ctx, a: (
+        hybrid_23(ctx)
+        and not a.get("disable_radix_cache")
+        and strategy(a) == "no_buffer"
+        and a.get("page_size") in (1, None)
+        and bool(a.get("disable_overlap_schedule"))
+        and a.get("attention_backend") == "trtllm_mha"
+    ),
+    message=lambda ctx, a: "no_buffer do not support trtllm_mha attention backend.",
+    fixes=lambda ctx, a: [Fix("Use the triton attention backend", {"attention.backend": "triton"})],
+)
+
+MULTI_LAYER_EAGLE = Rule(
+    id="R-NEXTN-MULTI-LAYER",
+    title="Multi-layer EAGLE is only enabled for the literal algorithm EAGLE",
+    severity="warning",
+    why=(
+        "MiMoV2 and Step3p5 turn on multi-layer EAGLE in the model-specific step, which runs before NEXTN is "
+        "aliased to EAGLE; with NEXTN (or lower-case eagle on 0.5.23) the multi-layer path is not enabled."
+    ),
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("speculative.algorithm",),
+    when=lambda ctx, a: (
+        ctx.arch in MULTI_LAYER_EAGLE_ARCHS
+        and ctx.typed_value("speculative_algorithm") is not None
+        and ctx.typed_value("speculative_algorithm") != "EAGLE"
+        and not a.get("enable_multi_layer_eagle")
+    ),
+    message=lambda ctx, a: (
+        f"{ctx.arch}: use --speculative-algorithm EAGLE (or --enable-multi-layer-eagle) to use all MTP layers."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use EAGLE", {"speculative.algorithm": "EAGLE"}),
+        Fix("Enable multi-layer EAGLE", {"speculative.enable_multi_layer_eagle": True}),
+    ],
+)
+
+# ---------------------------------------------------------------------------------------------
+# Attention backend and page size
+
+FLEX_NO_SPEC = Rule(
+    id="R-FLEX-NO-SPEC",
+    title="Flex attention does not support speculative decoding",
+    severity="error",
+    why="The torch flex-attention backend has no tree-verify kernels.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:2564",
+            "Speculative decoding is currently not supported with Flex Attention backend",
+        ),
+        V23: _raise(
+            "resolve",
+            "AssertionError",
+            f"{AH}:161",
+            "Speculative decoding is currently not supported with Flex Attention backend",
+        ),
+    },
+    fields=("attention.backend", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        a.get("attention_backend") == "flex_attention"
+        and ctx.typed_value("speculative_algorithm") is not None
+    ),
+    message=lambda ctx, a: (
+        "Speculative decoding is currently not supported with Flex Attention backend"
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Let SGLang choose the attention backend", {"attention.backend": None})
+    ],
+)
+
+TRTLLM_MLA_GPU = Rule(
+    id="R-TRTLLM-MLA-GPU",
+    title="trtllm_mla needs a Blackwell GPU",
+    severity="error",
+    why="The TensorRT-LLM MLA kernels are only built for SM100/SM12x.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:2603",
+            "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x).",
+        )
+    },
+    fields=("attention.backend",),
+    when=lambda ctx, a: (
+        "trtllm_mla" in (a.get("attention_backend"), a.get("decode_attention_backend"))
+        and not (ctx.gpu.is_sm100 or ctx.gpu.is_sm120)
+    ),
+    message=lambda ctx, a: (
+        "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Let SGLang choose the attention backend", {"attention.backend": None})
+    ],
+)
+
+TRTLLM_MHA_PREFILL_GPU = Rule(
+    id="R-TRTLLM-MHA-GPU",
+    title="trtllm_mha prefill needs a supported GPU",
+    severity="error",
+    why="The TensorRT-LLM MHA prefill kernels exist only for some GPU generations.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:2630",
+            "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100).",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{AH}:203",
+            "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs.",
+        ),
+    },
+    fields=("attention.backend", "attention.prefill_backend"),
+    when=lambda ctx, a: (
+        (a.get("prefill_attention_backend") or a.get("attention_backend")) == "trtllm_mha"
+        and not (
+            ctx.gpu.is_sm100
+            if ctx.version == V11
+            else (ctx.gpu.is_hopper or ctx.gpu.is_sm100 or ctx.gpu.is_sm120)
+        )
+    ),
+    message=lambda ctx, a: (
+        "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). Please use a "
+        "different prefill backend."
+        if ctx.version == V11
+        else "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Let SGLang choose the attention backend",
+            {"attention.backend": None, "attention.prefill_backend": None},
+        )
+    ],
+)
+
+TRTLLM_PAGE = Rule(
+    id="R-TRTLLM-PAGE",
+    title="trtllm_mha forces page size 64",
+    severity="adjusted",
+    why="TensorRT-LLM MHA kernels only support pages of 16, 32, 64 (0.5.23: also 128) tokens.",
+    raises={
+        V11: resolve(
+            f"{SA}:2646",
+            "TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing page_size to 64.",
+        ),
+        V23: resolve(
+            "sglang/srt/arg_groups/overrides.py:1174",
+            "TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128",
+        ),
+    },
+    fields=("attention.page_size",),
+    when=lambda ctx, a: (
+        "trtllm_mha" in attention_backends(a)
+        and a.get("page_size") not in ((16, 32, 64) if ctx.version == V11 else (16, 32, 64, 128))
+    ),
+    message=lambda ctx, a: f"trtllm_mha: page_size {a.get('page_size')} -> 64.",
+    apply=lambda ctx, a: a.__setitem__("page_size", 64),
+)
+
+TRTLLM_MLA_PAGE = Rule(
+    id="R-TRTLLM-MLA-PAGE",
+    title="trtllm_mla forces page size 64",
+    severity="adjusted",
+    why="TensorRT-LLM MLA kernels only support pages of 32 or 64 tokens.",
+    raises={
+        V11: resolve(f"{SA}:2607", "TensorRT-LLM MLA only supports page_size of 32 or 64"),
+        V23: resolve(),
+    },
+    fields=("attention.page_size",),
+    when=lambda ctx, a: (
+        "trtllm_mla" in (a.get("attention_backend"), a.get("decode_attention_backend"))
+        and a.get("page_size") not in (32, 64)
+    ),
+    message=lambda ctx, a: f"trtllm_mla: page_size {a.get('page_size')} -> 64.",
+    apply=lambda ctx, a: a.__setitem__("page_size", 64),
+)
+
+# ---------------------------------------------------------------------------------------------
+# Speculative decoding
+
+MOE_RUNNER = Rule(
+    id="R-MOE-RUNNER",
+    title="Draft MoE runner flashinfer_trtllm is rejected (0.5.11)",
+    severity="error",
+    why="0.5.11 avoids trtllm MoE routing for draft models (their routing method is unknown); 0.5.23 allows it.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:3306",
+            "Currently speculative MoE runner backend doesn't support flashinfer_trtllm, please use "
+            "triton or auto backend for speculative moe runner instead.",
+        )
+    },
+    fields=("speculative.moe_runner_backend",),
+    when=lambda ctx, a: (
+        ctx.typed_value("speculative_moe_runner_backend")
+        in ("flashinfer_trtllm", "flashinfer_trtllm_routed")
+    ),
+    message=lambda ctx, a: (
+        "Currently speculative MoE runner backend doesn't support flashinfer_trtllm, please use "
+        "triton or auto backend for speculative moe runner instead."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use auto", {"speculative.moe_runner_backend": "auto"}),
+        Fix("Use triton", {"speculative.moe_runner_backend": "triton"}),
+    ],
+)
+
+NEXTN_ALIAS = Rule(
+    id="R-NEXTN-ALIAS",
+    title="NEXTN runs as EAGLE",
+    severity="info",
+    why="NEXTN (the MTP head inside the checkpoint) runs on the EAGLE worker; SGLang renames it and every log says EAGLE.",
+    raises={
+        V11: resolve(f"{SA}:3310", "speculative_algorithm NEXTN -> EAGLE"),
+        V23: resolve(f"{SH}:152", "speculative_algorithm NEXTN -> EAGLE"),
+    },
+    fields=("speculative.algorithm",),
+    when=lambda ctx, a: algo(a) == "NEXTN",
+    message=lambda ctx, a: (
+        "speculative_algorithm NEXTN -> EAGLE (same worker; logs and server info say EAGLE)."
+    ),
+    apply=lambda ctx, a: a.__setitem__("speculative_algorithm", "EAGLE"),
+)
+
+SKIP_DP_MLP_SYNC = Rule(
+    id="R-SKIP-DP-MLP-SYNC",
+    title="--speculative-skip-dp-mlp-sync needs EAGLE",
+    severity="error",
+    why="The skip is implemented only in the EAGLE worker.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:3314",
+            "--speculative-skip-dp-mlp-sync is only supported with speculative_algorithm == EAGLE",
+        )
+    },
+    fields=("speculative.skip_dp_mlp_sync", "speculative.algorithm"),
+    when=lambda ctx, a: bool(a.get("speculative_skip_dp_mlp_sync")) and algo(a) != "EAGLE",
+    message=lambda ctx, a: (
+        f"--speculative-skip-dp-mlp-sync is only supported with speculative_algorithm == EAGLE, got {algo(a)}."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Drop --speculative-skip-dp-mlp-sync", {"speculative.skip_dp_mlp_sync": False})
+    ],
+)
+
+DFLASH_DPATTN = Rule(
+    id="R-DFLASH-DPATTN",
+    title="DFLASH and DP attention",
+    severity="error",
+    why="The DFLASH worker does not synchronise drafts across attention-DP ranks (0.5.23: only with a DP LM head).",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3321",
+            "Currently DFLASH speculative decoding does not support dp attention.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:305",
+            "DFLASH with dp attention requires --enable-dp-lm-head.",
+        ),
+    },
+    fields=("speculative.algorithm", "parallel.enable_dp_attention"),
+    when=lambda ctx, a: (
+        algo(a) == "DFLASH"
+        and dp_attention(ctx, a)
+        and (ctx.version == V11 or not a.get("enable_dp_lm_head"))
+    ),
+    message=lambda ctx, a: (
+        "Currently DFLASH speculative decoding does not support dp attention."
+        if ctx.version == V11
+        else "DFLASH with dp attention requires --enable-dp-lm-head."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Turn DP attention off",
+            {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None},
+        )
+    ],
+)
+
+DFLASH_PP = Rule(
+    id="R-DFLASH-PP",
+    title="DFLASH needs pp 1",
+    severity="error",
+    why="DFLASH does not support pipeline parallelism.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3326",
+            "Currently DFLASH speculative decoding only supports pp_size == 1.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:320",
+            "Currently DFLASH speculative decoding only supports pp_size == 1.",
+        ),
+    },
+    fields=("parallel.pp",),
+    when=lambda ctx, a: algo(a) == "DFLASH" and a.get("pp_size", 1) != 1,
+    message=lambda ctx, a: "Currently DFLASH speculative decoding only supports pp_size == 1.",
+    fixes=lambda ctx, a: [Fix("pp 1", {"parallel.pp": 1})],
+)
+
+DFLASH_DRAFT = Rule(
+    id="R-DFLASH-DRAFT",
+    title="DFLASH needs a draft model",
+    severity="error",
+    why="DFLASH drafts with a separate block-diffusion draft model; there is no default.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3331",
+            "DFLASH speculative decoding requires setting --speculative-draft-model-path.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:325",
+            "DFLASH speculative decoding requires setting --speculative-draft-model-path.",
+        ),
+    },
+    fields=("speculative.draft_model_path",),
+    when=lambda ctx, a: algo(a) == "DFLASH" and a.get("speculative_draft_model_path") is None,
+    message=lambda ctx, a: (
+        "DFLASH speculative decoding requires setting --speculative-draft-model-path."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Set the DFLASH draft model path",
+            {"speculative.draft_model_path": "/path/to/dflash-draft"},
+        )
+    ],
+)
+
+DFLASH_BLOCK_MISMATCH = Rule(
+    id="R-DFLASH-BLOCK",
+    title="DFLASH block size and draft tokens differ",
+    severity="error",
+    why="For DFLASH the verify window is the block size; the two flags name the same value.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3367",
+            "Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they differ.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:377",
+            "Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they differ.",
+        ),
+    },
+    fields=("speculative.num_draft_tokens", "speculative.dflash_block_size"),
+    when=lambda ctx, a: (
+        algo(a) == "DFLASH"
+        and gt(a.get("speculative_dflash_block_size"), 0)
+        and a.get("speculative_num_draft_tokens") is not None
+        and a.speculative_num_draft_tokens != a.speculative_dflash_block_size
+    ),
+    message=lambda ctx, a: (
+        "Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they "
+        f"differ. For DFLASH they must match. speculative_num_draft_tokens={a.speculative_num_draft_tokens}, "
+        f"speculative_dflash_block_size={a.speculative_dflash_block_size}."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Drop --speculative-num-draft-tokens", {"speculative.num_draft_tokens": None})
+    ],
+)
+
+STANDALONE_DPATTN = Rule(
+    id="R-STANDALONE-DPATTN",
+    title="STANDALONE does not support DP attention",
+    severity="error",
+    why="The standalone draft worker has no DP-attention support.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3450",
+            "Currently standalone speculative decoding does not support dp attention.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1082",
+            "Currently standalone speculative decoding does not support dp attention.",
+        ),
+    },
+    fields=("speculative.algorithm", "parallel.enable_dp_attention"),
+    when=lambda ctx, a: algo(a) == "STANDALONE" and dp_attention(ctx, a),
+    message=lambda ctx, a: (
+        "Currently standalone speculative decoding does not support dp attention."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Turn DP attention off",
+            {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None},
+        )
+    ],
+)
+
+MAXREQ_48 = Rule(
+    id="R-MAXREQ-48",
+    title="Max running requests set to 48",
+    severity="info",
+    why=(
+        "With speculative decoding and no --max-running-requests, SGLang caps concurrency at 48; the request pool and "
+        "the decode CUDA graphs are sized from it. Set it explicitly for throughput serving."
+    ),
+    raises={
+        V11: resolve(f"{SA}:3454", "Max running requests is reset to 48 for speculative decoding."),
+        V23: resolve(f"{SH}:1086", "Max running requests is reset to 48 for speculative decoding."),
+    },
+    fields=("memory.max_running_requests",),
+    when=lambda ctx, a: (
+        algo(a) in ("EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH")
+        and a.get("max_running_requests") is None
+    ),
+    message=lambda ctx, a: "max_running_requests unset -> 48 (speculative decoding default).",
+    apply=lambda ctx, a: a.__setitem__("max_running_requests", 48),
+    fixes=lambda ctx, a: [
+        Fix("Set max running requests to 128", {"memory.max_running_requests": 128})
+    ],
+)
+
+
+def _v1_reason(ctx: Ctx, a: Args) -> str | None:
+    if gt(a.get("speculative_eagle_topk"), 1) and not a.get("disable_overlap_schedule"):
+        return "spec v2 currently only supports topk = 1"
+    if not _spec_v2_env(ctx) and not a.get("disable_overlap_schedule"):
+        return "SGLANG_ENABLE_SPEC_V2=False"
+    return None
+
+
+def _spec_v2_env(ctx: Ctx) -> bool:
+    raw = ctx.env.get("SGLANG_ENABLE_SPEC_V2")
+    if raw is None:
+        return True
+    return raw.strip().lower() not in ("false", "0", "no", "n")
+
+
+SPEC_V1_SELECT = Rule(
+    id="R-SPEC-V1-SELECT",
+    title="Overlap scheduler switched off (spec v1)",
+    severity="adjusted",
+    why=(
+        "The overlapped speculative worker (spec v2) only drafts chains (topk = 1). In 0.5.11 a typed topk > 1, or "
+        "SGLANG_ENABLE_SPEC_V2=0, silently turns the overlap scheduler off and uses the slower spec v1 worker."
+    ),
+    raises={
+        V11: resolve(
+            f"{SA}:3461",
+            "Spec v1 is used for eagle/eagle3/standalone speculative decoding because <reason>.",
+        )
+    },
+    fields=("speculative.eagle_topk", "scheduling.disable_overlap_schedule"),
+    when=lambda ctx, a: eagle_family(a) and _v1_reason(ctx, a) is not None,
+    message=lambda ctx, a: (
+        f"disable_overlap_schedule False -> True: spec v1 is used because {_v1_reason(ctx, a)}."
+    ),
+    apply=lambda ctx, a: a.__setitem__("disable_overlap_schedule", True),
+    fixes=lambda ctx, a: (
+        [Fix("Use a chain (topk 1) to keep spec v2", {"speculative.eagle_topk": 1})]
+        if gt(a.get("speculative_eagle_topk"), 1)
+        else [Fix("Unset SGLANG_ENABLE_SPEC_V2", {}, {"SGLANG_ENABLE_SPEC_V2": None})]
+    ),
+)
+
+MIXED_CHUNK_OFF = Rule(
+    id="R-MIXED-CHUNK",
+    title="Mixed chunked prefill switched off",
+    severity="adjusted",
+    why="The speculative workers cannot mix prefill chunks into verify batches (0.5.23 keeps it for EAGLE, EAGLE3, DFLASH).",
+    raises={
+        V11: resolve(
+            f"{SA}:3485",
+            "Mixed chunked prefill is disabled because of using eagle speculative decoding.",
+        ),
+        V23: resolve(
+            f"{SH}:1104",
+            "Mixed chunked prefill is disabled: <algo> speculative decoding does not support it.",
+        ),
+    },
+    fields=("scheduling.enable_mixed_chunk",),
+    when=lambda ctx, a: (
+        bool(a.get("enable_mixed_chunk"))
+        and (
+            algo(a) in ("EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH")
+            if ctx.version == V11
+            else algo(a) in ("STANDALONE", "NGRAM")
+        )
+    ),
+    message=lambda ctx, a: "enable_mixed_chunk True -> False.",
+    apply=lambda ctx, a: a.__setitem__("enable_mixed_chunk", False),
+    fixes=lambda ctx, a: [
+        Fix("Drop --enable-mixed-chunk", {"scheduling.enable_mixed_chunk": False})
+    ],
+)
+
+DRAFT_AUTO = Rule(
+    id="R-DRAFT-AUTO",
+    title="Draft model = the target checkpoint (built-in MTP)",
+    severity="info",
+    why="These checkpoints ship their MTP / NextN layer; the draft worker loads the same files.",
+    raises={V11: resolve(f"{SA}:3512"), V23: resolve(f"{SH}:1140")},
+    fields=("speculative.draft_model_path",),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and ctx.arch in DRAFT_AUTO_ARCHS[ctx.version]
+        and a.get("speculative_draft_model_path") is None
+    ),
+    message=lambda ctx, a: (
+        "speculative_draft_model_path unset -> the model path (the MTP layer inside the checkpoint)."
+    ),
+    apply=lambda ctx, a: a.update(
+        speculative_draft_model_path=a.get("model_path"),
+        speculative_draft_model_revision=a.get("revision"),
+    ),
+)
+
+DRAFT_NOT_NEEDED = Rule(
+    id="R-DRAFT-NOT-NEEDED",
+    title="Built-in MTP does not need a draft path",
+    severity="warning",
+    why="For DeepSeek-style MTP checkpoints SGLang loads the MTP layer from the target; a separate draft path is unusual.",
+    raises={
+        V11: resolve(
+            f"{SA}:3516", "DeepSeek MTP does not require setting speculative_draft_model_path."
+        ),
+        V23: resolve(
+            f"{SH}:1154", "DeepSeek MTP does not require setting speculative_draft_model_path."
+        ),
+    },
+    fields=("speculative.draft_model_path",),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and ctx.arch in DRAFT_AUTO_ARCHS[ctx.version]
+        and ctx.arch not in NO_MTP_WARNING_ARCHS
+        and ctx.typed_value("speculative_draft_model_path") is not None
+    ),
+    message=lambda ctx, a: "DeepSeek MTP does not require setting speculative_draft_model_path.",
+    fixes=lambda ctx, a: [Fix("Drop the draft path", {"speculative.draft_model_path": None})],
+)
+
+SPEC_STEPS_TRIO = Rule(
+    id="R-SPEC-STEPS-TRIO",
+    title="Steps, topk and draft tokens: all three or none",
+    severity="error",
+    why=(
+        "SGLang's auto-selection returns steps, topk and draft tokens as one tuple and refuses to merge it with "
+        "values you typed: when --speculative-num-steps is unset, --speculative-eagle-topk and "
+        "--speculative-num-draft-tokens must be unset too. The assert is bare: the traceback shows no message."
+    ),
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:3521",
+            bare=True,
+            message="assert (self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None)",
+        ),
+        V23: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SH}:1162",
+            bare=True,
+            message="assert (cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens is None)",
+        ),
+    },
+    fields=("speculative.num_steps", "speculative.eagle_topk", "speculative.num_draft_tokens"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and a.get("speculative_num_steps") is None
+        and not (ctx.version == V23 and a.get("speculative_adaptive"))
+        and (
+            a.get("speculative_eagle_topk") is not None
+            or a.get("speculative_num_draft_tokens") is not None
+        )
+    ),
+    message=lambda ctx, a: (
+        "--speculative-num-steps is unset but "
+        + " and ".join(
+            n
+            for n, v in (
+                ("--speculative-eagle-topk", a.get("speculative_eagle_topk")),
+                ("--speculative-num-draft-tokens", a.get("speculative_num_draft_tokens")),
+            )
+            if v is not None
+        )
+        + " is set: SGLang raises a bare AssertionError."
+    ),
+    fixes=trio_fixes,
+    recover=_recover_trio,
+)
+
+AUTO_PARAMS = Rule(
+    id="R-SPEC-AUTO-PARAMS",
+    title="SGLang chooses steps, topk and draft tokens",
+    severity="info",
+    why=(
+        "With all three unset SGLang picks them from a table keyed on the target's architecture: Llama and Grok "
+        "targets get 5/4/8 (a tree), everything else 3/1/4 (a chain); STANDALONE always 3/1/4. No log line says "
+        "which values were chosen."
+    ),
+    raises={V11: resolve(f"{SA}:7471"), V23: resolve(f"{SH}:1430")},
+    fields=("speculative.num_steps", "speculative.eagle_topk", "speculative.num_draft_tokens"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and a.get("speculative_num_steps") is None
+        and a.get("speculative_eagle_topk") is None
+        and a.get("speculative_num_draft_tokens") is None
+    ),
+    message=lambda ctx, a: "steps/topk/draft tokens chosen by SGLang: {}/{}/{}.".format(
+        *_auto_for_message(ctx, a)
+    ),
+)
+
+
+def _auto_for_message(ctx: Ctx, a: Args) -> tuple[int, int, int]:
+    from wizard.rules.pipeline import auto_params
+
+    return auto_params(ctx, a)
+
+
+TOPK_NONE_TYPEERROR = Rule(
+    id="R-TOPK-NONE-TYPEERROR",
+    title="Steps given without topk crashes",
+    severity="error",
+    why=(
+        "When --speculative-num-steps is given SGLang applies no default to topk and later compares it with an "
+        "int: an internal-looking TypeError, not a validation message."
+    ),
+    raises={
+        V11: _raise(
+            "resolve",
+            "TypeError",
+            f"{SA}:3549",
+            "'>' not supported between instances of 'NoneType' and 'int'",
+        ),
+        V23: _raise(
+            "resolve",
+            "TypeError",
+            f"{SH}:1274",
+            "'>' not supported between instances of 'NoneType' and 'int'",
+        ),
+    },
+    fields=("speculative.num_steps", "speculative.eagle_topk"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and a.get("speculative_num_steps") is not None
+        and a.get("speculative_eagle_topk") is None
+    ),
+    message=lambda ctx, a: "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+    fixes=lambda ctx, a: [
+        Fix("Add topk 1 (a chain)", {"speculative.eagle_topk": 1}),
+        Fix(
+            "Let SGLang choose all three",
+            {"speculative.num_steps": None, "speculative.num_draft_tokens": None},
+        ),
+    ],
+    recover=_recover_topk,
+)
+
+TRTLLM_TOPK = Rule(
+    id="R-TRTLLM-TOPK",
+    title="trtllm_mha only supports topk 1",
+    severity="error",
+    why="The TensorRT-LLM MHA kernels cannot verify a draft tree; auto-chosen topk 4 (Llama/Grok) counts too.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3535",
+            "trtllm_mha backend only supports topk = 1 for speculative decoding.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1178",
+            "trtllm_mha backend only supports topk = 1 for speculative decoding.",
+        ),
+    },
+    fields=("attention.backend", "speculative.eagle_topk"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and "trtllm_mha" in attention_backends(a)
+        and gt(a.get("speculative_eagle_topk"), 1)
+    ),
+    message=lambda ctx, a: "trtllm_mha backend only supports topk = 1 for speculative decoding.",
+    fixes=lambda ctx, a: [
+        Fix(
+            "Chain: steps 3, topk 1, draft tokens 4",
+            {
+                "speculative.num_steps": 3,
+                "speculative.eagle_topk": 1,
+                "speculative.num_draft_tokens": 4,
+            },
+        ),
+        Fix("Let SGLang choose the attention backend", {"attention.backend": None}),
+    ],
+)
+
+TOPK1_REWRITE = Rule(
+    id="R-TOPK1-DRAFT-REWRITE",
+    title="Draft tokens rewritten to steps + 1",
+    severity="adjusted",
+    why=(
+        "With topk 1 the draft is a chain of exactly steps + 1 tokens, so SGLang overwrites "
+        "--speculative-num-draft-tokens with steps + 1 and only logs a warning. To verify N tokens with a chain, "
+        "set --speculative-num-steps N-1."
+    ),
+    raises={
+        V11: resolve(
+            f"{SA}:3539",
+            "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1",
+        ),
+        V23: resolve(
+            f"{SH}:1253",
+            "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1",
+        ),
+    },
+    fields=("speculative.num_draft_tokens",),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and a.get("speculative_eagle_topk") == 1
+        and a.get("speculative_num_steps") is not None
+        and a.get("speculative_num_draft_tokens") != a.speculative_num_steps + 1
+    ),
+    message=lambda ctx, a: (
+        f"speculative_num_draft_tokens {a.get('speculative_num_draft_tokens')} -> "
+        f"{a.speculative_num_steps + 1} (steps {a.speculative_num_steps} + 1, because topk is 1)."
+    ),
+    apply=lambda ctx, a: a.__setitem__("speculative_num_draft_tokens", a.speculative_num_steps + 1),
+    fixes=lambda ctx, a: (
+        [
+            Fix(
+                f"Draft {a.get('speculative_num_draft_tokens')} tokens: steps {max(1, (a.get('speculative_num_draft_tokens') or 2) - 1)}",
+                {"speculative.num_steps": max(1, (a.get("speculative_num_draft_tokens") or 2) - 1)},
+            ),
+            Fix(
+                f"Accept {a.speculative_num_steps + 1} draft tokens",
+                {"speculative.num_draft_tokens": a.speculative_num_steps + 1},
+            ),
+        ]
+        if a.get("speculative_num_draft_tokens") is not None
+        else []
+    ),
+)
+
+
+def _topk_page_allowed(ctx: Ctx) -> tuple[str, ...]:
+    return ("flashinfer", "fa3") if ctx.version == V11 else ("flashinfer", "fa3", "triton")
+
+
+TOPK_PAGE = Rule(
+    id="R-TOPK-PAGE",
+    title="Draft tree with paged KV needs flashinfer or fa3",
+    severity="error",
+    why=(
+        "Tree drafting (topk > 1) with pages larger than one token needs a cascade draft-decode that only some "
+        "backends implement; others produce wrong results. Only --attention-backend is consulted."
+    ),
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3553",
+            "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for "
+            "paged attention backends. This combination is only supported for the 'flashinfer' backend.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1277",
+            "speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton')",
+        ),
+    },
+    fields=("speculative.eagle_topk", "attention.page_size", "attention.backend"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and gt(a.get("speculative_eagle_topk"), 1)
+        and gt(a.get("page_size"), 1)
+        and a.get("attention_backend") not in _topk_page_allowed(ctx)
+    ),
+    message=lambda ctx, a: (
+        "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for paged "
+        "attention backends. This combination is only supported for the 'flashinfer' backend."
+        if ctx.version == V11
+        else "speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
+        f"got attention_backend={a.get('attention_backend')!r}. Use page_size == 1 or one of those backends."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Page size 1", {"attention.page_size": 1}),
+        Fix("Use flashinfer", {"attention.backend": "flashinfer"}),
+        Fix("Chain: topk 1", {"speculative.eagle_topk": 1}),
+    ],
+)
+
+NGRAM_DEVICE = Rule(
+    id="R-NGRAM-DEVICE",
+    title="NGRAM device support",
+    severity="error",
+    why="The n-gram cache kernels run on CUDA only in 0.5.11 (0.5.23: CUDA, CPU, XPU).",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3559",
+            "Ngram speculative decoding only supports CUDA device.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1288",
+            "Ngram speculative decoding only supports CUDA, CPU, or XPU devices.",
+        ),
+    },
+    fields=("server.device", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        algo(a) == "NGRAM"
+        and (
+            not str(a.get("device")).startswith("cuda")
+            if ctx.version == V11
+            else a.get("device") not in ("cuda", "cpu", "xpu")
+        )
+    ),
+    message=lambda ctx, a: (
+        "Ngram speculative decoding only supports CUDA device."
+        if ctx.version == V11
+        else "Ngram speculative decoding only supports CUDA, CPU, or XPU devices."
+    ),
+    fixes=lambda ctx, a: [Fix("Run on CUDA", {"server.device": None})],
+)
+
+NGRAM_TOPK = Rule(
+    id="R-NGRAM-DEFAULTS",
+    title="NGRAM overwrites topk with the max BFS breadth",
+    severity="adjusted",
+    why="For NGRAM, topk is the tree breadth and always comes from --speculative-ngram-max-bfs-breadth (default 10); a typed topk is ignored.",
+    raises={V11: resolve(f"{SA}:3570"), V23: resolve(f"{SH}:1309")},
+    fields=("speculative.eagle_topk",),
+    when=lambda ctx, a: (
+        algo(a) == "NGRAM"
+        and ctx.typed_value("speculative_eagle_topk") is not None
+        and ctx.typed_value("speculative_eagle_topk") != a.speculative_ngram_max_bfs_breadth
+    ),
+    message=lambda ctx, a: (
+        f"speculative_eagle_topk {ctx.typed_value('speculative_eagle_topk')} -> "
+        f"{a.speculative_ngram_max_bfs_breadth} (--speculative-ngram-max-bfs-breadth)."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Set the breadth instead",
+            {
+                "speculative.eagle_topk": None,
+                "speculative.ngram_max_bfs_breadth": ctx.typed_value("speculative_eagle_topk"),
+            },
+        )
+    ],
+)
+
+NGRAM_CORPUS_BUDGET = Rule(
+    id="R-NGRAM-CORPUS",
+    title="NGRAM external corpus needs a SAM budget",
+    severity="error",
+    why="Draft nodes for the external corpus come out of --speculative-ngram-external-sam-budget, which defaults to 0.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3580",
+            "--speculative-ngram-external-sam-budget must be positive when --speculative-ngram-external-corpus-path is set.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1333",
+            "--speculative-ngram-external-sam-budget must be positive when --speculative-ngram-external-corpus-path is set.",
+        ),
+    },
+    fields=("speculative.ngram_external_sam_budget", "speculative.ngram_external_corpus_path"),
+    when=lambda ctx, a: (
+        algo(a) == "NGRAM"
+        and a.get("speculative_ngram_external_corpus_path") is not None
+        and (a.get("speculative_ngram_external_sam_budget") or 0) <= 0
+    ),
+    message=lambda ctx, a: (
+        "--speculative-ngram-external-sam-budget must be positive when --speculative-ngram-external-corpus-path is set."
+    ),
+    fixes=lambda ctx, a: [Fix("SAM budget 4", {"speculative.ngram_external_sam_budget": 4})],
+)
+
+NGRAM_CORPUS_LIMIT = Rule(
+    id="R-NGRAM-CORPUS-LIMIT",
+    title="SAM budget larger than the draft tokens allow",
+    severity="error",
+    why="The external-corpus draft nodes share the tree with the n-gram drafts: at most draft tokens - 1.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3593",
+            "speculative_ngram_external_sam_budget must be less than or equal to speculative_num_draft_tokens - 1",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1346",
+            "speculative_ngram_external_sam_budget must be less than or equal to speculative_num_draft_tokens - 1",
+        ),
+    },
+    fields=("speculative.ngram_external_sam_budget",),
+    when=lambda ctx, a: (
+        algo(a) == "NGRAM"
+        and a.get("speculative_ngram_external_corpus_path") is not None
+        and gt(a.get("speculative_ngram_external_sam_budget"), 0)
+        and a.speculative_ngram_external_sam_budget
+        > (a.get("speculative_num_draft_tokens") or 12) - 1
+    ),
+    message=lambda ctx, a: (
+        "speculative_ngram_external_sam_budget must be less than or equal to speculative_num_draft_tokens - 1 "
+        f"({(a.get('speculative_num_draft_tokens') or 12) - 1})."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Budget = draft tokens - 1",
+            {
+                "speculative.ngram_external_sam_budget": (
+                    a.get("speculative_num_draft_tokens") or 12
+                )
+                - 1
+            },
+        )
+    ],
+)
+
+NGRAM_PAGE = Rule(
+    id="R-NGRAM-PAGE",
+    title="NGRAM tree with paged KV needs flashinfer",
+    severity="error",
+    why=(
+        "NGRAM's breadth (default 10) makes a tree; with pages larger than one token only flashinfer verifies it "
+        "correctly. On Hopper the default backend was already fixed as fa3 before NGRAM set topk, so "
+        "--page-size alone fails."
+    ),
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3607",
+            "speculative_eagle_topk(N) > 1 with page_size(P) > 1 is unstable ... only supported for the 'flashinfer' backend.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1359",
+            "speculative_eagle_topk(N) > 1 with page_size(P) > 1 is unstable ... only supported for the 'flashinfer' backend.",
+        ),
+    },
+    fields=("attention.page_size", "attention.backend", "speculative.ngram_max_bfs_breadth"),
+    when=lambda ctx, a: (
+        algo(a) == "NGRAM"
+        and gt(a.get("speculative_eagle_topk"), 1)
+        and gt(a.get("page_size"), 1)
+        and a.get("attention_backend") != "flashinfer"
+    ),
+    message=lambda ctx, a: (
+        f"speculative_eagle_topk({a.speculative_eagle_topk}) > 1 with page_size({a.page_size}) > 1 is unstable "
+        "and produces incorrect results for paged attention backends. This combination is only supported "
+        "for the 'flashinfer' backend."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use flashinfer", {"attention.backend": "flashinfer"}),
+        Fix("Page size 1", {"attention.page_size": 1}),
+        Fix("Breadth 1", {"speculative.ngram_max_bfs_breadth": 1}),
+    ],
+)
+
+NGRAM_DPATTN = Rule(
+    id="R-NGRAM-DPATTN",
+    title="NGRAM does not support DP attention",
+    severity="error",
+    why="The n-gram worker has no DP-attention support.",
+    raises={
+        V11: _raise(
+            "resolve",
+            "ValueError",
+            f"{SA}:3615",
+            "Currently ngram speculative decoding does not support dp attention.",
+        ),
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1369",
+            "Currently ngram speculative decoding does not support dp attention.",
+        ),
+    },
+    fields=("speculative.algorithm", "parallel.enable_dp_attention"),
+    when=lambda ctx, a: algo(a) == "NGRAM" and dp_attention(ctx, a),
+    message=lambda ctx, a: "Currently ngram speculative decoding does not support dp attention.",
+    fixes=lambda ctx, a: [
+        Fix(
+            "Turn DP attention off",
+            {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None},
+        )
+    ],
+)
+
+PP_SPEC = Rule(
+    id="R-PP-SPEC",
+    title="Pipeline parallelism with speculative decoding",
+    severity="error",
+    why=(
+        "0.5.11 refuses any speculative algorithm with pp > 1 in check_server_args (after a successful "
+        "resolution). 0.5.23 allows EAGLE only on PD-prefill nodes or with SGLANG_ENABLE_PP_SPEC=1."
+    ),
+    raises={
+        V11: _raise(
+            "check",
+            "AssertionError",
+            f"{SA}:6787",
+            "Pipeline parallelism is not compatible with overlap schedule, speculative decoding",
+        ),
+        V23: _raise(
+            "check",
+            "AssertionError",
+            f"{VH}:161",
+            "PP + speculative decoding (MTP) is only supported on prefill nodes (disaggregation-mode=prefill)",
+        ),
+    },
+    fields=("parallel.pp", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        a.get("pp_size", 1) > 1
+        and algo(a) is not None
+        and (
+            ctx.version == V11
+            or (
+                algo(a) == "EAGLE"
+                and ctx.env.get("SGLANG_ENABLE_PP_SPEC", "").lower()
+                not in ("1", "true", "yes", "y")
+                and a.get("disaggregation_mode") != "prefill"
+            )
+        )
+    ),
+    message=lambda ctx, a: (
+        "Pipeline parallelism is not compatible with overlap schedule, speculative decoding"
+        if ctx.version == V11
+        else "PP + speculative decoding (MTP) is only supported on prefill nodes (disaggregation-mode=prefill)"
+    ),
+    fixes=lambda ctx, a: [Fix("pp 1 (use tp instead)", {"parallel.pp": 1})],
+)
+
+LORA_SPEC = Rule(
+    id="R-LORA-SPEC",
+    title="LoRA with speculative decoding (0.5.11: NGRAM only)",
+    severity="error",
+    why="0.5.11's draft workers cannot apply LoRA adapters; only NGRAM (no draft model) works with LoRA.",
+    raises={
+        V11: _raise(
+            "check",
+            "ValueError",
+            f"{SA}:7004",
+            "Currently LoRA is only compatible with NGRAM speculative decoding.",
+        )
+    },
+    fields=("speculative.algorithm", "extra_args"),
+    when=lambda ctx, a: (
+        bool(a.get("enable_lora") or a.get("lora_paths")) and algo(a) not in ("NGRAM", None)
+    ),
+    message=lambda ctx, a: "Currently LoRA is only compatible with NGRAM speculative decoding.",
+    fixes=lambda ctx, a: [
+        Fix("Use NGRAM", {"speculative.algorithm": "NGRAM", "speculative.draft_model_path": None})
+    ],
+)
+
+ADAPTIVE_OFF = Rule(
+    id="R-ADAPTIVE",
+    title="Adaptive speculative decoding switched off",
+    severity="adjusted",
+    why=(
+        "Adaptive steps only run on EAGLE/EAGLE3 chains; in 0.5.11 also only on the non-overlap worker, so with the "
+        "default overlap scheduler it is always switched off."
+    ),
+    raises={
+        V11: resolve(
+            f"{SA}:3626",
+            "speculative_adaptive disabled: <reason>. Falling back to static speculative params.",
+        ),
+        V23: resolve(
+            f"{SH}:1374",
+            "speculative_adaptive disabled: <reason>. Falling back to static speculative params.",
+        ),
+    },
+    fields=("speculative.adaptive",),
+    when=lambda ctx, a: (
+        bool(a.get("speculative_adaptive")) and _adaptive_reason(ctx, a) is not None
+    ),
+    message=lambda ctx, a: f"speculative_adaptive True -> False: {_adaptive_reason(ctx, a)}.",
+    apply=lambda ctx, a: a.__setitem__("speculative_adaptive", False),
+    fixes=lambda ctx, a: (
+        [
+            Fix(
+                "Disable the overlap scheduler and use a chain",
+                {"scheduling.disable_overlap_schedule": True, "speculative.eagle_topk": 1},
+            )
+        ]
+        if ctx.version == V11
+        else []
+    ),
+)
+
+
+ADAPTIVE_CANDIDATE_STEPS = (0, 1, 3, 5, 7)
+
+ADAPTIVE_STEPS_23 = Rule(
+    id="R-ADAPTIVE-STEPS",
+    title="Adaptive steps must be one of the candidate steps",
+    severity="error",
+    why="0.5.23's adaptive mode switches between precomputed step tiers; a typed --speculative-num-steps must be one of them.",
+    raises={
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1417",
+            "--speculative-num-steps=N is not in the adaptive config candidate_steps [0, 1, 3, 5, 7]. Pass one of those values.",
+        )
+    },
+    fields=("speculative.num_steps", "speculative.adaptive"),
+    when=lambda ctx, a: (
+        bool(a.get("speculative_adaptive"))
+        and a.get("speculative_num_steps") is not None
+        and a.speculative_num_steps not in ADAPTIVE_CANDIDATE_STEPS
+    ),
+    message=lambda ctx, a: (
+        f"--speculative-num-steps={a.speculative_num_steps} is not in the adaptive config candidate_steps "
+        f"{list(ADAPTIVE_CANDIDATE_STEPS)}. Pass one of those values."
+    ),
+    fixes=lambda ctx, a: [Fix(f"steps {s}", {"speculative.num_steps": s}) for s in (1, 3, 5)],
+)
+
+
+def _adaptive_reason(ctx: Ctx, a: Args) -> str | None:
+    if algo(a) not in ("EAGLE", "EAGLE3"):
+        return f"speculative_algorithm={algo(a)} (only EAGLE/EAGLE3 are supported)"
+    topk = a.get("speculative_eagle_topk")
+    if (ctx.version == V11 and topk != 1) or (
+        ctx.version == V23 and topk is not None and topk != 1
+    ):
+        return f"speculative_eagle_topk={topk} (only topk=1 is supported)"
+    if dp_attention(ctx, a):
+        return "enable_dp_attention=True is not supported"
+    if ctx.version == V11 and not a.get("disable_overlap_schedule"):
+        return "the overlap scheduler (spec v2) is enabled (adaptive is only implemented for EAGLEWorker v1)"
+    if a.get("enable_multi_layer_eagle"):
+        return "enable_multi_layer_eagle=True is not supported"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Beyond SGLang's argument code: runtime traps, environment, model/draft checks
+
+SPEC_V2_ENV = Rule(
+    id="R-SPEC-V2-ENV",
+    title="SGLANG_ENABLE_SPEC_V2",
+    severity="info",
+    why=(
+        "0.5.11 reads SGLANG_ENABLE_SPEC_V2 with default True: setting it to 1 changes nothing, setting it to 0 "
+        "selects the slower non-overlap spec v1 worker. 0.5.23 no longer reads it at all. An unrecognised value is "
+        "ignored with a Python warning."
+    ),
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("env",),
+    when=lambda ctx, a: "SGLANG_ENABLE_SPEC_V2" in ctx.env,
+    message=lambda ctx, a: _spec_v2_env_message(ctx),
+    fixes=lambda ctx, a: [Fix("Remove SGLANG_ENABLE_SPEC_V2", {}, {"SGLANG_ENABLE_SPEC_V2": None})],
+)
+
+
+def _spec_v2_env_message(ctx: Ctx) -> str:
+    raw = ctx.env.get("SGLANG_ENABLE_SPEC_V2", "")
+    if ctx.version == V23:
+        return f"SGLANG_ENABLE_SPEC_V2={raw} has no effect in SGLang {ctx.version} (the variable was removed)."
+    if raw.strip().lower() not in ("true", "1", "yes", "y", "false", "0", "no", "n"):
+        return f"SGLANG_ENABLE_SPEC_V2={raw!r} is not a boolean: SGLang warns and uses the default (True)."
+    if _spec_v2_env(ctx):
+        return f"SGLANG_ENABLE_SPEC_V2={raw} is already the default in SGLang 0.5.11."
+    return f"SGLANG_ENABLE_SPEC_V2={raw} selects the non-overlap spec v1 worker (slower)."
+
+
+V2_TREE = Rule(
+    id="R-V2-BEFORE-AUTO",
+    title="Spec v2 with an auto-chosen tree (0.5.11)",
+    severity="warning",
+    why=(
+        "0.5.11 decides spec v1/v2 before choosing the auto parameters, so a Llama/Grok target with the trio unset "
+        "keeps the overlap (spec v2) worker although SGLang then picks topk 4; SGLang's own comment says spec v2 "
+        "only supports topk 1."
+    ),
+    raises={V11: wizard_only()},
+    fields=("speculative.num_steps", "speculative.eagle_topk", "speculative.num_draft_tokens"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and gt(a.get("speculative_eagle_topk"), 1)
+        and not a.get("disable_overlap_schedule")
+        and ctx.typed_value("speculative_eagle_topk") is None
+    ),
+    message=lambda ctx, a: (
+        "Spec v2 (overlap) runs with auto-chosen topk {} although it only supports chains.".format(
+            a.get("speculative_eagle_topk")
+        )
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Chain: steps 3, topk 1, draft tokens 4",
+            {
+                "speculative.num_steps": 3,
+                "speculative.eagle_topk": 1,
+                "speculative.num_draft_tokens": 4,
+            },
+        ),
+        Fix(
+            "Tree on spec v1: steps 5, topk 4, draft tokens 8",
+            {
+                "speculative.num_steps": 5,
+                "speculative.eagle_topk": 4,
+                "speculative.num_draft_tokens": 8,
+            },
+        ),
+    ],
+)
+
+TRACK_INTERVAL_FINAL = Rule(
+    id="R-MAMBA-TRACK-INTERVAL-FINAL",
+    title="Track interval below the final draft tokens",
+    severity="warning",
+    why="SGLang checks the track interval only against typed draft tokens; auto-chosen or rewritten values are never checked.",
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("hybrid.track_interval",),
+    when=lambda ctx, a: (
+        strategy(a) in ("extra_buffer", "extra_buffer_lazy")
+        and a.get("speculative_num_draft_tokens") is not None
+        and a.mamba_track_interval < a.speculative_num_draft_tokens
+        and ctx.typed_value("speculative_num_draft_tokens") is None
+    ),
+    message=lambda ctx, a: (
+        f"mamba_track_interval {a.mamba_track_interval} < speculative_num_draft_tokens {a.speculative_num_draft_tokens}."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use the default track interval (256)", {"hybrid.track_interval": None})
+    ],
+)
+
+TREE_CAPACITY = Rule(
+    id="R-TREE-CAPACITY",
+    title="More draft tokens than the draft tree can hold",
+    severity="error",
+    why=(
+        "A tree of `steps` levels with `topk` branches holds at most topk + (steps - 1) * topk^2 candidate tokens "
+        "besides the root; SGLang only hits this at the first decode step."
+    ),
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("speculative.num_draft_tokens", "speculative.num_steps", "speculative.eagle_topk"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and isinstance(a.get("speculative_num_steps"), int)
+        and isinstance(a.get("speculative_eagle_topk"), int)
+        and isinstance(a.get("speculative_num_draft_tokens"), int)
+        and a.speculative_eagle_topk > 1
+        and a.speculative_num_draft_tokens - 1
+        > a.speculative_eagle_topk + (a.speculative_num_steps - 1) * a.speculative_eagle_topk**2
+    ),
+    message=lambda ctx, a: (
+        f"draft tokens {a.speculative_num_draft_tokens} - 1 > topk + (steps - 1) * topk^2 = "
+        f"{a.speculative_eagle_topk + (a.speculative_num_steps - 1) * a.speculative_eagle_topk**2}."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Draft tokens = tree capacity + 1",
+            {
+                "speculative.num_draft_tokens": a.speculative_eagle_topk
+                + (a.speculative_num_steps - 1) * a.speculative_eagle_topk**2
+                + 1
+            },
+        )
+    ],
+)
+
+DRAFT_MISSING = Rule(
+    id="R-DRAFT-MISSING",
+    title="The algorithm needs a draft model",
+    severity="error",
+    why=(
+        "SGLang does not check at launch that EAGLE/EAGLE3/STANDALONE have a draft: without one the draft worker "
+        "loads the target checkpoint as its draft and fails or misbehaves at model load. NEXTN needs an "
+        "architecture with a built-in MTP layer."
+    ),
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("speculative.draft_model_path", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        ctx.facts is not None
+        and eagle_family(a)
+        and a.get("speculative_draft_model_path") is None
+        and not (
+            ctx.arch in MTP_CLASS_ARCHS
+            and str(ctx.typed_value("speculative_algorithm")).upper() in ("NEXTN", "EAGLE")
+        )
+    ),
+    message=lambda ctx, a: (
+        f"{ctx.typed_value('speculative_algorithm')} on {ctx.arch} without --speculative-draft-model-path: "
+        "SGLang would load the target as its own draft."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Set the draft model path", {"speculative.draft_model_path": "/path/to/draft"}),
+        Fix("Use NGRAM (no draft model)", {"speculative.algorithm": "NGRAM"}),
+    ],
+)
+
+NEXTN_NO_MTP = Rule(
+    id="R-NEXTN-NO-MTP",
+    title="NEXTN on a model without MTP layers",
+    severity="error",
+    why="NEXTN drafts with the model's own MTP / NextN layer; this checkpoint declares none, so SGLang fails at model load.",
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("speculative.algorithm", "model.path"),
+    when=lambda ctx, a: (
+        ctx.facts is not None
+        and str(ctx.typed_value("speculative_algorithm")).upper() == "NEXTN"
+        and ctx.facts.mtp_layers == 0
+        and ctx.typed_value("speculative_draft_model_path") is None
+    ),
+    message=lambda ctx, a: (
+        f"{ctx.arch} declares no MTP layers (num_nextn_predict_layers / mtp_num_hidden_layers)."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use NGRAM (no draft model)", {"speculative.algorithm": "NGRAM"}),
+        Fix(
+            "Use EAGLE3 with a draft",
+            {
+                "speculative.algorithm": "EAGLE3",
+                "speculative.draft_model_path": "/path/to/eagle3-draft",
+            },
+        ),
+    ],
+)
+
+EAGLE3_DRAFT_AS_EAGLE = Rule(
+    id="R-EAGLE3-DRAFT-WITH-EAGLE",
+    title="An EAGLE-3 draft run as EAGLE accepts nothing",
+    severity="error",
+    why=(
+        "EAGLE-3 drafts read hidden states from three target layers; run under EAGLE they get the wrong inputs and "
+        "every draft token is rejected (accept length 1.00): slower than no speculation."
+    ),
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("speculative.algorithm", "speculative.draft_model_path"),
+    when=lambda ctx, a: (
+        ctx.draft_facts is not None
+        and ctx.draft_facts.is_eagle3_draft
+        and str(ctx.typed_value("speculative_algorithm")).upper() in ("EAGLE", "NEXTN")
+    ),
+    message=lambda ctx, a: (
+        "the draft is an EAGLE-3 model (architectures contain Eagle3) but the algorithm is EAGLE."
+    ),
+    fixes=lambda ctx, a: [Fix("Use EAGLE3", {"speculative.algorithm": "EAGLE3"})],
+)
+
+
+def _hidden_message(ctx: Ctx) -> str:
+    assert ctx.facts is not None and ctx.draft_facts is not None
+    draft = ctx.draft_facts.target_hidden_size or ctx.draft_facts.hidden_size
+    return f"draft expects hidden size {draft}, the target has {ctx.facts.hidden_size}."
+
+
+def _vocab_message(ctx: Ctx) -> str:
+    assert ctx.facts is not None and ctx.draft_facts is not None
+    return f"draft vocab {ctx.draft_facts.vocab_size} != target vocab {ctx.facts.vocab_size}."
+
+
+DRAFT_HIDDEN_MISMATCH = Rule(
+    id="R-DRAFT-HIDDEN-SIZE",
+    title="Draft hidden size does not match the target",
+    severity="error",
+    why="The draft consumes the target's hidden states; a draft trained for another target fails at load or accepts nothing.",
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("speculative.draft_model_path",),
+    when=lambda ctx, a: (
+        ctx.facts is not None
+        and ctx.draft_facts is not None
+        and algo(a) in ("EAGLE", "EAGLE3")
+        and ctx.facts.hidden_size is not None
+        and (ctx.draft_facts.target_hidden_size or ctx.draft_facts.hidden_size)
+        not in (None, ctx.facts.hidden_size)
+        and ctx.typed_value("speculative_draft_model_path") is not None
+    ),
+    message=lambda ctx, a: _hidden_message(ctx),
+)
+
+DRAFT_VOCAB_MISMATCH = Rule(
+    id="R-DRAFT-VOCAB",
+    title="Draft vocabulary differs from the target",
+    severity="warning",
+    why="Draft tokens must be target tokens; a smaller draft vocabulary needs a token map (--speculative-token-map / d2t).",
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("speculative.draft_model_path", "speculative.token_map"),
+    when=lambda ctx, a: (
+        ctx.facts is not None
+        and ctx.draft_facts is not None
+        and algo(a) is not None
+        and ctx.facts.vocab_size is not None
+        and ctx.draft_facts.vocab_size is not None
+        and ctx.draft_facts.vocab_size != ctx.facts.vocab_size
+        and a.get("speculative_token_map") is None
+        and ctx.typed_value("speculative_draft_model_path") is not None
+    ),
+    message=lambda ctx, a: _vocab_message(ctx),
+)
+
+FACTS_MISSING = Rule(
+    id="R-FACTS-MISSING",
+    title="Model config not readable",
+    severity="info",
+    why=(
+        "Several SGLang rules depend on the model's config.json (architecture, MTP and hybrid layers). Without it "
+        "these checks assume a plain non-hybrid model without MTP: the auto values shown are the generic 3/1/4."
+    ),
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("model.path",),
+    when=lambda ctx, a: ctx.facts is None,
+    message=lambda ctx, a: (
+        f"model config not read ({ctx.facts_error}); architecture-dependent rules assume a generic model."
+    ),
+)
+
+GPU_ASSUMED = Rule(
+    id="R-GPU-ASSUMED",
+    title="GPU kind not given",
+    severity="info",
+    why="Default attention backend, page size and several checks depend on the GPU generation.",
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("gpu.kind",),
+    when=lambda ctx, a: ctx.gpu_assumed,
+    message=lambda ctx, a: f"no GPU kind in the profile: assuming {ctx.gpu.name} (sm{ctx.gpu.sm}).",
+    fixes=lambda ctx, a: [Fix(f"Set the GPU kind to {ctx.gpu.name}", {"gpu.kind": ctx.gpu.name})],
+)
+
+VERSION_NEAREST = Rule(
+    id="R-VERSION-NEAREST",
+    title="SGLang version without an exact rule set",
+    severity="warning",
+    why="The wizard carries exact rules for 0.5.11 and 0.5.23; other versions are checked with the nearest set.",
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("sglang_version",),
+    when=lambda ctx, a: ctx.requested_version != ctx.version,
+    message=lambda ctx, a: (
+        f"SGLang {ctx.requested_version}: checked with the {ctx.version} rules (nearest supported version)."
+    ),
+)
+
+DRAFT_PATH_MISSING_23 = Rule(
+    id="R-DRAFT-CONFIG-READ",
+    title="0.5.23 opens the draft config at start",
+    severity="error",
+    why="0.5.23 reads the draft's config.json during argument resolution (to detect Gemma4 assistant drafts), so a wrong draft path fails at once.",
+    raises={
+        V23: _raise(
+            "resolve",
+            "OSError",
+            "sglang/srt/utils/hf_transformers_utils.py",
+            "Repo id must be in the form 'repo_name' or 'namespace/repo_name'",
+        )
+    },
+    fields=("speculative.draft_model_path",),
+    when=lambda ctx, a: (
+        ctx.paths_local
+        and ctx.draft_error is not None
+        and ctx.typed_value("speculative_draft_model_path") is not None
+        and str(ctx.typed_value("speculative_draft_model_path")).startswith(("/", "./", "../", "~"))
+    ),
+    message=lambda ctx, a: f"draft config not readable: {ctx.draft_error}",
+    fixes=lambda ctx, a: [
+        Fix("Fix the draft model path", {"speculative.draft_model_path": "/path/to/draft"})
+    ],
+)
+
+
+RUNTIME_RULES: tuple[Rule, ...] = (
+    V2_TREE,
+    TRACK_INTERVAL_FINAL,
+    TREE_CAPACITY,
+    NEXTN_NO_MTP,
+    DRAFT_MISSING,
+    EAGLE3_DRAFT_AS_EAGLE,
+    DRAFT_HIDDEN_MISMATCH,
+    DRAFT_VOCAB_MISMATCH,
+)
+CONTEXT_RULES: tuple[Rule, ...] = (
+    VERSION_NEAREST,
+    GPU_ASSUMED,
+    FACTS_MISSING,
+    SPEC_V2_ENV,
+    MULTI_LAYER_EAGLE,
+)
+
+ALL_RULES: tuple[Rule, ...] = (
+    ALGO_CHOICE,
+    MAMBA_AUTO_NO_BUFFER,
+    MAMBA_EXTRA_UNSUPPORTED,
+    MAMBA_NOT_HYBRID,
+    MAMBA_EXTRA_NORADIX,
+    MAMBA_EXTRA_DEVICE,
+    MAMBA_TRACK_INTERVAL,
+    MAMBA_EXTRA_PAGE,
+    MAMBA_FLA_CHUNK,
+    MAMBA_NOBUF_PAGE,
+    MAMBA_NOBUF_OVERLAP,
+    MAMBA_NOBUF_SPEC,
+    MAMBA_NOBUF_PAGE_23,
+    MAMBA_NOBUF_OVERLAP_23,
+    MAMBA_NOBUF_TRTLLM_23,
+    FLEX_NO_SPEC,
+    TRTLLM_MLA_GPU,
+    TRTLLM_MHA_PREFILL_GPU,
+    TRTLLM_PAGE,
+    TRTLLM_MLA_PAGE,
+    MOE_RUNNER,
+    NEXTN_ALIAS,
+    SKIP_DP_MLP_SYNC,
+    DFLASH_DPATTN,
+    DFLASH_PP,
+    DFLASH_DRAFT,
+    DFLASH_BLOCK_MISMATCH,
+    STANDALONE_DPATTN,
+    MAXREQ_48,
+    SPEC_V1_SELECT,
+    MIXED_CHUNK_OFF,
+    DRAFT_AUTO,
+    DRAFT_NOT_NEEDED,
+    SPEC_STEPS_TRIO,
+    AUTO_PARAMS,
+    TOPK_NONE_TYPEERROR,
+    TRTLLM_TOPK,
+    TOPK1_REWRITE,
+    TOPK_PAGE,
+    NGRAM_DEVICE,
+    NGRAM_TOPK,
+    NGRAM_CORPUS_BUDGET,
+    NGRAM_CORPUS_LIMIT,
+    NGRAM_PAGE,
+    NGRAM_DPATTN,
+    PP_SPEC,
+    LORA_SPEC,
+    ADAPTIVE_OFF,
+    ADAPTIVE_STEPS_23,
+    DRAFT_PATH_MISSING_23,
+    *RUNTIME_RULES,
+    *CONTEXT_RULES,
+)
+RULES_BY_ID: dict[str, Rule] = {r.id: r for r in ALL_RULES}
+
+
+def rule_for_location(version: str, where: str) -> Rule | None:
+    """The rule whose raising statement is at `where` (`sglang/srt/server_args.py:3521`) in `version`.
+
+    Accepts a traceback's path in any prefix form (`.../site-packages/sglang/srt/...`) and a line
+    anywhere inside a multi-line statement (within 3 lines after its first line).
+    """
+    from wizard.sglang.versions import resolve_version
+
+    ver = resolve_version(version)[0]
+    idx = where.find("sglang/")
+    if idx < 0:
+        return None
+    path, _, line_text = where[idx:].rpartition(":")
+    try:
+        line = int(line_text)
+    except ValueError:
+        return None
+    best: Rule | None = None
+    best_line = -1
+    for rule in ALL_RULES:
+        raised = rule.raises.get(ver)
+        if raised is None or raised.where is None or raised.exception is None:
+            continue
+        r_path, _, r_line = raised.where.rpartition(":")
+        if r_path != path or not r_line.isdigit():
+            continue
+        if 0 <= line - int(r_line) <= 3 and (best is None or int(r_line) > best_line):
+            best, best_line = rule, int(r_line)
+    return best

@@ -1,0 +1,121 @@
+"""The rule engine: run one version's pipeline over a profile's arguments, collect findings in
+SGLang's own order and the values SGLang will really use. Pure and fast: no I/O, no imports of
+anything heavy, well under a millisecond per check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wizard.rules import catalog as c
+from wizard.rules.model import Args, Ctx, Rule
+from wizard.rules.pipeline import DEFAULTS, PIPELINES
+from wizard.rules.report import Finding, Report, SglangRaise
+from wizard.sglang.fields import version_dest
+
+# Fields reported as effective values (canonical names; output uses the version's spelling).
+EFFECTIVE_FIELDS: tuple[str, ...] = (
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "speculative_draft_model_path",
+    "speculative_moe_runner_backend",
+    "speculative_adaptive",
+    "disable_overlap_schedule",
+    "mamba_scheduler_strategy",
+    "mamba_track_interval",
+    "page_size",
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "max_running_requests",
+    "enable_mixed_chunk",
+    "disable_radix_cache",
+    "enable_dp_attention",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "enable_multi_layer_eagle",
+    "device",
+)
+EFFECTIVE_FIELDS_23: tuple[str, ...] = (*EFFECTIVE_FIELDS, "attn_dp_size")
+
+
+def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
+    raised = rule.raises[ctx.version]
+    message = rule.message(ctx, a)
+    if raised.bare:
+        shown = raised
+    else:
+        shown = SglangRaise(raised.stage, raised.exception, raised.where, raised.bare, message)
+    return Finding(
+        rule=rule.id,
+        severity=rule.severity,
+        title=rule.title,
+        message=message,
+        explanation=rule.why,
+        fields=rule.fields,
+        sglang=shown,
+        fixes=tuple(rule.fixes(ctx, a)),
+        order=order,
+    )
+
+
+def evaluate(ctx: Ctx) -> Report:
+    """Run every rule of `ctx.version` in SGLang's order; the first error is the one SGLang raises first."""
+    a = Args(DEFAULTS[ctx.version])
+    a.update(ctx.typed)
+    findings: list[Finding] = []
+    order = 0
+    for rule in c.CONTEXT_RULES:
+        if rule.holds_for(ctx.version) and rule.when(ctx, a):
+            findings.append(_finding(rule, ctx, a, order))
+        order += 1
+    for step in PIPELINES[ctx.version]:
+        order += 1
+        if not isinstance(step, Rule):
+            step.run(ctx, a)
+            continue
+        if not step.holds_for(ctx.version) or not step.when(ctx, a):
+            continue
+        findings.append(_finding(step, ctx, a, order))
+        if step.apply is not None:
+            step.apply(ctx, a)
+        if step.recover is not None:
+            step.recover(ctx, a)
+    for rule in c.RUNTIME_RULES:
+        order += 1
+        if rule.holds_for(ctx.version) and rule.when(ctx, a):
+            findings.append(_finding(rule, ctx, a, order))
+    names = EFFECTIVE_FIELDS_23 if ctx.version == c.V23 else EFFECTIVE_FIELDS
+    effective = {version_dest(n, ctx.version): a.get(n) for n in names}
+    typed = {version_dest(n, ctx.version): v for n, v in ctx.typed.items()}
+    return Report(
+        sglang_version=ctx.requested_version,
+        rules_version=ctx.version,
+        gpu=ctx.gpu.name,
+        findings=tuple(findings),
+        effective=effective,
+        typed=typed,
+    )
+
+
+def sglang_verdict(report: Report) -> str:
+    """What SGLang's argument code alone says: `error` only for argparse/resolve/check errors."""
+    for f in report.errors:
+        if f.sglang is not None and f.sglang.stage in ("argparse", "resolve", "check"):
+            return "error"
+    return "ok"
+
+
+def first_sglang_error(report: Report) -> Finding | None:
+    """The first error SGLang's argument code raises (runtime traps excluded)."""
+    for f in report.errors:
+        if f.sglang is not None and f.sglang.stage in ("argparse", "resolve", "check"):
+            return f
+    return None
+
+
+def effective_json(value: Any) -> Any:
+    """Effective values as JSON-safe data."""
+    return value

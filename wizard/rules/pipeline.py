@@ -1,0 +1,466 @@
+"""SGLang's own resolution order, per version: which rule or silent default runs when.
+
+Each pipeline is a flat, ordered tuple of steps. A step is either a `Rule` from the catalog or a
+`Resolver`: one of SGLang's silent defaults (page size None -> 1, the default attention backend,
+...). The order follows `ServerArgs.__post_init__` (0.5.11) and `run_resolution_pipeline`
+(0.5.23), then `check_server_args`; see reference §0 for why the order matters (hybrid-cache
+checks run before the speculative ones, the attention backend is chosen from the *typed* topk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from wizard.rules import catalog as c
+from wizard.rules.model import Args, Ctx, Rule
+
+
+@dataclass(frozen=True)
+class Resolver:
+    """A silent SGLang default or rewrite that needs no finding of its own."""
+
+    name: str
+    run: Callable[[Ctx, Args], None]
+
+
+Step = Rule | Resolver
+
+# SGLang defaults of the fields the rules read (ServerArgs dataclass defaults).
+DEFAULTS: dict[str, dict[str, object]] = {
+    c.V11: {
+        "speculative_algorithm": None,
+        "speculative_draft_model_path": None,
+        "speculative_draft_model_revision": None,
+        "speculative_num_steps": None,
+        "speculative_eagle_topk": None,
+        "speculative_num_draft_tokens": None,
+        "speculative_moe_runner_backend": None,
+        "moe_runner_backend": "auto",
+        "speculative_skip_dp_mlp_sync": False,
+        "speculative_adaptive": False,
+        "speculative_ngram_max_bfs_breadth": 10,
+        "speculative_ngram_min_bfs_breadth": 1,
+        "speculative_ngram_external_corpus_path": None,
+        "speculative_ngram_external_sam_budget": 0,
+        "speculative_dflash_block_size": None,
+        "speculative_dflash_draft_window_size": None,
+        "speculative_token_map": None,
+        "enable_multi_layer_eagle": False,
+        "mamba_scheduler_strategy": "auto",
+        "mamba_track_interval": 256,
+        "attention_backend": None,
+        "prefill_attention_backend": None,
+        "decode_attention_backend": None,
+        "page_size": None,
+        "max_running_requests": None,
+        "disable_overlap_schedule": False,
+        "enable_mixed_chunk": False,
+        "disable_radix_cache": False,
+        "tp_size": 1,
+        "dp_size": 1,
+        "pp_size": 1,
+        "enable_dp_attention": False,
+        "enable_dp_lm_head": False,
+        "device": None,
+        "kv_cache_dtype": "auto",
+        "mem_fraction_static": None,
+        "model_path": None,
+        "revision": None,
+        "enable_lora": None,
+        "lora_paths": None,
+        "disaggregation_mode": "null",
+    },
+}
+DEFAULTS[c.V23] = {
+    **DEFAULTS[c.V11],
+    "attn_dp_size": 1,
+    "speculative_use_rejection_sampling": False,
+}
+DEFAULTS[c.V23].pop("speculative_skip_dp_mlp_sync")
+
+
+def auto_params(ctx: Ctx, a: Args) -> tuple[int, int, int]:
+    """SGLang's `auto_choose_speculative_params`: (steps, topk, draft tokens)."""
+    if a.get("speculative_algorithm") == "STANDALONE":
+        return (3, 1, 4)
+    if ctx.arch in c.AUTO_PARAMS_WIDE_ARCHS:
+        return (5, 4, 8)
+    return (3, 1, 4)
+
+
+def _no_spec_or_topk_one(a: Args) -> bool:
+    topk = a.get("speculative_eagle_topk")
+    return topk is None or (topk == 1 and a.get("page_size") in (1, None))
+
+
+def default_attention_backend(ctx: Ctx, a: Args) -> str:
+    """SGLang's `_get_default_attn_backend` for the GPU kind, reading topk and page size as they are now."""
+    gpu = ctx.gpu
+    if a.get("device") == "cpu":
+        return "torch_native"
+    if not ctx.is_mla:
+        if gpu.is_hopper and _no_spec_or_topk_one(a):
+            return "fa3"
+        forced_one = ctx.version == c.V23 and str(a.get("speculative_algorithm") or "").upper() in (
+            "DFLASH",
+            "DSPARK",
+        )
+        if (
+            gpu.is_sm100
+            and _no_spec_or_topk_one(a)
+            and (
+                a.get("speculative_algorithm") is None
+                or a.get("speculative_eagle_topk") is not None
+                or forced_one
+            )
+        ):
+            return "trtllm_mha"
+        has_sinks = ctx.facts is not None and bool(getattr(ctx.facts, "has_attention_sinks", False))
+        return "triton" if has_sinks else "flashinfer"
+    if gpu.is_hopper:
+        return "fa3"
+    if gpu.is_sm100:
+        return "flashinfer"
+    return "triton"
+
+
+# ---------------------------------------------------------------------------------------------
+# Resolvers
+
+
+def _device(ctx: Ctx, a: Args) -> None:
+    if a.get("device") is None:
+        a.device = "cuda"
+
+
+def _mamba_auto_11(ctx: Ctx, a: Args) -> None:
+    if a.get("mamba_scheduler_strategy") == "auto":
+        a.mamba_scheduler_strategy = "no_buffer"
+
+
+def _model_specific_11(ctx: Ctx, a: Args) -> None:
+    arch = ctx.arch
+    if (
+        arch
+        in (
+            "DeepseekV3ForCausalLM",
+            "KimiK25ForConditionalGeneration",
+            "MistralLarge3ForCausalLM",
+            "PixtralForConditionalGeneration",
+        )
+        and ctx.gpu.is_sm100
+        and a.get("attention_backend") is None
+        and a.get("prefill_attention_backend") is None
+        and a.get("decode_attention_backend") is None
+    ):
+        a.attention_backend = "trtllm_mla"
+    if arch == "GptOssForCausalLM" and a.get("attention_backend") is None:
+        a.attention_backend = (
+            "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
+        )
+    if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
+        a.enable_multi_layer_eagle = True
+    if arch in c.HYBRID_NO_RADIX_11:
+        a.disable_radix_cache = True
+    if arch in c.QWEN_HYBRID_SM100 and ctx.gpu.is_sm100 and a.get("attention_backend") is None:
+        backend = "triton"
+        if default_attention_backend(ctx, a) == "trtllm_mha" and not (
+            a.get("mamba_scheduler_strategy") != "extra_buffer"
+            and not a.get("disable_radix_cache")
+            and a.get("speculative_algorithm") is None
+        ):
+            backend = "trtllm_mha"
+        a.attention_backend = backend
+
+
+def _model_specific_23(ctx: Ctx, a: Args) -> None:
+    arch = ctx.arch
+    if (
+        arch
+        in (
+            "DeepseekV3ForCausalLM",
+            "KimiK25ForConditionalGeneration",
+            "MistralLarge3ForCausalLM",
+            "PixtralForConditionalGeneration",
+        )
+        and ctx.gpu.is_sm100
+        and a.get("attention_backend") is None
+        and a.get("prefill_attention_backend") is None
+        and a.get("decode_attention_backend") is None
+    ):
+        a.attention_backend = "trtllm_mla"
+    if arch == "GptOssForCausalLM" and a.get("attention_backend") is None:
+        a.attention_backend = (
+            "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
+        )
+    if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
+        a.enable_multi_layer_eagle = True
+    if (
+        arch in c.QWEN_HYBRID_SM100 | {"Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"}
+        and ctx.gpu.is_sm100
+        and a.get("attention_backend") is None
+    ):
+        backend = "triton"
+        if default_attention_backend(ctx, a) == "trtllm_mha" and not (
+            a.get("mamba_scheduler_strategy") not in ("extra_buffer", "extra_buffer_lazy", "auto")
+            and not a.get("disable_radix_cache")
+            and a.get("speculative_algorithm") is None
+        ):
+            backend = "trtllm_mha"
+        a.attention_backend = backend
+        a.page_size = 64 if backend == "trtllm_mha" else 1
+
+
+def _mamba_auto_23(ctx: Ctx, a: Args) -> None:
+    if not c.hybrid_23(ctx) or a.get("disable_radix_cache"):
+        return
+    if a.get("mamba_scheduler_strategy") == "auto":
+        wants_overlap = not a.get("disable_overlap_schedule")
+        wants_paging = (a.get("page_size") or 0) > 1
+        if (wants_overlap or wants_paging) and c.extra_buffer_supported(ctx):
+            a.mamba_scheduler_strategy = "extra_buffer"
+        else:
+            a.mamba_scheduler_strategy = "no_buffer"
+            a.disable_overlap_schedule = True
+
+
+def _attention_default(ctx: Ctx, a: Args) -> None:
+    if a.get("prefill_attention_backend") is not None and a.get(
+        "prefill_attention_backend"
+    ) == a.get("decode_attention_backend"):
+        a.attention_backend = a.prefill_attention_backend
+    if a.get("attention_backend") is None:
+        a.attention_backend = default_attention_backend(ctx, a)
+
+
+def _attention_misc(ctx: Ctx, a: Args) -> None:
+    if "flashmla" in (a.get("attention_backend"), a.get("decode_attention_backend")):
+        a.page_size = 64
+    if "cutlass_mla" in (a.get("attention_backend"), a.get("decode_attention_backend")):
+        a.page_size = 128
+    if a.get("attention_backend") == "fa3" and a.get("kv_cache_dtype") == "fp8_e5m2":
+        a.attention_backend = "triton"
+    if a.get("prefill_attention_backend") == "fa4" and not ctx.is_mla and ctx.gpu.is_sm100:
+        a.page_size = 128
+
+
+def _page_default(ctx: Ctx, a: Args) -> None:
+    if a.get("page_size") is None:
+        a.page_size = 1
+
+
+def _dp_11(ctx: Ctx, a: Args) -> None:
+    if a.get("dp_size", 1) == 1:
+        a.enable_dp_attention = False
+
+
+def _dp_deprecated_23(ctx: Ctx, a: Args) -> None:
+    if a.get("enable_dp_attention") and a.get("dp_size", 1) > 1:
+        a.attn_dp_size = a.dp_size
+        a.dp_size = 1
+    a.enable_dp_attention = (a.get("attn_dp_size") or 1) > 1
+
+
+def _pp(ctx: Ctx, a: Args) -> None:
+    if a.get("pp_size", 1) > 1:
+        a.disable_overlap_schedule = True
+
+
+def _moe_runner_default(ctx: Ctx, a: Args) -> None:
+    if a.get("speculative_moe_runner_backend") is None:
+        runner = a.get("moe_runner_backend")
+        if ctx.version == c.V11:
+            a.speculative_moe_runner_backend = (
+                "auto" if runner in ("flashinfer_trtllm", "flashinfer_trtllm_routed") else runner
+            )
+        else:
+            a.speculative_moe_runner_backend = (
+                "flashinfer_trtllm" if runner == "flashinfer_megamoe" else runner
+            )
+
+
+def _upper_algorithm_23(ctx: Ctx, a: Args) -> None:
+    if a.get("speculative_algorithm") is not None:
+        a.speculative_algorithm = str(a.speculative_algorithm).upper()
+
+
+def _unknown_algorithm_off_23(ctx: Ctx, a: Args) -> None:
+    if a.get("speculative_algorithm") not in (None, *c.ALGORITHMS[c.V23]):
+        a.speculative_algorithm = None
+
+
+def _dflash_11(ctx: Ctx, a: Args) -> None:
+    if a.get("speculative_algorithm") != "DFLASH":
+        return
+    a.speculative_num_steps = 1
+    a.speculative_eagle_topk = 1
+    if a.get("speculative_dflash_block_size") is not None:
+        a.speculative_num_draft_tokens = a.speculative_dflash_block_size
+    if a.get("speculative_num_draft_tokens") is None:
+        block = None
+        if ctx.draft_facts is not None:
+            block = getattr(ctx.draft_facts, "dflash_block_size", None)
+        a.speculative_num_draft_tokens = block or 16
+    if ctx.version == c.V11:
+        a.disable_overlap_schedule = True
+
+
+def _cpu_overlap_23(ctx: Ctx, a: Args) -> None:
+    if a.get("device") == "cpu":
+        a.disable_overlap_schedule = True
+
+
+def _auto_params(ctx: Ctx, a: Args) -> None:
+    if (
+        c.eagle_family(a)
+        and a.get("speculative_num_steps") is None
+        and a.get("speculative_eagle_topk") is None
+        and a.get("speculative_num_draft_tokens") is None
+    ):
+        a.speculative_num_steps, a.speculative_eagle_topk, a.speculative_num_draft_tokens = (
+            auto_params(ctx, a)
+        )
+
+
+def _ngram(ctx: Ctx, a: Args) -> None:
+    if a.get("speculative_algorithm") != "NGRAM":
+        return
+    if ctx.version == c.V11:
+        a.disable_overlap_schedule = True
+    a.enable_mixed_chunk = False
+    a.speculative_eagle_topk = a.speculative_ngram_max_bfs_breadth
+    if a.get("speculative_num_draft_tokens") is None:
+        a.speculative_num_draft_tokens = 12
+    if ctx.version == c.V23 and a.get("speculative_num_steps") is None and a.speculative_eagle_topk:
+        a.speculative_num_steps = a.speculative_num_draft_tokens // a.speculative_eagle_topk
+
+
+def _adaptive_init_23(ctx: Ctx, a: Args) -> None:
+    if not a.get("speculative_adaptive"):
+        return
+    if a.get("speculative_eagle_topk") is None:
+        a.speculative_eagle_topk = 1
+    if a.get("speculative_num_steps") is None:
+        a.speculative_num_steps = 3
+    a.speculative_num_draft_tokens = a.speculative_num_steps + 1
+
+
+R = Resolver
+PIPELINE_0_5_11: tuple[Step, ...] = (
+    c.ALGO_CHOICE,
+    R("device", _device),
+    c.MAMBA_AUTO_NO_BUFFER,
+    R("_handle_missing_default_values", _mamba_auto_11),
+    R("_handle_model_specific_adjustments", _model_specific_11),
+    c.MAMBA_EXTRA_UNSUPPORTED,
+    c.MAMBA_EXTRA_NORADIX,
+    c.MAMBA_EXTRA_DEVICE,
+    c.MAMBA_TRACK_INTERVAL,
+    c.MAMBA_EXTRA_PAGE,
+    c.MAMBA_FLA_CHUNK,
+    c.MAMBA_NOBUF_PAGE,
+    c.MAMBA_NOBUF_OVERLAP,
+    c.MAMBA_NOBUF_SPEC,
+    R("_handle_attention_backend_compatibility", _attention_default),
+    c.FLEX_NO_SPEC,
+    c.TRTLLM_MLA_GPU,
+    c.TRTLLM_MLA_PAGE,
+    c.TRTLLM_MHA_PREFILL_GPU,
+    c.TRTLLM_PAGE,
+    R("attention page rules", _attention_misc),
+    R("_handle_page_size", _page_default),
+    R("_handle_data_parallelism", _dp_11),
+    R("_handle_pipeline_parallelism", _pp),
+    R("speculative MoE runner default", _moe_runner_default),
+    c.MOE_RUNNER,
+    c.NEXTN_ALIAS,
+    c.SKIP_DP_MLP_SYNC,
+    c.DFLASH_DPATTN,
+    c.DFLASH_PP,
+    c.DFLASH_DRAFT,
+    c.DFLASH_BLOCK_MISMATCH,
+    R("DFLASH defaults", _dflash_11),
+    c.STANDALONE_DPATTN,
+    c.MAXREQ_48,
+    c.SPEC_V1_SELECT,
+    c.MIXED_CHUNK_OFF,
+    c.DRAFT_AUTO,
+    c.DRAFT_NOT_NEEDED,
+    c.SPEC_STEPS_TRIO,
+    c.AUTO_PARAMS,
+    R("auto_choose_speculative_params", _auto_params),
+    c.TRTLLM_TOPK,
+    c.TOPK1_REWRITE,
+    c.TOPK_NONE_TYPEERROR,
+    c.TOPK_PAGE,
+    c.NGRAM_DEVICE,
+    c.NGRAM_TOPK,
+    R("NGRAM defaults", _ngram),
+    c.NGRAM_CORPUS_BUDGET,
+    c.NGRAM_CORPUS_LIMIT,
+    c.NGRAM_PAGE,
+    c.NGRAM_DPATTN,
+    c.ADAPTIVE_OFF,
+    c.PP_SPEC,
+    c.LORA_SPEC,
+)
+
+PIPELINE_0_5_23: tuple[Step, ...] = (
+    R("handle_deprecated_dp_attention", _dp_deprecated_23),
+    R("device", _device),
+    R("handle_model_specific_adjustments", _model_specific_23),
+    R("_mamba_radix_cache_resolution", _mamba_auto_23),
+    c.MAMBA_NOT_HYBRID,
+    c.MAMBA_EXTRA_UNSUPPORTED,
+    c.MAMBA_TRACK_INTERVAL,
+    c.MAMBA_EXTRA_PAGE,
+    c.MAMBA_NOBUF_PAGE_23,
+    c.MAMBA_NOBUF_OVERLAP_23,
+    c.MAMBA_NOBUF_TRTLLM_23,
+    R("handle_attention_backend_compatibility", _attention_default),
+    c.FLEX_NO_SPEC,
+    c.TRTLLM_MHA_PREFILL_GPU,
+    c.TRTLLM_MLA_PAGE,
+    c.TRTLLM_PAGE,
+    R("attention page rules", _attention_misc),
+    R("_page_size_default", _page_default),
+    R("_pipeline_parallel_overlap_disable", _pp),
+    R("_speculative_moe_runner_default", _moe_runner_default),
+    R("upper-case algorithm", _upper_algorithm_23),
+    c.ALGO_CHOICE,
+    R("unknown algorithm stops", _unknown_algorithm_off_23),
+    c.DRAFT_PATH_MISSING_23,
+    c.NEXTN_ALIAS,
+    c.ADAPTIVE_OFF,
+    c.ADAPTIVE_STEPS_23,
+    R("_init_adaptive_speculative_params", _adaptive_init_23),
+    c.DFLASH_DPATTN,
+    c.DFLASH_PP,
+    c.DFLASH_DRAFT,
+    c.DFLASH_BLOCK_MISMATCH,
+    R("DFLASH defaults", _dflash_11),
+    c.STANDALONE_DPATTN,
+    c.MAXREQ_48,
+    R("_disable_overlap_schedule_for_cpu", _cpu_overlap_23),
+    c.MIXED_CHUNK_OFF,
+    c.DRAFT_AUTO,
+    c.DRAFT_NOT_NEEDED,
+    c.SPEC_STEPS_TRIO,
+    c.AUTO_PARAMS,
+    R("_auto_choose_speculative_params", _auto_params),
+    c.TRTLLM_TOPK,
+    c.TOPK1_REWRITE,
+    c.TOPK_NONE_TYPEERROR,
+    c.TOPK_PAGE,
+    c.NGRAM_DEVICE,
+    c.NGRAM_TOPK,
+    R("_handle_ngram", _ngram),
+    c.NGRAM_CORPUS_BUDGET,
+    c.NGRAM_CORPUS_LIMIT,
+    c.NGRAM_PAGE,
+    c.NGRAM_DPATTN,
+    c.PP_SPEC,
+)
+
+PIPELINES: dict[str, tuple[Step, ...]] = {c.V11: PIPELINE_0_5_11, c.V23: PIPELINE_0_5_23}
