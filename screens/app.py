@@ -96,8 +96,15 @@ class WizardApp(App[int]):
         Binding("f8", "screenshot_here", "Screenshot", show=False),
     ]
 
-    def __init__(self, *, initial: Profile | None = None, initial_name: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        initial: Profile | None = None,
+        initial_name: str | None = None,
+        ready_dir: Path | None = None,
+    ) -> None:
         super().__init__()
+        self.ready_dir = ready_dir or builtin_profiles_dir()
         self.animation_level = "none" if self.is_headless else self.animation_level
         self.input_problems: dict[str, str] = {}
         self.profile_name: str | None = initial_name
@@ -116,16 +123,20 @@ class WizardApp(App[int]):
     def _first_profile(self) -> tuple[Profile, str | None, Path | None]:
         """The newest saved profile, else the ready example, else an empty new profile."""
         candidates = list_profiles()
-        example = builtin_profiles_dir() / f"{EXAMPLE_PROFILE}.toml"
+        example = self.ready_dir / f"{EXAMPLE_PROFILE}.toml"
         if example.is_file():
             candidates.append(example)
-        candidates += sorted(builtin_profiles_dir().glob("*.toml"))
+        candidates += self.ready_profiles()
         for path in candidates:
             try:
                 return load_profile(path), path.stem, path
             except ProfileError as exc:
                 self.call_later(self.notify, str(exc), title="Profile not loaded", severity="error")
         return new_profile(), None, None
+
+    def ready_profiles(self) -> list[Path]:
+        """The ready profiles shipped with the project."""
+        return sorted(self.ready_dir.glob("*.toml")) if self.ready_dir.is_dir() else []
 
     def facts_for(self, path: str) -> Any:
         """`ModelFacts` of a local model folder, read once per path (raises the core's errors)."""
@@ -162,10 +173,10 @@ class WizardApp(App[int]):
         self._update(profile)
         self.post_message(ProfileOpened(path, name))
 
-    def _update(self, profile: Profile) -> None:
+    def _update(self, profile: Profile, typed: tuple[str, ...] = ()) -> None:
         self.profile = profile
         self.report = self._check(profile)
-        self.screen.post_message(ProfileChanged(profile, self.report))
+        self.screen.post_message(ProfileChanged(profile, self.report, typed))
 
     @on(EditRequested)
     def _on_edit(self, message: EditRequested) -> None:
@@ -178,20 +189,20 @@ class WizardApp(App[int]):
                 key = problem.key or next(iter(message.edits), "profile")
                 path = next((p for p in message.edits if key.startswith(p)), key)
                 self.input_problems[path] = problem.message
-            self.screen.post_message(ProfileChanged(self.profile, self.report))
+            self.screen.post_message(ProfileChanged(self.profile, self.report, tuple(message.raw)))
             return
         except KeyError as exc:
             self.notify(f"Unknown profile field {exc}", severity="error")
             return
         self.dirty = True
-        self._update(profile)
+        self._update(profile, tuple(message.raw))
 
     @on(InputRejected)
     def _on_rejected(self, message: InputRejected) -> None:
         for path in message.paths:
             self.input_problems.pop(path, None)
         self.input_problems.update(message.problems)
-        self.screen.post_message(ProfileChanged(self.profile, self.report))
+        self.screen.post_message(ProfileChanged(self.profile, self.report, message.paths))
 
     @on(FixRequested)
     def _on_fix(self, message: FixRequested) -> None:

@@ -22,6 +22,8 @@ class WizardScreen(Screen[None]):
     """A wizard step: subclasses compose their body and implement `sync`."""
 
     STEP: ClassVar[str] = ""
+    typed: tuple[str, ...] = ()
+    """Fields being typed in right now (their inputs keep the user's text)."""
 
     @property
     def wizard(self) -> WizardApp:
@@ -43,10 +45,11 @@ class WizardScreen(Screen[None]):
     @on(ProfileChanged)
     def _profile_changed(self, message: ProfileChanged) -> None:
         if self.is_current:
-            self._repaint(message.profile, message.report)
+            self._repaint(message.profile, message.report, message.typed)
 
-    def _repaint(self, profile: Profile, report: Report | None) -> None:
+    def _repaint(self, profile: Profile, report: Report | None, typed: tuple[str, ...] = ()) -> None:
         app = self.wizard
+        self.typed = typed
         self.query_one(StepBar).show(app.profile_name, profile.sglang_version, report, app.dirty)
         self.sync(profile, report)
 
@@ -66,3 +69,11 @@ class WizardScreen(Screen[None]):
             self.post_message(InputRejected((field.path,), {field.path: str(exc)}))
             return
         self.post_message(EditRequested({field.path: value}, {field.path: field.value}))
+
+    def show_fields(self, profile: Profile) -> None:
+        """Put profile values into the form's inputs and mark refused ones."""
+        problems = self.wizard.input_problems
+        for field in self.query(FieldInput):
+            if field.path not in problems and field.path not in self.typed:
+                field.show(profile.get(field.path))
+            field.set_class(field.path in problems, "-offending")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from screens import core
-from wizard.profile import builtin_profiles_dir, list_profiles
+from wizard.profile import list_profiles
 
 if TYPE_CHECKING:
     from screens.app import WizardApp
@@ -23,7 +23,7 @@ class WizardCommands(Provider):
         app = cast("WizardApp", self.app)
         out: list[tuple[str, str, Callable[[], object]]] = []
         paths: list[tuple[str, Path]] = [("saved", p) for p in list_profiles()]
-        paths += [("ready", p) for p in sorted(builtin_profiles_dir().glob("*.toml"))]
+        paths += [("ready", p) for p in app.ready_profiles()]
         for kind, path in paths:
             out.append(
                 (f"Open profile: {path.stem}", f"{kind} profile {path}", partial(app.open_path, path))

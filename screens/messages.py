@@ -42,10 +42,14 @@ class FixRequested(Message):
 
 @dataclass
 class ProfileChanged(Message):
-    """The app's current profile (and its report) changed."""
+    """The app's current profile (and its report) changed.
+
+    `typed` names the fields whose input the user is typing in: screens leave those inputs alone.
+    """
 
     profile: Profile
     report: Report | None
+    typed: tuple[str, ...] = ()
 
 
 @dataclass

@@ -115,11 +115,7 @@ class ModelScreen(WizardScreen):
 
     def sync(self, profile: Profile, report: Report | None) -> None:
         """Show the profile; re-read the model card when the path changed."""
-        problems = self.wizard.input_problems
-        for field in self.query(FieldInput):
-            if field.path not in problems:
-                field.show(profile.get(field.path))
-            field.set_class(field.path in problems, "-offending")
+        self.show_fields(profile)
         self._set_select("#sglang-version", profile.sglang_version)
         self._set_select("#gpu-kind", profile.gpu.kind)
         if profile.model.path != self._shown_path:

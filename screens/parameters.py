@@ -97,9 +97,7 @@ class ParametersScreen(WizardScreen):
     def sync(self, profile: Profile, report: Report | None) -> None:
         """Show the profile in the form and the report in the panels."""
         problems = self.wizard.input_problems
-        for field in self.query(FieldInput):
-            if field.path not in problems:
-                field.show(profile.get(field.path))
+        self.show_fields(profile)
         select = self.query_one("#hybrid-cache_strategy", Select)
         value = profile.hybrid.cache_strategy
         wanted: Any = Select.NULL if value is None else value

@@ -18,7 +18,6 @@ from screens.base import WizardScreen
 from wizard.profile import (
     Profile,
     ProfileError,
-    builtin_profiles_dir,
     list_profiles,
     load_profile,
     profiles_dir,
@@ -74,7 +73,7 @@ class StartScreen(WizardScreen):
             options.append(Option(Content.styled("  none yet: ctrl+s saves one", "$text-muted"), disabled=True))
         options.append(None)
         options.append(Option(Content.styled("Ready profiles", "$text-muted"), disabled=True))
-        ready = sorted(builtin_profiles_dir().glob("*.toml"))
+        ready = app.ready_profiles()
         options += [Option(f"  {p.stem}", id=f"ready:{p}") for p in ready]
         highlighted = listing.highlighted
         listing.set_options(options)
