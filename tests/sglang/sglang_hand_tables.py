@@ -6,7 +6,10 @@ rename logic be tested on a parser whose contents the test fully controls.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 ALGOS_11 = ["DFLASH", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"]
 ATTN = ["triton", "torch_native", "flex_attention", "fa3", "flashinfer", "trtllm_mha"]
