@@ -7,6 +7,7 @@ Nothing is skipped silently: if sshd cannot start, `SshdError` says why (with ss
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -78,10 +79,8 @@ class Sshd:
         """SIGKILL every per-connection sshd process: all clients lose their connection at once."""
         killed = self.connection_children()
         for pid in killed:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         return killed
 
     def stop(self) -> None:

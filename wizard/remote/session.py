@@ -318,6 +318,11 @@ class RemoteHost:
         await self._close_connections()
         self._connections = await connect_chain(self.hops, self.settings, self.policy)
 
+    async def ensure_connected(self) -> None:
+        """Reconnect when the connection to the target was lost (e.g. after a network drop)."""
+        if not self._connections or self.connection.is_closed():
+            await self.reconnect()
+
     async def _close_connections(self) -> None:
         for conn in reversed(self._connections):
             conn.close()
@@ -347,28 +352,37 @@ class RemoteHost:
     ) -> CommandResult:
         """Run a command (a list is shell-quoted) and return its exit status and output."""
         text = command if isinstance(command, str) else shlex.join(command)
-        try:
-            result = await self.connection.run(
-                text,
-                input=input,
-                check=False,
-                timeout=timeout_s,
-                encoding="utf-8",
-                errors="replace",
-            )
-        except asyncssh.TimeoutError as exc:
-            raise RemoteError(
-                f"{self.label}: command timed out after {timeout_s}s: {text[:200]}"
-            ) from exc
-        except (asyncssh.Error, OSError) as exc:
-            raise RemoteError(
-                f"{self.label}: connection failed while running a command: {exc}"
-            ) from exc
+        await self.ensure_connected()
+        for attempt in (1, 2):
+            try:
+                result = await self.connection.run(
+                    text,
+                    input=input,
+                    check=False,
+                    timeout=timeout_s,
+                    encoding="utf-8",
+                    errors="replace",
+                )
+                break
+            except asyncssh.ChannelOpenError as exc:
+                # The connection died before the command started: safe to reconnect and retry once.
+                if attempt == 2:
+                    raise RemoteError(f"{self.label}: cannot start a command: {exc}") from exc
+                await self.reconnect()
+            except asyncssh.TimeoutError as exc:
+                raise RemoteError(
+                    f"{self.label}: command timed out after {timeout_s}s: {text[:200]}"
+                ) from exc
+            except (asyncssh.Error, OSError) as exc:
+                raise RemoteError(
+                    f"{self.label}: connection failed while running a command: {exc}"
+                ) from exc
         status = result.exit_status if result.exit_status is not None else -1
         return CommandResult(status, str(result.stdout or ""), str(result.stderr or ""))
 
     async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
         """The first `max_bytes` of a remote file."""
+        await self.ensure_connected()
         result = await self.connection.run(
             shlex.join(["head", "-c", str(max_bytes), "--", path]), encoding=None, check=False
         )
@@ -595,6 +609,7 @@ class RemoteHost:
 
     async def forward_port(self, remote_port: int, local_port: int = 0) -> asyncssh.SSHListener:
         """Forward a local port (0: any free one, see `.get_port()`) to the server's port."""
+        await self.ensure_connected()
         return await self.connection.forward_local_port(
             "127.0.0.1", local_port, "127.0.0.1", remote_port
         )
@@ -613,6 +628,8 @@ class RemoteHost:
             f"{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
         ).encode()
+
+        await self.ensure_connected()
 
         async def exchange() -> bytes:
             reader, writer = await self.connection.open_connection("127.0.0.1", port, encoding=None)
