@@ -14,7 +14,8 @@ from dataclasses import dataclass
 SUPPORTED: tuple[str, ...] = ("0.5.11", "0.5.23")
 
 _VERSION_RE = re.compile(
-    r"^\s*v?(?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?(?P<suffix>[.+-]?[A-Za-z0-9.+-]*)\s*$"
+    r"^\s*v?(?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?"
+    r"(?P<suffix>(?:[.-]?(?:post|dev|rc|a|b)\d*)*(?:\+[A-Za-z0-9.]+)?)\s*$"
 )
 
 

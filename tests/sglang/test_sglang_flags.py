@@ -1,0 +1,168 @@
+"""Flag lookup per version: exact, alias, unique prefix, ambiguity, renames, did-you-mean, and
+SGLang's own argparse messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from wizard.sglang.errors import CommandError, FlagDataError
+from wizard.sglang.flags import (
+    argparse_error,
+    load_table,
+    rename_for,
+    suggest_flag,
+    table_from_data,
+    unknown_flag_error,
+)
+
+BOTH = ("0.5.11", "0.5.23")
+MODEL = ["--model-path", "/m"]
+
+
+@pytest.mark.parametrize("version", BOTH)
+def test_exact_alias_and_prefix_lookup(version: str) -> None:
+    table = load_table(version)
+    exact = table.lookup("--speculative-algorithm")
+    assert (exact.option, exact.how, exact.action.dest) == (
+        "--speculative-algorithm",
+        "exact",
+        "speculative_algorithm",
+    )
+    alias = table.lookup("--tensor-parallel-size")
+    assert alias.action.dest == "tp_size" and alias.how == "alias"
+    assert table.lookup("--tp-size").how == "exact"
+    assert table.lookup("--model").action.dest == "model_path"
+    prefix = table.lookup("--speculative-algo")
+    assert (prefix.option, prefix.how) == ("--speculative-algorithm", "prefix")
+    with_value = table.lookup("--speculative-algo=EAGLE")
+    assert with_value.explicit_value == "EAGLE" and with_value.typed == "--speculative-algo"
+
+
+def test_renamed_flags_resolve_only_in_their_version() -> None:
+    old, new = load_table("0.5.11"), load_table("0.5.23")
+    assert old.lookup("--mamba-scheduler-strategy").action.dest == "mamba_scheduler_strategy"
+    assert new.match("--mamba-scheduler-strategy") is None
+    assert new.lookup("--mamba-radix-cache-strategy").action.dest == "mamba_radix_cache_strategy"
+    assert old.match("--mamba-radix-cache-strategy") is None
+    assert old.match("--speculative-skip-dp-mlp-sync") is not None
+    assert new.match("--speculative-skip-dp-mlp-sync") is None
+
+
+def test_ambiguous_prefix_is_sglangs_error() -> None:
+    table = load_table("0.5.23")
+    with pytest.raises(CommandError) as info:
+        table.lookup("--cuda-graph-max-bs")
+    err = info.value
+    assert err.exit_like_sglang and err.sglang_error is not None
+    assert err.sglang_error.message.startswith("ambiguous option: --cuda-graph-max-bs could match ")
+    assert "--cuda-graph-max-bs-decode" in err.sglang_error.message
+    assert "--cuda-graph-max-bs-prefill" in err.sglang_error.message
+    assert "--cuda-graph-max-bs-decode" in (err.suggestion or "")
+    assert err.sglang_error.line.startswith("sglang serve: error: ambiguous option")
+
+
+def test_unknown_flag_of_the_other_version_names_it() -> None:
+    err = unknown_flag_error("--mamba-radix-cache-strategy", load_table("0.5.11"))
+    assert "0.5.23" in str(err) and "--mamba-scheduler-strategy" in (err.suggestion or "")
+    err = unknown_flag_error("--mamba-scheduler-strategy", load_table("0.5.23"))
+    assert "--mamba-radix-cache-strategy" in (err.suggestion or "")
+    assert "0.5.11" in (err.suggestion or "")
+    err = unknown_flag_error("--speculative-skip-dp-mlp-sync", load_table("0.5.23"))
+    assert "removed" in (err.suggestion or "")
+    err = unknown_flag_error("--speculative-dflash-draft-window-size", load_table("0.5.23"))
+    assert "--speculative-draft-window-size" in (err.suggestion or "")
+
+
+def test_rename_for_is_version_aware() -> None:
+    assert rename_for("--cuda-graph-bs", "0.5.11") is None
+    assert "--cuda-graph-bs-decode" in (rename_for("--cuda-graph-bs", "0.5.23") or "")
+    assert "--attn-dp-size" in (rename_for("--enable-dp-attention", "0.5.23") or "")
+    assert rename_for("--enable-dp-attention", "0.5.11") is None
+    assert "--mamba-scheduler-strategy" in (
+        rename_for("--mamba-radix-cache-strategy", "0.5.11") or ""
+    )
+
+
+@pytest.mark.parametrize("version", BOTH)
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("--num-speculative-tokens", "--speculative-num-draft-tokens"),
+        ("--speculative-model", "--speculative-draft-model-path"),
+        ("--gpu-memory-utilization", "--mem-fraction-static"),
+        ("--max-num-seqs", "--max-running-requests"),
+        ("--max-model-len", "--context-length"),
+        ("--speculative_num_steps", "--speculative-num-steps"),
+        ("--speculative-num-daft-tokens", "--speculative-num-draft-tokens"),
+        ("--trust-remote-cod", None),  # a unique prefix: valid, nothing to suggest
+    ],
+)
+def test_did_you_mean(version: str, typed: str, expected: str | None) -> None:
+    suggestion = suggest_flag(typed, load_table(version))
+    if expected is None:
+        assert suggestion is None
+    else:
+        assert suggestion is not None and f"did you mean {expected}?" in suggestion
+
+
+def test_did_you_mean_follows_renames() -> None:
+    # a synonym whose target was renamed in 0.5.23 points at the new spelling there
+    assert "--mamba-scheduler-strategy" in (
+        suggest_flag("--mamba-cache-strategy", load_table("0.5.11")) or ""
+    )
+    assert "--mamba-radix-cache-strategy" in (
+        suggest_flag("--mamba-cache-strategy", load_table("0.5.23")) or ""
+    )
+
+
+@pytest.mark.parametrize("version", BOTH)
+def test_argparse_error_texts(version: str) -> None:
+    assert argparse_error([*MODEL, "--tp-size", "2"], version) is None
+    err = argparse_error([*MODEL, "--tp-size", "two"], version)
+    assert err is not None and err.message.endswith("invalid int value: 'two'")
+    assert err.message.startswith("argument ") and "--tp-size" in err.message
+    err = argparse_error([*MODEL, "--tp-size"], version)
+    assert err is not None and err.message.endswith(": expected one argument")
+    err = argparse_error(["--tp-size", "2"], version)
+    assert err is not None and err.message.startswith("the following arguments are required: ")
+    assert "--model-path" in err.message
+
+
+def test_invalid_choice_is_case_sensitive_on_0_5_11_only() -> None:
+    err = argparse_error([*MODEL, "--speculative-algorithm", "nextn"], "0.5.11")
+    assert err is not None
+    assert err.message.startswith(
+        "argument --speculative-algorithm: invalid choice: 'nextn' (choose from "
+    )
+    for name in ("'EAGLE'", "'EAGLE3'", "'NEXTN'", "'STANDALONE'", "'NGRAM'", "'DFLASH'"):
+        assert name in err.message
+    assert argparse_error([*MODEL, "--speculative-algorithm", "nextn"], "0.5.23") is None
+
+
+def test_unrecognized_arguments_are_collected_like_argparse() -> None:
+    argv = [*MODEL, "--foo", "1", "--tp-size", "2", "--bar"]
+    err = argparse_error(argv, "0.5.11")
+    assert err is not None and err.message == "unrecognized arguments: --foo 1 --bar"
+
+
+def test_type_errors_come_before_unrecognized_and_ambiguity_first() -> None:
+    # argparse raises at the first bad value, before it reports unrecognized arguments
+    err = argparse_error([*MODEL, "--foo", "--tp-size", "x"], "0.5.11")
+    assert err is not None and "invalid int value: 'x'" in err.message
+    # an ambiguous prefix is found while classifying the arguments, before any value is read
+    err = argparse_error([*MODEL, "--tp-size", "x", "--cuda-graph-bs", "4"], "0.5.23")
+    assert err is not None and err.message.startswith("ambiguous option: --cuda-graph-bs ")
+
+
+def test_table_data_errors_are_typed() -> None:
+    with pytest.raises(FlagDataError, match="not a flag table dump"):
+        table_from_data({"actions": []}, "x.json")
+    with pytest.raises(FlagDataError, match=r"x.json: actions\[0\]"):
+        table_from_data({"sglang_version": "0.5.11", "actions": [{"dest": "a"}]}, "x.json")
+
+
+def test_help_flag_is_not_a_launch_flag() -> None:
+    from wizard.sglang.parse import parse_flags
+
+    with pytest.raises(CommandError, match="prints SGLang's help"):
+        parse_flags([*MODEL, "--help"], "0.5.11")

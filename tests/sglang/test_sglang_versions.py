@@ -1,0 +1,117 @@
+"""Supported versions, nearest rule set, and environment-variable facts."""
+
+from __future__ import annotations
+
+import pytest
+
+from wizard.sglang.versions import (
+    SUPPORTED,
+    VersionError,
+    effective_env,
+    env_fact,
+    parse_env_bool,
+    resolve_version,
+)
+
+
+def test_supported_versions() -> None:
+    assert SUPPORTED == ("0.5.11", "0.5.23")
+
+
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_exact_versions_have_no_warning(version: str) -> None:
+    assert resolve_version(version) == (version, None)
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("0.5.9", "0.5.11"),
+        ("0.4.0", "0.5.11"),
+        ("0.6.0", "0.5.23"),
+        ("1.0", "0.5.23"),
+        ("0.5.24", "0.5.23"),
+        ("0.5.12", "0.5.11"),
+        ("0.5.22", "0.5.23"),
+        ("0.5.17", "0.5.23"),  # equally far: the newer one
+        ("0.5.11.post1", "0.5.11"),
+        ("v0.5.23rc0", "0.5.23"),
+    ],
+)
+def test_other_versions_get_the_nearest_rule_set_and_a_warning(
+    version: str, expected: str
+) -> None:
+    chosen, warning = resolve_version(version)
+    assert chosen == expected
+    assert warning is not None
+    assert expected in warning and version.strip() in warning
+
+
+@pytest.mark.parametrize("version", ["", "banana", "0", "five.1", "0.5.x", "latest"])
+def test_unparseable_versions_are_typed_errors(version: str) -> None:
+    with pytest.raises(VersionError, match="not an SGLang version"):
+        resolve_version(version)
+
+
+def test_spec_v2_env_facts() -> None:
+    old = env_fact("SGLANG_ENABLE_SPEC_V2", "0.5.11")
+    assert old is not None and old.read and old.kind == "EnvBool" and old.default is True
+    new = env_fact("SGLANG_ENABLE_SPEC_V2", "0.5.23")
+    assert new is not None and not new.read
+    assert env_fact("SGLANG_NOT_A_THING", "0.5.11") is None
+    # a version between uses the nearest rule set
+    assert env_fact("SGLANG_ENABLE_SPEC_V2", "0.5.9") == old
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("true", True),
+        ("1", True),
+        ("YES", True),
+        ("y", True),
+        ("False", False),
+        ("0", False),
+        ("No", False),
+        ("N", False),
+        (None, True),
+    ],
+)
+def test_env_bool_accepted_values(value: str | None, expected: bool) -> None:
+    assert parse_env_bool("SGLANG_ENABLE_SPEC_V2", value, True) == (expected, None)
+
+
+@pytest.mark.parametrize("value", ["on", "2", " 1", "", "enabled"])
+def test_env_bool_other_values_warn_and_use_the_default(value: str) -> None:
+    used, warning = parse_env_bool("SGLANG_ENABLE_SPEC_V2", value, True)
+    assert used is True
+    assert warning == (
+        f'Invalid value for SGLANG_ENABLE_SPEC_V2: "{value.lower()}" is not a valid boolean '
+        'value, using default "True"'
+    )
+
+
+def test_effective_env_per_version() -> None:
+    assert effective_env("SGLANG_ENABLE_SPEC_V2", "0", "0.5.11") == (False, None)
+    assert effective_env("SGLANG_ENABLE_SPEC_V2", None, "0.5.11") == (True, None)
+    used, note = effective_env("SGLANG_ENABLE_SPEC_V2", "1", "0.5.23")
+    assert used is None and note is not None and "no effect" in note
+    assert effective_env("CUDA_VISIBLE_DEVICES", "0,1", "0.5.11") == ("0,1", None)
+
+
+def test_env_bool_matches_sglang_envbool_semantics() -> None:
+    """Cross-check against a transcription of 0.5.11 `EnvBool.parse` + `EnvField.get`."""
+
+    def sglang_get(value: str | None, default: bool) -> bool:
+        if value is None:
+            return default
+        lowered = value.lower()
+        if lowered in ["true", "1", "yes", "y"]:
+            return True
+        if lowered in ["false", "0", "no", "n"]:
+            return False
+        return default  # SGLang warns and falls back
+
+    for value in [None, "TRUE", "Y", "nO", "x", "", "0 ", "yes"]:
+        assert parse_env_bool("X", value, True)[0] == sglang_get(value, True)
+        assert parse_env_bool("X", value, False)[0] == sglang_get(value, False)
