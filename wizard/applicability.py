@@ -275,6 +275,10 @@ def tree_capacity(
     """`num_draft_tokens - 1 <= topk + (steps - 1) * topk**2`; SGLang fails only at the first decode."""
     if num_steps is None or topk is None or num_draft_tokens is None:
         return _ok("tree-capacity")
+    if topk == 1:
+        # SGLang rewrites the draft tokens to steps + 1 for a chain (R-TOPK1-DRAFT-REWRITE), so
+        # the tree never overflows; the rewrite itself is the rule engine's finding.
+        return _ok("tree-capacity", f"topk 1: SGLang drafts steps + 1 = {num_steps + 1} tokens")
     capacity = topk + (num_steps - 1) * topk**2
     if num_draft_tokens - 1 > capacity:
         largest = capacity + 1
@@ -288,6 +292,36 @@ def tree_capacity(
             f"use --speculative-num-draft-tokens {largest} or raise steps/topk",
         )
     return _ok("tree-capacity")
+
+
+def effective_draft_tokens(
+    algorithm: str | None,
+    num_steps: int | None,
+    topk: int | None,
+    num_draft_tokens: int | None,
+    target_architecture: str | None,
+) -> int | None:
+    """The draft-token count SGLang will use (auto table, topk-1 rewrite, NGRAM/DFLASH defaults).
+
+    Returns None without an algorithm. A mixed trio (which SGLang refuses) gives the typed value.
+    """
+    algo = (algorithm or "").upper()
+    if not algo:
+        return None
+    if algo == "NGRAM":
+        return num_draft_tokens or 12
+    if algo == "DFLASH":
+        return num_draft_tokens or 16
+    if algo not in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE"):
+        return num_draft_tokens
+    if num_steps is None and topk is None and num_draft_tokens is None:
+        if algo == "STANDALONE":
+            return 4
+        big = ("LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM")
+        return 8 if target_architecture in big else 4
+    if num_steps is not None and topk == 1:
+        return num_steps + 1
+    return num_draft_tokens
 
 
 def algorithm_options(
@@ -334,14 +368,14 @@ def algorithm_options(
                             "use STANDALONE for a plain small model",
                         )
                     )
-                if name == "STANDALONE" and draft.is_eagle_draft:
+                if name in ("STANDALONE", "DFLASH") and draft.is_eagle_draft:
                     checks.append(
                         DraftCheck(
                             "draft-kind",
                             False,
                             "error",
                             f"the draft ({draft.architecture}) is an EAGLE head, not a model",
-                            "use EAGLE3 or EAGLE",
+                            "use EAGLE3 or EAGLE for an EAGLE head",
                         )
                     )
                 failed = [c for c in checks if not c.ok and c.severity == "error"]

@@ -101,7 +101,8 @@ def test_draft_missing(tmp_path: Path) -> None:
         (3, 1, 4, True),
         (1, 4, 5, True),  # capacity 4 -> 5 tokens is the most
         (1, 4, 8, False),
-        (1, 1, 16, False),
+        (2, 2, 8, False),  # capacity 2 + 1 * 4 = 6 -> 7 tokens at most
+        (1, 1, 16, True),  # topk 1: SGLang rewrites draft tokens to steps + 1 (no overflow)
         (None, 1, 16, True),  # nothing to check until all three are known
     ],
 )
@@ -132,9 +133,15 @@ def test_algorithm_options_for_incident_models(tmp_path: Path) -> None:
     assert not options["EAGLE"].available and "accept length 1.00" in options["EAGLE"].reason
     assert not options["NEXTN"].available
     assert not options["STANDALONE"].available
+    assert not options["DFLASH"].available
     assert options["NGRAM"].available
 
 
 def test_algorithm_options_without_target() -> None:
     options = {o.name: o for o in algorithm_options(None, None, "0.5.11")}
     assert not options["NEXTN"].available and options["NEXTN"].reason == "inspect the model first"
+
+
+def test_tree_capacity_topk1_notes_the_rewrite() -> None:
+    check = tree_capacity(1, 1, 16)
+    assert check.ok and "steps + 1 = 2 tokens" in check.message

@@ -1,0 +1,105 @@
+"""`sglang-wizard inspect`: text, JSON, profiles and input errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import families as fam
+import pytest
+
+from wizard.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["inspect", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_facts_without_plan(tmp_path: Path, capsys) -> None:
+    folder = fam.qwen36_27b().write(tmp_path / "q")
+    code, out, _ = _run(capsys, str(folder))
+    assert code == 0
+    assert "Qwen3_5ForConditionalGeneration" in out
+    assert "hybrid: 48 linear-attention + 16 full" in out
+    assert "MTP layers     1" in out
+    assert "yes NEXTN" in out
+    assert "Memory plan" not in out
+
+
+def test_json_keys_documented(tmp_path: Path, capsys) -> None:
+    folder = fam.qwen35_397b_nvfp4().write(tmp_path / "q")
+    code, out, _ = _run(
+        capsys, str(folder), "--json", "--gpu", "RTX PRO 6000", "--gpus", "8", "--tp", "8"
+    )
+    assert code == 0
+    data = json.loads(out)
+    model = data["model"]
+    assert model["architecture"] == "Qwen3_5MoeForConditionalGeneration"
+    assert model["mtp_layers"] == 1
+    assert model["hybrid"]["linear"] == 45 and model["hybrid"]["full"] == 15
+    assert model["moe"]["experts"] == 512 and model["moe"]["active"] == 10
+    assert model["attention"] == "GQA"
+    assert model["quantization"] == "modelopt_fp4"
+    assert model["params_total"] > 390e9 and model["params_active"] < 20e9
+    assert data["memory"]["verdict"] == "fits"
+    assert data["memory"]["tp"] == 8
+    docs = (REPO / "docs" / "inspect.md").read_text(encoding="utf-8")
+    for key in list(model) + list(data["memory"]) + list(data):
+        assert f"`{key}`" in docs, f"JSON key {key!r} is not documented in docs/inspect.md"
+
+
+def test_profile_supplies_gpus_and_speculative_flags(tmp_path: Path, capsys) -> None:
+    folder = fam.qwen36_27b().write(tmp_path / "q")
+    profile = REPO / "profiles" / "qwen3.6-27b-mtp-a6000.toml"
+    code, out, _ = _run(capsys, str(folder), "--profile", str(profile), "--json")
+    assert code == 0
+    plan = json.loads(out)["memory"]
+    assert plan["gpu"] == "RTX A6000" and plan["gpus"] == 2 and plan["tp"] == 2
+    assert plan["draft_kind"] is not None  # NEXTN: the MTP layer is planned
+    # num_steps 1 + topk 1: SGLang drafts 2 tokens; 48 requests x 2 x 73.4 MiB of state.
+    assert plan["spec_mamba_buffer_gib"] == pytest.approx(48 * 2 * 73.41 / 1024, rel=0.01)
+
+
+def test_will_not_fit_exits_1(tmp_path: Path, capsys) -> None:
+    folder = fam.llama31_70b().write(tmp_path / "l")
+    code, out, _ = _run(capsys, str(folder), "--gpu", "A6000", "--gpus", "1")
+    assert code == 1
+    assert "WILL NOT FIT" in out and "weights need" in out
+
+
+def test_draft_checks_printed(tmp_path: Path, capsys) -> None:
+    target = fam.kimi_k25_int4().write(tmp_path / "k")
+    draft = fam.kimi_k25_eagle3_draft().write(tmp_path / "d")
+    code, out, _ = _run(
+        capsys, str(target), "--draft", str(draft), "--algorithm", "EAGLE", "--json"
+    )
+    assert code == 0
+    checks = json.loads(out)["draft_checks"]
+    assert [c["check_id"] for c in checks] == ["eagle3-draft-algo"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["{missing}"], "does not exist"),
+        (["{model}", "--gpu", "NoSuchCard"], "unknown GPU kind 'NoSuchCard'"),
+        (["{model}", "--gpu", "H100", "--gpus", "2", "--tp", "4"], "--tp 4 needs 4 GPUs"),
+        (["{model}", "--tp", "2"], "--tp needs --gpu"),
+        (["{model}", "--profile", "{missing}"], "file not found"),
+        ([], "give MODEL_DIR"),
+        (["{broken}"], "config.json: is not valid JSON"),
+    ],
+)
+def test_input_errors_exit_2(tmp_path: Path, capsys, argv: list[str], message: str) -> None:
+    model = fam.llama31_8b().write(tmp_path / "m")
+    broken = tmp_path / "b"
+    broken.mkdir()
+    (broken / "config.json").write_text("{", encoding="utf-8")
+    names = {"model": str(model), "missing": str(tmp_path / "nope"), "broken": str(broken)}
+    code, _, err = _run(capsys, *[a.format(**names) for a in argv])
+    assert code == 2
+    assert message in err

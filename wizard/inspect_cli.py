@@ -1,0 +1,376 @@
+"""`sglang-wizard inspect MODEL_DIR`: model facts, algorithm choices and the GPU memory plan.
+
+Exit codes: 0 = inspected (and, with a plan, it fits or is tight), 1 = the plan says it will not
+fit, 2 = bad input (missing folder, broken config.json, unknown GPU, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from wizard.applicability import (
+    DraftCheck,
+    algorithm_options,
+    draft_hidden_size,
+    draft_missing,
+    draft_vocab,
+    eagle3_draft_with_eagle,
+    effective_draft_tokens,
+    nextn_applicable,
+    tree_capacity,
+)
+from wizard.cli import ToolInputError
+from wizard.gpus import GpuKind, UnknownGpuError, lookup
+from wizard.memory import MemoryPlan, plan_memory
+from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
+
+DEFAULT_VERSION = "0.5.11"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `inspect` subcommand."""
+    parser = subparsers.add_parser(
+        "inspect",
+        help="show what a model folder holds and whether it fits the GPUs",
+        description=(
+            "Read config.json (and the safetensors index, quantization files) of a model folder or "
+            "HF cache folder and print architecture, MTP layers, hybrid layout, MoE, attention, "
+            "quantization and parameter counts. With --gpu/--gpus/--tp or a profile, also print the "
+            "per-GPU memory plan."
+        ),
+    )
+    parser.add_argument("model_dir", nargs="?", metavar="MODEL_DIR", help="model folder")
+    parser.add_argument("--json", action="store_true", help="print JSON (keys in docs/inspect.md)")
+    parser.add_argument(
+        "--profile", metavar="P.toml", help="take GPUs, tp and flags from a profile"
+    )
+    parser.add_argument("--gpu", metavar="KIND", help="GPU kind, e.g. 'RTX A6000', H100, B200")
+    parser.add_argument("--gpus", type=int, metavar="N", help="number of GPUs")
+    parser.add_argument("--tp", type=int, metavar="N", help="tensor parallel size")
+    parser.add_argument("--draft", metavar="DIR", help="draft model folder (EAGLE/EAGLE3/...)")
+    parser.add_argument("--algorithm", metavar="ALGO", help="speculative algorithm, e.g. NEXTN")
+    parser.add_argument("--num-draft-tokens", type=int, metavar="N")
+    parser.add_argument("--num-steps", type=int, metavar="N")
+    parser.add_argument("--topk", type=int, metavar="N")
+    parser.add_argument("--mem-fraction", type=float, metavar="F", help="--mem-fraction-static")
+    parser.add_argument("--max-running-requests", type=int, metavar="N")
+    parser.add_argument("--context-length", type=int, metavar="N")
+    parser.add_argument("--kv-cache-dtype", metavar="DTYPE")
+    parser.add_argument("--sglang-version", metavar="V", help=f"default {DEFAULT_VERSION}")
+    parser.set_defaults(func=run_inspect)
+
+
+def _load(path: str | Path, what: str) -> ModelFacts:
+    try:
+        return load_model_facts(path)
+    except ModelReadError as exc:
+        raise ToolInputError(f"{what} {path}: {exc}") from None
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Merge the profile (if any) with the command-line flags (flags win)."""
+    s: dict[str, Any] = {
+        "model_dir": None,
+        "gpu": None,
+        "gpus": None,
+        "tp": None,
+        "draft": None,
+        "algorithm": None,
+        "num_draft_tokens": None,
+        "num_steps": None,
+        "topk": None,
+        "mem_fraction": None,
+        "max_running_requests": None,
+        "context_length": None,
+        "kv_cache_dtype": None,
+        "dtype": None,
+        "quantization": None,
+        "cuda_graph_max_bs": None,
+        "chunked_prefill_size": None,
+        "disable_radix_cache": False,
+        "mamba_extra_buffer": None,
+        "sglang_version": DEFAULT_VERSION,
+    }
+    if args.profile:
+        from wizard.profile import ProfileError, load_profile
+
+        try:
+            p = load_profile(args.profile)
+        except ProfileError as exc:
+            raise ToolInputError(str(exc)) from None
+        except OSError as exc:
+            raise ToolInputError(f"cannot read profile {args.profile}: {exc}") from None
+        strategy = p.hybrid.cache_strategy
+        s.update(
+            model_dir=p.model.path,
+            gpu=p.gpu.kind,
+            gpus=p.gpu.count,
+            tp=p.parallel.tp,
+            draft=p.speculative.draft_model_path,
+            algorithm=p.speculative.algorithm,
+            num_draft_tokens=p.speculative.num_draft_tokens,
+            num_steps=p.speculative.num_steps,
+            topk=p.speculative.eagle_topk,
+            mem_fraction=p.memory.mem_fraction_static,
+            max_running_requests=p.memory.max_running_requests,
+            context_length=p.model.context_length,
+            kv_cache_dtype=p.model.kv_cache_dtype,
+            dtype=p.model.dtype,
+            quantization=p.model.quantization,
+            cuda_graph_max_bs=p.memory.cuda_graph_max_bs,
+            chunked_prefill_size=p.memory.chunked_prefill_size,
+            disable_radix_cache=p.scheduling.disable_radix_cache,
+            mamba_extra_buffer=None if strategy in (None, "auto") else strategy != "no_buffer",
+            sglang_version=p.sglang_version,
+        )
+    for name in (
+        "model_dir",
+        "gpu",
+        "gpus",
+        "tp",
+        "draft",
+        "algorithm",
+        "num_draft_tokens",
+        "num_steps",
+        "topk",
+        "mem_fraction",
+        "max_running_requests",
+        "context_length",
+        "kv_cache_dtype",
+        "sglang_version",
+    ):
+        value = getattr(args, name, None)
+        if value is not None:
+            s[name] = value
+    return s
+
+
+def _gpu_setup(s: dict[str, Any]) -> tuple[GpuKind, int, int] | None:
+    given = [s["gpu"] is not None, s["gpus"] is not None]
+    if not any(given):
+        if s["tp"] not in (None, 1) and s["gpu"] is None:
+            raise ToolInputError("--tp needs --gpu KIND (and --gpus N) for a memory plan")
+        return None
+    if s["gpu"] is None:
+        raise ToolInputError("a memory plan needs --gpu KIND (e.g. --gpu 'RTX A6000')")
+    try:
+        gpu = lookup(s["gpu"])
+    except UnknownGpuError as exc:
+        raise ToolInputError(str(exc)) from None
+    tp = s["tp"] or 1
+    gpus = s["gpus"] or tp
+    for name, value in (("--gpus", gpus), ("--tp", tp)):
+        if value < 1:
+            raise ToolInputError(f"{name} must be at least 1, got {value}")
+    if tp > gpus:
+        raise ToolInputError(f"--tp {tp} needs {tp} GPUs but --gpus is {gpus}")
+    return gpu, gpus, tp
+
+
+def _draft_checks(
+    target: ModelFacts, draft: ModelFacts | None, s: dict[str, Any]
+) -> list[DraftCheck]:
+    algo = (s["algorithm"] or "").upper() or None
+    if algo is None:
+        return []
+    version = s["sglang_version"]
+    checks = [
+        draft_missing(target, algo, s["draft"] is not None, version),
+        eagle3_draft_with_eagle(algo, draft),
+        draft_hidden_size(target, draft, algo),
+        draft_vocab(target, draft, algo),
+        tree_capacity(s["num_steps"], s["topk"], s["num_draft_tokens"]),
+    ]
+    if algo == "NEXTN":
+        checks.insert(0, nextn_applicable(target, version))
+    return [c for c in checks if not c.ok]
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    """Print facts (and a plan); return 1 when the plan says it will not fit."""
+    s = _settings(args)
+    if not s["model_dir"]:
+        raise ToolInputError("give MODEL_DIR (or a --profile with model.path)")
+    model_path = Path(s["model_dir"]).expanduser()
+    if args.profile and not model_path.exists() and args.model_dir is None:
+        raise ToolInputError(
+            f"model.path {s['model_dir']!r} of the profile is not a local folder; "
+            "pass the local MODEL_DIR (or its HF cache folder)"
+        )
+    target = _load(model_path, "model")
+    draft = _load(Path(s["draft"]).expanduser(), "draft") if s["draft"] else None
+    setup = _gpu_setup(s)
+    plan: MemoryPlan | None = None
+    if setup is not None:
+        gpu, gpus, tp = setup
+        try:
+            plan = plan_memory(
+                target,
+                gpu,
+                gpus,
+                tp,
+                mem_fraction=s["mem_fraction"],
+                draft=draft,
+                algorithm=s["algorithm"],
+                num_draft_tokens=effective_draft_tokens(
+                    s["algorithm"],
+                    s["num_steps"],
+                    s["topk"],
+                    s["num_draft_tokens"],
+                    target.architecture,
+                ),
+                max_running_requests=s["max_running_requests"],
+                context_length=s["context_length"],
+                kv_cache_dtype=s["kv_cache_dtype"],
+                dtype=s["dtype"],
+                quantization=s["quantization"],
+                cuda_graph_max_bs=s["cuda_graph_max_bs"],
+                sglang_version=s["sglang_version"],
+                chunked_prefill_size=s["chunked_prefill_size"],
+                disable_radix_cache=s["disable_radix_cache"],
+                mamba_extra_buffer=s["mamba_extra_buffer"],
+            )
+        except ValueError as exc:
+            raise ToolInputError(str(exc)) from None
+    options = algorithm_options(target, draft, s["sglang_version"])
+    checks = _draft_checks(target, draft, s)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "model": target.to_json(),
+                    "draft": None if draft is None else draft.to_json(),
+                    "sglang_version": s["sglang_version"],
+                    "algorithms": [o.__dict__ for o in options],
+                    "draft_checks": [c.__dict__ for c in checks],
+                    "memory": None if plan is None else plan.to_json(),
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(render_facts(target))
+        if draft is not None:
+            print()
+            print(render_facts(draft, title="Draft"))
+        print()
+        print(f"Speculative algorithms (SGLang {s['sglang_version']}):")
+        for o in options:
+            mark = "yes" if o.available else "no "
+            print(f"  {mark} {o.name:<10} {o.reason}")
+        for c in checks:
+            print(f"  {c.severity}: {c.message}" + (f" (fix: {c.fix})" if c.fix else ""))
+        if plan is not None:
+            print()
+            print(render_plan(plan))
+    return 1 if plan is not None and plan.verdict == "will_not_fit" else 0
+
+
+def _billions(n: int | None) -> str:
+    if n is None:
+        return "unknown"
+    return f"{n / 1e12:.2f}T" if n >= 1e12 else f"{n / 1e9:.2f}B"
+
+
+def render_facts(f: ModelFacts, title: str = "Model") -> str:
+    """Human-readable facts block."""
+    lines = [f"{title}: {f.source}"]
+    lines.append(f"  architecture   {f.architecture or 'unknown'} (family {f.family})")
+    attn = f"{f.attention}, {f.num_attention_heads} heads"
+    if f.attention == "MLA":
+        attn += f", latent {f.kv_lora_rank} + rope {f.qk_rope_head_dim}"
+    else:
+        attn += f", {f.num_kv_heads} KV heads x {f.head_dim}"
+    if f.sliding_window_layers:
+        attn += f", {f.sliding_window_layers} sliding-window layers ({f.sliding_window})"
+    if f.has_attention_sinks:
+        attn += ", attention sinks"
+    lines.append(f"  attention      {attn}")
+    layers = f"{f.num_layers}, hidden {f.hidden_size}"
+    if f.hybrid is not None:
+        layers += (
+            f"; hybrid: {f.hybrid.linear_layers} linear-attention + {f.hybrid.full_layers} full"
+        )
+    lines.append(f"  layers         {layers}")
+    lines.append(f"  MTP layers     {f.mtp_layers}")
+    if f.moe is not None:
+        lines.append(
+            f"  MoE            {f.moe.experts} experts, {f.moe.active_experts} active, "
+            f"{f.moe.shared_experts} shared, {f.moe.moe_layers} MoE layers"
+        )
+    quant = "none" if f.quant is None else f"{f.quant.method} ({f.quant.scheme})"
+    lines.append(f"  dtype / quant  {f.dtype or 'unknown'} / {quant}")
+    lines.append(f"  context        {f.context_length or 'unknown'}, vocab {f.vocab_size}")
+    params = f"{_billions(f.params_total)} total"
+    if f.moe is not None:
+        params += f", {_billions(f.params_active)} active"
+    params += f" ({'safetensors index' if f.params_source == 'index' else 'estimated from config'})"
+    lines.append(f"  parameters     {params}")
+    if f.is_eagle_draft:
+        kind = "EAGLE-3" if f.is_eagle3_draft else "EAGLE"
+        lines.append(
+            f"  draft          {kind} head, target hidden {f.target_hidden_size or f.hidden_size}"
+            + (f", draft vocab {f.draft_vocab_size}" if f.draft_vocab_size else "")
+        )
+    lines.extend(f"  note: {n}" for n in f.notes)
+    return "\n".join(lines)
+
+
+def _bar(plan: MemoryPlan, width: int = 50) -> str:
+    total = plan.gpu_total_gib
+    parts = [
+        ("W", plan.weights_gib),
+        ("S", plan.mamba_pool_gib + plan.spec_mamba_buffer_gib),
+        ("K", max(plan.kv_budget_gib, 0)),
+        ("D", plan.draft_weights_gib + plan.draft_kv_gib),
+        ("A", plan.activation_estimate_gib + plan.cuda_graph_estimate_gib),
+    ]
+    out = ""
+    for mark, gib in parts:
+        out += mark * round(max(gib, 0) / total * width)
+    out = out[:width]
+    return "[" + out.ljust(width, ".") + "]"
+
+
+def render_plan(p: MemoryPlan) -> str:
+    """Human-readable memory plan with a bar per GPU."""
+    word = {"fits": "FITS", "tight": "TIGHT", "will_not_fit": "WILL NOT FIT"}[p.verdict]
+    lines = [f"Memory plan per GPU: {p.gpus} x {p.gpu}, tp {p.tp}: {word}"]
+    lines.append(f"  {_bar(p)}  W weights S state K KV D draft A activations/graphs")
+    lines.append(
+        f"  card {p.gpu_total_gib:.1f} GiB x mem-fraction-static {p.mem_fraction_static:.3f} "
+        f"({p.mem_fraction_source}) = static pool {p.static_pool_gib:.1f} GiB"
+    )
+    lines.append(f"  weights        {p.weights_gib:.2f} GiB ({p.weights_source})")
+    if p.mamba_state_per_request_mib:
+        lines.append(
+            f"  hybrid state   {p.mamba_state_per_request_mib:.1f} MiB per request; pool "
+            f"{p.mamba_pool_gib:.2f} GiB (holds {p.max_running_requests_limit} running requests)"
+            + (
+                f"; speculative buffer {p.spec_mamba_buffer_gib:.2f} GiB"
+                if p.spec_mamba_buffer_gib
+                else ""
+            )
+        )
+    lines.append(
+        f"  KV cache       {p.kv_budget_gib:.2f} GiB / {p.kv_bytes_per_token:,} B per token = "
+        f"{p.kv_tokens:,} tokens (context length {p.context_length or 'unknown'})"
+    )
+    if p.draft_kind:
+        lines.append(
+            f"  draft          {p.draft_kind}: {p.draft_weights_gib:.2f} GiB weights + "
+            f"{p.draft_kv_gib:.2f} GiB KV, loaded outside the static pool"
+        )
+    lines.append(
+        f"  outside pool   {p.reserve_gib:.1f} GiB for activations ~{p.activation_estimate_gib:.1f} "
+        f"+ CUDA graphs ~{p.cuda_graph_estimate_gib:.1f}"
+        + (" + draft" if p.draft_kind else "")
+        + f": headroom {p.headroom_gib:+.1f} GiB"
+    )
+    lines.extend(f"  why: {r}" for r in p.reasons)
+    lines.extend(f"  try: {s}" for s in p.suggestions)
+    lines.extend(f"  assumed: {a}" for a in p.assumptions)
+    return "\n".join(lines)
