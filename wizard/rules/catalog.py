@@ -1533,6 +1533,7 @@ TOPK1_REWRITE = Rule(
     when=lambda ctx, a: (
         eagle_family(a)
         and a.get("speculative_eagle_topk") == 1
+        and a.get("speculative_num_draft_tokens") is not None
         and a.get("speculative_num_steps") is not None
         and a.get("speculative_num_draft_tokens") != a.speculative_num_steps + 1
     ),

@@ -323,6 +323,16 @@ def _auto_params(ctx: Ctx, a: Args) -> None:
         )
 
 
+def _topk1_fill(ctx: Ctx, a: Args) -> None:
+    if (
+        c.eagle_family(a)
+        and a.get("speculative_eagle_topk") == 1
+        and a.get("speculative_num_steps") is not None
+        and a.get("speculative_num_draft_tokens") is None
+    ):
+        a.speculative_num_draft_tokens = a.speculative_num_steps + 1
+
+
 def _ngram(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_algorithm") != "NGRAM":
         return
@@ -392,6 +402,7 @@ PIPELINE_0_5_11: tuple[Step, ...] = (
     R("auto_choose_speculative_params", _auto_params),
     c.TRTLLM_TOPK,
     c.TOPK1_REWRITE,
+    R("draft tokens = steps + 1 when unset", _topk1_fill),
     c.TOPK_NONE_TYPEERROR,
     c.TOPK_PAGE,
     c.NGRAM_DEVICE,
@@ -451,6 +462,7 @@ PIPELINE_0_5_23: tuple[Step, ...] = (
     R("_auto_choose_speculative_params", _auto_params),
     c.TRTLLM_TOPK,
     c.TOPK1_REWRITE,
+    R("draft tokens = steps + 1 when unset", _topk1_fill),
     c.TOPK_NONE_TYPEERROR,
     c.TOPK_PAGE,
     c.NGRAM_DEVICE,

@@ -1,0 +1,189 @@
+"""`sglang-wizard check`: what SGLang will do with a profile or a pasted command, before launching it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from wizard.api import check_argv, check_profile, report_json
+from wizard.cli import ToolInputError
+from wizard.rules.report import Finding, Report
+
+EPILOG = """\
+exit codes: 0 SGLang would start it (adjustments allowed), 1 SGLang would refuse it,
+            2 the wizard's own input errors (bad file, unknown flag in the tool's own options).
+
+examples:
+  sglang-wizard check profiles/qwen3.6-27b-mtp-a6000.toml
+  sglang-wizard check --sglang-version 0.5.11 --gpu A6000 -- \\
+      SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server --model-path /m/Qwen3.6-27B \\
+      --speculative-algorithm NEXTN --speculative-num-draft-tokens 1
+  sglang-wizard check --jsonl cases.jsonl      # one JSON report per input line
+"""
+
+
+def register(sub: Any) -> None:
+    """Add the `check` subcommand."""
+    p = sub.add_parser(
+        "check",
+        help="check a profile or a launch command against SGLang's rules",
+        description="Check a TOML profile or a pasted launch command against SGLang's own argument rules: "
+        "findings in the order SGLang hits them, and the values SGLang will really use.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "target",
+        nargs="*",
+        metavar="PROFILE.toml | -- COMMAND",
+        help="a profile TOML file, or after `--` a launch command (env prefix allowed) or just its flags",
+    )
+    p.add_argument("--sglang-version", help="SGLang version (default: the profile's, else 0.5.11)")
+    p.add_argument(
+        "--gpu", help="GPU kind (A6000, H100, B200, ...; default: the profile's, else H100)"
+    )
+    p.add_argument("--gpus", type=int, help="number of GPUs")
+    p.add_argument("--json", action="store_true", help="print the JSON report")
+    p.add_argument(
+        "--jsonl",
+        metavar="FILE",
+        help="batch mode: JSON lines in (FILE or -), one report per line out",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `check`."""
+    if args.jsonl:
+        return _batch(args.jsonl, sys.stdout)
+    words = list(args.target or [])
+    if len(words) == 1 and not words[0].lstrip().startswith("-") and " " not in words[0]:
+        report = _check_profile_file(words[0], args)
+    elif words:
+        report = _check_command(words, args)
+    else:
+        raise ToolInputError(
+            "nothing to check: give a profile file, `-- COMMAND...` or --jsonl FILE"
+        )
+    if args.json:
+        json.dump(report_json(report), sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_text(report))
+    return 1 if report.verdict == "error" else 0
+
+
+def _check_profile_file(path: str, args: argparse.Namespace) -> Report:
+    from wizard.profile import ProfileError, load_profile
+
+    try:
+        profile = load_profile(path)
+    except ProfileError as exc:
+        raise ToolInputError(str(exc)) from None
+    if args.sglang_version:
+        profile = profile.model_copy(update={"sglang_version": args.sglang_version})
+    return check_profile(profile, gpu=args.gpu, gpus=args.gpus)
+
+
+def _check_command(words: list[str], args: argparse.Namespace) -> Report:
+    from wizard.sglang.errors import CommandError
+    from wizard.sglang.parse import split_launch
+    from wizard.sglang.versions import VersionError, resolve_version
+
+    text: str | list[str] = words[0] if len(words) == 1 else words
+    try:
+        parts = split_launch(text)
+    except CommandError as exc:
+        raise ToolInputError(str(exc)) from None
+    version = args.sglang_version or "0.5.11"
+    try:
+        resolve_version(version)
+    except VersionError as exc:
+        raise ToolInputError(str(exc)) from None
+    return check_argv(
+        parts.argv, sglang_version=version, env=parts.env, gpu=args.gpu, gpus=args.gpus
+    )
+
+
+def _batch(source: str, out: TextIO) -> int:
+    from wizard.api import check_case
+
+    handle: Iterable[str]
+    try:
+        handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise ToolInputError(f"{source}: cannot read: {exc.strerror}") from None
+    worst = 0
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            case = json.loads(line)
+            if not isinstance(case, dict):
+                raise ValueError("each line must be a JSON object")
+            result = check_case(case)
+        except (ValueError, TypeError) as exc:
+            result = {
+                "id": None,
+                "line": number,
+                "verdict": "input-error",
+                "error": f"{source}:{number}: {exc}",
+            }
+            worst = 2
+        else:
+            if result["verdict"] == "error" and worst == 0:
+                worst = 1
+        out.write(json.dumps(result, default=str) + "\n")
+    return worst
+
+
+_TAGS = {"error": "ERROR", "adjusted": "ADJUSTED", "warning": "WARNING", "info": "info"}
+
+
+def _finding_text(f: Finding, first_error: bool) -> list[str]:
+    lines = []
+    mark = ">>" if first_error else "  "
+    lines.append(f"{mark} [{_TAGS[f.severity]}] {f.rule}: {f.title}")
+    lines.append(f"     {f.message}")
+    if f.sglang is not None and f.sglang.exception:
+        where = f" at {f.sglang.where}" if f.sglang.where else ""
+        bare = " (bare assert: no message in the traceback)" if f.sglang.bare else ""
+        lines.append(f"     SGLang: {f.sglang.exception}{where}{bare} [{f.sglang.stage}]")
+    elif f.sglang is not None and f.sglang.stage == "runtime":
+        lines.append("     SGLang: not checked at start; hit at run time")
+    if f.severity in ("error", "warning", "adjusted"):
+        lines.append(f"     why: {f.explanation}")
+    for i, fix in enumerate(f.fixes, start=1):
+        edits = ", ".join(f"{k}={'unset' if v is None else v}" for k, v in fix.edits.items())
+        env = ", ".join(f"env {k}={'unset' if v is None else v}" for k, v in fix.env.items())
+        lines.append(f"     fix {i}: {fix.label} [{', '.join(x for x in (edits, env) if x)}]")
+    return lines
+
+
+def render_text(report: Report) -> str:
+    """Human-readable report: verdict, findings in SGLang's order, effective values."""
+    out = []
+    first = report.first_error
+    verdict = "SGLang would START this" if report.verdict == "ok" else "SGLang would REFUSE this"
+    out.append(
+        f"SGLang {report.sglang_version} (rules {report.rules_version}), GPU {report.gpu}: {verdict}"
+    )
+    for f in report.findings:
+        out.extend(_finding_text(f, f is first))
+    if report.effective:
+        out.append("")
+        out.append("values SGLang will use (typed -> effective):")
+        changed = report.changed()
+        for name, value in report.effective.items():
+            if value is None and name not in report.typed:
+                continue
+            if name in changed:
+                out.append(f"  {name}: {changed[name][0]} -> {value}   (changed by SGLang)")
+            elif name in report.typed:
+                out.append(f"  {name}: {value}")
+            else:
+                out.append(f"  {name}: {value}   (SGLang's choice)")
+    return "\n".join(out) + "\n"
