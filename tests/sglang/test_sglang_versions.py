@@ -38,9 +38,7 @@ def test_exact_versions_have_no_warning(version: str) -> None:
         ("v0.5.23rc0", "0.5.23"),
     ],
 )
-def test_other_versions_get_the_nearest_rule_set_and_a_warning(
-    version: str, expected: str
-) -> None:
+def test_other_versions_get_the_nearest_rule_set_and_a_warning(version: str, expected: str) -> None:
     chosen, warning = resolve_version(version)
     assert chosen == expected
     assert warning is not None
