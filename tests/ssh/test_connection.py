@@ -137,7 +137,7 @@ async def test_wrong_user_key_names_the_hop(ssh_lab: SshLab, tmp_path: Path) -> 
     keygen(stranger)
     settings = ssh_lab.settings()
     settings.client_keys = [stranger]
-    with pytest.raises(RemoteError, match="hop 1 .*authentication refused"):
+    with pytest.raises(RemoteError, match=r"hop 1 .*authentication refused"):
         await RemoteHost.connect(ssh_lab.target_spec, settings=settings)
 
 

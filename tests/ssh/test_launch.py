@@ -178,3 +178,20 @@ async def test_unknown_run_is_a_clear_error(host: RemoteHost) -> None:
 
     with pytest.raises(RemoteError, match="no run nope"):
         await host.run_status("nope")
+
+
+async def test_stop_confirms_gpu_memory_released(host: RemoteHost, tmp_path: Path) -> None:
+    import os
+
+    from .helpers import STAND_IN
+
+    pids_file = tmp_path / "gpu-pids"
+    port = free_port()
+    req = request(model_dir(tmp_path), port, FAKE_NVIDIA_SMI="a6000x2-idle", FAKE_NVIDIA_SMI_PIDS_FILE=str(pids_file))
+    req.env["PATH"] = f"{STAND_IN / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    launched = await host.launch(req)
+    await collect(host, launched.run_id, until="ready to roll")
+    status = await host.run_status(launched.run_id)
+    pids_file.write_text("\n".join(str(p) for p in status.processes))  # the run "holds GPU memory"
+    stopped = await host.stop(launched.run_id, timeout_s=10)
+    assert stopped.gpu_checked and stopped.gpu_holders_left == [] and stopped.clean

@@ -252,9 +252,10 @@ def cmd_status(run_id=None):
     emit(runs)
 
 
-def gpu_pids():
+def gpu_pids(env=None):
     """Pids holding GPU memory per nvidia-smi, or None when nvidia-smi is unavailable."""
-    if shutil.which("nvidia-smi") is None:
+    env = env or dict(os.environ)
+    if shutil.which("nvidia-smi", path=env.get("PATH")) is None:
         return None
     try:
         out = subprocess.run(
@@ -262,12 +263,24 @@ def gpu_pids():
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             timeout=30,
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if out.returncode != 0:
         return None
     return sorted(int(x) for x in out.stdout.decode().split() if x.strip().isdigit())
+
+
+def run_env(path):
+    """The environment the server ran with (minus secrets): nvidia-smi is found the same way."""
+    env = dict(os.environ)
+    try:
+        with open(os.path.join(path, "env.json")) as f:
+            env.update(json.load(f))
+    except (OSError, ValueError):
+        pass
+    return env
 
 
 def cmd_stop(run_id, timeout_s):
@@ -301,7 +314,7 @@ def cmd_stop(run_id, timeout_s):
         if not os.path.exists(os.path.join(path, "exit_code")):
             write_file(os.path.join(path, "exit_code"), "-9\n" if killed else "-15\n")
     remaining = group_members(pgid) if pgid else []
-    holding = gpu_pids()
+    holding = gpu_pids(run_env(path))
     result.update(
         {
             "killed": killed,
@@ -439,14 +452,16 @@ def cmd_preflight():
     except (ValueError, IndexError):
         report["versions"] = {"python": None, "sglang": None, "error": versions["out"][-2000:]}
     gpus = run_capture(
-        [
+        env=env,
+        argv=[
             "nvidia-smi",
             "--query-gpu=index,name,memory.used,memory.total,uuid",
             "--format=csv,noheader,nounits",
         ]
     )
     apps = run_capture(
-        [
+        env=env,
+        argv=[
             "nvidia-smi",
             "--query-compute-apps=pid,gpu_uuid,used_memory",
             "--format=csv,noheader,nounits",

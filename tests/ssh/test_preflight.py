@@ -1,0 +1,101 @@
+"""Preflight on a real sshd: versions, GPUs (fake nvidia-smi), port, paths, disk, remote dry run."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from wizard.remote.session import PreflightRequest, RemoteHost
+
+from .helpers import REMOTE_PYTHON, STAND_IN, model_dir, stand_in_env
+from .sshd_harness import free_port
+
+pytestmark = pytest.mark.ssh
+
+
+def env_with_fake_smi(fixture: str, **extra: str) -> dict[str, str]:
+    """Stand-in SGLang plus the fake nvidia-smi first on PATH."""
+    return stand_in_env(
+        PATH=f"{STAND_IN / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}", FAKE_NVIDIA_SMI=fixture, **extra
+    )
+
+
+def check(report, name: str):  # type: ignore[no-untyped-def]
+    return next(c for c in report.checks if c.name == name)
+
+
+async def test_preflight_passes_on_a_ready_host(host: RemoteHost, tmp_path: Path) -> None:
+    model = model_dir(tmp_path, architectures="LlamaForCausalLM")
+    port = free_port()
+    argv = ["--model-path", str(model), "--port", str(port), "--speculative-algorithm", "EAGLE"]
+    report = await host.preflight(
+        PreflightRequest(python=REMOTE_PYTHON, env=env_with_fake_smi("h100x8-idle"), port=port,
+                         model_path=str(model), argv=argv)
+    )
+    assert report.ok, [c for c in report.checks if not c.ok]
+    assert report.sglang_version == "0.5.11"
+    assert report.python_version and report.python_version.startswith("3.")
+    assert report.gpus.count == 8 and report.gpus.gpus[0].name == "NVIDIA H100 80GB HBM3"
+    assert "LlamaForCausalLM" in check(report, "model path").detail
+    # the host's own (stand-in) SGLang chose the trio
+    assert report.dry_run_effective is not None
+    assert (report.dry_run_effective["speculative_num_steps"], report.dry_run_effective["speculative_eagle_topk"],
+            report.dry_run_effective["speculative_num_draft_tokens"]) == (3, 1, 4)
+
+
+async def test_preflight_blocks_on_port_paths_leftovers_and_bad_args(host: RemoteHost, tmp_path: Path) -> None:
+    model = model_dir(tmp_path)
+    missing = tmp_path / "no such draft"
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        report = await host.preflight(
+            PreflightRequest(
+                python=REMOTE_PYTHON, env=env_with_fake_smi("a6000x2-leftover"), port=port,
+                model_path=str(model), draft_model_path=str(missing),
+                argv=["--model-path", str(model), "--speculative-algorithm", "NEXTN", "--speculative-num-draft-tokens", "1"],
+            )
+        )
+    finally:
+        holder.close()
+    blocking = {c.name: c.detail for c in report.blocking}
+    assert set(blocking) == {"port", "draft model path", "gpu memory free", "dry run"}
+    assert f"port {port} is already in use" in blocking["port"]
+    assert "does not exist" in blocking["draft model path"]
+    assert "pid 48213 on GPU 0" in blocking["gpu memory free"] and "pid 48214 on GPU 1" in blocking["gpu memory free"]
+    assert report.dry_run_crash is not None
+    assert report.dry_run_crash.traceback is not None
+    assert report.dry_run_crash.traceback.location == "sglang/srt/server_args.py:3521"
+    assert report.dry_run_crash.rule_id == "R-SPEC-STEPS-TRIO"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "message"),
+    [("no-devices", "No devices were found"), ("driver-mismatch", "version mismatch"), ("no-driver", "driver")],
+)
+async def test_preflight_reports_nvidia_smi_errors(host: RemoteHost, fixture: str, message: str) -> None:
+    report = await host.preflight(PreflightRequest(python=REMOTE_PYTHON, env=env_with_fake_smi(fixture)))
+    gpus = check(report, "gpus")
+    assert not gpus.ok and message in gpus.detail and gpus in report.blocking
+
+
+async def test_preflight_without_sglang_or_config(host: RemoteHost, tmp_path: Path) -> None:
+    folder = tmp_path / "weights-only"
+    folder.mkdir()
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{not json")
+    env = env_with_fake_smi("a6000x2-idle")
+    env["PYTHONPATH"] = str(tmp_path)  # no sglang importable
+    report = await host.preflight(
+        PreflightRequest(python=REMOTE_PYTHON, env=env, model_path=str(folder),
+                         draft_model_path=str(tmp_path / "broken"))
+    )
+    blocking = {c.name: c.detail for c in report.blocking}
+    assert "not importable" in blocking["sglang"]
+    assert "config.json not readable" in blocking["model path"]
+    assert "not valid JSON" in blocking["draft model path"]
