@@ -314,7 +314,12 @@ def cmd_stop(run_id, timeout_s):
         if not os.path.exists(os.path.join(path, "exit_code")):
             write_file(os.path.join(path, "exit_code"), "-9\n" if killed else "-15\n")
     remaining = group_members(pgid) if pgid else []
-    holding = gpu_pids(run_env(path))
+    env = run_env(path)
+    holding = gpu_pids(env)
+    deadline = time.time() + 10  # the driver frees memory shortly after the process is gone
+    while holding and set(holding) & set(before) and time.time() < deadline:
+        time.sleep(0.2)
+        holding = gpu_pids(env)
     result.update(
         {
             "killed": killed,
