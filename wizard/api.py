@@ -8,6 +8,7 @@ check on every keystroke stays pure CPU work.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,12 +19,19 @@ from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
 from wizard.rules.model import Ctx
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
 from wizard.sglang.fields import FIELDS, version_dest
-from wizard.sglang.versions import resolve_version
+from wizard.sglang.versions import resolve_version as _resolve_version_uncached
 
 if TYPE_CHECKING:
     from wizard.model_info import ModelFacts
 
 DEFAULT_GPU = "H100"
+
+
+@lru_cache(maxsize=64)
+def resolve_version(version: str) -> tuple[str, str | None]:
+    """Cached `wizard.sglang.versions.resolve_version` (the check runs on every keystroke)."""
+    return _resolve_version_uncached(version)
+
 
 _FACTS_CACHE: dict[tuple[str, float], tuple[ModelFacts | None, str | None]] = {}
 
@@ -34,16 +42,22 @@ def load_facts(path: str | None) -> tuple[ModelFacts | None, str | None]:
         return None, "no path"
     from wizard.model_info import ModelReadError, load_model_facts, resolve_model_dir
 
+    direct = os.path.join(os.path.expanduser(path), "config.json")
     try:
-        root = resolve_model_dir(Path(path).expanduser())
-    except (ModelReadError, OSError, ValueError) as exc:
-        return None, str(exc)
-    config = root / "config.json"
-    try:
-        mtime = config.stat().st_mtime
+        mtime = os.stat(direct).st_mtime
+        root = Path(direct).parent
+        config = Path(direct)
     except OSError:
-        return None, f"{config}: not found on this machine"
-    key = (str(config), mtime)
+        try:
+            root = resolve_model_dir(Path(path).expanduser())
+        except (ModelReadError, OSError, ValueError) as exc:
+            return None, str(exc)
+        config = root / "config.json"
+        try:
+            mtime = config.stat().st_mtime
+        except OSError:
+            return None, f"{config}: not found on this machine"
+    key = (direct, mtime)
     cached = _FACTS_CACHE.get(key)
     if cached is not None:
         return cached

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 MIB = 1024 * 1024
 
@@ -148,6 +149,7 @@ for _gpu in CATALOG:
         _INDEX.setdefault(_key(_n), _gpu)
 
 
+@lru_cache(maxsize=128)
 def lookup(name: str) -> GpuKind:
     """Find a GPU kind by name, alias or `nvidia-smi` name, case-insensitively (`a6000`, `H100`, `b200`)."""
     gpu = _INDEX.get(_key(name))

@@ -41,6 +41,20 @@ EFFECTIVE_FIELDS: tuple[str, ...] = (
 EFFECTIVE_FIELDS_23: tuple[str, ...] = (*EFFECTIVE_FIELDS, "attn_dp_size")
 
 
+_CONTEXT = {v: tuple(r for r in c.CONTEXT_RULES if r.holds_for(v)) for v in PIPELINES}
+_RUNTIME = {v: tuple(r for r in c.RUNTIME_RULES if r.holds_for(v)) for v in PIPELINES}
+
+
+def _check_pipelines() -> None:
+    """Every rule placed in a version's pipeline must hold for that version (checked at import)."""
+    for version, steps in PIPELINES.items():
+        for step in steps:
+            if isinstance(step, Rule) and not step.holds_for(version):
+                raise AssertionError(
+                    f"{step.id} is in the {version} pipeline but does not hold for it"
+                )
+
+
 def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
     raised = rule.raises[ctx.version]
     message = rule.message(ctx, a)
@@ -61,31 +75,34 @@ def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
     )
 
 
+_check_pipelines()
+
+
 def evaluate(ctx: Ctx) -> Report:
     """Run every rule of `ctx.version` in SGLang's order; the first error is the one SGLang raises first."""
     a = Args(DEFAULTS[ctx.version])
     a.update(ctx.typed)
     findings: list[Finding] = []
     order = 0
-    for rule in c.CONTEXT_RULES:
-        if rule.holds_for(ctx.version) and rule.when(ctx, a):
-            findings.append(_finding(rule, ctx, a, order))
+    for rule in _CONTEXT[ctx.version]:
         order += 1
+        if rule.when(ctx, a):
+            findings.append(_finding(rule, ctx, a, order))
     for step in PIPELINES[ctx.version]:
         order += 1
         if not isinstance(step, Rule):
             step.run(ctx, a)
             continue
-        if not step.holds_for(ctx.version) or not step.when(ctx, a):
+        if not step.when(ctx, a):
             continue
         findings.append(_finding(step, ctx, a, order))
         if step.apply is not None:
             step.apply(ctx, a)
         if step.recover is not None:
             step.recover(ctx, a)
-    for rule in c.RUNTIME_RULES:
+    for rule in _RUNTIME[ctx.version]:
         order += 1
-        if rule.holds_for(ctx.version) and rule.when(ctx, a):
+        if rule.when(ctx, a):
             findings.append(_finding(rule, ctx, a, order))
     names = EFFECTIVE_FIELDS_23 if ctx.version == c.V23 else EFFECTIVE_FIELDS
     effective = {version_dest(n, ctx.version): a.get(n) for n in names}
