@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
 from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
 
@@ -133,10 +134,14 @@ def plan_memory(
     chunked_prefill_size: int | None = None,
     disable_radix_cache: bool = False,
     mamba_extra_buffer: bool | None = None,
+    num_steps: int | None = None,
+    topk: int | None = None,
 ) -> MemoryPlan:
     """Plan the memory of one GPU for `target` on `gpus` x `gpu` at tensor parallel `tp`.
 
-    Raises ValueError for impossible inputs (tp larger than the GPU count, tp < 1).
+    `num_draft_tokens` is what the user typed; with `num_steps`/`topk` the plan uses the count
+    SGLang will really use (auto table, topk-1 rewrite). Raises ValueError for impossible inputs
+    (tp larger than the GPU count, tp < 1, unknown algorithm).
     """
     if tp < 1 or gpus < 1:
         raise ValueError("tp and the GPU count must be at least 1")
@@ -203,10 +208,14 @@ def plan_memory(
     running = max_running_requests
     if running is None and algo is not None:
         running = SPEC_DEFAULT_MAX_RUNNING_REQUESTS
-    draft_tokens = num_draft_tokens
+    draft_tokens = effective_draft_tokens(
+        algo, num_steps, topk, num_draft_tokens, target.architecture
+    )
+    if algo is not None and draft_tokens != num_draft_tokens:
+        assumptions.append(f"draft tokens: SGLang will use {draft_tokens}")
     if draft_tokens is None and algo is not None:
-        draft_tokens = 12 if algo == "NGRAM" else (16 if algo == "DFLASH" else 4)
-        assumptions.append(f"draft tokens unset: {draft_tokens} assumed (SGLang's auto choice)")
+        draft_tokens = 4
+        assumptions.append("draft tokens unknown (mixed steps/topk/draft tokens): 4 assumed")
 
     # --- KV cache and recurrent state ----------------------------------------------------------
     kv_per_token = _kv_per_token(target, tp, kv_elem, layers=target.full_attention_layers)

@@ -175,3 +175,16 @@ def test_plan_json_round_numbers(tmp_path: Path) -> None:
         assert key in data
     # Llama-3.1-8B: 32 layers x K and V x 8 heads x 128 x 2 B = 128 KiB per token.
     assert data["kv_bytes_per_token"] == 131072
+
+
+def test_plan_uses_the_draft_tokens_sglang_will_use(tmp_path: Path) -> None:
+    target = _facts(fam.qwen36_27b, tmp_path)
+    # Incident 3's pattern on a hybrid model: 16 typed, topk 1 and steps 1 -> SGLang drafts 2.
+    typed = plan_memory(
+        target, A6000, 2, 2, algorithm="NEXTN", num_steps=1, topk=1, num_draft_tokens=16
+    )
+    two = plan_memory(target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2)
+    assert typed.spec_mamba_buffer_gib == pytest.approx(two.spec_mamba_buffer_gib)
+    assert any("SGLang will use 2" in a for a in typed.assumptions)
+    auto = plan_memory(target, A6000, 2, 2, algorithm="NEXTN")
+    assert auto.spec_mamba_buffer_gib == pytest.approx(2 * two.spec_mamba_buffer_gib)  # 3/1/4
