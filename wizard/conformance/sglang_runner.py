@@ -1,0 +1,764 @@
+#!/usr/bin/env python3
+"""Run SGLang's real argument code on launch commands and report what it does (stdlib only).
+
+This file is executed by the Python of an SGLang installation, never imported by the wizard:
+either a per-version conformance venv (CPU torch, GPU probes faked with ``--fake-gpu``) or, without
+fakes, a GPU host's own Python (the remote dry-run: real SGLang, real GPUs, no weights loaded).
+
+Modes::
+
+    python sglang_runner.py --fake-gpu H100 --capability 9.0 --memory-mib 81559 --gpus 2 \
+        < cases.jsonl > results.jsonl
+    python sglang_runner.py --dump-flags          # the real argparse parser as JSON
+    python sglang_runner.py --dump-env            # the SGLANG_* variables of sglang/srt/environ.py
+
+Input line: ``{"id", "argv": [flags after `python -m sglang.launch_server`], "env": {NAME: str|null},
+"gpus": int}``. Output line: ``{"id", "sglang_version", "verdict": "ok"|"error",
+"stage": "argparse"|"resolve"|"check"|null, "exception", "message", "where", "bare", "effective",
+"warnings", "runner_error"}``. Each case runs in a forked child of a process that imported SGLang
+once, so no state leaks between cases and thousands of cases per minute are possible.
+
+Stubs and fakes (why none can change argument validation) are listed in ``STUB_REASONS`` and in
+``install_fake_gpu``; docs/conformance.md explains them for readers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.abc
+import importlib.machinery
+import importlib.metadata
+import io
+import json
+import logging
+import os
+import select
+import signal
+import sys
+import tempfile
+import time
+import traceback
+import types
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+# GPU-only packages that SGLang's server_args module imports (directly or through kernels and
+# model-config helpers) but never *calls* while parsing, resolving or checking arguments. They are
+# only used when kernels are launched or weights are loaded. The stub finder sits at the END of
+# sys.meta_path, so a really installed package always wins (a GPU host stubs nothing).
+STUB_REASONS: dict[str, str] = {
+    "triton": "kernel JIT; server_args imports FLA kernels whose module constants ask triton for the"
+    " active backend (answered with the faked GPU's backend); no kernel is compiled or run",
+    "torchvision": "image decoding helpers imported by utils.common; never called for arguments",
+    "torchaudio": "audio helpers for multimodal processors; never called for arguments",
+    "torchcodec": "video decoding for multimodal inputs; never called for arguments",
+    "sgl_kernel": "SGLang's CUDA kernels; imported by layers, only launched on tensors",
+    "sglang_kernel": "SGLang's CUDA kernels (newer name); only launched on tensors",
+    "flashinfer": "attention kernels; SGLang checks only find_spec('flashinfer') (is present, as on"
+    " a CUDA install) for defaults, kernels are never run",
+    "flashinfer_cubin": "prebuilt kernels of flashinfer; never loaded for arguments",
+    "vllm": "optional quantization kernels; only imported lazily by quant layers",
+    "deep_gemm": "FP8 GEMM kernels; only called on tensors",
+    "cuda": "cuda-python bindings; driver calls happen in workers, not in argument code",
+    "cutlass": "CUTLASS DSL kernels; only compiled for tensors",
+    "quack": "kernels (quack-kernels); only called on tensors",
+    "torch_memory_saver": "memory-saver hooks used by the scheduler, not by argument code",
+    "llguidance": "grammar backend, used per request",
+    "outlines": "grammar backend, used per request",
+    "tvm_ffi": "FFI of kernel libraries; only used by kernels",
+    "torchao": "quantization kernels; only applied to loaded weights",
+    "pynvml": "NVML queries by the scheduler/metrics, not argument code (nvidia-smi is faked)",
+    "amdsmi": "AMD GPU queries; the faked GPU is NVIDIA",
+    "decord": "video decoding for multimodal inputs",
+    "cuda_python": "cuda-python bindings (alternative name)",
+    "nvidia": "NVIDIA runtime wheels (cublas etc.); loaded by kernels only",
+    "kernels": "hub kernels loader; only used when a kernel is requested at run time",
+}
+STUB_VERSIONS = {"torchvision": "0.28.0", "triton": "3.7.0", "flashinfer": "0.6.8"}
+
+EFFECTIVE_FIELDS = (
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "speculative_draft_model_path",
+    "disable_overlap_schedule",
+    "mamba_scheduler_strategy",
+    "mamba_radix_cache_strategy",
+    "mamba_track_interval",
+    "page_size",
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "max_running_requests",
+    "enable_mixed_chunk",
+    "speculative_adaptive",
+    "mem_fraction_static",
+    "disable_radix_cache",
+    "enable_dp_attention",
+    "dp_size",
+    "attn_dp_size",
+    "tp_size",
+    "pp_size",
+    "speculative_draft_model_quantization",
+    "speculative_moe_runner_backend",
+    "speculative_dflash_block_size",
+    "chunked_prefill_size",
+    "cuda_graph_max_bs",
+    "device",
+)
+
+# ------------------------------------------------------------------ stubs
+
+
+class _Stub:
+    """Stands in for any attribute of a stubbed module; calling it returns another stub."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]  # used as a decorator (@triton.jit, @torch.library.custom_op stubs)
+        return _Stub(self._name + "()")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _Stub(f"{self._name}.{name}")
+
+    def __getitem__(self, key: Any) -> Any:
+        return _Stub(self._name + "[]")
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        return (object,)
+
+    def __or__(self, other: Any) -> Any:
+        return self
+
+    __ror__ = __or__
+
+    def __repr__(self) -> str:
+        return f"<stub {self._name}>"
+
+
+class _StubModule(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _Stub(f"{self.__name__}.{name}")
+
+
+class _StubDistribution(importlib.metadata.Distribution):
+    def __init__(self, name: str) -> None:
+        self._stub_name = name
+
+    def read_text(self, filename: str) -> str | None:
+        if filename == "METADATA":
+            version = STUB_VERSIONS.get(self._stub_name, "0.0.0")
+            return f"Metadata-Version: 2.1\nName: {self._stub_name}\nVersion: {version}\n"
+        return None
+
+    def locate_file(self, path: Any) -> Any:
+        return path
+
+
+class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Import hook that creates stub modules for missing GPU-only packages (``STUB_REASONS``)."""
+
+    def __init__(self, backend: str, capability: tuple[int, int]) -> None:
+        self.backend = backend
+        self.capability = capability
+        self.used: set[str] = set()
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname.split(".")[0] in STUB_REASONS:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        module = _StubModule(spec.name)
+        module.__path__ = []
+        module.__file__ = f"<stub {spec.name}>"
+        module.__version__ = STUB_VERSIONS.get(spec.name.split(".")[0], "0.0.0")
+        self.used.add(spec.name.split(".")[0])
+        if spec.name == "triton":
+            # fla/utils.py asks triton for the active backend at import time.
+            target = types.SimpleNamespace(
+                backend=self.backend, arch=self.capability[0] * 10 + self.capability[1]
+            )
+            active = types.SimpleNamespace(get_current_target=lambda: target)
+            module.runtime = types.SimpleNamespace(driver=types.SimpleNamespace(active=active))
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+    def find_distributions(self, context: Any = None) -> list[importlib.metadata.Distribution]:
+        name = (getattr(context, "name", None) or "").replace("-", "_").lower()
+        if name in STUB_REASONS and name not in _really_installed():
+            return [_StubDistribution(name)]
+        return []
+
+
+_INSTALLED_CACHE: set[str] | None = None
+
+
+def _really_installed() -> set[str]:
+    global _INSTALLED_CACHE
+    if _INSTALLED_CACHE is None:
+        _INSTALLED_CACHE = set()
+        for finder in sys.meta_path:
+            if isinstance(finder, StubFinder):
+                continue
+            find = getattr(finder, "find_distributions", None)
+            if find is None:
+                continue
+            for dist in find(importlib.metadata.DistributionFinder.Context()):
+                name = (dist.metadata.get("Name") or "").replace("-", "_").lower()
+                _INSTALLED_CACHE.add(name)
+    return _INSTALLED_CACHE
+
+
+# ------------------------------------------------------------------ GPU fake
+
+NVIDIA_SMI_TEMPLATE = """#!/bin/sh
+# nvidia-smi stand-in written by sglang_runner.py (answers the queries SGLang's argument code makes)
+count=${SGLANG_RUNNER_FAKE_GPU_COUNT:-%(count)d}
+line() { i=0; while [ $i -lt $count ]; do echo "$1"; i=$((i+1)); done; }
+case "$*" in
+  *memory.total*) line "%(memory)d" ;;
+  *compute_cap*) line "%(cap)s" ;;
+  *name*) line "%(name)s" ;;
+  *memory.used*) line "0" ;;
+  *) echo "NVIDIA-SMI stand-in: %(name)s x $count"; line "%(name)s, %(memory)d MiB" ;;
+esac
+"""
+
+
+class FakeGpu:
+    """GPU probes answered as on a machine with ``count`` GPUs of one kind (torch.cuda + nvidia-smi).
+
+    Why it cannot change validation: SGLang's argument code only *reads* these probes (device
+    kind, compute capability, name, memory, count) to pick defaults and gate features; the fake
+    returns exactly what a real GPU of that kind reports. Nothing is allocated or launched.
+    """
+
+    def __init__(
+        self, name: str, capability: tuple[int, int], memory_mib: int, count: int, cuda_version: str
+    ) -> None:
+        self.name = name
+        self.capability = capability
+        self.memory_mib = memory_mib
+        self.count = count
+        self.cuda_version = cuda_version
+        self.bin_dir = tempfile.mkdtemp(prefix="sglang-runner-bin-")
+
+    def install(self) -> None:
+        """Patch torch.cuda probes and put an nvidia-smi stand-in first on PATH."""
+        import torch
+
+        fake = self
+        total = self.memory_mib * 1024 * 1024
+        props = types.SimpleNamespace(
+            name=self.name,
+            major=self.capability[0],
+            minor=self.capability[1],
+            total_memory=total,
+            multi_processor_count=132,
+            is_integrated=False,
+            is_multi_gpu_board=False,
+            gcnArchName="",
+            uuid="fake",
+            L2_cache_size=50 << 20,
+            warp_size=32,
+        )
+        cuda = torch.cuda
+        cuda.is_available = lambda: True
+        cuda.device_count = lambda: fake.count
+        cuda.get_device_capability = lambda device=None: fake.capability
+        cuda.get_device_name = lambda device=None: fake.name
+        cuda.get_device_properties = lambda device=None: props
+        cuda.mem_get_info = lambda device=None: (total - (500 << 20), total)
+        cuda.current_device = lambda: 0
+        cuda.set_device = lambda device: None
+        cuda.is_bf16_supported = lambda *a, **k: True
+        cuda.is_initialized = lambda: True
+        torch.version.cuda = self.cuda_version  # type: ignore[misc]
+        path = os.path.join(self.bin_dir, "nvidia-smi")
+        with open(path, "w") as fh:
+            fh.write(
+                NVIDIA_SMI_TEMPLATE
+                % {
+                    "count": self.count,
+                    "memory": self.memory_mib,
+                    "cap": f"{self.capability[0]}.{self.capability[1]}",
+                    "name": self.name,
+                }
+            )
+        os.chmod(path, 0o755)
+        os.environ["PATH"] = self.bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+    def set_count(self, count: int) -> None:
+        """Change the number of visible GPUs (inside a forked child, for one case)."""
+        self.count = count
+        os.environ["SGLANG_RUNNER_FAKE_GPU_COUNT"] = str(count)
+
+
+# ------------------------------------------------------------------ SGLang access
+
+
+def sglang_version() -> str:
+    try:
+        return importlib.metadata.version("sglang")
+    except importlib.metadata.PackageNotFoundError:
+        import sglang
+
+        return str(getattr(sglang, "__version__", "unknown"))
+
+
+def import_server_args() -> Any:
+    """Import SGLang's server_args module (the one expensive step, done once before forking)."""
+    import sglang.srt.server_args as server_args
+
+    return server_args
+
+
+def build_parser(server_args: Any) -> argparse.ArgumentParser:
+    """Build SGLang's own parser exactly as ``prepare_server_args`` does."""
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    server_args.ServerArgs.add_cli_args(parser)
+    return parser
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        if isinstance(value, float) and value != value:  # NaN
+            return repr(value)
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    enum_value = getattr(value, "value", None)
+    if enum_value is not None and type(value).__module__ != "builtins":
+        name = getattr(value, "name", None)
+        return name if isinstance(name, str) else _jsonable(enum_value)
+    return repr(value)
+
+
+def _action_kind(action: argparse.Action) -> str:
+    names = {
+        "_StoreAction": "store",
+        "_StoreTrueAction": "store_true",
+        "_StoreFalseAction": "store_false",
+        "_AppendAction": "append",
+        "_AppendConstAction": "append_const",
+        "_StoreConstAction": "store_const",
+        "_CountAction": "count",
+        "_HelpAction": "help",
+        "_VersionAction": "version",
+        "_ExtendAction": "extend",
+    }
+    cls = type(action).__name__
+    return names.get(cls, cls)
+
+
+def _type_name(kind: Any) -> str | None:
+    if kind is None:
+        return None
+    return str(getattr(kind, "__name__", None) or type(kind).__name__)
+
+
+def dump_flags(server_args: Any) -> dict[str, Any]:
+    """Describe every action of SGLang's real argparse parser."""
+    parser = build_parser(server_args)
+    actions = []
+    for action in parser._actions:
+        kind = _action_kind(action)
+        help_text = action.help if isinstance(action.help, str) else None
+        deprecated = "Deprecated" in type(action).__name__ or bool(
+            getattr(action, "deprecated", False)
+        )
+        actions.append(
+            {
+                "dest": action.dest,
+                "option_strings": list(action.option_strings),
+                "action": kind,
+                "nargs": action.nargs,
+                "type": _type_name(action.type),
+                "choices": None
+                if action.choices is None
+                else [_jsonable(c) for c in action.choices],
+                "default": _jsonable(action.default),
+                "const": _jsonable(action.const),
+                "required": bool(action.required),
+                "help": help_text,
+                "deprecated": deprecated,
+            }
+        )
+    return {
+        "sglang_version": sglang_version(),
+        "prog": parser.prog,
+        "allow_abbrev": parser.allow_abbrev,
+        "actions": actions,
+    }
+
+
+def dump_env() -> dict[str, Any]:
+    """Describe the SGLANG_* environment variables declared in sglang/srt/environ.py."""
+    from sglang.srt import environ
+
+    variables = []
+    for cls in reversed(environ.Envs.__mro__):
+        for name, field in vars(cls).items():
+            if isinstance(field, environ.EnvField):
+                variables.append(
+                    {
+                        "name": getattr(field, "name", name),
+                        "kind": type(field).__name__,
+                        "default": _jsonable(field.default),
+                    }
+                )
+    seen: dict[str, dict[str, Any]] = {v["name"]: v for v in variables}
+    return {
+        "sglang_version": sglang_version(),
+        "variables": sorted(seen.values(), key=lambda v: v["name"]),
+    }
+
+
+# ------------------------------------------------------------------ one case (in the child)
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            self.messages.append(record.getMessage())
+
+
+def _where(exc: BaseException) -> str | None:
+    """The innermost traceback frame inside the sglang package, as ``sglang/...py:LINE``."""
+    where = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = frame.filename.replace(os.sep, "/")
+        marker = path.rfind("/sglang/")
+        if marker >= 0:
+            where = f"{path[marker + 1 :]}:{frame.lineno}"
+    return where
+
+
+def _argparse_message(stderr_text: str) -> str:
+    for line in reversed(stderr_text.splitlines()):
+        if ": error: " in line:
+            return line.split(": error: ", 1)[1].strip()
+    return stderr_text.strip().splitlines()[-1] if stderr_text.strip() else ""
+
+
+def run_case(server_args: Any, case: dict[str, Any], fake: FakeGpu | None) -> dict[str, Any]:
+    """Run argparse, resolution and check for one case, in the launcher's order."""
+    argv = [str(a) for a in case.get("argv", [])]
+    for key, value in (case.get("env") or {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = str(value)
+    if fake is not None and case.get("gpus"):
+        fake.set_count(int(case["gpus"]))
+
+    collector = _WarningCollector()
+    sglang_logger = logging.getLogger("sglang")
+    sglang_logger.addHandler(collector)
+    captured_stderr = io.StringIO()
+    sys.stderr = captured_stderr
+    sys.stdout = io.StringIO()
+
+    state = {"stage": "argparse"}
+    server_args_cls = server_args.ServerArgs
+    original_from_cli = server_args_cls.__dict__["from_cli_args"]
+    has_resolve_once = hasattr(server_args_cls, "resolve_once")
+
+    if not has_resolve_once:
+        # 0.5.11: the dataclass constructor runs __post_init__ (the resolution) inside
+        # prepare_server_args; mark the stage when construction begins.
+        def from_cli_args(cls: Any, args: Any) -> Any:
+            state["stage"] = "resolve"
+            return original_from_cli.__func__(cls, args)
+
+        server_args_cls.from_cli_args = classmethod(from_cli_args)
+
+    result: dict[str, Any] = {
+        "id": case.get("id"),
+        "sglang_version": sglang_version(),
+        "verdict": "ok",
+        "stage": None,
+        "exception": None,
+        "message": "",
+        "where": None,
+        "bare": False,
+        "effective": {},
+        "warnings": [],
+        "runner_error": False,
+    }
+    with warnings.catch_warnings(record=True) as py_warnings:
+        warnings.simplefilter("always")
+        try:
+            args = server_args.prepare_server_args(argv)
+            if has_resolve_once:
+                state["stage"] = "resolve"
+                args.resolve_once()
+            state["stage"] = "check"
+            args.check_server_args()
+            result["effective"] = {
+                name: _jsonable(getattr(args, name))
+                for name in EFFECTIVE_FIELDS
+                if hasattr(args, name)
+            }
+        except SystemExit as exc:
+            result.update(
+                verdict="error",
+                stage=state["stage"],
+                exception="SystemExit",
+                message=_argparse_message(captured_stderr.getvalue()) or f"exit {exc.code}",
+                where=_where(exc),
+            )
+            if state["stage"] == "argparse":
+                result["where"] = None
+        except BaseException as exc:
+            message = str(exc)
+            result.update(
+                verdict="error",
+                stage=state["stage"],
+                exception=type(exc).__name__,
+                message=message,
+                where=_where(exc),
+                bare=isinstance(exc, AssertionError) and not message,
+            )
+    result["warnings"] = collector.messages + [str(w.message) for w in py_warnings]
+    return result
+
+
+# ------------------------------------------------------------------ batch driver
+
+
+def _child(server_args: Any, case: dict[str, Any], fake: FakeGpu | None, write_fd: int) -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        result = run_case(server_args, case, fake)
+        payload = json.dumps(result).encode()
+    except BaseException as exc:  # the runner itself failed: report it, never hang the parent
+        payload = json.dumps(
+            {"id": case.get("id"), "runner_error": True, "message": f"{type(exc).__name__}: {exc}"}
+        ).encode()
+    with os.fdopen(write_fd, "wb") as out:
+        out.write(payload)
+    os._exit(0)
+
+
+class _Running:
+    def __init__(self, case: dict[str, Any], pid: int, fd: int, deadline: float) -> None:
+        self.case = case
+        self.pid = pid
+        self.fd = fd
+        self.deadline = deadline
+        self.chunks: list[bytes] = []
+        self.done = False
+
+
+def _runner_failure(case: dict[str, Any], version: str, message: str) -> dict[str, Any]:
+    return {
+        "id": case.get("id"),
+        "sglang_version": version,
+        "verdict": "error",
+        "stage": None,
+        "exception": "RunnerError",
+        "message": message,
+        "where": None,
+        "bare": False,
+        "effective": {},
+        "warnings": [],
+        "runner_error": True,
+    }
+
+
+def run_batch(
+    server_args: Any,
+    lines: Iterator[str],
+    out: Any,
+    fake: FakeGpu | None,
+    jobs: int,
+    timeout: float,
+) -> int:
+    """Run every JSON line case in its own forked child, ``jobs`` at a time; results in order."""
+    version = sglang_version()
+    pending: list[_Running] = []
+    count = 0
+
+    def finish(item: _Running) -> None:
+        os.close(item.fd)
+        _, status = os.waitpid(item.pid, 0)
+        raw = b"".join(item.chunks)
+        try:
+            result = json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            result = None
+        if result is None:
+            result = _runner_failure(
+                item.case, version, f"child exited without a result (status {status})"
+            )
+        elif result.get("runner_error") and "verdict" not in result:
+            result = _runner_failure(item.case, version, result.get("message", ""))
+        out.write(json.dumps(result) + "\n")
+        out.flush()
+
+    def pump(block: bool) -> None:
+        while pending:
+            waiting = [p for p in pending if not p.done]
+            if waiting:
+                now = time.monotonic()
+                wait = max(0.0, min(p.deadline for p in waiting) - now) if block else 0.0
+                ready, _, _ = select.select([p.fd for p in waiting], [], [], wait)
+                for item in waiting:
+                    if item.fd in ready:
+                        data = os.read(item.fd, 1 << 16)
+                        if data:
+                            item.chunks.append(data)
+                        else:
+                            item.done = True
+                    elif time.monotonic() > item.deadline:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(item.pid, signal.SIGKILL)
+                        item.chunks = [
+                            json.dumps(
+                                _runner_failure(item.case, version, f"timeout after {timeout:.0f}s")
+                            ).encode()
+                        ]
+                        item.done = True
+            while pending and pending[0].done:  # keep input order
+                finish(pending.pop(0))
+            if not block or len(pending) < jobs:
+                return
+
+    for line in lines:
+        if not line.strip():
+            continue
+        case = json.loads(line)
+        sys.stdout.flush()
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _child(server_args, case, fake, write_fd)
+        os.close(write_fd)
+        pending.append(_Running(case, pid, read_fd, time.monotonic() + timeout))
+        count += 1
+        pump(block=len(pending) >= jobs)
+    while pending:
+        pump(block=True)
+    return count
+
+
+def _parse_capability(text: str) -> tuple[int, int]:
+    major, _, minor = text.partition(".")
+    return int(major), int(minor or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--fake-gpu",
+        metavar="NAME",
+        help="fake GPUs of this kind (name as nvidia-smi reports it is --gpu-name)",
+    )
+    parser.add_argument("--gpu-name", help="device name reported by the fake (default: NAME)")
+    parser.add_argument("--capability", default="9.0", help="compute capability, e.g. 9.0")
+    parser.add_argument("--memory-mib", type=int, default=81559, help="memory per GPU in MiB")
+    parser.add_argument("--gpus", type=int, default=1, help="default GPU count of the fake")
+    parser.add_argument("--cuda-version", default="12.9", help="torch.version.cuda of the fake")
+    parser.add_argument(
+        "--stubs",
+        choices=("auto", "off"),
+        default=None,
+        help="stub missing GPU-only packages (default: on with --fake-gpu)",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="cases run at the same time")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
+    parser.add_argument("--dump-flags", action="store_true", help="print the flag table JSON")
+    parser.add_argument("--dump-env", action="store_true", help="print the env variable JSON")
+    parser.add_argument(
+        "--info", action="store_true", help="print the SGLang version and the stubbed packages"
+    )
+    options = parser.parse_args(argv)
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    capability = _parse_capability(options.capability)
+    stubs = options.stubs or ("auto" if options.fake_gpu else "off")
+    finder = None
+    if stubs == "auto":
+        finder = StubFinder("cuda", capability)
+        sys.meta_path.append(finder)
+    fake = None
+    if options.fake_gpu:
+        fake = FakeGpu(
+            options.gpu_name or options.fake_gpu,
+            capability,
+            options.memory_mib,
+            options.gpus,
+            options.cuda_version,
+        )
+        fake.install()
+        fake.set_count(options.gpus)
+
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # SGLang may print while importing; keep the result stream clean
+    try:
+        server_args = import_server_args()
+    finally:
+        sys.stdout = real_stdout
+    if options.dump_flags:
+        json.dump(dump_flags(server_args), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    if options.dump_env:
+        json.dump(dump_env(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    if options.info:
+        json.dump(
+            {
+                "sglang_version": sglang_version(),
+                "python": sys.version.split()[0],
+                "stubbed": sorted(finder.used) if finder else [],
+            },
+            sys.stdout,
+        )
+        sys.stdout.write("\n")
+        return 0
+    run_batch(
+        server_args,
+        iter(sys.stdin.readline, ""),
+        sys.stdout,
+        fake,
+        max(1, options.jobs),
+        options.timeout,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
