@@ -43,7 +43,9 @@ class AlgorithmScreen(WizardScreen):
                 with Horizontal(classes="row", id="draft-row"):
                     yield Label("Draft model", classes="label")
                     yield FieldInput(
-                        "speculative.draft_model_path", "str", placeholder="path of the draft checkpoint"
+                        "speculative.draft_model_path",
+                        "str",
+                        placeholder="path of the draft checkpoint",
                     )
         yield self.footer()
 
@@ -91,19 +93,54 @@ class AlgorithmScreen(WizardScreen):
             self._note = note
         listing = self.query_one("#algo-list", OptionList)
         current = self.wizard.profile.speculative.algorithm or NONE
-        items = [Option(Content.assemble(("○ " if current != NONE else "● ", "bold"), "none (no speculative decoding)"), id=NONE)]
+        items = [
+            Option(
+                Content.assemble(
+                    ("○ " if current != NONE else "● ", "bold"), "none (no speculative decoding)"
+                ),
+                id=NONE,
+            )
+        ]
         for option in options:
             mark = "● " if option.name == current else "○ "
             status = ("✓", "$success") if option.available else ("✗", "$error")
             items.append(
-                Option(Content.assemble((mark, "bold"), (status[0] + " ", status[1]), (f"{option.name:<11}", "bold"), option.description), id=option.name)
+                Option(
+                    Content.assemble(
+                        (mark, "bold"),
+                        (status[0] + " ", status[1]),
+                        (f"{option.name:<11}", "bold"),
+                        option.description,
+                        (
+                            "\n    " + (option.reason if option.reason != "ok" else "available"),
+                            "$text-muted",
+                        ),
+                    ),
+                    id=option.name,
+                )
             )
         if current != NONE and all(o.name != current for o in options):
-            items.append(Option(Content.assemble(("● ", "bold"), ("? ", "$warning"), current, "  (not offered by this version)"), id=current))
+            items.append(
+                Option(
+                    Content.assemble(
+                        ("● ", "bold"),
+                        ("? ", "$warning"),
+                        current,
+                        "  (not offered by this version)",
+                    ),
+                    id=current,
+                )
+            )
         highlighted = listing.highlighted
         listing.set_options(items)
         ids = [i.id for i in items]
-        listing.highlighted = highlighted if highlighted is not None and highlighted < len(items) else ids.index(current) if current in ids else 0
+        listing.highlighted = (
+            highlighted
+            if highlighted is not None and highlighted < len(items)
+            else ids.index(current)
+            if current in ids
+            else 0
+        )
         self._detail()
 
     @on(OptionList.OptionHighlighted, "#algo-list")
@@ -121,7 +158,12 @@ class AlgorithmScreen(WizardScreen):
             parts.append(f"{option_id} is not one of this SGLang version's algorithms.")
         else:
             parts += [(chosen.name, "bold"), "\n", chosen.description, "\n\n"]
-            parts.append(("✓ available" if chosen.available else "✗ not available", "bold $success" if chosen.available else "bold $error"))
+            parts.append(
+                (
+                    "✓ available" if chosen.available else "✗ not available",
+                    "bold $success" if chosen.available else "bold $error",
+                )
+            )
             if chosen.reason:
                 parts += [": ", chosen.reason]
             if chosen.needs_draft:
@@ -132,7 +174,8 @@ class AlgorithmScreen(WizardScreen):
         parts += ["\n\n", ("Enter chooses; F4 goes on to the parameters.", "$text-muted")]
         self.query_one("#algo-detail", Static).update(Content.assemble(*parts))
         self.query_one("#draft-row").display = bool(
-            (chosen is not None and chosen.needs_draft) or self.wizard.profile.speculative.draft_model_path
+            (chosen is not None and chosen.needs_draft)
+            or self.wizard.profile.speculative.draft_model_path
         )
 
     @on(OptionList.OptionSelected, "#algo-list")
@@ -147,12 +190,15 @@ class AlgorithmScreen(WizardScreen):
 
     def _choose(self, option_id: str | None) -> None:
         value = None if option_id in (None, NONE) else option_id
-        self.post_message(EditRequested({"speculative.algorithm": value}, {"speculative.algorithm": value or ""}))
+        self.post_message(
+            EditRequested({"speculative.algorithm": value}, {"speculative.algorithm": value or ""})
+        )
 
     def action_focus_draft(self) -> None:
         """Focus the draft model path."""
         self.query_one("#draft-row").display = True
         self.query_one(FieldInput).focus()
+
 
 def _facts_or_none(screen: AlgorithmScreen, path: str) -> Any:
     try:

@@ -8,7 +8,8 @@ Flow: a screen posts `EditRequested` / `FixRequested` -> the app applies it with
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -79,16 +80,19 @@ class WizardApp(App[int]):
 
     TITLE = "sglang-wizard"
     CSS_PATH = "app.tcss"
-    MODES: ClassVar = {name: (lambda n=name: _screen(n)) for name in STEPS}
+    MODES: ClassVar[dict[str, str | Callable[[], Screen]]] = {
+        name: partial(_screen, name) for name in STEPS
+    }
     DEFAULT_MODE = "start"
     COMMANDS = App.COMMANDS | {WizardCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "goto('start')", "Start", tooltip="Profiles, examples, import a command"),
-        Binding("f2", "goto('model')", "Model"),
-        Binding("f3", "goto('algorithm')", "Algorithm"),
-        Binding("f4", "goto('parameters')", "Params"),
-        Binding("f5", "goto('review')", "Review"),
-        Binding("ctrl+n", "step(1)", "Next", show=False),
+        # The step keys are shown (and clickable) in each screen's step bar, not in the footer.
+        Binding("f1", "goto('start')", "Start", show=False),
+        Binding("f2", "goto('model')", "Model", show=False),
+        Binding("f3", "goto('algorithm')", "Algorithm", show=False),
+        Binding("f4", "goto('parameters')", "Parameters", show=False),
+        Binding("f5", "goto('review')", "Review", show=False),
+        Binding("ctrl+n", "step(1)", "Next"),
         Binding("ctrl+b", "step(-1)", "Back", show=False),
         Binding("ctrl+s", "save", "Save"),
         Binding("ctrl+o", "open_profile", "Open", show=False),
@@ -110,7 +114,6 @@ class WizardApp(App[int]):
         self.profile_name: str | None = initial_name
         self.profile_path: Path | None = None
         self.dirty = False
-        self._facts: dict[str, Any] = {}
         if initial is None:
             initial, self.profile_name, self.profile_path = self._first_profile()
         self.profile: Profile = initial
@@ -139,14 +142,8 @@ class WizardApp(App[int]):
         return sorted(self.ready_dir.glob("*.toml")) if self.ready_dir.is_dir() else []
 
     def facts_for(self, path: str) -> Any:
-        """`ModelFacts` of a local model folder, read once per path (raises the core's errors)."""
-        if path not in self._facts:
-            self._facts[path] = core.model_facts(path)
-        return self._facts[path]
-
-    def forget_facts(self, path: str) -> None:
-        """Drop a cached model card (re-read on next use)."""
-        self._facts.pop(path, None)
+        """`ModelFacts` of a local model folder (the core caches by path and mtime)."""
+        return core.model_facts(path)
 
     def _check(self, profile: Profile) -> Report | None:
         """Run the rule engine; a failure becomes a notification, never a traceback."""
@@ -194,7 +191,8 @@ class WizardApp(App[int]):
         except KeyError as exc:
             self.notify(f"Unknown profile field {exc}", severity="error")
             return
-        self.dirty = True
+        if profile != self.profile:
+            self.dirty = True
         self._update(profile, tuple(message.raw))
 
     @on(InputRejected)
@@ -294,14 +292,20 @@ class WizardApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Command palette: the app's own actions, then Textual's (theme, quit, keys)."""
-        yield SystemCommand("Import command", "Paste a launch_server command", self.action_import_command)
-        yield SystemCommand("Export SGLang --config YAML", "Write the profile as YAML", self.action_export_yaml)
+        yield SystemCommand(
+            "Import command", "Paste a launch_server command", self.action_import_command
+        )
+        yield SystemCommand(
+            "Export SGLang --config YAML", "Write the profile as YAML", self.action_export_yaml
+        )
         yield SystemCommand("Save profile", "Save as TOML in the profiles dir", self.action_save)
         yield SystemCommand("Open profile", "Recent and ready profiles", self.action_open_profile)
         yield SystemCommand("Screenshot", "Save an SVG of this screen", self.action_screenshot_here)
         yield SystemCommand("Toggle dark / light", "Switch the theme", self.action_toggle_dark)
         for name, title in STEPS.items():
-            yield SystemCommand(f"Go to {title}", f"Wizard step {title}", lambda n=name: self.action_goto(n))
+            yield SystemCommand(
+                f"Go to {title}", f"Wizard step {title}", lambda n=name: self.action_goto(n)
+            )
         yield from super().get_system_commands(screen)
 
 

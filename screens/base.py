@@ -47,7 +47,9 @@ class WizardScreen(Screen[None]):
         if self.is_current:
             self._repaint(message.profile, message.report, message.typed)
 
-    def _repaint(self, profile: Profile, report: Report | None, typed: tuple[str, ...] = ()) -> None:
+    def _repaint(
+        self, profile: Profile, report: Report | None, typed: tuple[str, ...] = ()
+    ) -> None:
         app = self.wizard
         self.typed = typed
         self.query_one(StepBar).show(app.profile_name, profile.sglang_version, report, app.dirty)

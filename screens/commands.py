@@ -26,7 +26,11 @@ class WizardCommands(Provider):
         paths += [("ready", p) for p in app.ready_profiles()]
         for kind, path in paths:
             out.append(
-                (f"Open profile: {path.stem}", f"{kind} profile {path}", partial(app.open_path, path))
+                (
+                    f"Open profile: {path.stem}",
+                    f"{kind} profile {path}",
+                    partial(app.open_path, path),
+                )
             )
         for version in core.supported_versions():
             out.append(

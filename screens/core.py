@@ -9,7 +9,6 @@ Nothing here computes a rule, a default or a value SGLang would use.
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -86,9 +85,16 @@ def supported_versions() -> tuple[str, ...]:
     return tuple(str(v) for v in supported)
 
 
+class ModelUnreadable(Exception):
+    """The model folder could not be read (the core's reason is the message)."""
+
+
 def model_facts(path: str) -> Any:
-    """`ModelFacts` of a local model folder; raises the core's `ModelReadError` for bad input."""
-    return _core("wizard.model_info", "load_model_facts")(Path(path).expanduser())
+    """`ModelFacts` of a local model folder (`wizard.api.load_facts`, cached by the core)."""
+    facts, why = _core("wizard.api", "load_facts")(path)
+    if facts is None:
+        raise ModelUnreadable(why or f"{path}: cannot read the model")
+    return facts
 
 
 def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
@@ -96,9 +102,35 @@ def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
     return list(_core("wizard.applicability", "algorithm_options")(target, draft, version))
 
 
-def plan_memory(**kwargs: Any) -> Any:
-    """The memory plan (`wizard.memory.plan_memory`)."""
-    return _core("wizard.memory", "plan_memory")(**kwargs)
+def plan_memory(profile: Profile, target: Any, draft: Any) -> Any:
+    """The memory plan for the profile's GPUs (`wizard.memory.plan_memory`); None without a GPU kind.
+
+    Only passes the profile's typed values on; every default and estimate is the core's.
+    """
+    if profile.gpu.kind is None:
+        return None
+    from wizard.gpus import lookup
+
+    gpu = lookup(profile.gpu.kind)
+    return _core("wizard.memory", "plan_memory")(
+        target,
+        gpu,
+        profile.gpu.count or profile.parallel.tp,
+        profile.parallel.tp,
+        mem_fraction=profile.memory.mem_fraction_static,
+        draft=draft,
+        algorithm=profile.speculative.algorithm,
+        num_draft_tokens=profile.speculative.num_draft_tokens,
+        max_running_requests=profile.memory.max_running_requests,
+        context_length=profile.model.context_length,
+        kv_cache_dtype=profile.model.kv_cache_dtype,
+        dtype=profile.model.dtype,
+        quantization=profile.model.quantization,
+        cuda_graph_max_bs=profile.memory.cuda_graph_max_bs,
+        sglang_version=profile.sglang_version,
+        chunked_prefill_size=profile.memory.chunked_prefill_size,
+        disable_radix_cache=profile.scheduling.disable_radix_cache,
+    )
 
 
 def gpu_names() -> list[str]:

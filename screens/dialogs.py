@@ -143,9 +143,12 @@ class SaveProfileDialog(ModalScreen[Path | None]):
 class ImportCommandDialog(ModalScreen[None]):
     """Paste a launch command; it becomes the current profile."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(name="ImportCommandDialog") + """
+    DEFAULT_CSS = (
+        DIALOG_CSS.format(name="ImportCommandDialog")
+        + """
     ImportCommandDialog TextArea { height: 10; }
     """
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run_import", "Import", priority=True),
         Binding("escape", "cancel", "Cancel"),
@@ -158,7 +161,9 @@ class ImportCommandDialog(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """Paste box."""
         with Vertical():
-            yield Label("Paste a `python -m sglang.launch_server ...` command (backslash lines are fine)")
+            yield Label(
+                "Paste a `python -m sglang.launch_server ...` command (backslash lines are fine)"
+            )
             yield TextArea(id="import-text", soft_wrap=True, show_line_numbers=False)
             yield Static("", id="import-error", classes="error")
             with Horizontal(classes="buttons"):

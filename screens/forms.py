@@ -62,12 +62,16 @@ def parse_text(text: str, kind: Kind) -> Any:
         try:
             return int(text)
         except ValueError:
-            raise ValueError(f"{text!r} is not a whole number (leave it empty to let SGLang choose)") from None
+            raise ValueError(
+                f"{text!r} is not a whole number (leave it empty to let SGLang choose)"
+            ) from None
     if kind == "float":
         try:
             return float(text)
         except ValueError:
-            raise ValueError(f"{text!r} is not a number (leave it empty to let SGLang choose)") from None
+            raise ValueError(
+                f"{text!r} is not a number (leave it empty to let SGLang choose)"
+            ) from None
     if kind == "int_list":
         try:
             return [int(x) for x in text.replace(",", " ").split()]

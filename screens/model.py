@@ -15,6 +15,7 @@ from screens import core
 from screens.base import WizardScreen
 from screens.forms import FieldInput
 from screens.messages import EditRequested
+from screens.widgets.memory import memory_bar
 from wizard.profile import Profile
 from wizard.rules.report import Report
 
@@ -38,10 +39,15 @@ def model_card(facts: Any) -> Content:
     ]
     if facts.hybrid is not None:
         rows.append(
-            ("hybrid", f"{facts.hybrid.linear_layers} linear-attention + {facts.hybrid.full_layers} full-attention layers")
+            (
+                "hybrid",
+                f"{facts.hybrid.linear_layers} linear-attention + {facts.hybrid.full_layers} full-attention layers",
+            )
         )
     if facts.moe is not None:
-        rows.append(("MoE", f"{facts.moe.experts} experts, {facts.moe.active_experts} active per token"))
+        rows.append(
+            ("MoE", f"{facts.moe.experts} experts, {facts.moe.active_experts} active per token")
+        )
     rows.append(("attention", str(facts.attention)))
     quant = facts.quant.scheme if getattr(facts, "quant", None) else facts.quantization
     rows.append(("quantization", quant or f"none ({facts.dtype or 'dtype unknown'})"))
@@ -63,6 +69,42 @@ def model_card(facts: Any) -> Content:
     return Content.assemble(*parts)
 
 
+def build_card(profile: Profile) -> Content:
+    """The model card and, when the GPU is known, the memory plan (errors become text)."""
+    try:
+        facts = core.model_facts(profile.model.path)
+    except core.CoreUnavailable as exc:
+        return Content.styled(f"Model inspection not available: {exc}", "$warning")
+    except Exception as exc:  # unreadable folder, bad config.json: shown, never raised
+        return Content.assemble(
+            ("Cannot read the model here: ", "bold $warning"),
+            str(exc),
+            (
+                "\n\nThe checks still run; rules that depend on the architecture assume a generic model.",
+                "$text-muted",
+            ),
+        )
+    parts: list[Content | str | tuple[str, str]] = [model_card(facts)]
+    draft = None
+    if profile.speculative.draft_model_path:
+        try:
+            draft = core.model_facts(profile.speculative.draft_model_path)
+        except Exception as exc:
+            parts += ["\n", ("Draft: ", "bold $warning"), str(exc), "\n"]
+    try:
+        plan = core.plan_memory(profile, facts, draft)
+    except core.CoreUnavailable as exc:
+        parts += ["\n", (f"Memory plan not available: {exc}", "$warning")]
+    except Exception as exc:
+        parts += ["\n", ("Memory: ", "bold $warning"), str(exc)]
+    else:
+        if plan is None:
+            parts += ["\n", ("Choose the GPU kind to see the memory plan.", "$text-muted")]
+        else:
+            parts += ["\n", ("Memory per GPU", "bold"), "\n", memory_bar(plan)]
+    return Content.assemble(*parts)
+
+
 class ModelScreen(WizardScreen):
     """Which model, which SGLang, which GPUs."""
 
@@ -79,11 +121,18 @@ class ModelScreen(WizardScreen):
             with VerticalScroll(id="model-form"):
                 with Horizontal(classes="row"):
                     yield Label("Model path", classes="label")
-                    yield FieldInput("model.path", "str", placeholder="/models/Qwen3.6-27B or org/name")
+                    yield FieldInput(
+                        "model.path", "str", placeholder="/models/Qwen3.6-27B or org/name"
+                    )
                 with Horizontal(classes="row"):
                     yield Label("SGLang", classes="label")
+                    profile = self.wizard.profile
+                    versions = list(
+                        dict.fromkeys([*core.supported_versions(), profile.sglang_version])
+                    )
                     yield Select(
-                        [(v, v) for v in core.supported_versions()],
+                        [(v, v) for v in versions],
+                        value=profile.sglang_version,
                         allow_blank=False,
                         id="sglang-version",
                         compact=True,
@@ -91,7 +140,11 @@ class ModelScreen(WizardScreen):
                 with Horizontal(classes="row"):
                     yield Label("GPU kind", classes="label")
                     yield Select(
-                        [(n, n) for n in core.gpu_names()], prompt="not set", id="gpu-kind", compact=True
+                        [(n, n) for n in core.gpu_names()],
+                        prompt="not set",
+                        value=profile.gpu.kind or Select.NULL,
+                        id="gpu-kind",
+                        compact=True,
                     )
                 with Horizontal(classes="row"):
                     yield Label("GPU count", classes="label")
@@ -112,45 +165,61 @@ class ModelScreen(WizardScreen):
         self.query_one("#model-form").border_title = "Model and hardware"
         self.query_one("#model-card-box").border_title = "Model card"
         self._shown_path: str | None = None
+        self._choices: dict[str, list[str]] = {
+            "#sglang-version": list(
+                dict.fromkeys([*core.supported_versions(), self.wizard.profile.sglang_version])
+            ),
+            "#gpu-kind": core.gpu_names(),
+        }
 
     def sync(self, profile: Profile, report: Report | None) -> None:
         """Show the profile; re-read the model card when the path changed."""
         self.show_fields(profile)
         self._set_select("#sglang-version", profile.sglang_version)
         self._set_select("#gpu-kind", profile.gpu.kind)
-        if profile.model.path != self._shown_path:
-            self._shown_path = profile.model.path
-            self.load_card(profile.model.path)
+        key = repr(
+            (
+                profile.model.path,
+                profile.speculative.draft_model_path,
+                profile.speculative.algorithm,
+                profile.gpu,
+                profile.parallel.tp,
+                profile.memory,
+                profile.sglang_version,
+            )
+        )
+        if key != self._shown_path:
+            self._shown_path = key
+            self.load_card(profile)
 
     def _set_select(self, selector: str, value: str | None) -> None:
         select: Select[str] = self.query_one(selector, Select)
+        known = self._choices.setdefault(selector, [])
+        if value is not None and value not in known:
+            known.append(value)  # e.g. an opened profile names a version or GPU not listed yet
+            with select.prevent(Select.Changed):
+                select.set_options([(v, v) for v in known])
         wanted: Any = Select.NULL if value is None else value
-        if value is not None and all(value != v for _, v in select._options):
-            select.set_options([*((o, v) for o, v in select._options if v is not Select.NULL), (value, value)])
         if select.value != wanted:
             with select.prevent(Select.Changed):
                 select.value = wanted
 
     @work(exclusive=True, thread=True, group="model-card")
-    def load_card(self, path: str) -> None:
-        """Read the model's config in a thread so typing never waits on the disk."""
-        try:
-            card: Content = model_card(self.wizard.facts_for(path))
-        except core.CoreUnavailable as exc:
-            card = Content.styled(f"Model inspection not available: {exc}", "$warning")
-        except Exception as exc:  # ModelReadError and OS errors: show, never crash
-            card = Content.assemble(("Cannot read the model: ", "bold $warning"), str(exc))
+    def load_card(self, profile: Profile) -> None:
+        """Read the model's config and plan memory in a thread so typing never waits on the disk."""
+        card = build_card(profile)
         self.app.call_from_thread(self.query_one("#model-card", Static).update, card)
 
     def action_reload_model(self) -> None:
-        """Read the model folder again."""
-        self.wizard.forget_facts(self.wizard.profile.model.path)
-        self.load_card(self.wizard.profile.model.path)
+        """Read the model folder again (the core re-reads a changed config.json)."""
+        self.load_card(self.wizard.profile)
 
     @on(Select.Changed, "#sglang-version")
     def _version(self, event: Select.Changed) -> None:
         if event.value is not Select.NULL:
-            self.post_message(EditRequested({"sglang_version": event.value}, {"sglang_version": str(event.value)}))
+            self.post_message(
+                EditRequested({"sglang_version": event.value}, {"sglang_version": str(event.value)})
+            )
 
     @on(Select.Changed, "#gpu-kind")
     def _gpu(self, event: Select.Changed) -> None:

@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.widgets import Label, Select, Static
 
 from screens.base import WizardScreen
@@ -24,7 +25,13 @@ LET_SGLANG = "let SGLang choose"
 FIELDS: tuple[tuple[str, str, Kind, str, str], ...] = (
     ("speculative.num_steps", "Steps", "int", LET_SGLANG, "--speculative-num-steps"),
     ("speculative.eagle_topk", "Top-k", "int", LET_SGLANG, "--speculative-eagle-topk"),
-    ("speculative.num_draft_tokens", "Draft tokens", "int", LET_SGLANG, "--speculative-num-draft-tokens"),
+    (
+        "speculative.num_draft_tokens",
+        "Draft tokens",
+        "int",
+        LET_SGLANG,
+        "--speculative-num-draft-tokens",
+    ),
     ("attention.page_size", "Page size", "int", LET_SGLANG, "--page-size"),
     ("attention.backend", "Attention", "str", LET_SGLANG, "--attention-backend"),
     ("parallel.tp", "TP", "int", "1", "--tensor-parallel-size"),
@@ -70,6 +77,7 @@ class ParametersScreen(WizardScreen):
                     yield Select(
                         [(s, s) for s in _cache_strategies()],
                         prompt=LET_SGLANG,
+                        value=self.wizard.profile.hybrid.cache_strategy or Select.NULL,
                         id="hybrid-cache_strategy",
                         compact=True,
                         tooltip="0.5.11 --mamba-scheduler-strategy / 0.5.23 --mamba-radix-cache-strategy",
@@ -81,7 +89,9 @@ class ParametersScreen(WizardScreen):
                 yield EffectiveTable(id="effective")
         yield self.footer()
 
-    def _row(self, path: str, label: str, kind: Kind, placeholder: str, tooltip: str) -> ComposeResult:
+    def _row(
+        self, path: str, label: str, kind: Kind, placeholder: str, tooltip: str
+    ) -> ComposeResult:
         with Horizontal(classes="row"):
             yield Label(label, classes="label")
             yield FieldInput(path, kind, placeholder=placeholder, tooltip=tooltip)
@@ -107,7 +117,12 @@ class ParametersScreen(WizardScreen):
         algorithm = profile.speculative.algorithm or "none"
         draft = profile.speculative.draft_model_path
         self.query_one("#params-algorithm", Static).update(
-            f"Algorithm [b]{algorithm}[/b]" + (f"  draft {draft}" if draft else "") + "  (F3 to change)"
+            Content.assemble(
+                "Algorithm ",
+                (algorithm, "bold"),
+                f"  draft {draft}" if draft else "",
+                ("  (F3 changes it)", "$text-muted"),
+            )
         )
         self.query_one(FindingsPanel).show(
             report, problems, profile.sglang_version, self.wizard.core_problem

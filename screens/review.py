@@ -42,7 +42,10 @@ class ReviewScreen(WizardScreen):
     def sync(self, profile: Profile, report: Report | None) -> None:
         """Render the command and YAML for the current profile."""
         self.query_one("#review-verdict", Static).update(verdict(report, self.wizard.core_problem))
-        for selector, render in (("#review-command", core.render_shell), ("#review-yaml", core.render_yaml)):
+        for selector, render in (
+            ("#review-command", core.render_shell),
+            ("#review-yaml", core.render_yaml),
+        ):
             view = self.query_one(selector, CodeView)
             try:
                 view.show(render(profile))
@@ -92,9 +95,13 @@ def verdict(report: Report | None, note: str | None) -> Content:
             f"{exc}{where}: {first.title}. ",
             ("F4 shows the fixes.", "$text-muted"),
         )
-    parts: list[Content | tuple[str, str] | str] = [("✓ SGLang would start this launch.", "bold $success")]
+    parts: list[Content | tuple[str, str] | str] = [
+        ("✓ SGLang would start this launch.", "bold $success")
+    ]
     changed = report.changed()
     if changed:
         parts += ["\n", ("SGLang will change: ", "$warning")]
-        parts.append(", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items()))
+        parts.append(
+            ", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items())
+        )
     return Content.assemble(*parts)

@@ -61,16 +61,25 @@ class StartScreen(WizardScreen):
         listing = self.query_one("#profile-list", OptionList)
         app = self.wizard
         options: list[Option | None] = [
-            Option(Content.from_markup(f"▶ Continue with [b]{app.profile_name or 'the current profile'}[/b]"), id=CURRENT),
-            Option("＋ New profile", id=NEW),
+            Option(
+                Content.from_markup(
+                    f"▶ Continue with [b]{app.profile_name or 'the current profile'}[/b]"
+                ),
+                id=CURRENT,
+            ),
+            Option("+ New profile", id=NEW),
             Option("⇣ Import a launch_server command…", id=IMPORT),
             None,
-            Option(Content.styled(f"Saved profiles  ({profiles_dir()})", "$text-muted"), disabled=True),
+            Option(
+                Content.styled(f"Saved profiles  ({profiles_dir()})", "$text-muted"), disabled=True
+            ),
         ]
         saved = list_profiles()
         options += [Option(f"  {p.stem}", id=f"saved:{p}") for p in saved]
         if not saved:
-            options.append(Option(Content.styled("  none yet: ctrl+s saves one", "$text-muted"), disabled=True))
+            options.append(
+                Option(Content.styled("  none yet: ctrl+s saves one", "$text-muted"), disabled=True)
+            )
         options.append(None)
         options.append(Option(Content.styled("Ready profiles", "$text-muted"), disabled=True))
         ready = app.ready_profiles()
@@ -154,14 +163,23 @@ def describe(name: str, profile: Profile, report: Report | None) -> Content:
         parts += [(profile.description, "italic"), "\n"]
     trio = ", ".join(
         f"{label} {'auto' if value is None else value}"
-        for label, value in (("steps", spec.num_steps), ("topk", spec.eagle_topk), ("draft", spec.num_draft_tokens))
+        for label, value in (
+            ("steps", spec.num_steps),
+            ("topk", spec.eagle_topk),
+            ("draft", spec.num_draft_tokens),
+        )
     )
     gpu = f"{profile.gpu.count or '?'} x {profile.gpu.kind}" if profile.gpu.kind else "not set"
     parts += [
-        "\nmodel      ", profile.model.path,
-        "\nSGLang     ", profile.sglang_version,
-        "\nGPU        ", gpu, f", TP {profile.parallel.tp}",
-        "\nalgorithm  ", spec.algorithm or "none",
+        "\nmodel      ",
+        profile.model.path,
+        "\nSGLang     ",
+        profile.sglang_version,
+        "\nGPU        ",
+        gpu,
+        f", TP {profile.parallel.tp}",
+        "\nalgorithm  ",
+        spec.algorithm or "none",
     ]
     if spec.algorithm:
         parts += ["\ntrio       ", trio]
@@ -178,5 +196,8 @@ def describe(name: str, profile: Profile, report: Report | None) -> Content:
         if changed:
             parts += ["\n", ("SGLang changes: ", "$warning")]
             parts.append(", ".join(f"{k} {t} → {e}" for k, (t, e) in changed.items()))
-    parts += ["\n\n", ("Enter opens it; F2-F5 walk the steps; ctrl+p lists every command.", "$text-muted")]
+    parts += [
+        "\n\n",
+        ("Enter opens it; F2-F5 walk the steps; ctrl+p lists every command.", "$text-muted"),
+    ]
     return Content.assemble(*parts)

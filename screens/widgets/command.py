@@ -22,7 +22,9 @@ class CodeView(Static):
         """Replace the code."""
         self.text = text
         theme = "monokai" if self.app.current_theme.dark else "default"
-        self.update(Syntax(text, self.lexer, word_wrap=True, theme=theme, background_color="default"))
+        self.update(
+            Syntax(text, self.lexer, word_wrap=True, theme=theme, background_color="default")
+        )
 
     def show_message(self, message: str) -> None:
         """Show a message instead of code (e.g. the renderer is unavailable)."""

@@ -20,7 +20,10 @@ def show_value(value: Any) -> str:
 
 
 class EffectiveTable(DataTable[Text]):
-    """SGLang field | you typed | SGLang runs; changed rows first and highlighted (`16 -> 2`)."""
+    """SGLang field | you typed | SGLang runs; changed rows first and highlighted (`16 -> 2`).
+
+    Values SGLang chooses itself (nothing typed) are shown in cyan.
+    """
 
     DEFAULT_CSS = """
     EffectiveTable { height: auto; max-height: 100%; }
@@ -50,6 +53,16 @@ class EffectiveTable(DataTable[Text]):
                     Text(show_value(typed), style="bold yellow"),
                     Text(f"→ {show_value(effective)}", style="bold yellow reverse"),
                 )
+            elif typed is None and effective is not None:
+                row = (
+                    Text(name),
+                    Text(show_value(None), style="dim"),
+                    Text(show_value(effective), style="cyan"),
+                )
             else:
-                row = (Text(name), Text(show_value(typed), style="dim"), Text(show_value(effective)))
+                row = (
+                    Text(name),
+                    Text(show_value(typed), style="dim"),
+                    Text(show_value(effective)),
+                )
             self.add_row(*row, key=name)

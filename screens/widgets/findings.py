@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
@@ -52,8 +53,9 @@ class FindingsPanel(Vertical):
         self.problems: dict[str, str] = {}
         self.version = ""
         self._keys: list[str] = []
+        self._last_relevant: str | None = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         """The list and the detail view."""
         yield FindingList(id="findings-list")
         with VerticalScroll(id="finding-detail-scroll"):
@@ -73,7 +75,11 @@ class FindingsPanel(Vertical):
     ) -> None:
         """Repaint with a report and the inputs the profile refused."""
         listing = self.query_one(FindingList)
-        previous = self._keys[listing.highlighted] if listing.highlighted is not None and listing.highlighted < len(self._keys) else None
+        previous = (
+            self._keys[listing.highlighted]
+            if listing.highlighted is not None and listing.highlighted < len(self._keys)
+            else None
+        )
         self.findings = report.findings if report is not None else ()
         self.problems = dict(problems)
         self.version = version
@@ -82,23 +88,43 @@ class FindingsPanel(Vertical):
         for path, message in self.problems.items():
             options.append(Option(self._label("input", f"{path}: {message}"), id=f"input:{path}"))
             keys.append(f"input:{path}")
-        for number, finding in enumerate(self.findings):
-            key = f"{finding.rule}:{number}"
+        for finding in self.findings:
+            key = finding.rule
+            while key in keys:  # the same rule twice keeps distinct keys
+                key += "+"
             options.append(Option(self._label(finding.severity, finding.title), id=key))
             keys.append(key)
         with listing.prevent(OptionList.OptionHighlighted):
             listing.set_options(options)
             self._keys = keys
             if keys:
-                listing.highlighted = keys.index(previous) if previous in keys else 0
+                relevant = self._most_relevant()
+                if previous in keys and keys[relevant] == self._last_relevant:
+                    listing.highlighted = keys.index(previous)
+                else:  # a new most relevant finding (e.g. a new error) takes the highlight
+                    listing.highlighted = relevant
+                self._last_relevant = keys[relevant]
         if not options:
             if report is None:
                 text = note or "Not checked yet."
             else:
                 text = f"✓ No findings: SGLang {version} would start this profile as typed."
-            self.query_one("#finding-detail", Static).update(Content.styled(text, "$success" if report else "$warning"))
+            self.query_one("#finding-detail", Static).update(
+                Content.styled(text, "$success" if report else "$warning")
+            )
         else:
             self._explain()
+
+    def _most_relevant(self) -> int:
+        """A refused input, else the error SGLang raises first, else the first adjustment/warning."""
+        if self.problems:
+            return 0
+        offset = len(self.problems)
+        for severity in ("error", "adjusted", "warning"):
+            for index, finding in enumerate(self.findings):
+                if finding.severity == severity:
+                    return offset + index
+        return 0
 
     @staticmethod
     def _label(severity: str, title: str) -> Content:
@@ -138,7 +164,9 @@ class FindingsPanel(Vertical):
             self.app.notify("This finding has no automatic fix.", severity="warning")
             return
         if not 1 <= number <= len(finding.fixes):
-            self.app.notify(f"There is no fix {number} (1-{len(finding.fixes)}).", severity="warning")
+            self.app.notify(
+                f"There is no fix {number} (1-{len(finding.fixes)}).", severity="warning"
+            )
             return
         self.post_message(FixRequested(finding.rule, finding.fixes[number - 1]))
 
@@ -155,22 +183,37 @@ def explain(finding: Finding, version: str) -> Content:
     ]
     raised = finding.sglang
     if raised is not None:
-        what = raised.exception or "no exception (SGLang changes the value itself)"
-        parts += ["\n\n", ("SGLang " + version + ": ", "bold"), (what, "bold $error" if raised.exception else "$warning")]
+        what = raised.exception or "no exception"
+        parts += [
+            "\n\n",
+            ("SGLang " + version + ": ", "bold"),
+            (what, "bold $error" if raised.exception else "$text-muted"),
+        ]
         if raised.bare:
             parts.append((" (bare assert: no message)", "$warning"))
         if raised.where:
             parts += ["\n  at ", (raised.where, "underline")]
         parts += [("  [" + raised.stage + "]", "$text-muted")]
-        if raised.message:
+        if raised.message and raised.message != finding.message:
             parts += ["\n  ", (raised.message, "italic")]
     if finding.explanation:
         parts += ["\n\n", ("Why: ", "bold"), finding.explanation]
     if finding.fixes:
-        parts += ["\n\n", ("Fixes", "bold"), ("  (press the number, or f for the first)", "$text-muted")]
+        parts += [
+            "\n\n",
+            ("Fixes", "bold"),
+            ("  (press the number, or f for the first)", "$text-muted"),
+        ]
         for number, fix in enumerate(finding.fixes, start=1):
-            edits = ", ".join(f"{k} = {'(let SGLang choose)' if v is None else v}" for k, v in fix.edits.items())
+            edits = ", ".join(
+                f"{k} = {'(let SGLang choose)' if v is None else v}" for k, v in fix.edits.items()
+            )
             env = ", ".join(f"env {k}={'(unset)' if v is None else v}" for k, v in fix.env.items())
             detail = "; ".join(x for x in (edits, env) if x)
-            parts += ["\n", (f" {number} ", "bold reverse"), f" {fix.label}", (f"  {detail}" if detail else "", "$text-muted")]
+            parts += [
+                "\n",
+                (f" {number} ", "bold reverse"),
+                f" {fix.label}",
+                (f"  {detail}" if detail else "", "$text-muted"),
+            ]
     return Content.assemble(*parts)

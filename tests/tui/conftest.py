@@ -17,7 +17,9 @@ SNAPSHOT_ROOT = Path("/tmp/sglang-wizard-tui-snapshots")
 
 
 def _layer_types(layers: int, interval: int) -> list[str]:
-    return ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)]
+    return [
+        "full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)
+    ]
 
 
 def qwen36_config() -> dict[str, object]:
