@@ -152,8 +152,12 @@ def _finding_text(f: Finding, first_error: bool) -> list[str]:
         where = f" at {f.sglang.where}" if f.sglang.where else ""
         bare = " (bare assert: no message in the traceback)" if f.sglang.bare else ""
         lines.append(f"     SGLang: {f.sglang.exception}{where}{bare} [{f.sglang.stage}]")
-    elif f.sglang is not None and f.sglang.stage == "runtime":
-        lines.append("     SGLang: not checked at start; hit at run time")
+    elif (
+        f.sglang is not None and f.sglang.stage == "runtime" and f.severity in ("error", "warning")
+    ):
+        lines.append(
+            "     SGLang: not checked at start; it fails or misbehaves later (model load, first decode)"
+        )
     if f.severity in ("error", "warning", "adjusted"):
         lines.append(f"     why: {f.explanation}")
     for i, fix in enumerate(f.fixes, start=1):

@@ -234,8 +234,13 @@ def resolve(where: str | None = None, message: str = "") -> SglangRaise:
 
 
 def wizard_only(message: str = "") -> SglangRaise:
-    """A check SGLang does not do while parsing arguments (runtime trap or advice)."""
+    """A trap SGLang's argument code does not check: it fails later (model load, first decode)."""
     return _raise("runtime", None, None, message)
+
+
+def advice() -> SglangRaise:
+    """Context the wizard adds (assumptions, environment); nothing SGLang raises."""
+    return _raise("wizard", None, None)
 
 
 def trio_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
@@ -1979,7 +1984,7 @@ SPEC_V2_ENV = Rule(
         "selects the slower non-overlap spec v1 worker. 0.5.23 no longer reads it at all. An unrecognised value is "
         "ignored with a Python warning."
     ),
-    raises={V11: wizard_only(), V23: wizard_only()},
+    raises={V11: advice(), V23: advice()},
     fields=("env",),
     when=lambda ctx, a: "SGLANG_ENABLE_SPEC_V2" in ctx.env,
     message=lambda ctx, a: _spec_v2_env_message(ctx),
@@ -2234,7 +2239,7 @@ FACTS_MISSING = Rule(
         "Several SGLang rules depend on the model's config.json (architecture, MTP and hybrid layers). Without it "
         "these checks assume a plain non-hybrid model without MTP: the auto values shown are the generic 3/1/4."
     ),
-    raises={V11: wizard_only(), V23: wizard_only()},
+    raises={V11: advice(), V23: advice()},
     fields=("model.path",),
     when=lambda ctx, a: ctx.facts is None,
     message=lambda ctx, a: (
@@ -2247,7 +2252,7 @@ GPU_ASSUMED = Rule(
     title="GPU kind not given",
     severity="info",
     why="Default attention backend, page size and several checks depend on the GPU generation.",
-    raises={V11: wizard_only(), V23: wizard_only()},
+    raises={V11: advice(), V23: advice()},
     fields=("gpu.kind",),
     when=lambda ctx, a: ctx.gpu_assumed,
     message=lambda ctx, a: f"no GPU kind in the profile: assuming {ctx.gpu.name} (sm{ctx.gpu.sm}).",
@@ -2259,7 +2264,7 @@ VERSION_NEAREST = Rule(
     title="SGLang version without an exact rule set",
     severity="warning",
     why="The wizard carries exact rules for 0.5.11 and 0.5.23; other versions are checked with the nearest set.",
-    raises={V11: wizard_only(), V23: wizard_only()},
+    raises={V11: advice(), V23: advice()},
     fields=("sglang_version",),
     when=lambda ctx, a: ctx.requested_version != ctx.version,
     message=lambda ctx, a: (
