@@ -16,7 +16,9 @@ heuristic), meant to catch set-ups that cannot start and to show how much room i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from wizard.applicability import effective_draft_tokens
@@ -39,6 +41,18 @@ MAMBA_EXTRA_BUFFER_RATIO_OVERLAP = 2
 SPEC_DEFAULT_MAX_RUNNING_REQUESTS = 48
 TIGHT_HEADROOM_GIB = 0.0
 RUNTIME_OVERHEAD_GIB = 1.0
+
+
+@dataclass(frozen=True)
+class PlanFix:
+    """A suggestion with the profile edits (dotted keys) that apply it; empty edits = advice."""
+
+    label: str
+    edits: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain dict."""
+        return {"label": self.label, "edits": dict(self.edits)}
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,7 @@ class MemoryPlan:
     reasons: tuple[str, ...]
     suggestions: list[str] = field(default_factory=list)
     assumptions: tuple[str, ...] = ()
+    fixes: list[PlanFix] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md."""
@@ -85,6 +100,8 @@ class MemoryPlan:
                 value = round(value, 3 if name == "mem_fraction_static" else 2)
             elif isinstance(value, tuple):
                 value = list(value)
+            elif name == "fixes":
+                value = [f.to_json() for f in value]
             out[name] = value
         return out
 
@@ -136,6 +153,7 @@ def plan_memory(
     mamba_extra_buffer: bool | None = None,
     num_steps: int | None = None,
     topk: int | None = None,
+    _with_suggestions: bool = True,
 ) -> MemoryPlan:
     """Plan the memory of one GPU for `target` on `gpus` x `gpu` at tensor parallel `tp`.
 
@@ -332,7 +350,33 @@ def plan_memory(
         reasons=tuple(reasons),
         assumptions=tuple(assumptions),
     )
-    plan.suggestions.extend(_suggest(plan, target, weights, gpus, graph_bs))
+    if _with_suggestions:
+        replan = partial(
+            plan_memory,
+            target,
+            gpu,
+            gpus,
+            tp,
+            mem_fraction=mem_fraction,
+            draft=draft,
+            algorithm=algorithm,
+            num_draft_tokens=num_draft_tokens,
+            context_length=context_length,
+            kv_cache_dtype=kv_cache_dtype,
+            dtype=dtype,
+            quantization=quantization,
+            cuda_graph_max_bs=cuda_graph_max_bs,
+            sglang_version=sglang_version,
+            chunked_prefill_size=chunked_prefill_size,
+            disable_radix_cache=disable_radix_cache,
+            mamba_extra_buffer=mamba_extra_buffer,
+            num_steps=num_steps,
+            topk=topk,
+            _with_suggestions=False,
+        )
+        fixes = _suggest(plan, weights, gpus, graph_bs, kv_cache_dtype, replan)
+        plan.fixes.extend(fixes)
+        plan.suggestions.extend(f.label for f in fixes)
     return plan
 
 
@@ -522,64 +566,114 @@ def _mamba_state_per_request(facts: ModelFacts, tp: int) -> int:
 # --------------------------------------------------------------------------------------------
 
 
+def _best_running_requests(plan: MemoryPlan, replan: Callable[..., MemoryPlan]) -> int | None:
+    """Largest common request count the recurrent-state pool can hold once the buffer shrinks."""
+    for candidate in (64, 48, 32, 24, 16, 12, 8, 6, 4, 3, 2, 1):
+        if plan.max_running_requests and candidate >= plan.max_running_requests:
+            continue
+        trial = replan(max_running_requests=candidate)
+        limit = trial.max_running_requests_limit
+        if limit is not None and limit >= candidate and trial.kv_tokens > 0:
+            return candidate
+    return None
+
+
 def _suggest(
-    plan: MemoryPlan, target: ModelFacts, weights: _Weights, gpus: int, graph_bs: int
-) -> list[str]:
-    out: list[str] = []
+    plan: MemoryPlan,
+    weights: _Weights,
+    gpus: int,
+    graph_bs: int,
+    kv_cache_dtype: str | None,
+    replan: Callable[..., MemoryPlan],
+) -> list[PlanFix]:
+    out: list[PlanFix] = []
     total = plan.gpu_total_gib
     if plan.static_pool_gib <= plan.weights_gib:
         for tp in (2, 4, 8, 16):
             if plan.tp < tp <= gpus and weights.per_gpu(tp) / GIB < 0.75 * total:
                 out.append(
-                    f"use --tp-size {tp}: weights drop to {weights.per_gpu(tp) / GIB:.1f} GiB per GPU"
+                    PlanFix(
+                        f"use --tp-size {tp}: weights drop to "
+                        f"{weights.per_gpu(tp) / GIB:.1f} GiB per GPU",
+                        {"parallel.tp": tp},
+                    )
                 )
                 break
         else:
             need = weights.per_gpu(plan.tp) / GIB / 0.75
             out.append(
-                f"the weights need about {need * plan.tp:.0f} GiB of GPU memory at this tp; "
-                "use more or larger GPUs, or a quantized checkpoint (FP8 halves bf16 weights)"
+                PlanFix(
+                    f"the weights need about {need * plan.tp:.0f} GiB of GPU memory at this tp; "
+                    "use more or larger GPUs, or a quantized checkpoint (FP8 halves bf16 weights)",
+                    {},
+                )
             )
     if plan.headroom_gib < TIGHT_HEADROOM_GIB and plan.static_pool_gib > plan.weights_gib:
         deficit = TIGHT_HEADROOM_GIB - plan.headroom_gib + 1.0
-        lower = plan.mem_fraction_static - deficit / total
+        lower = round(plan.mem_fraction_static - deficit / total, 2)
         if plan.weights_gib + 1 < lower * total:
             out.append(
-                f"lower --mem-fraction-static to {lower:.2f}: leaves {deficit:.1f} GiB more for "
-                "activations, CUDA graphs and the draft (the KV cache shrinks by as much)"
+                PlanFix(
+                    f"lower --mem-fraction-static to {lower:.2f}: leaves {deficit:.1f} GiB more "
+                    "for activations, CUDA graphs and the draft (the KV cache shrinks by as much)",
+                    {"memory.mem_fraction_static": lower},
+                )
             )
         if graph_bs > 16:
+            smaller = max(graph_bs // 2, 8)
             out.append(
-                f"lower --cuda-graph-max-bs (now {graph_bs}) to capture fewer, smaller graphs"
+                PlanFix(
+                    f"lower --cuda-graph-max-bs from {graph_bs} to {smaller} to capture fewer, "
+                    "smaller graphs",
+                    {"memory.cuda_graph_max_bs": smaller},
+                )
             )
-    if plan.spec_mamba_buffer_gib > 0.5 and plan.max_running_requests:
-        out.append(
-            f"the speculative state buffer takes {plan.spec_mamba_buffer_gib:.1f} GiB "
-            f"({plan.max_running_requests} requests x draft tokens): set --max-running-requests "
-            "to what you serve to shrink it"
-        )
-    if (
+    limited = (
         plan.max_running_requests_limit is not None
         and plan.max_running_requests
         and plan.max_running_requests_limit < plan.max_running_requests
-    ):
-        out.append(
-            f"set --max-running-requests {max(plan.max_running_requests_limit, 1)}: the "
-            "recurrent-state pool cannot hold more at once"
-        )
+    )
+    if limited or (plan.spec_mamba_buffer_gib > 0.5 and plan.max_running_requests):
+        best = _best_running_requests(plan, replan)
+        if best is not None:
+            trial = replan(max_running_requests=best)
+            out.append(
+                PlanFix(
+                    f"set --max-running-requests {best}: the speculative state buffer "
+                    f"({plan.spec_mamba_buffer_gib:.1f} GiB for {plan.max_running_requests} "
+                    f"requests) shrinks to {trial.spec_mamba_buffer_gib:.1f} GiB and the state pool "
+                    f"holds {trial.max_running_requests_limit} requests; KV tokens "
+                    f"{plan.kv_tokens:,} -> {trial.kv_tokens:,}",
+                    {"memory.max_running_requests": best},
+                )
+            )
     if plan.context_length and 0 < plan.kv_tokens < plan.context_length:
-        out.append(
-            f"set --context-length {plan.kv_tokens // 1024 * 1024} or --kv-cache-dtype fp8_e4m3 "
-            "(halves KV bytes per token)"
-        )
+        fit = plan.kv_tokens // 1024 * 1024
+        if fit > 0:
+            out.append(
+                PlanFix(
+                    f"set --context-length {fit}: one request of that length fits the KV cache",
+                    {"model.context_length": fit},
+                )
+            )
+        if not (kv_cache_dtype or "").lower().startswith("fp8"):
+            out.append(
+                PlanFix(
+                    "set --kv-cache-dtype fp8_e4m3: halves KV bytes per token",
+                    {"model.kv_cache_dtype": "fp8_e4m3"},
+                )
+            )
     if (
         plan.verdict == "fits"
         and plan.headroom_gib > 6
         and plan.mem_fraction_source == "sglang-heuristic"
     ):
-        higher = min(plan.mem_fraction_static + (plan.headroom_gib - 4) / total, 0.95)
+        higher = round(min(plan.mem_fraction_static + (plan.headroom_gib - 4) / total, 0.95), 2)
         out.append(
-            f"room to spare: --mem-fraction-static {higher:.2f} would give the KV cache "
-            f"{(higher - plan.mem_fraction_static) * total:.1f} GiB more"
+            PlanFix(
+                f"room to spare: --mem-fraction-static {higher:.2f} would give the KV cache "
+                f"{(higher - plan.mem_fraction_static) * total:.1f} GiB more",
+                {"memory.mem_fraction_static": higher},
+            )
         )
     return out

@@ -50,6 +50,15 @@ def test_incident1_qwen36_27b_on_two_a6000_numbers(tmp_path: Path) -> None:
     assert plan.max_running_requests_limit is not None and plan.max_running_requests_limit <= 3
     assert plan.headroom_gib > 0
     assert any("--max-running-requests" in s for s in plan.suggestions)
+    # The fix is a profile edit to a request count the state pool really holds.
+    fix = next(f for f in plan.fixes if "memory.max_running_requests" in f.edits)
+    count = fix.edits["memory.max_running_requests"]
+    applied = plan_memory(
+        target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2, max_running_requests=count
+    )
+    assert applied.max_running_requests_limit is not None
+    assert applied.max_running_requests_limit >= count
+    assert applied.kv_tokens > plan.kv_tokens
 
 
 def test_incident1_fewer_running_requests_frees_kv(tmp_path: Path) -> None:
