@@ -86,6 +86,9 @@ class RunRecord:
     host: str
     profile_hash: str
     started_at: float
+    target: str = ""  # what to connect to again: ssh alias or user@host:port
+    jumps: list[str] = field(default_factory=list)
+    runs_root: str | None = None
     port: int | None = None
     python: str = "python3"
     argv: list[str] = field(default_factory=list)
