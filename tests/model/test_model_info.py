@@ -275,3 +275,96 @@ def test_pure_core_matches_local_reader(tmp_path: Path) -> None:
     assert remote_like.to_json() | {"source": None} == local.to_json() | {"source": None}
     with pytest.raises(ModelReadError, match=r"config\.json: not found in gpuhost:/x"):
         facts_from_files({}, "gpuhost:/x")
+
+
+# --- facts per family ----------------------------------------------------------------------------
+
+FACTS = [
+    # builder, attention, kv heads, MTP layers, (experts, active, shared) or None,
+    # (linear, full) or None, quantization
+    (fam.llama31_70b, "GQA", 8, 0, None, None, None),
+    (fam.qwen3_32b, "GQA", 8, 0, None, None, None),
+    (fam.qwen3_next_80b, "GQA", 2, 1, (512, 10, 1), (36, 12), None),
+    (fam.deepseek_v3, "MLA", 1, 1, (256, 8, 1), None, "fp8"),
+    (fam.kimi_k2, "MLA", 1, 0, (384, 8, 1), None, "fp8"),
+    (fam.glm45, "GQA", 8, 1, (160, 8, 1), None, None),
+    (fam.gpt_oss_120b, "GQA", 8, 0, (128, 4, 0), None, "mxfp4"),
+    (fam.qwen36_27b, "GQA", 4, 1, None, (48, 16), None),
+    (fam.qwen35_397b_nvfp4, "GQA", 2, 1, (512, 10, 1), (45, 15), "modelopt_fp4"),
+    (fam.kimi_k25_int4, "MLA", 1, 0, (384, 8, 1), None, "compressed-tensors"),
+]
+
+
+@pytest.mark.parametrize(
+    ("builder", "attention", "kv_heads", "mtp", "moe", "hybrid", "quant"),
+    FACTS,
+    ids=[row[0].__name__ for row in FACTS],
+)
+def test_family_facts(
+    builder, attention, kv_heads, mtp, moe, hybrid, quant, tmp_path: Path
+) -> None:
+    facts = load_model_facts(builder().write(tmp_path / "m"))
+    assert facts.attention == attention
+    assert facts.num_kv_heads == kv_heads
+    assert facts.mtp_layers == mtp
+    got_moe = (
+        None
+        if facts.moe is None
+        else (
+            facts.moe.experts,
+            facts.moe.active_experts,
+            facts.moe.shared_experts,
+        )
+    )
+    assert got_moe == moe
+    got_hybrid = (
+        None
+        if facts.hybrid is None
+        else (
+            facts.hybrid.linear_layers,
+            facts.hybrid.full_layers,
+        )
+    )
+    assert got_hybrid == hybrid
+    assert facts.quantization == quant
+    assert not facts.is_eagle_draft
+
+
+class _DictReader:
+    """A reader over in-memory files, standing in for the SSH reader of the launch area."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+        self.reads: list[str] = []
+
+    def read_text(self, relpath: str) -> str:
+        self.reads.append(relpath)
+        if relpath not in self.files:
+            raise FileNotFoundError(relpath)
+        return self.files[relpath]
+
+    def exists(self, relpath: str) -> bool:
+        return relpath in self.files
+
+    def describe(self) -> str:
+        return "gpu1:/models/x"
+
+
+def test_any_reader_with_the_protocol_works() -> None:
+    family = fam.deepseek_v3()
+    reader = _DictReader({"config.json": json.dumps(family.config)})
+    facts = facts_from_reader(reader)
+    assert facts.source == "gpu1:/models/x" and facts.attention == "MLA"
+    assert set(reader.reads) == set(MODEL_FILES)  # optional files were asked for, not required
+    with pytest.raises(ModelReadError, match=r"not found in gpu1:/models/x"):
+        facts_from_reader(_DictReader({}))
+
+
+def test_text_config_of_wrong_shape(tmp_path: Path) -> None:
+    family = fam.qwen36_27b()
+    family.config["text_config"] = [1, 2]
+    with pytest.raises(ModelReadError) as info:
+        load_model_facts(family.write(tmp_path))
+    assert str(info.value).startswith(
+        "config.json: key 'text_config': expected an object, got list"
+    )
