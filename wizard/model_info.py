@@ -901,15 +901,35 @@ def _generation_defaults(files: Mapping[str, str]) -> dict[str, Any]:
     return {k: data[k] for k in keys if k in data}
 
 
+INDEX_HEAD_BYTES = 64 * 1024
+_INDEX_METADATA = re.compile(r'"metadata"\s*:\s*(\{[^{}]*\})')
+
+
 def _index_total_size(files: Mapping[str, str]) -> int | None:
+    """`metadata.total_size` of the safetensors index.
+
+    Only the `metadata` object is used, so a large index (DeepSeek-size: ~9 MB of `weight_map`) is
+    not parsed whole: the object is cut out of the text, which also works on the first
+    `INDEX_HEAD_BYTES` of the file (what a remote reader may send). Small files are parsed fully.
+    """
     text = files.get(INDEX_FILE)
     if text is None:
         return None
+    if len(text) > 4096:
+        match = _INDEX_METADATA.search(text, 0, INDEX_HEAD_BYTES)
+        if match is not None:
+            try:
+                metadata_data = json.loads(match.group(1))
+            except json.JSONDecodeError:
+                metadata_data = None
+            if isinstance(metadata_data, dict):
+                metadata = _Section(INDEX_FILE, metadata_data, "metadata.")
+                return metadata.opt_int("total_size", minimum=1)
     index = _Section(INDEX_FILE, _parse_json(INDEX_FILE, text))
-    metadata = index.opt_section("metadata")
-    if metadata is None:
+    section = index.opt_section("metadata")
+    if section is None:
         return None
-    return metadata.opt_int("total_size", minimum=1)
+    return section.opt_int("total_size", minimum=1)
 
 
 def _module_matches(pattern: str, module: str) -> bool:

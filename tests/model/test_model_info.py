@@ -368,3 +368,39 @@ def test_text_config_of_wrong_shape(tmp_path: Path) -> None:
     assert str(info.value).startswith(
         "config.json: key 'text_config': expected an object, got list"
     )
+
+
+def _big_index(metadata_first: bool, total: object = 688_586_727_753) -> str:
+    weight_map = {
+        f"model.layers.{i}.mlp.experts.{e}.up_proj.weight": "m.safetensors"
+        for i in range(20)
+        for e in range(256)
+    }
+    parts = [("metadata", {"total_size": total}), ("weight_map", weight_map)]
+    return json.dumps(dict(parts if metadata_first else parts[::-1]))
+
+
+def test_large_index_read_from_its_head() -> None:
+    config = json.dumps(fam.deepseek_v3().config)
+    text = _big_index(metadata_first=True)
+    assert len(text) > 200_000
+    head = text[:65536]  # what a remote reader may send: the JSON is cut off
+    facts = facts_from_files({"config.json": config, "model.safetensors.index.json": head}, "r")
+    assert facts.checkpoint_bytes == 688_586_727_753
+
+
+def test_large_index_with_metadata_last_is_parsed_whole() -> None:
+    config = json.dumps(fam.deepseek_v3().config)
+    files = {"config.json": config, "model.safetensors.index.json": _big_index(False)}
+    assert facts_from_files(files, "r").checkpoint_bytes == 688_586_727_753
+
+
+def test_large_index_with_bad_total_size_names_the_key() -> None:
+    config = json.dumps(fam.deepseek_v3().config)
+    files = {"config.json": config, "model.safetensors.index.json": _big_index(True, "big")}
+    with pytest.raises(ModelReadError) as info:
+        facts_from_files(files, "r")
+    assert (info.value.file, info.value.key) == (
+        "model.safetensors.index.json",
+        "metadata.total_size",
+    )
