@@ -404,6 +404,7 @@ class ModelFacts:
             or bool(self.params_estimate and self.params_estimate.vision),
             "sliding_window": self.sliding_window,
             "sliding_window_layers": self.sliding_window_layers,
+            "generation_defaults": dict(self.generation_defaults),
             "notes": list(self.notes),
         }
 

@@ -141,7 +141,10 @@ def test_index_of_quantized_checkpoint_keeps_estimate_and_bytes(tmp_path: Path) 
 
 
 def test_json_keys(tmp_path: Path) -> None:
-    data = load_model_facts(fam.qwen35_397b_nvfp4().write(tmp_path / "m")).to_json()
+    family = fam.qwen35_397b_nvfp4()
+    family.extra_files["generation_config.json"] = {"temperature": 0.6, "top_p": 0.95, "x": 1}
+    data = load_model_facts(family.write(tmp_path / "m")).to_json()
+    assert data["generation_defaults"] == {"temperature": 0.6, "top_p": 0.95}
     for key in (
         "architecture",
         "mtp_layers",
