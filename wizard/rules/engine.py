@@ -78,6 +78,24 @@ def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
 _check_pipelines()
 
 
+def _internal(step: object, ctx: Ctx, exc: Exception, order: int) -> Finding:
+    name = getattr(step, "id", None) or getattr(step, "name", "?")
+    return Finding(
+        rule="R-UNEVALUABLE",
+        severity="error",
+        title="A value SGLang cannot handle",
+        message=f"{name}: {type(exc).__name__}: {exc}",
+        explanation=(
+            "The arguments contain a value SGLang's own code would crash on at this step "
+            "(e.g. page size 0); the remaining checks assume it is fixed."
+        ),
+        fields=(),
+        sglang=SglangRaise("resolve", type(exc).__name__, None, False, str(exc)),
+        fixes=(),
+        order=order,
+    )
+
+
 def evaluate(ctx: Ctx) -> Report:
     """Run every rule of `ctx.version` in SGLang's order; the first error is the one SGLang raises first."""
     a = Args(DEFAULTS[ctx.version])
@@ -90,20 +108,27 @@ def evaluate(ctx: Ctx) -> Report:
             findings.append(_finding(rule, ctx, a, order))
     for step in PIPELINES[ctx.version]:
         order += 1
-        if not isinstance(step, Rule):
-            step.run(ctx, a)
-            continue
-        if not step.when(ctx, a):
-            continue
-        findings.append(_finding(step, ctx, a, order))
-        if step.apply is not None:
-            step.apply(ctx, a)
-        if step.recover is not None:
-            step.recover(ctx, a)
+        try:
+            if not isinstance(step, Rule):
+                step.run(ctx, a)
+                continue
+            if not step.when(ctx, a):
+                continue
+            findings.append(_finding(step, ctx, a, order))
+            if step.apply is not None:
+                step.apply(ctx, a)
+            if step.recover is not None:
+                step.recover(ctx, a)
+        except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
+            # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
+            findings.append(_internal(step, ctx, exc, order))
     for rule in _RUNTIME[ctx.version]:
         order += 1
-        if rule.when(ctx, a):
-            findings.append(_finding(rule, ctx, a, order))
+        try:
+            if rule.when(ctx, a):
+                findings.append(_finding(rule, ctx, a, order))
+        except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
+            findings.append(_internal(rule, ctx, exc, order))
     names = EFFECTIVE_FIELDS_23 if ctx.version == c.V23 else EFFECTIVE_FIELDS
     effective = {version_dest(n, ctx.version): a.get(n) for n in names}
     typed = {version_dest(n, ctx.version): v for n, v in ctx.typed.items()}
