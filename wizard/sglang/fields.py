@@ -32,6 +32,16 @@ class FieldSpec:
                 return name
         return self.dest
 
+    def argparse_dest_for(self, version: str) -> str | None:
+        """The dest of SGLang's argparse action in `version` (0.5.11 parses `--tp-size` into
+        `tensor_parallel_size` and copies it to the `tp_size` field afterwards)."""
+        dest = self.dest_for(version)
+        if dest is None:
+            return None
+        if version_tuple(version) < (0, 5, 23):
+            return ARGPARSE_ONLY_DESTS_0_5_11.get(dest, dest)
+        return dest
+
     def flag_for(self, version: str) -> str | None:
         """The primary CLI flag in `version`."""
         dest = self.dest_for(version)
@@ -57,6 +67,15 @@ def version_tuple(version: str) -> tuple[int, ...]:
 def _ge(version: str, other: str) -> bool:
     return version_tuple(version) >= version_tuple(other)
 
+
+# 0.5.11's parser stores these under other names; ServerArgs.from_cli_args copies them over
+# (server_args.py:6677-6681). 0.5.23 parses straight into the field names.
+ARGPARSE_ONLY_DESTS_0_5_11: dict[str, str] = {
+    "tp_size": "tensor_parallel_size",
+    "dp_size": "data_parallel_size",
+    "pp_size": "pipeline_parallel_size",
+    "moe_dp_size": "moe_data_parallel_size",
+}
 
 FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("model.path", "model_path"),
@@ -145,8 +164,12 @@ for _f in FIELDS:
         BY_DEST.setdefault(_name, _f)
 
 
+_FIELD_OF_ARGPARSE_DEST = {v: k for k, v in ARGPARSE_ONLY_DESTS_0_5_11.items()}
+
+
 def canonical_dest(version_dest: str) -> str:
-    """Canonical (0.5.11) spelling of a version's field name."""
+    """Canonical ServerArgs field name (0.5.11 spelling) of a version's field or argparse dest."""
+    version_dest = _FIELD_OF_ARGPARSE_DEST.get(version_dest, version_dest)
     spec = BY_DEST.get(version_dest)
     return spec.dest if spec is not None else version_dest
 
