@@ -84,6 +84,12 @@ class WizardApp(App[int]):
         name: partial(_screen, name) for name in STEPS
     }
     DEFAULT_MODE = "start"
+    # Screens get -narrow / -wide and -short / -tall classes: 80x24 stays usable, 120x40 roomy.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"),
+        (100, "-wide"),
+    ]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (32, "-tall")]
     COMMANDS = App.COMMANDS | {WizardCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         # The step keys are shown (and clickable) in each screen's step bar, not in the footer.

@@ -69,7 +69,7 @@ def model_card(facts: Any) -> Content:
     return Content.assemble(*parts)
 
 
-def build_card(profile: Profile) -> Content:
+def build_card(profile: Profile, bar_width: int = 40) -> Content:
     """The model card and, when the GPU is known, the memory plan (errors become text)."""
     try:
         facts = core.model_facts(profile.model.path)
@@ -101,7 +101,7 @@ def build_card(profile: Profile) -> Content:
         if plan is None:
             parts += ["\n", ("Choose the GPU kind to see the memory plan.", "$text-muted")]
         else:
-            parts += ["\n", ("Memory per GPU", "bold"), "\n", memory_bar(plan)]
+            parts += ["\n", ("Memory per GPU", "bold"), "\n", memory_bar(plan, bar_width)]
     return Content.assemble(*parts)
 
 
@@ -190,7 +190,7 @@ class ModelScreen(WizardScreen):
         )
         if key != self._shown_path:
             self._shown_path = key
-            self.load_card(profile)
+            self.load_card(profile, self._bar_width())
 
     def _set_select(self, selector: str, value: str | None) -> None:
         select: Select[str] = self.query_one(selector, Select)
@@ -205,14 +205,18 @@ class ModelScreen(WizardScreen):
                 select.value = wanted
 
     @work(exclusive=True, thread=True, group="model-card")
-    def load_card(self, profile: Profile) -> None:
+    def load_card(self, profile: Profile, bar_width: int) -> None:
         """Read the model's config and plan memory in a thread so typing never waits on the disk."""
-        card = build_card(profile)
+        card = build_card(profile, bar_width)
         self.app.call_from_thread(self.query_one("#model-card", Static).update, card)
+
+    def _bar_width(self) -> int:
+        width = self.query_one("#model-card-box").content_size.width
+        return max(16, min(60, (width or 42) - 2))
 
     def action_reload_model(self) -> None:
         """Read the model folder again (the core re-reads a changed config.json)."""
-        self.load_card(self.wizard.profile)
+        self.load_card(self.wizard.profile, self._bar_width())
 
     @on(Select.Changed, "#sglang-version")
     def _version(self, event: Select.Changed) -> None:
