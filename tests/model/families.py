@@ -1,8 +1,12 @@
 """Tiny `config.json` folders for real model families, built from public facts.
 
 Each builder returns the config dict (and extra files) of a published checkpoint; the expected
-sizes are the publishers' own numbers. Nothing is downloaded: the values below were copied from
-the public model cards / config files and the `transformers` configuration classes.
+sizes are the publishers' own numbers. Nothing is downloaded: the values below come from the public
+model cards and config files and the `transformers` configuration classes (the keys and their
+meaning). The incident checkpoints (Qwen3.6-27B, Qwen3.5-397B-A17B-NVFP4, Kimi-K2.5 INT4 and its
+EAGLE-3 draft) are reconstructed from their public facts (layer counts, heads, experts, MTP layer,
+quantization scheme) and checked against the published totals; their quantization exclude lists
+and the draft's shape are assumptions stated where they are built.
 """
 
 from __future__ import annotations
