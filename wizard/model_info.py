@@ -676,7 +676,9 @@ def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
         )
 
     moe = _moe_info(cfg, num_layers)
-    mtp_layers = cfg.first_int("num_nextn_predict_layers", "mtp_num_hidden_layers") or 0
+    mtp_layers = max(
+        cfg.opt_int("num_nextn_predict_layers") or 0, cfg.opt_int("mtp_num_hidden_layers") or 0
+    )
 
     dtype = _dtype(cfg)
     quant = _quantization(cfg, files)
