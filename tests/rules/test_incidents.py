@@ -236,3 +236,25 @@ def test_ready_profiles_are_accepted_by_sglang(tmp_path_factory: pytest.TempPath
             path.name,
             [(f.rule, f.message) for f in report.errors],
         )
+
+
+def test_memory_plan_is_a_warning_with_profile_fixes(qwen36: str) -> None:
+    argv = _argv(
+        qwen36,
+        "--speculative-algorithm",
+        "NEXTN",
+        "--speculative-num-steps",
+        "1",
+        "--speculative-eagle-topk",
+        "1",
+        "--mamba-scheduler-strategy",
+        "extra_buffer",
+        "--tensor-parallel-size",
+        "2",
+    )
+    report = check_argv(argv, sglang_version="0.5.11", gpu="A6000", gpus=2)
+    plan = next(f for f in report.findings if f.rule == "R-MEMORY-PLAN")
+    assert plan.severity == "warning" and "tight" in plan.message
+    assert any("memory.max_running_requests" in fix.edits for fix in plan.fixes)
+    roomy = check_argv(argv, sglang_version="0.5.11", gpu="B200", gpus=2)
+    assert all(f.rule != "R-MEMORY-PLAN" for f in roomy.findings)

@@ -9,6 +9,7 @@ argument code: they are traps SGLang only hits after loading weights, or advice.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from wizard.rules.model import Args, Ctx, Rule, gt
 from wizard.rules.report import Fix, SglangRaise
@@ -2299,7 +2300,127 @@ DRAFT_PATH_MISSING_23 = Rule(
 )
 
 
+def memory_plan(ctx: Ctx, a: Args) -> Any:
+    """The GPU memory plan for the resolved arguments (cached: the screens check on every keystroke)."""
+    if ctx.facts is None:
+        return None
+    tp = int(a.get("tp_size") or 1)
+    gpus = max(ctx.gpus or 0, tp * int(a.get("pp_size") or 1))
+    key = (
+        id(ctx.facts),
+        id(ctx.draft_facts),
+        ctx.gpu.name,
+        gpus,
+        tp,
+        a.get("mem_fraction_static"),
+        algo(a),
+        a.get("speculative_num_draft_tokens"),
+        a.get("max_running_requests"),
+        a.get("context_length"),
+        a.get("kv_cache_dtype"),
+        a.get("dtype"),
+        a.get("quantization"),
+        a.get("cuda_graph_max_bs"),
+        ctx.version,
+        a.get("chunked_prefill_size"),
+        bool(a.get("disable_radix_cache")),
+        strategy(a),
+        a.get("speculative_num_steps"),
+        a.get("speculative_eagle_topk"),
+    )
+    return _cached_plan(key, ctx.facts, ctx.draft_facts, ctx.gpu)
+
+
+_PLANS: dict[tuple[Any, ...], Any] = {}
+
+
+def _cached_plan(key: tuple[Any, ...], facts: Any, draft: Any, gpu: Any) -> Any:
+    if key in _PLANS:
+        return _PLANS[key]
+    from wizard.memory import plan_memory
+
+    (
+        _,
+        _,
+        _,
+        gpus,
+        tp,
+        fraction,
+        algorithm,
+        draft_tokens,
+        max_req,
+        context,
+        kv_dtype,
+        dtype,
+        quant,
+        graph_bs,
+        version,
+        chunked,
+        no_radix,
+        strat,
+        steps,
+        topk,
+    ) = key
+    try:
+        plan = plan_memory(
+            facts,
+            gpu,
+            gpus,
+            tp,
+            mem_fraction=fraction,
+            draft=draft,
+            algorithm=algorithm,
+            num_draft_tokens=draft_tokens,
+            max_running_requests=max_req,
+            context_length=context,
+            kv_cache_dtype=kv_dtype if kv_dtype != "auto" else None,
+            dtype=dtype,
+            quantization=quant,
+            cuda_graph_max_bs=graph_bs,
+            sglang_version=version,
+            chunked_prefill_size=chunked,
+            disable_radix_cache=no_radix,
+            mamba_extra_buffer=strat in ("extra_buffer", "extra_buffer_lazy"),
+            num_steps=steps,
+            topk=topk,
+        )
+    except ValueError:
+        plan = None
+    if len(_PLANS) > 512:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
+def _plan_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
+    plan = memory_plan(ctx, a)
+    if plan is None:
+        return ()
+    return [Fix(f.label, dict(f.edits)) for f in plan.fixes if f.edits]
+
+
+MEMORY_PLAN = Rule(
+    id="R-MEMORY-PLAN",
+    title="GPU memory plan",
+    severity="warning",
+    why=(
+        "SGLang sizes its static pool (weights + KV cache + state) as mem_fraction_static of the card and "
+        "takes the draft / MTP weights and the speculative state buffers out of the same pool; a set-up "
+        "that barely fits starts, then serves very few requests or dies out of memory in CUDA-graph capture."
+    ),
+    raises={V11: wizard_only(), V23: wizard_only()},
+    fields=("memory.mem_fraction_static", "memory.max_running_requests", "parallel.tp", "gpu.kind"),
+    when=lambda ctx, a: (plan := memory_plan(ctx, a)) is not None and plan.verdict != "fits",
+    message=lambda ctx, a: (
+        memory_plan(ctx, a).summary()
+        + ("; " + "; ".join(memory_plan(ctx, a).reasons) if memory_plan(ctx, a).reasons else "")
+    ),
+    fixes=_plan_fixes,
+)
+
+
 RUNTIME_RULES: tuple[Rule, ...] = (
+    MEMORY_PLAN,
     V2_TREE,
     TRACK_INTERVAL_FINAL,
     TREE_CAPACITY,
