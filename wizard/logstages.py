@@ -72,6 +72,7 @@ class StageEvent:
     done: int | None = None
     total: int | None = None
     detail: str = ""
+    eta_s: float | None = None  # seconds to ready at this point, when history allows (RunWatcher)
 
     @property
     def fraction(self) -> float | None:

@@ -331,7 +331,7 @@ class _Printer:
             self._last = key
             progress = f" {event.done}/{event.total}" if event.total else ""
             print(
-                f">> {STAGE_LABELS[event.stage]}{progress}  [{event.elapsed_s:.0f}s, {_format_eta(watcher.eta_s())}]",
+                f">> {STAGE_LABELS[event.stage]}{progress}  [{event.elapsed_s:.0f}s, {_format_eta(event.eta_s)}]",
                 file=self.out,
             )
         self.out.flush()
@@ -383,7 +383,8 @@ def _preflight(args: argparse.Namespace) -> int:
     return _run(go())
 
 
-def _launch(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def _launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
     launchable = _load(args)
 
     async def go() -> int:
@@ -493,7 +494,8 @@ def _runs(args: argparse.Namespace) -> int:
     return _run(go())
 
 
-def _logs(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def _logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
     target = _target_for_run(args, args.run)
     record = RunRecords().get(args.run)
 
@@ -524,7 +526,8 @@ def _logs(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return _run(go())
 
 
-def _stop(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def _stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
     target = _target_for_run(args, args.run)
 
     async def go() -> int:

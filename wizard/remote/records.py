@@ -156,7 +156,7 @@ class RunRecords:
             for r in self.load()
             if r.host == host
             and r.profile_hash == profile_digest
-            and r.outcome == "ready"
+            and r.startup_s is not None  # it got ready (it may have been stopped since)
             and r.stage_durations
         ]
         matching.sort(key=lambda r: r.started_at)

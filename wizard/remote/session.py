@@ -63,7 +63,8 @@ DRY_RUN_CODE = (
     f"keys = {list(EFFECTIVE_KEYS)!r}\n"
     "out = {}\n"
     "for key in keys:\n"
-    "    value = getattr(args, key, None)\n"
+    "    if not hasattr(args, key):\n        continue\n"
+    "    value = getattr(args, key)\n"
     "    out[key] = value if isinstance(value, (int, float, str, bool, type(None))) else str(value)\n"
     f"print({DRY_RUN_MARKER!r} + json.dumps(out))\n"
 )

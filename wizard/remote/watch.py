@@ -7,6 +7,7 @@ bounded set of lines to show, `tracker` the stage/progress state, `eta_s()` the 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -72,7 +73,8 @@ class RunWatcher:
             elif self._first_stamp is None:
                 self._elapsed = self._clock() - self._clock_start
             self.window.append(line)
-            events.extend(self.tracker.feed(line, self._elapsed))
+            for event in self.tracker.feed(line, self._elapsed):
+                events.append(dataclasses.replace(event, eta_s=self.eta_s()))
             self.scanner.feed(line)
             oom = logstages.detect_oom(line, self.lines_seen)
             if oom is not None:

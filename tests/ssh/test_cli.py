@@ -1,0 +1,130 @@
+"""The remote subcommands end to end: profile -> preflight -> launch -> watch -> runs/logs/stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from wizard.cli import main
+
+from .conftest import SshLab
+from .helpers import STAND_IN, model_dir
+from .sshd_harness import free_port
+
+pytestmark = pytest.mark.ssh
+
+
+def write_profile(tmp_path: Path, host: str, *, speculative: str, env: dict[str, str] | None = None) -> Path:
+    model = model_dir(tmp_path, "model dir")
+    env = {
+        "PYTHONPATH": str(STAND_IN),
+        "STAND_IN_PACE": "0.005",
+        "PATH": f"{STAND_IN / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "FAKE_NVIDIA_SMI": "a6000x2-idle",
+        "HF_TOKEN": "hf_cli_secret",
+        **(env or {}),
+    }
+    env_toml = "\n".join(f"{k} = {json.dumps(v)}" for k, v in env.items())
+    path = tmp_path / "profile.toml"
+    path.write_text(
+        f'schema_version = 1\nsglang_version = "0.5.11"\n\n[model]\npath = {json.dumps(str(model))}\n'
+        f'dtype = "bfloat16"\n\n[speculative]\n{speculative}\n\n[server]\nport = {free_port()}\n\n'
+        f'[ssh]\nhost = "{host}"\npython = "{sys.executable}"\n\n[env]\n{env_toml}\n'
+    )
+    return path
+
+
+@pytest.fixture
+def cli_args(ssh_lab: SshLab, runs_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    return [
+        "--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
+        "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(runs_root),
+        "--agent-python", sys.executable,
+    ]
+
+
+def test_launch_follow_ready_then_runs_logs_stop(
+    cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = write_profile(
+        tmp_path, "gpu-box", speculative='algorithm = "NEXTN"\nnum_steps = 1\neagle_topk = 1\nnum_draft_tokens = 2'
+    )
+    assert main(["launch", str(profile), "--quiet-log", *cli_args]) == 0
+    out = capsys.readouterr().out
+    assert "[ok  ] sglang" in out and "SGLang 0.5.11" in out
+    assert "agree on the effective values" in out
+    assert ">> loading weights 15/15" in out and ">> capturing CUDA graphs" in out
+    assert "ETA unknown" in out
+    assert "ready after" in out and "num_draft_tokens=2" in out and "average accept length: 2.71" in out
+    run_id = out.split("launched ", 1)[1].split()[0]
+    state = (tmp_path / "state" / "runs.jsonl").read_text()
+    record = json.loads(state.splitlines()[-1])
+    assert record["outcome"] == "ready" and record["stage_durations"]
+    assert "hf_cli_secret" not in state and record["env"]["HF_TOKEN"] == "***"
+
+    assert main(["runs", "--host", "gpu-box", *cli_args]) == 0
+    assert f"{run_id}  running" in capsys.readouterr().out
+    assert main(["runs"]) == 0
+    assert run_id in capsys.readouterr().out
+    assert main(["logs", run_id, "-n", "3", *cli_args]) == 0
+    assert "running" in capsys.readouterr().out
+    assert main(["stop", run_id, *cli_args]) == 0
+    stop_out = capsys.readouterr().out
+    assert "stopped on TERM" in stop_out and "GPU memory released" in stop_out
+
+    # the same profile again: the first run's stage timings give an ETA
+    assert main(["launch", str(profile), "--quiet-log", *cli_args]) == 0
+    second = capsys.readouterr().out
+    assert "ETA unknown" not in second and "ETA 0m" in second
+    assert main(["stop", second.split("launched ", 1)[1].split()[0], *cli_args]) == 0
+
+
+def test_preflight_blocks_the_trio_with_the_rule_and_fixes(
+    cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = write_profile(tmp_path, "gpu-box", speculative='algorithm = "EAGLE3"\nnum_draft_tokens = 16\neagle_topk = 1\ndraft_model_path = "/nonexistent/draft"')
+    assert main(["launch", str(profile), *cli_args]) == 1
+    out = capsys.readouterr().out
+    assert "launch blocked" in out and "dry run" in out and "draft model path" in out
+    assert "sglang/srt/server_args.py:3521" in out and "R-SPEC-STEPS-TRIO" in out
+    assert "fix: Set all three: steps 15, topk 1, draft tokens 16" in out
+    assert "launched" not in out
+
+
+def test_crash_after_launch_is_explained(cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    profile = write_profile(tmp_path, "gpu-box", speculative="", env={"STAND_IN_CRASH": "oom"})
+    assert main(["launch", str(profile), "--quiet-log", *cli_args]) == 1
+    out = capsys.readouterr().out
+    assert "the server crashed (exit code 1)" in out
+    assert "torch.OutOfMemoryError" in out and "memory plan" in out
+
+
+def test_unknown_host_key_refused_then_trusted(
+    ssh_lab: SshLab, cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from .test_connection import fingerprint
+
+    empty = tmp_path / "known_hosts"
+    args = [*cli_args]
+    args[args.index("--known-hosts") + 1] = str(empty)
+    profile = write_profile(tmp_path, "gpu-box", speculative="")
+    assert main(["preflight", str(profile), *args]) == 1
+    err = capsys.readouterr().err
+    expected = fingerprint(Path(f"{ssh_lab.target.host_key}.pub"))
+    assert expected in err and "--trust-host-key" in err
+    assert main(["preflight", str(profile), "--trust-host-key", expected, *args]) == 0
+    assert "[ok  ] port" in capsys.readouterr().out
+
+
+def test_bad_host_and_missing_profile_are_input_errors(cli_args: list[str], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["preflight", str(tmp_path / "missing.toml"), *cli_args]) == 2
+    assert "file not found" in capsys.readouterr().err
+    profile = write_profile(tmp_path, "gpu-box", speculative="")
+    assert main(["preflight", str(profile), "--host", "a@b@c", *cli_args]) == 2
+    assert main(["stop", "20990101-000000-abcdef"]) == 2  # not launched from here and no --host
