@@ -228,6 +228,23 @@ def _really_installed() -> set[str]:
     return _INSTALLED_CACHE
 
 
+def neutralize_torch_compile() -> None:
+    """Make ``torch.compile`` return the function unchanged (only used together with the stubs).
+
+    Why it cannot change validation: modules that server_args imports decorate kernels with
+    ``@torch.compile``; compiling only happens when such a function is first *called*, which the
+    argument code never does. Importing torch's compiler stack next to a stubbed triton fails.
+    """
+    import torch
+
+    def compile_identity(model: Any = None, **kwargs: Any) -> Any:
+        if model is None:
+            return lambda fn: fn
+        return model
+
+    torch.compile = compile_identity  # type: ignore[assignment]
+
+
 # ------------------------------------------------------------------ GPU fake
 
 NVIDIA_SMI_TEMPLATE = """#!/bin/sh
@@ -438,6 +455,19 @@ def dump_env() -> dict[str, Any]:
 # ------------------------------------------------------------------ one case (in the child)
 
 
+def effective_values(args: Any) -> dict[str, Any]:
+    """The resolved values of ``EFFECTIVE_FIELDS`` (0.5.23: ``resolved_dict()``; else attributes)."""
+    resolved = args.resolved_dict() if hasattr(args, "resolved_dict") else None
+    values: dict[str, Any] = {}
+    for name in EFFECTIVE_FIELDS:
+        if resolved is not None:
+            if name in resolved:
+                values[name] = _jsonable(resolved[name])
+        elif hasattr(args, name):
+            values[name] = _jsonable(getattr(args, name))
+    return values
+
+
 class _WarningCollector(logging.Handler):
     def __init__(self) -> None:
         super().__init__(level=logging.WARNING)
@@ -520,11 +550,7 @@ def run_case(server_args: Any, case: dict[str, Any], fake: FakeGpu | None) -> di
                 args.resolve_once()
             state["stage"] = "check"
             args.check_server_args()
-            result["effective"] = {
-                name: _jsonable(getattr(args, name))
-                for name in EFFECTIVE_FIELDS
-                if hasattr(args, name)
-            }
+            result["effective"] = effective_values(args)
         except SystemExit as exc:
             result.update(
                 verdict="error",
@@ -557,7 +583,11 @@ def _child(server_args: Any, case: dict[str, Any], fake: FakeGpu | None, write_f
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
+        before = set(sys.modules)
         result = run_case(server_args, case, fake)
+        result["_imported"] = sorted(
+            name for name in set(sys.modules) - before if name.split(".")[0] in WARM_PACKAGES
+        )
         payload = json.dumps(result).encode()
     except BaseException as exc:  # the runner itself failed: report it, never hang the parent
         payload = json.dumps(
@@ -566,6 +596,29 @@ def _child(server_args: Any, case: dict[str, Any], fake: FakeGpu | None, write_f
     with os.fdopen(write_fd, "wb") as out:
         out.write(payload)
     os._exit(0)
+
+
+# Packages whose modules, imported lazily by one case, are imported once in the parent so the
+# following forked children inherit them (speed only: importing is what the launcher does anyway).
+WARM_PACKAGES = frozenset({"sglang", "transformers", "compressed_tensors", "gguf", "xgrammar"})
+_WARM_FAILED: set[str] = set()
+
+
+def warm_imports(names: list[str]) -> None:
+    """Import in this (parent) process the modules that a child imported lazily."""
+    import importlib
+
+    for name in names:
+        if name in sys.modules or name in _WARM_FAILED:
+            continue
+        real_stdout = sys.stdout
+        sys.stdout = sys.stderr
+        try:
+            importlib.import_module(name)
+        except Exception:
+            _WARM_FAILED.add(name)
+        finally:
+            sys.stdout = real_stdout
 
 
 class _Running:
@@ -621,6 +674,7 @@ def run_batch(
             )
         elif result.get("runner_error") and "verdict" not in result:
             result = _runner_failure(item.case, version, result.get("message", ""))
+        warm_imports(result.pop("_imported", []))
         out.write(json.dumps(result) + "\n")
         out.flush()
 
@@ -712,6 +766,7 @@ def main(argv: list[str] | None = None) -> int:
     if stubs == "auto":
         finder = StubFinder("cuda", capability)
         sys.meta_path.append(finder)
+        neutralize_torch_compile()
     fake = None
     if options.fake_gpu:
         fake = FakeGpu(
