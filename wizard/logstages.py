@@ -2,14 +2,15 @@
 
 Pure functions and small state machines (no I/O): the remote log follower feeds lines in, the
 screens and the CLI read the results. The patterns match the logger messages of SGLang itself
-(checked against the 0.5.11 / 0.5.23 wheels, see `tests/fixtures/stand_in/` for the citations):
+(read from the 0.5.11 and 0.5.23 wheels; file:line citations in `tests/fixtures/stand_in/`):
 
 * `Load weight begin. avail mem=...`                       (model_executor/model_runner.py)
 * `Loading safetensors checkpoint shards:  47% Completed | 7/15 [...]` (model_loader/weight_utils.py)
 * `Load weight end. elapsed=... type=..., avail mem=..., mem usage=... GB.`
 * `KV Cache is allocated. #tokens: N, K size: ..., V size: ...` (mem_cache/memory_pool.py)
 * `Memory pool end. avail mem=... GB`
-* `Capture cuda graph begin. This can take up to several minutes. avail mem=...`
+* `Capture cuda graph begin. This can take up to several minutes. avail mem=...` (0.5.11), and
+  `Capture target decode CUDA graph begin. backend=...` / `Capture draft ... graph begin` (0.5.23)
 * `Capturing batches (bs=8 avail_mem=...):  40%|...| 2/5 [...]` (cuda_graph_runner.py, tqdm)
 * `Capture cuda graph end. Time elapsed: ... s. mem usage=... GB. avail mem=... GB.`
 * `Uvicorn running on http://...` and `The server is fired up and ready to roll!` (http_server.py)
@@ -52,11 +53,11 @@ _SHARDS = re.compile(
 _WEIGHTS_END = re.compile(r"Load weight end\b")
 _KV_ALLOCATED = re.compile(r"KV Cache is allocated\b")
 _MEMORY_POOL_END = re.compile(r"Memory pool end\b")
-_GRAPH_BEGIN = re.compile(r"Capture (?:cuda|CUDA) graph begin\b")
+_GRAPH_BEGIN = re.compile(r"Capture (?:[\w ]+? )?(?:cuda|CUDA|npu|NPU|cpu|CPU|xpu|XPU) graph begin\b")
 _GRAPH_BATCHES = re.compile(
     r"Capturing batches \((?P<desc>[^)]*)\):\s+(?P<pct>\d+)%.*?(?P<done>\d+)/(?P<total>\d+)"
 )
-_GRAPH_END = re.compile(r"Capture (?:cuda|CUDA) graph end\b")
+_GRAPH_END = re.compile(r"Capture (?:[\w ]+? )?(?:cuda|CUDA|npu|NPU|cpu|CPU|xpu|XPU) graph end\b")
 _READY = re.compile(r"The server is fired up and ready to roll!")
 _UVICORN = re.compile(r"Uvicorn running on (?P<url>\S+)")
 _TIMESTAMP = re.compile(r"^\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
