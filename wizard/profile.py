@@ -8,18 +8,22 @@ saving is atomic (temp file + fsync + rename), so a crash never leaves a half-wr
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import difflib
+import json
 import os
 import re
 import tempfile
 import tomllib
+import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import tomli_w
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -40,13 +44,58 @@ Port = Annotated[StrictInt, Field(ge=1, le=65535)]
 Fraction = Annotated[StrictFloat | StrictInt, Field(gt=0, le=1)]
 NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([.+-]?[A-Za-z0-9.+-]*)?$")
-_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# Matched with `fullmatch`: `$` alone would let a trailing newline through.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VERSION = re.compile(r"\d+\.\d+(\.\d+)?([.+-]?[A-Za-z0-9.+-]*)?", re.ASCII)
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class _NotAllowed(ValueError):
+    """A validator's refusal that also says what is allowed (shown as `allowed:` in errors)."""
+
+    def __init__(self, message: str, allowed: str) -> None:
+        super().__init__(message)
+        self.allowed = allowed
+
+
+def _env_name(name: str) -> str:
+    if not _ENV_NAME.fullmatch(name):
+        raise _NotAllowed(
+            f"{name!r} is not a valid environment variable name",
+            "letters, digits and '_', not starting with a digit (e.g. SGLANG_ENABLE_SPEC_V2)",
+        )
+    return name
+
+
+EnvName = Annotated[StrictStr, AfterValidator(_env_name)]
+FiniteNumber = Annotated[StrictFloat, Field(allow_inf_nan=False)] | StrictInt
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    return False
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @field_validator("*")
+    @classmethod
+    def _saveable_text(cls, value: Any) -> Any:
+        """Refuse lone surrogates (e.g. undecodable terminal input): UTF-8 files cannot hold them."""
+        if _has_surrogate(value):
+            raise _NotAllowed(
+                "contains a character that cannot be saved as UTF-8 (a lone surrogate)",
+                "text without undecodable characters",
+            )
+        return value
 
 
 class ModelSection(_Section):
@@ -85,8 +134,8 @@ class SpeculativeSection(_Section):
     num_steps: StrictInt | None = None
     eagle_topk: StrictInt | None = None
     num_draft_tokens: StrictInt | None = None
-    accept_threshold_single: StrictFloat | StrictInt | None = None
-    accept_threshold_acc: StrictFloat | StrictInt | None = None
+    accept_threshold_single: FiniteNumber | None = None
+    accept_threshold_acc: FiniteNumber | None = None
     token_map: NonEmptyStr | None = None
     attention_mode: Literal["prefill", "decode"] | None = None
     draft_attention_backend: NonEmptyStr | None = None
@@ -166,9 +215,13 @@ class GpuSection(_Section):
     def _known_gpu(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        from wizard.gpus import lookup
+        from wizard.gpus import UnknownGpuError, lookup, names
 
-        return lookup(value).name
+        try:
+            return lookup(value).name
+        except UnknownGpuError as exc:
+            message, _, known = str(exc).partition(" Known kinds: ")
+            raise _NotAllowed(message, known or ", ".join(names())) from None
 
 
 class SshSection(_Section):
@@ -199,22 +252,16 @@ class Profile(_Section):
     server: ServerSection = Field(default_factory=ServerSection)
     gpu: GpuSection = Field(default_factory=GpuSection)
     ssh: SshSection = Field(default_factory=SshSection)
-    env: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    env: dict[EnvName, StrictStr] = Field(default_factory=dict)
     extra_args: list[StrictStr] = Field(default_factory=list)
 
     @field_validator("sglang_version")
     @classmethod
     def _version_shape(cls, value: str) -> str:
-        if not _VERSION.match(value):
-            raise ValueError("expected a version like '0.5.11'")
-        return value
-
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
-        for name in value:
-            if not _ENV_NAME.match(name):
-                raise ValueError(f"{name!r} is not a valid environment variable name")
+        if not _VERSION.fullmatch(value):
+            raise _NotAllowed(
+                f"{value!r} is not a version number", 'a version like "0.5.11" or "0.5.23"'
+            )
         return value
 
     def get(self, dotted: str) -> Any:
@@ -286,54 +333,277 @@ class ProfileError(Exception):
         return self.problems[0]
 
 
-def _model_for(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    model: type[BaseModel] | None = Profile
-    for part in loc[:-1]:
-        if model is None or not isinstance(part, str) or part not in model.model_fields:
-            return None
-        annotation = model.model_fields[part].annotation
-        model = (
-            annotation
-            if isinstance(annotation, type) and issubclass(annotation, BaseModel)
-            else None
+# What a value of a given type looks like, in the user's words: (singular, plural).
+_NOUNS: dict[type, tuple[str, str]] = {
+    bool: ("true or false", "true/false values"),
+    int: ("an integer", "integers"),
+    float: ("a number", "numbers"),
+    str: ("a string", "strings"),
+}
+
+# pydantic error type -> what the value should have been (type errors).
+_EXPECTED: dict[str, str] = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "a whole number (no decimal point)",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false (lower case, no quotes)",
+    "bool_parsing": "true or false (lower case, no quotes)",
+    "string_type": "a string in double quotes",
+    "list_type": "a list in brackets [ ... ]",
+    "dict_type": "a table",
+    "model_type": "a table",
+    "model_attributes_type": "a table",
+}
+
+# pydantic error type -> the broken bound (range and length errors); `{...}` come from the ctx.
+_BOUNDS: dict[str, str] = {
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be greater than {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "string_too_short": "must not be empty",
+    "too_short": "must have at least {min_length} item(s)",
+    "finite_number": "must be a finite number",
+    "string_unicode": "contains a character that cannot be saved as UTF-8",
+}
+
+# tomllib message prefix -> (plain message, what to do).
+_TOML_SYNTAX: tuple[tuple[str, str, str], ...] = (
+    (
+        "Cannot overwrite a value",
+        "this key is set twice",
+        "each key once per table; delete one of the two lines",
+    ),
+    (
+        "Duplicate inline table key",
+        "this key is set twice in the inline table",
+        "each key once; delete one of them",
+    ),
+    (
+        "Cannot declare",
+        "this table is declared twice",
+        "each [table] once; merge the two sections into one",
+    ),
+    (
+        "Cannot mutate immutable namespace",
+        "this table was already written as an inline table { ... }",
+        "either `name = { ... }` or a [name] section, not both",
+    ),
+    (
+        "Cannot redefine namespace",
+        "this name is already a table",
+        "each [table] once; merge the sections",
+    ),
+    (
+        "Invalid value",
+        "the value is not valid TOML",
+        'a quoted string "...", a number, true or false (lower case), a list [...] or a '
+        "table { ... }",
+    ),
+    (
+        "Unterminated string",
+        "a string is not closed",
+        'close the quote on the same line, or use """...""" for text over several lines',
+    ),
+    ("Unclosed array", "a list [ ... ] is not closed", "close it with ']'"),
+    (
+        "Unclosed inline table",
+        "an inline table { ... } is not closed",
+        "close it with '}' on the same line",
+    ),
+    ("Expected '=' after a key", "expected '=' after the key", "key = value"),
+    (
+        "Expected ']' at the end of a table",
+        "a [table] header is not closed",
+        "[table] with its closing ']'",
+    ),
+    (
+        "Expected ']]' at the end of an array",
+        "an [[array]] header is not closed",
+        "[[name]] with its closing ']]'",
+    ),
+    (
+        "Invalid initial character for a key part",
+        "a key starts with a character that keys cannot start with",
+        "keys of letters, digits, '_' and '-' (or in double quotes)",
+    ),
+    (
+        "Invalid statement",
+        "this line is neither `key = value` nor a [table] header",
+        "key = value or [table]",
+    ),
+    (
+        "Expected newline or end of document",
+        "unexpected text after the value",
+        "one key = value per line; comments start with #",
+    ),
+    (
+        "Unescaped '\\' in a string",
+        "a backslash in a string is not escaped",
+        "write \\\\ for a backslash, or use a 'literal string' in single quotes",
+    ),
+    ("Invalid hex value", "a \\u or \\U escape is not valid", "\\uXXXX or \\UXXXXXXXX"),
+    (
+        "Escaped character is not a Unicode scalar value",
+        "a \\u or \\U escape is not a valid character",
+        "a Unicode code point outside the surrogate range",
+    ),
+    (
+        "Illegal character '\\n'",
+        "a string is not closed before the end of the line",
+        'close the quote on the same line, or use """...""" for text over several lines',
+    ),
+    (
+        "Illegal character",
+        "a control character is not allowed here",
+        "printable text; write control characters as escapes like \\t",
+    ),
+    ("Invalid date or datetime", "not a valid date or time", "1979-05-27 or 07:32:00"),
+    ("Found invalid character", "unexpected character", "see docs/profiles.md for the syntax"),
+)
+
+
+def _unwrap(annotation: Any) -> tuple[Any, dict[str, Any], bool]:
+    """Strip `Annotated` and `| None`: (base type, bounds like {'ge': 1}, whether it may be left out)."""
+    bounds: dict[str, Any] = {}
+    optional = False
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            args = get_args(annotation)
+            for meta in args[1:]:
+                items = getattr(meta, "metadata", None)
+                for item in [meta, *(items if isinstance(items, list) else [])]:
+                    for name in ("ge", "gt", "le", "lt", "min_length"):
+                        value = getattr(item, name, None)
+                        if isinstance(value, int | float) and not isinstance(value, bool):
+                            bounds.setdefault(name, value)
+            annotation = args[0]
+        elif origin in (Union, types.UnionType):
+            members = [a for a in get_args(annotation) if a is not type(None)]
+            optional = optional or len(members) < len(get_args(annotation))
+            if len(members) != 1:
+                return Union[tuple(members)], bounds, optional  # noqa: UP007
+            annotation = members[0]
+        else:
+            return annotation, bounds, optional
+
+
+def _number(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _bounds_text(bounds: Mapping[str, Any]) -> str:
+    low = (
+        ("at least", bounds["ge"])
+        if "ge" in bounds
+        else ("greater than", bounds["gt"])
+        if "gt" in bounds
+        else None
+    )
+    high = (
+        ("at most", bounds["le"])
+        if "le" in bounds
+        else ("less than", bounds["lt"])
+        if "lt" in bounds
+        else None
+    )
+    if low and high and low[0] == "at least" and high[0] == "at most":
+        return f" from {_number(low[1])} to {_number(high[1])}"
+    parts = [f"{bound[0]} {_number(bound[1])}" for bound in (low, high) if bound is not None]
+    if not parts:
+        return ""
+    return (" of " if parts[0].startswith("at ") else " ") + " and ".join(parts)
+
+
+def _describe(annotation: Any, plural: bool = False) -> str:
+    """Plain words for a field type: `an integer from 1 to 65535`, `a list of strings`, ..."""
+    base, bounds, _ = _unwrap(annotation)
+    origin = get_origin(base)
+    if origin is Literal:
+        values = ", ".join(json.dumps(v) for v in get_args(base))
+        return f"{'values' if plural else 'one'} of {values}"
+    if origin in (Union, types.UnionType):
+        kinds = {_unwrap(a)[0] for a in get_args(base)}
+        if kinds <= {int, float}:
+            noun = _NOUNS[float][1 if plural else 0]
+        else:
+            noun = " or ".join(_describe(a, plural) for a in get_args(base))
+        return noun + _bounds_text(bounds)
+    if origin is list:
+        (item,) = get_args(base) or (Any,)
+        return ("lists" if plural else "a list") + " of " + _describe(item, plural=True)
+    if origin is dict:
+        _, value = get_args(base) or (Any, Any)
+        return (
+            ("tables" if plural else "a table")
+            + " of NAME = value pairs, each value "
+            + (_describe(value))
         )
-    return model
+    if isinstance(base, type) and issubclass(base, BaseModel):
+        return f"{'tables' if plural else 'a table'} with keys {', '.join(base.model_fields)}"
+    if base is str and bounds.get("min_length") == 1:
+        return "non-empty strings" if plural else "a non-empty string"
+    if isinstance(base, type) and base in _NOUNS:
+        return _NOUNS[base][1 if plural else 0] + _bounds_text(bounds)
+    return "values" if plural else "a value"
 
 
-def _allowed_for(loc: tuple[Any, ...]) -> str | None:
-    model = _model_for(loc)
-    if model is None or not loc or not isinstance(loc[-1], str):
-        return None
-    info = model.model_fields.get(loc[-1])
-    if info is None:
-        return None
-    text = _describe_annotation(info.annotation)
-    if info.description:
-        text += f"; {info.description}"
-    return text
+def _field_annotation(model: type[BaseModel], name: str) -> Any:
+    """A model field's type with its constraints put back (pydantic moves them to `metadata`)."""
+    info = model.model_fields[name]
+    if info.metadata:
+        return Annotated[(info.annotation, *info.metadata)]
+    return info.annotation
 
 
-def _describe_annotation(annotation: Any) -> str:
-    text = repr(annotation)
-    if "Literal" in text:
-        found = re.findall(r"'([^']*)'", text)
-        return "one of " + ", ".join(found) + (" or leave it out" if "None" in text else "")
-    kinds = []
-    for word, name in (
-        ("int", "an integer"),
-        ("float", "a number"),
-        ("bool", "true or false"),
-        ("str", "a string"),
-        ("list", "a list"),
-    ):
-        if re.search(rf"\b{word}\b", text):
-            kinds.append(name)
-    if "dict" in text:
-        kinds = ["a table of string values"]
-    out = " or ".join(dict.fromkeys(kinds)) or text
-    if "None" in text:
-        out += " (or leave it out to use SGLang's default)"
-    return out
+@dataclass
+class _Where:
+    """An error location followed through the Profile's types."""
+
+    loc: list[str | int]
+    annotation: Any = None  # the leaf's type (None when the location leaves the schema)
+    owner: type[BaseModel] | None = None  # the model whose field (or unknown key) the leaf is
+    about_key: bool = False  # the problem is a table key itself (e.g. an env var name)
+    description: str | None = None
+    key_type: Any = None  # key type of the last dict passed (pydantic reports bad keys as `[key]`)
+
+
+def _walk(loc: Iterable[Any]) -> _Where:
+    """Follow a pydantic location through the schema, dropping union-member tags (`float`, `int`)."""
+    where = _Where([], Profile)
+    for part in loc:
+        if part == "[key]":
+            where.about_key = True
+            where.annotation = where.key_type
+            continue
+        if where.annotation is None:
+            where.loc.append(part)
+            continue
+        base, _, _ = _unwrap(where.annotation)
+        origin = get_origin(base)
+        if isinstance(base, type) and issubclass(base, BaseModel):
+            where.loc.append(part)
+            where.owner = base
+            if isinstance(part, str) and part in base.model_fields:
+                where.annotation = _field_annotation(base, part)
+                where.description = base.model_fields[part].description
+            else:
+                where.annotation = None
+        elif origin is list and isinstance(part, int):
+            where.loc.append(part)
+            where.annotation = get_args(base)[0]
+        elif origin is dict:
+            where.key_type, where.annotation = get_args(base)
+            where.loc.append(part)
+        elif origin in (Union, types.UnionType):
+            continue  # pydantic names the union member it tried; the user wrote one value
+        else:
+            where.loc.append(part)
+            where.annotation = None
+    return where
 
 
 def _dotted(loc: Iterable[Any]) -> str:
@@ -346,27 +616,135 @@ def _dotted(loc: Iterable[Any]) -> str:
     return ".".join(parts)
 
 
-def locate_keys(text: str) -> dict[str, int]:
-    """Map dotted keys to the 1-based line where they are defined in TOML text (tables and keys)."""
-    lines: dict[str, int] = {}
+def _show(value: Any, limit: int = 60) -> str:
+    """A value as the user wrote it in TOML (strings in double quotes, true/false, tables)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table { ... }"
+    if isinstance(value, dt.date | dt.time):
+        return f"the date/time {value.isoformat()}"
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, list):
+        text = (
+            "["
+            + ", ".join(_show(v, limit) for v in value[:5])
+            + (", ...]" if len(value) > 5 else "]")
+        )
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _quoted_hint(value: Any, expected: str) -> str:
+    """`(remove the quotes)` when a string holds exactly the number or boolean that was wanted."""
+    if not isinstance(value, str):
+        return ""
+    text = value.strip()
+    try:
+        parsed = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return ""
+    wanted = {"integer": int, "whole number": int, "number": int | float, "true or false": bool}
+    for word, kind in wanted.items():
+        if expected.startswith(("an " + word, "a " + word, word)) and isinstance(parsed, kind):
+            if kind is not bool and isinstance(parsed, bool):
+                continue
+            return " (a string: remove the quotes)"
+    return ""
+
+
+def _unknown_key_hint(name: str, owner: type[BaseModel] | None, section: str) -> str:
+    """`did you mean ...?` for an unknown key: near names in the table, SGLang's own names, other tables."""
+    known = list(owner.model_fields) if owner is not None else []
+    lowered = name.lower().lstrip("-").replace("-", "_")
+    if section and lowered in Profile.model_fields:
+        return (
+            f"; {lowered!r} is a top-level key, but every key below a [table] header belongs to "
+            "that table: move it above the first [table]"
+        )
+    from wizard.sglang.fields import BY_DEST
+
+    spec = BY_DEST.get(lowered) or BY_DEST.get(f"{section}_{lowered}" if section else lowered)
+    if spec is not None:
+        table, _, key = spec.path.partition(".")
+        return f"; SGLang's --{spec.dest.replace('_', '-')} is {key!r} in [{table}]"
+    close = difflib.get_close_matches(lowered, known, n=1)
+    contains = [k for k in known if len(lowered) >= 3 and (lowered in k or k in lowered)]
+    if close or contains:
+        return f"; did you mean {(close or contains)[0]!r}?"
+    elsewhere = [
+        f"{key!r} in [{table}]"
+        for table, info in Profile.model_fields.items()
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
+        for key in difflib.get_close_matches(lowered, list(info.annotation.model_fields), n=1)
+        if table != section
+    ]
+    return f"; did you mean {elsewhere[0]}?" if elsewhere else ""
+
+
+def _scan_keys(text: str) -> Iterable[tuple[int, str, bool]]:
+    """(line, dotted key, is a [table] header) for each table header and `key =` line of TOML text."""
     table: list[str] = []
     header = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
     keyline = re.compile(r"^\s*([A-Za-z0-9_\-\"'. ]+?)\s*=")
+    in_multiline: str | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
+        if in_multiline is not None:  # inside a """ or ''' string: no keys here
+            if raw.count(in_multiline) % 2 == 1:
+                in_multiline = None
+            continue
         match = header.match(raw)
         if match:
             table = [p.strip().strip("\"'") for p in match.group(1).split(".")]
-            lines.setdefault(".".join(table), number)
+            yield number, ".".join(table), True
             continue
         match = keyline.match(raw)
         if match:
             key = [p.strip().strip("\"'") for p in match.group(1).split(".")]
             full = ".".join(table + key)
-            lines.setdefault(full, number)
+            yield number, full, False
+            rest = raw[match.end() :]
             # inline table keys: `gpu = { kind = "H100" }`
-            for inner in re.findall(r"([A-Za-z0-9_\-]+)\s*=", raw[match.end() :]):
-                lines.setdefault(f"{full}.{inner}", number)
+            for inner in re.findall(r"([A-Za-z0-9_\-]+)\s*=", rest):
+                yield number, f"{full}.{inner}", False
+            for quotes in ('"""', "'''"):
+                if rest.count(quotes) % 2 == 1:
+                    in_multiline = quotes
+                    break
+
+
+def locate_keys(text: str) -> dict[str, int]:
+    """Map dotted keys to the 1-based line where they are defined in TOML text (tables and keys)."""
+    lines: dict[str, int] = {}
+    for number, key, _ in _scan_keys(text):
+        lines.setdefault(key, number)
     return lines
+
+
+def _key_at_line(text: str, line: int) -> str | None:
+    """The dotted key defined (or table declared) on a line, for syntax errors.
+
+    Lines too broken for `_scan_keys` (`tp 2`, `[speculative`) fall back to their first word.
+    """
+    table = ""
+    for number, key, is_header in _scan_keys(text):
+        if number == line:
+            return key
+        if number > line:
+            break
+        if is_header:
+            table = key
+    lines = text.splitlines()
+    raw = lines[line - 1] if 0 < line <= len(lines) else ""
+    header = re.match(r"^\s*\[+\s*([A-Za-z0-9_.\-]+)", raw)
+    if header:
+        return header.group(1)
+    word = re.match(r"^\s*([A-Za-z0-9_\-]+)", raw)
+    if word:
+        return f"{table}.{word.group(1)}" if table else word.group(1)
+    return None
 
 
 def _line_for(key: str, located: Mapping[str, int]) -> int | None:
@@ -378,34 +756,100 @@ def _line_for(key: str, located: Mapping[str, int]) -> int | None:
     return None
 
 
+def _problem_for(err: Mapping[str, Any], where: _Where) -> tuple[str, str | None]:
+    """(message, allowed) for one pydantic error, in plain words, driven by the error type."""
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    value = err.get("input")
+    got = f", got {_show(value)}" if "input" in err else ""
+    allowed = _describe(where.annotation) if where.annotation is not None else None
+    if allowed is not None and where.annotation is not None and _unwrap(where.annotation)[2]:
+        allowed += ", or leave the key out"
+    if allowed is not None and where.description:
+        allowed += f"; {where.description}"
+    if kind == "extra_forbidden":
+        name = str(where.loc[-1]) if where.loc else "?"
+        section = str(where.loc[-2]) if len(where.loc) > 1 else ""
+        hint = _unknown_key_hint(name, where.owner, section)
+        known = list(where.owner.model_fields) if where.owner is not None else []
+        return f"unknown key {name!r}{hint}", ("keys " + ", ".join(known)) if known else None
+    if kind == "missing":
+        return "required key is missing", allowed
+    if kind == "literal_error":
+        choices = (
+            [str(c) for c in get_args(_unwrap(where.annotation)[0])] if where.annotation else []
+        )
+        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
+        hint = f"; did you mean {json.dumps(close[0])}?" if close else ""
+        return f"{_show(value)} is not an allowed value{hint}", allowed
+    if kind in ("value_error", "assertion_error") and ctx.get("error") is not None:
+        error = ctx["error"]
+        return str(error), getattr(error, "allowed", None) or allowed
+    if kind in _BOUNDS:
+        try:
+            message = _BOUNDS[kind].format(**{k: _number(v) for k, v in ctx.items()})
+        except (KeyError, ValueError, TypeError):
+            message = _BOUNDS[kind].split(" {")[0]
+        return message + got, allowed
+    if kind in _EXPECTED:
+        expected = _EXPECTED[kind]
+        return f"expected {expected}{got}{_quoted_hint(value, expected)}", allowed
+    return str(err.get("msg", "invalid value")) + got, allowed
+
+
 def problems_from_validation(exc: ValidationError, text: str | None = None) -> list[Problem]:
-    """Turn pydantic errors into located, plain-language problems."""
+    """Turn pydantic errors into located, plain-language problems (one per key)."""
     located = locate_keys(text) if text is not None else {}
-    problems: list[Problem] = []
+    grouped: dict[str, list[tuple[Mapping[str, Any], _Where]]] = {}
     for err in exc.errors():
-        loc = tuple(err["loc"])
-        key = _dotted(loc)
-        kind = err["type"]
-        allowed = _allowed_for(loc)
-        if kind == "extra_forbidden":
-            model = _model_for(loc)
-            known = list(model.model_fields) if model is not None else []
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            message = f"unknown key {loc[-1]!r}{hint}"
-            allowed = "keys " + ", ".join(known) if known else None
-        elif kind == "missing":
-            message = "required key is missing"
-        else:
-            message = err["msg"]
-            if "input" in err and kind != "model_type" and not isinstance(err["input"], dict):
-                message += f", got {err['input']!r}"
-            if err.get("ctx", {}).get("error") is not None:
-                message = str(err["ctx"]["error"]) + (
-                    f", got {err['input']!r}" if "input" in err else ""
-                )
+        where = _walk(err["loc"])
+        grouped.setdefault(_dotted(where.loc), []).append((err, where))
+    problems: list[Problem] = []
+    for key, errors in grouped.items():
+        first, where = errors[0]
+        message, allowed = _problem_for(first, where)
+        type_errors = [e for e, _ in errors if e["type"] in _EXPECTED]
+        if len(errors) > 1 and len(type_errors) == len(errors) and where.annotation is not None:
+            # several union members refused the value: say once what the key takes
+            expected = _describe(where.annotation)
+            got = f", got {_show(first['input'])}" if "input" in first else ""
+            message = f"expected {expected}{got}{_quoted_hint(first.get('input'), expected)}"
         problems.append(Problem(key or None, _line_for(key, located), message, allowed))
     return problems
+
+
+def _syntax_problem(exc: tomllib.TOMLDecodeError, text: str) -> Problem:
+    """A located problem for a TOML syntax error, with plain words and what to write instead."""
+    raw = str(exc)
+    match = re.search(r"\(at line (\d+), column (\d+)\)", raw)
+    line: int | None = int(match.group(1)) if match else None
+    if line is None and "end of document" in raw:
+        line = max(1, len(text.splitlines()))
+    detail = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", raw)
+    message, allowed = detail, "valid TOML; see docs/profiles.md"
+    for prefix, plain, todo in _TOML_SYNTAX:
+        if detail.startswith(prefix):
+            message, allowed = plain, todo
+            break
+    lines = text.splitlines()
+    raw_line = lines[line - 1] if line is not None and 0 < line <= len(lines) else ""
+    if text.lstrip().startswith("{"):
+        message = "this looks like JSON"
+        allowed = "TOML: `key = value` lines and [table] headers (see docs/profiles.md)"
+    elif raw_line.count("{") > raw_line.count("}"):
+        # tomllib trips over the line break inside `{ ... }` with a message about keys
+        message = "an inline table { ... } must be written on one line"
+        allowed = "keep { ... } on one line, or use a [table] section"
+    elif detail.startswith("Unclosed array") and line is not None:
+        # reported where the parser gave up; point at the line that opened the list
+        for number in range(line, 0, -1):
+            candidate = lines[number - 1] if number <= len(lines) else ""
+            if "=" in candidate and candidate.count("[") > candidate.count("]"):
+                line, match = number, None
+                break
+    column = f" at column {match.group(2)}" if match else ""
+    key = _key_at_line(text, line) if line is not None else None
+    return Problem(key, line, f"not valid TOML: {message}{column}", allowed)
 
 
 def profile_from_toml(text: str, file: str = "<profile>") -> Profile:
@@ -413,18 +857,10 @@ def profile_from_toml(text: str, file: str = "<profile>") -> Profile:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        line = int(match.group(1)) if match else None
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        if match:
-            message += f" (column {match.group(2)})"
+        raise ProfileError(file, [_syntax_problem(exc, text)]) from None
+    except RecursionError:
         raise ProfileError(
-            file,
-            [
-                Problem(
-                    None, line, f"not valid TOML: {message}", "fix the syntax; see docs/profiles.md"
-                )
-            ],
+            file, [Problem(None, None, "not valid TOML: lists or tables nested too deeply")]
         ) from None
     return profile_from_data(data, file, text)
 
@@ -433,6 +869,10 @@ def profile_from_data(
     data: Mapping[str, Any], file: str = "<profile>", text: str | None = None
 ) -> Profile:
     """Validate parsed TOML data; check `schema_version` first."""
+    if not isinstance(data, Mapping):
+        raise ProfileError(
+            file, [Problem(None, None, f"expected a table of keys, got {_show(data)}")]
+        )
     version = data.get("schema_version")
     if version is None:
         raise ProfileError(
@@ -442,27 +882,28 @@ def profile_from_data(
                     "schema_version",
                     None,
                     "required key is missing",
-                    f"schema_version = {SCHEMA_VERSION}",
+                    f"schema_version = {SCHEMA_VERSION} as the first line",
                 )
             ],
         )
-    if version != SCHEMA_VERSION:
+    if type(version) is not int or version != SCHEMA_VERSION:
         line = _line_for("schema_version", locate_keys(text)) if text else None
-        raise ProfileError(
-            file,
-            [
-                Problem(
-                    "schema_version",
-                    line,
-                    f"unsupported schema version {version!r}",
-                    f"{SCHEMA_VERSION} (this sglang-wizard); upgrade the tool for newer files",
-                )
-            ],
+        newer = type(version) is int and version > SCHEMA_VERSION
+        message = (
+            f"unsupported schema version {version}"
+            if type(version) is int
+            else f"expected the integer {SCHEMA_VERSION}, got {_show(version)}"
         )
+        allowed = f"schema_version = {SCHEMA_VERSION} (this sglang-wizard)"
+        if newer:
+            allowed += "; the file was written by a newer sglang-wizard: upgrade the tool"
+        raise ProfileError(file, [Problem("schema_version", line, message, allowed)])
     try:
         return Profile.model_validate(dict(data))
     except ValidationError as exc:
         raise ProfileError(file, problems_from_validation(exc, text)) from None
+    except RecursionError:
+        raise ProfileError(file, [Problem(None, None, "values nested too deeply")]) from None
 
 
 def profile_to_toml(profile: Profile) -> str:
@@ -500,12 +941,13 @@ def load_profile(path: str | Path) -> Profile:
         ) from None
     except IsADirectoryError:
         raise ProfileError(
-            str(p), [Problem(None, None, "is a directory, not a profile file")]
+            str(p),
+            [Problem(None, None, "is a directory, not a profile file", "a profile file (.toml)")],
         ) from None
     except OSError as exc:
         raise ProfileError(str(p), [Problem(None, None, f"cannot read: {exc.strerror}")]) from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM (as some Windows editors write) is dropped
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ProfileError(
@@ -516,11 +958,12 @@ def load_profile(path: str | Path) -> Profile:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write text so that readers see either the old file or the complete new one, never a part."""
+    data = text.encode("utf-8")  # fails before any file is touched
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -566,7 +1009,7 @@ def builtin_profiles_dir() -> Path:
 def validate_profile_name(name: str) -> str:
     """A profile name usable as a file name: letters, digits, `.`, `_`, `-`; at most 64 characters."""
     stem = name[:-5] if name.endswith(".toml") else name
-    if not _PROFILE_NAME.match(stem) or stem in {".", ".."}:
+    if not _PROFILE_NAME.fullmatch(stem) or stem in {".", ".."}:
         raise ValueError(
             f"invalid profile name {name!r}: use letters, digits, '.', '_' or '-' "
             "(start with a letter or digit, at most 64 characters)"
