@@ -60,7 +60,22 @@ _GRAPH_BATCHES = re.compile(
 _GRAPH_END = re.compile(r"Capture (?:[\w ]+? )?(?:cuda|CUDA|npu|NPU|cpu|CPU|xpu|XPU) graph end\b")
 _READY = re.compile(r"The server is fired up and ready to roll!")
 _UVICORN = re.compile(r"Uvicorn running on (?P<url>\S+)")
-_TIMESTAMP = re.compile(r"^\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+# Substrings every stage line contains: cheap tests before the specific patterns run.
+_STAGE_WORDS: tuple[str, ...] = (
+    "Load weight",
+    "checkpoint shards",
+    "KV Cache",
+    "Memory pool",
+    "graph begin",
+    "graph end",
+    "Capturing batches",
+    "Uvicorn",
+    "ready to roll",
+)
+
+
+def _has_stage_word(text: str) -> bool:
+    return any(word in text for word in _STAGE_WORDS)
 
 
 @dataclass(frozen=True)
@@ -122,6 +137,8 @@ class StageTracker:
     def feed(self, line: str, elapsed_s: float) -> list[StageEvent]:
         """Read one log line; return the stage changes / progress it reports (often none)."""
         self.line_number += 1
+        if self.stage is Stage.READY or not _has_stage_word(line):
+            return []  # the common case in a long log: one search, no event
         found: list[StageEvent] = []
         # tqdm progress bars rewrite themselves with carriage returns: only the last state counts.
         text = line.rsplit("\r", 1)[-1] if "\r" in line.rstrip("\r\n") else line
@@ -155,6 +172,14 @@ class StageTracker:
             if len(self.events) > self.max_events:
                 del self.events[: len(self.events) - self.max_events]
         return found
+
+    def skip(self, count: int) -> None:
+        """Account for `count` lines known to hold no stage word (see `may_change_stage`)."""
+        self.line_number += count
+
+    def may_change_stage(self, text: str) -> bool:
+        """Cheap test on a block of lines: False means feeding them would report nothing."""
+        return self.stage is not Stage.READY and _has_stage_word(text)
 
     @property
     def ready(self) -> bool:
@@ -302,6 +327,19 @@ class TracebackScanner:
             self.last = finished
         return finished
 
+    @property
+    def inside(self) -> bool:
+        """True while a traceback is being read."""
+        return self._current is not None
+
+    def may_find(self, text: str) -> bool:
+        """Cheap test on a block of lines: False means feeding them would change nothing."""
+        return self._current is not None or _TB_START in text
+
+    def skip(self, count: int) -> None:
+        """Account for `count` lines known to change nothing (see `may_find`)."""
+        self._line_number += count
+
     def feed_many(self, lines: Iterable[str]) -> TracebackInfo | None:
         """Read many lines; return the last traceback seen so far."""
         for line in lines:
@@ -380,9 +418,18 @@ class OutOfMemory:
         )
 
 
+# Substrings every OOM pattern above contains (substring tests are far cheaper than regexes).
+_OOM_WORDS: tuple[str, ...] = ("out of memory", "OutOfMemoryError", "Not enough memory", "ALLOC_FAILED", "MemoryAllocation")
+
+
+def may_report_oom(text: str) -> bool:
+    """Cheap test on a block of lines: False means no line in it reports out-of-memory."""
+    return any(word in text for word in _OOM_WORDS)
+
+
 def detect_oom(line: str, line_number: int = 0) -> OutOfMemory | None:
     """Return an OutOfMemory when the line reports one."""
-    if not any(p.search(line) for p in _OOM_PATTERNS):
+    if not may_report_oom(line) or not any(p.search(line) for p in _OOM_PATTERNS):
         return None
     m = _OOM_DETAIL.search(line)
     if m:

@@ -81,7 +81,7 @@ def test_streamed_chunks_give_the_same_lines_as_the_whole_file(text: str, cuts: 
     """However the bytes arrive, cutting at `_last_line_end` yields the lines of the whole text,
     and the offsets always point at a line boundary: a resume from any offset loses or repeats nothing."""
     data = text.encode()
-    points = sorted({min(c, len(data)) for c in cuts}) + [len(data)]
+    points = [*sorted({min(c, len(data)) for c in cuts}), len(data)]
     buffer = b""
     lines: list[str] = []
     offset = 0

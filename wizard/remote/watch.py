@@ -8,6 +8,7 @@ bounded set of lines to show, `tracker` the stage/progress state, `eta_s()` the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -20,14 +21,19 @@ from wizard.remote.session import CrashReport, LogChunk, ReadyReport, RemoteHost
 _STAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
-def line_timestamp(line: str) -> float | None:
-    """Seconds since the epoch (naive, host-local) of SGLang's `[YYYY-mm-dd HH:MM:SS ...]` prefix."""
-    if len(line) < 20 or line[0] != "[":
-        return None
+@functools.lru_cache(maxsize=64)
+def _parse_stamp(text: str) -> float | None:
     try:
-        return datetime.strptime(line[1:20], _STAMP_FORMAT).timestamp()
+        return datetime.strptime(text, _STAMP_FORMAT).timestamp()
     except ValueError:
         return None
+
+
+def line_timestamp(line: str) -> float | None:
+    """Seconds since the epoch (naive, host-local) of SGLang's `[YYYY-mm-dd HH:MM:SS ...]` prefix."""
+    if len(line) < 20 or line[0] != "[" or line[5] != "-":
+        return None
+    return _parse_stamp(line[1:20])  # many lines share a second: parse each second once
 
 
 class RunWatcher:
@@ -60,26 +66,51 @@ class RunWatcher:
         """Seconds since the start of the log (timestamps) or of watching (clock)."""
         return self._elapsed
 
+    def _note_time(self, line: str) -> None:
+        stamp = line_timestamp(line)
+        if stamp is not None:
+            if self._first_stamp is None:
+                self._first_stamp = stamp - (self._clock() - self._clock_start)
+            self._elapsed = max(self._elapsed, stamp - self._first_stamp)
+        elif self._first_stamp is None:
+            self._elapsed = self._clock() - self._clock_start
+
     def feed(self, chunk: LogChunk) -> list[logstages.StageEvent]:
         """Read one chunk; return the stage changes and progress it carried."""
-        events: list[logstages.StageEvent] = []
-        for line in chunk.lines:
-            self.lines_seen += 1
-            stamp = line_timestamp(line)
-            if stamp is not None:
-                if self._first_stamp is None:
-                    self._first_stamp = stamp - (self._clock() - self._clock_start)
-                self._elapsed = max(self._elapsed, stamp - self._first_stamp)
-            elif self._first_stamp is None:
-                self._elapsed = self._clock() - self._clock_start
-            self.window.append(line)
-            for event in self.tracker.feed(line, self._elapsed):
-                events.append(dataclasses.replace(event, eta_s=self.eta_s()))
-            self.scanner.feed(line)
-            oom = logstages.detect_oom(line, self.lines_seen)
-            if oom is not None:
-                self.oom = oom
+        lines = chunk.lines
+        self.window.extend(lines)
         self.offset = chunk.end_offset
+        text = "\n".join(lines)
+        stage_words = self.tracker.may_change_stage(text)
+        traceback = self.scanner.may_find(text)
+        oom = logstages.may_report_oom(text)
+        if not (stage_words or traceback or oom):
+            # The common case in a long log: nothing to look at line by line.
+            for line in reversed(lines):
+                if line_timestamp(line) is not None:
+                    self._note_time(line)
+                    break
+            self.lines_seen += len(lines)
+            self.tracker.skip(len(lines))
+            self.scanner.skip(len(lines))
+            return []
+        events: list[logstages.StageEvent] = []
+        for line in lines:
+            self.lines_seen += 1
+            self._note_time(line)
+            if stage_words:
+                for event in self.tracker.feed(line, self._elapsed):
+                    events.append(dataclasses.replace(event, eta_s=self.eta_s()))
+            else:
+                self.tracker.skip(1)
+            if traceback:
+                self.scanner.feed(line)
+            else:
+                self.scanner.skip(1)
+            if oom:
+                found = logstages.detect_oom(line, self.lines_seen)
+                if found is not None:
+                    self.oom = found
         return events
 
     def eta_s(self) -> float | None:
