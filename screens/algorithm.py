@@ -112,7 +112,8 @@ class AlgorithmScreen(WizardScreen):
                         (f"{option.name:<11}", "bold"),
                         option.description,
                         (
-                            "\n    " + (option.reason if option.reason != "ok" else "available"),
+                            "\n\u00a0\u00a0\u00a0\u00a0"
+                            + (option.reason if option.reason != "ok" else "available"),
                             "$text-muted",
                         ),
                     ),

@@ -85,11 +85,9 @@ class WizardApp(App[int]):
     }
     DEFAULT_MODE = "start"
     # Screens get -narrow / -wide and -short / -tall classes: 80x24 stays usable, 120x40 roomy.
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-narrow"),
-        (100, "-wide"),
-    ]
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (32, "-tall")]
+    # (Textual declares these as plain lists on App; a ClassVar annotation would clash with mypy.)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012
     COMMANDS = App.COMMANDS | {WizardCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         # The step keys are shown (and clickable) in each screen's step bar, not in the footer.

@@ -116,19 +116,26 @@ class ParametersScreen(WizardScreen):
                 select.value = wanted
         algorithm = profile.speculative.algorithm or "none"
         draft = profile.speculative.draft_model_path
-        self.query_one("#params-algorithm", Static).update(
+        self._set_static(
+            "#params-algorithm",
             Content.assemble(
                 "Algorithm ",
                 (algorithm, "bold"),
                 f"  draft {draft}" if draft else "",
                 ("  (F3 changes it)", "$text-muted"),
-            )
+            ),
         )
         self.query_one(FindingsPanel).show(
             report, problems, profile.sglang_version, self.wizard.core_problem
         )
         self.query_one(EffectiveTable).show(report)
         self._mark(report, problems)
+
+    def _set_static(self, selector: str, content: Content) -> None:
+        static = self.query_one(selector, Static)
+        if static.visual != content and getattr(static, "_shown", None) != content:
+            static._shown = content  # type: ignore[attr-defined]
+            static.update(content)
 
     def _mark(self, report: Report | None, problems: dict[str, str]) -> None:
         """Mark the inputs that a finding (or a refused value) names."""

@@ -29,6 +29,10 @@ class EffectiveTable(DataTable[Text]):
     EffectiveTable { height: auto; max-height: 100%; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown_keys: list[str] | None = None
+
     def on_mount(self) -> None:
         """Columns."""
         self.cursor_type = "row"
@@ -38,31 +42,48 @@ class EffectiveTable(DataTable[Text]):
         self.add_column("SGLang runs", key="effective")
 
     def show(self, report: Report | None) -> None:
-        """Repaint from a report (empty when there is none)."""
-        self.clear()
-        if report is None:
+        """Repaint from a report; cells are updated in place when the rows stay the same."""
+        rows = self.rows_for(report)
+        keys = [key for key, _ in rows]
+        if keys == self._shown_keys:
+            for key, cells in rows:
+                for column, cell in zip(("field", "typed", "effective"), cells, strict=True):
+                    if self.get_cell(key, column) != cell:
+                        self.update_cell(key, column, cell)
             return
+        self.clear()
+        for key, cells in rows:
+            self.add_row(*cells, key=key)
+        self._shown_keys = keys
+
+    @staticmethod
+    def rows_for(report: Report | None) -> list[tuple[str, tuple[Text, Text, Text]]]:
+        """(field, cells) rows: changed fields first, then the rest in SGLang's order."""
+        if report is None:
+            return []
         changed = report.changed()
         names = list(changed) + [n for n in report.effective if n not in changed]
+        rows: list[tuple[str, tuple[Text, Text, Text]]] = []
         for name in names:
             effective = report.effective[name]
             typed = report.typed.get(name)
             if name in changed:
-                row = (
+                cells = (
                     Text(name, style="bold"),
                     Text(show_value(typed), style="bold yellow"),
                     Text(f"→ {show_value(effective)}", style="bold yellow reverse"),
                 )
             elif typed is None and effective is not None:
-                row = (
+                cells = (
                     Text(name),
                     Text(show_value(None), style="dim"),
                     Text(show_value(effective), style="cyan"),
                 )
             else:
-                row = (
+                cells = (
                     Text(name),
                     Text(show_value(typed), style="dim"),
                     Text(show_value(effective)),
                 )
-            self.add_row(*row, key=name)
+            rows.append((name, cells))
+        return rows

@@ -43,7 +43,7 @@ class FindingsPanel(Vertical):
 
     DEFAULT_CSS = """
     FindingsPanel { height: 1fr; }
-    FindingsPanel > FindingList { height: auto; max-height: 45%; border: none; }
+    FindingsPanel > FindingList { height: auto; max-height: 45%; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
     FindingsPanel > #finding-detail-scroll { height: 1fr; padding: 0 1; background: $surface; }
     """
 
@@ -54,6 +54,8 @@ class FindingsPanel(Vertical):
         self.version = ""
         self._keys: list[str] = []
         self._last_relevant: str | None = None
+        self._shown: list[tuple[str, tuple[str, str]]] | None = None
+        self._explained: tuple[Finding, str] | None = None
 
     def compose(self) -> ComposeResult:
         """The list and the detail view."""
@@ -94,8 +96,14 @@ class FindingsPanel(Vertical):
                 key += "+"
             options.append(Option(self._label(finding.severity, finding.title), id=key))
             keys.append(key)
+        signature = [
+            (key, finding_signature)
+            for key, finding_signature in zip(keys, self._signatures(), strict=True)
+        ]
         with listing.prevent(OptionList.OptionHighlighted):
-            listing.set_options(options)
+            if signature != self._shown:  # rebuild the list only when its lines change
+                listing.set_options(options)
+                self._shown = signature
             self._keys = keys
             if keys:
                 relevant = self._most_relevant()
@@ -109,11 +117,16 @@ class FindingsPanel(Vertical):
                 text = note or "Not checked yet."
             else:
                 text = f"✓ No findings: SGLang {version} would start this profile as typed."
+            self._explained = None
             self.query_one("#finding-detail", Static).update(
                 Content.styled(text, "$success" if report else "$warning")
             )
         else:
             self._explain()
+
+    def _signatures(self) -> list[tuple[str, str]]:
+        out = [("input", f"{path}: {message}") for path, message in self.problems.items()]
+        return out + [(f.severity, f.title) for f in self.findings]
 
     def _most_relevant(self) -> int:
         """A refused input, else the error SGLang raises first, else the first adjustment/warning."""
@@ -129,7 +142,7 @@ class FindingsPanel(Vertical):
     @staticmethod
     def _label(severity: str, title: str) -> Content:
         tag, style = SEVERITY_STYLE.get(severity, (severity, ""))
-        return Content.assemble((f"{tag:<11}", style), title)
+        return Content.assemble((f"{tag:<10}", style), title)
 
     @on(OptionList.OptionHighlighted, "#findings-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -144,6 +157,7 @@ class FindingsPanel(Vertical):
         index = listing.highlighted or 0
         if index < len(self.problems):
             path, message = list(self.problems.items())[index]
+            self._explained = None
             detail.update(
                 Content.assemble(
                     ("Input refused: ", "bold $error"),
@@ -155,7 +169,10 @@ class FindingsPanel(Vertical):
         finding = self.selected
         if finding is None:
             return
-        detail.update(explain(finding, self.version))
+        key = (finding, self.version)
+        if key != self._explained:  # same finding, same text: no repaint
+            self._explained = key
+            detail.update(explain(finding, self.version))
 
     def apply_fix(self, number: int) -> None:
         """Ask the app to apply fix `number` (1-based) of the highlighted finding."""

@@ -22,6 +22,7 @@ class StepBar(Horizontal):
     def __init__(self, current: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.current = current
+        self._status: Content | None = None
 
     def compose(self) -> ComposeResult:
         """Steps on the left, status on the right."""
@@ -48,4 +49,7 @@ class StepBar(Horizontal):
         else:
             verdict = Content.styled("✗ refused", "bold $error")
         title = f"{name or 'unsaved'}{'*' if dirty else ''} · {version} "
-        self.query_one("#status", Static).update(Content.assemble(title, verdict))
+        status = Content.assemble(title, verdict)
+        if status != self._status:
+            self._status = status
+            self.query_one("#status", Static).update(status)
