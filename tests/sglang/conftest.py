@@ -21,10 +21,3 @@ def hand_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     flags.load_table.cache_clear()
     yield tmp_path
     flags.load_table.cache_clear()
-
-
-@pytest.fixture(autouse=True)
-def _tables_available(request: pytest.FixtureRequest) -> None:
-    """Until the real dumps exist, run on the hand tables (TEMPORARY, removed once they land)."""
-    if not (flags.DATA_DIR / "flags-0.5.11.json").exists():
-        request.getfixturevalue("hand_tables")

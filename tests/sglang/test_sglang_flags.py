@@ -29,7 +29,7 @@ def test_exact_alias_and_prefix_lookup(version: str) -> None:
         "speculative_algorithm",
     )
     alias = table.lookup("--tensor-parallel-size")
-    assert alias.action.dest == "tp_size" and alias.how == "alias"
+    assert alias.action.server_field == "tp_size" and alias.how == "alias"
     assert table.lookup("--tp-size").how == "exact"
     assert table.lookup("--model").action.dest == "model_path"
     prefix = table.lookup("--speculative-algo")

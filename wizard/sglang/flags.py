@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
@@ -25,6 +25,7 @@ from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseErro
 from wizard.sglang.versions import SUPPORTED, resolve_version
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+_MISSING: Any = object()
 
 # ---------------------------------------------------------------------------------------------
 # The table
@@ -45,6 +46,12 @@ class FlagAction:
     deprecated: bool | str | None = None
     required: bool = False
     const: Any = None
+    field: str = ""  # the ServerArgs field the value ends up in ("" = same as dest)
+
+    @property
+    def server_field(self) -> str:
+        """SGLang's `ServerArgs` field name (0.5.11 copies e.g. `tensor_parallel_size` to `tp_size`)."""
+        return self.field or self.dest
 
     @property
     def kind(self) -> str:
@@ -81,10 +88,11 @@ class FlagAction:
     @property
     def primary(self) -> str:
         """The spelling to write: the long option named after `dest`, else the first long one."""
-        want = "--" + self.dest.replace("_", "-")
         longs = self.long_options
-        if want in longs:
-            return want
+        for name in (self.server_field, self.dest):
+            want = "--" + name.replace("_", "-")
+            if want in longs:
+                return want
         return longs[0] if longs else self.option_strings[0]
 
 
@@ -137,8 +145,11 @@ class FlagTable:
     allow_abbrev: bool
     actions: tuple[FlagAction, ...]
     by_option: dict[str, FlagAction] = field(init=False, repr=False)
-    by_dest: dict[str, FlagAction] = field(init=False, repr=False)
+    by_dest: dict[str, FlagAction] = field(init=False, repr=False)  # by ServerArgs field
     _parser: _SglangParser | None = field(default=None, init=False, repr=False)
+    _matches: dict[str, FlagMatch | None | CommandError] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         self.by_option = {o: a for a in self.actions for o in a.option_strings}
@@ -146,10 +157,10 @@ class FlagTable:
         for a in self.actions:
             if a.kind in {"help", "version"}:
                 continue
-            current = self.by_dest.get(a.dest)
+            current = self.by_dest.get(a.server_field)
             # several actions may share a dest (a deprecated alias next to the real flag)
             if current is None or (current.is_deprecated and not a.is_deprecated):
-                self.by_dest[a.dest] = a
+                self.by_dest[a.server_field] = a
 
     @property
     def parser(self) -> _SglangParser:
@@ -168,6 +179,20 @@ class FlagTable:
         None when argparse would treat the piece as a value (e.g. `-1`) or does not know it;
         raises `CommandError` (exit_like_sglang) for an ambiguous prefix.
         """
+        cached = self._matches.get(piece, _MISSING)
+        if cached is _MISSING:
+            try:
+                cached = self._match_uncached(piece)
+            except CommandError as exc:
+                cached = exc
+            if len(self._matches) > 4096:
+                self._matches.clear()
+            self._matches[piece] = cached
+        if isinstance(cached, CommandError):
+            raise cached
+        return cached
+
+    def _match_uncached(self, piece: str) -> FlagMatch | None:
         parser = self.parser
         try:
             found = parser._parse_optional(piece)
@@ -225,6 +250,20 @@ class FlagTable:
         )
 
 
+# argparse dests that `ServerArgs.from_cli_args` copies to another field name
+# (0.5.11 server_args.py:6676-6682; 0.5.23 uses the field names as dests).
+SERVER_ARGS_FIELDS: dict[str, dict[str, str]] = {
+    "0.5.11": {
+        "tensor_parallel_size": "tp_size",
+        "pipeline_parallel_size": "pp_size",
+        "attention_context_parallel_size": "attn_cp_size",
+        "moe_data_parallel_size": "moe_dp_size",
+        "data_parallel_size": "dp_size",
+        "expert_parallel_size": "ep_size",
+    }
+}
+
+
 def table_from_data(data: Mapping[str, Any], source: str = "<flag table>") -> FlagTable:
     """Build a table from the dump format; `FlagDataError` names the source and the bad entry."""
     try:
@@ -233,9 +272,13 @@ def table_from_data(data: Mapping[str, Any], source: str = "<flag table>") -> Fl
         if not isinstance(actions_raw, list):
             raise TypeError("'actions' must be a list")
         actions = []
+        renamed_fields = SERVER_ARGS_FIELDS.get(version, {})
         for index, entry in enumerate(actions_raw):
             try:
-                actions.append(_action_from(entry))
+                action = _action_from(entry)
+                if action.dest in renamed_fields:
+                    action = replace(action, field=renamed_fields[action.dest])
+                actions.append(action)
             except (KeyError, TypeError, ValueError) as exc:
                 raise FlagDataError(f"{source}: actions[{index}]: {exc}") from None
     except (KeyError, TypeError) as exc:

@@ -10,6 +10,7 @@ Values are kept as typed (`--speculative-algorithm nextn` stays `nextn`).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -125,9 +126,9 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
                 f"{typed} is deprecated in SGLang {supported}"
                 + (f": {change}" if change else " (it still works, with a warning)")
             )
-        canonical = canonical_dest(action.dest)
+        canonical = canonical_dest(action.server_field)
         spec = BY_DEST.get(canonical)
-        if spec is None or spec.dest_for(supported) != action.dest:
+        if spec is None or spec.dest_for(supported) != action.server_field:
             parsed.unknown_to_profile.extend(pieces)
             continue
         if not hasattr(namespace, action.dest):
@@ -380,6 +381,13 @@ def parse_command(text: str | Sequence[str], version: str | None = None) -> Impo
     data: dict[str, Any] = {"sglang_version": wanted.strip()}
     for dest, value in parsed.values.items():
         spec = BY_DEST[dest]
+        if isinstance(value, float) and not math.isfinite(value):
+            flag = parsed.spelled.get(dest, spec.path)
+            raise CommandError(
+                f"{flag} {value!r}: not a finite number (profile field {spec.path})",
+                flag=flag,
+                suggestion="give a number such as 0.85",
+            )
         section, _, name = spec.path.partition(".")
         data.setdefault(section, {})[name] = value
     if "model" not in data or "path" not in data["model"]:

@@ -10,6 +10,7 @@ back the same launch (paths with spaces, quotes, `$()`, newlines included).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,8 +123,8 @@ def _extra_groups(profile: Profile, supported: str, table: FlagTable) -> list[li
     for piece in profile.extra_args:
         match = table.match_safe(piece) if piece.startswith("-") else None
         if match is not None:
-            spec = BY_DEST.get(canonical_dest(match.action.dest))
-            if spec is not None and spec.dest_for(supported) == match.action.dest:
+            spec = BY_DEST.get(canonical_dest(match.action.server_field))
+            if spec is not None and spec.dest_for(supported) == match.action.server_field:
                 raise RenderError(
                     f"extra_args sets {match.option}, which is the profile field {spec.path}; "
                     f"set {spec.path} instead",
@@ -259,7 +260,9 @@ def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
         values = list(group[1:])
         if match.explicit_value is not None:
             values.insert(0, match.explicit_value)
-        if key is None or key in seen:
+        if key is None or key in seen or any(_read_as_option(v) for v in values):
+            # SGLang splices `--key value` into argv: a value argparse would read as an
+            # option ("expected one argument") must stay on the command line as --flag=value
             cli_only.extend(group)
             continue
         if flag.kind == "store_true":
@@ -285,9 +288,21 @@ def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
     if profile.env:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in profile.env.items())
         header.append(f"# environment (not part of --config, set it in the shell): {env}")
-    header = [h.replace("\n", " ") for h in header]
+    header = [_comment_safe(h) for h in header]
     text = "\n".join([*header, *lines]) + "\n"
     return YamlForm(text, cli_only, dict(profile.env))
+
+
+def _comment_safe(text: str) -> str:
+    """One comment line: control and line-break characters shown as escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")  # argparse's _negative_number_matcher
+
+
+def _read_as_option(value: str) -> bool:
+    return value.startswith("-") and not _NEGATIVE_NUMBER.match(value)
 
 
 def _yaml_item(text: str, flag: FlagAction) -> str:

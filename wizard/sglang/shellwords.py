@@ -173,7 +173,12 @@ def split_words(text: str) -> list[Word]:
     return words
 
 
+_OPERATOR_START = frozenset(";|&\n<>()")
+
+
 def _operator_at(text: str, i: int) -> str | None:
+    if text[i] not in _OPERATOR_START:
+        return None
     for op in ("&>>", "&&", "||", ";;", ">>", ">&", ">|", "<<", "<>", "&>"):
         if text.startswith(op, i):
             return op
