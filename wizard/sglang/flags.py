@@ -147,7 +147,7 @@ class FlagTable:
     by_option: dict[str, FlagAction] = field(init=False, repr=False)
     by_dest: dict[str, FlagAction] = field(init=False, repr=False)  # by ServerArgs field
     _parser: _SglangParser | None = field(default=None, init=False, repr=False)
-    _matches: dict[str, FlagMatch | None | CommandError] = field(
+    _matches: dict[str, FlagMatch | CommandError | None] = field(
         default_factory=dict, init=False, repr=False
     )
 
