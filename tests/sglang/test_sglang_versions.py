@@ -113,3 +113,37 @@ def test_env_bool_matches_sglang_envbool_semantics() -> None:
     for value in [None, "TRUE", "Y", "nO", "x", "", "0 ", "yes"]:
         assert parse_env_bool("X", value, True)[0] == sglang_get(value, True)
         assert parse_env_bool("X", value, False)[0] == sglang_get(value, False)
+
+
+def test_curated_env_facts_agree_with_the_dumped_environ_tables() -> None:
+    from wizard.sglang.versions import ENV_FACTS, env_table
+
+    for (name, version), fact in ENV_FACTS.items():
+        dumped = env_table(version).get(name)
+        if fact.read:
+            assert dumped is not None, (name, version)
+            assert (dumped.kind, dumped.default) == (fact.kind, fact.default)
+        else:
+            assert dumped is None, (name, version)
+
+
+def test_env_facts_from_the_dumps() -> None:
+    fact = env_fact("SGLANG_ENABLE_PP_SPEC", "0.5.23")
+    assert fact is not None and fact.read and fact.default is False
+    unknown = env_fact("SGLANG_DOES_NOT_EXIST_X", "0.5.11")
+    assert unknown is not None and not unknown.read
+    assert env_fact("HF_HOME", "0.5.11") is None
+
+
+def test_effective_env_numbers_like_sglang() -> None:
+    from wizard.sglang.versions import env_table
+
+    ints = [f for f in env_table("0.5.11").values() if f.kind == "EnvInt"]
+    assert ints
+    name, default = ints[0].name, ints[0].default
+    assert effective_env(name, "7", "0.5.11") == (7, None)
+    used, warning = effective_env(name, "seven", "0.5.11")
+    assert used == default
+    assert warning == (
+        f'Invalid value for {name}: "seven" is not a valid integer value, using default "{default}"'
+    )

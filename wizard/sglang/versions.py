@@ -8,8 +8,11 @@ can tell what `SGLANG_ENABLE_SPEC_V2=1` really does in the chosen version.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 SUPPORTED: tuple[str, ...] = ("0.5.11", "0.5.23")
 
@@ -127,10 +130,56 @@ ENV_FACTS: dict[tuple[str, str], EnvVarFact] = {
 }
 
 
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@cache
+def env_table(version: str) -> dict[str, EnvVarFact]:
+    """Every variable SGLang `version` (a supported one) reads, from `data/env-<V>.json`.
+
+    The dump is made from SGLang's own `environ.py` by the conformance runner; a missing or broken
+    file gives an empty table (then only the curated facts above are known).
+    """
+    path = DATA_DIR / f"env-{version}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        variables = data["variables"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    table: dict[str, EnvVarFact] = {}
+    for entry in variables:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        default = entry.get("default")
+        table[entry["name"]] = EnvVarFact(
+            entry["name"],
+            version,
+            read=True,
+            kind=str(entry.get("kind") or "") or None,
+            default=default if isinstance(default, bool | int | str) else None,
+        )
+    return table
+
+
 def env_fact(name: str, version: str) -> EnvVarFact | None:
-    """What `version` (resolved to a supported rule set) does with env var `name`; None = unknown."""
+    """What `version` (resolved to a supported rule set) does with env var `name`.
+
+    Curated facts first (with meaning and source line), then the version's dumped `environ.py`
+    table. An `SGLANG_*` name the version does not define is reported as not read; other unknown
+    names (CUDA_VISIBLE_DEVICES, HF_HOME, ...) give None.
+    """
     supported, _ = resolve_version(version)
-    return ENV_FACTS.get((name, supported))
+    curated = ENV_FACTS.get((name, supported))
+    if curated is not None:
+        return curated
+    dumped = env_table(supported).get(name)
+    if dumped is not None:
+        return dumped
+    if name.startswith("SGLANG_") and env_table(supported):
+        return EnvVarFact(
+            name, supported, read=False, meaning=f"SGLang {supported} does not read it"
+        )
+    return None
 
 
 def parse_env_bool(name: str, value: str | None, default: bool) -> tuple[bool, str | None]:
@@ -168,4 +217,19 @@ def effective_env(name: str, value: str | None, version: str) -> tuple[object, s
     if fact.kind == "EnvBool":
         default = bool(fact.default)
         return parse_env_bool(name, value, default)
-    return (fact.default if value is None else value), None
+    if value is None:
+        return fact.default, None
+    converters: dict[str, tuple[type, str]] = {
+        "EnvInt": (int, "integer"),
+        "EnvFloat": (float, "float"),
+    }
+    if fact.kind in converters:
+        convert, word = converters[fact.kind]
+        try:
+            return convert(value), None
+        except ValueError:
+            return fact.default, (
+                f'Invalid value for {name}: "{value}" is not a valid {word} value, '
+                f'using default "{fact.default}"'
+            )
+    return value, None
