@@ -56,7 +56,7 @@ def test_spec_v2_env_facts() -> None:
     assert old is not None and old.read and old.kind == "EnvBool" and old.default is True
     new = env_fact("SGLANG_ENABLE_SPEC_V2", "0.5.23")
     assert new is not None and not new.read
-    assert env_fact("SGLANG_NOT_A_THING", "0.5.11") is None
+    assert env_fact("NOT_SGLANG_AT_ALL", "0.5.11") is None
     # a version between uses the nearest rule set
     assert env_fact("SGLANG_ENABLE_SPEC_V2", "0.5.9") == old
 
