@@ -194,7 +194,7 @@ class ImportCommandDialog(ModalScreen[None]):
             error.update(
                 (f"{flag}: " if flag else "")
                 + str(message)
-                + (f"\nDid you mean {suggestion}?" if suggestion else "")
+                + (f"\n{suggestion}" if suggestion and suggestion not in str(message) else "")
             )
             return
         except Exception as exc:  # the parser must never take the UI down

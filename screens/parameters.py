@@ -129,6 +129,10 @@ class ParametersScreen(WizardScreen):
             report, problems, profile.sglang_version, self.wizard.core_problem
         )
         self.query_one(EffectiveTable).show(report)
+        title = "Effective values: typed → SGLang runs"
+        if report is not None and report.verdict == "error":
+            title += " (once the errors are fixed)"
+        self.query_one("#effective").border_title = title
         self._mark(report, problems)
 
     def _set_static(self, selector: str, content: Content) -> None:

@@ -10,13 +10,19 @@ from textual.widgets import DataTable
 from wizard.rules.report import Report
 
 
+MAX_VALUE_WIDTH = 28
+
+
 def show_value(value: Any) -> str:
-    """A value as a user reads it; `None` means SGLang picks it."""
+    """A value as a user reads it; `None` means SGLang picks it; long paths keep their end."""
     if value is None:
         return "(SGLang chooses)"
     if isinstance(value, bool):
         return "on" if value else "off"
-    return str(value)
+    text = str(value)
+    if len(text) > MAX_VALUE_WIDTH:
+        return "…" + text[-(MAX_VALUE_WIDTH - 1) :]
+    return text
 
 
 class EffectiveTable(DataTable[Text]):

@@ -142,7 +142,7 @@ class FindingsPanel(Vertical):
     @staticmethod
     def _label(severity: str, title: str) -> Content:
         tag, style = SEVERITY_STYLE.get(severity, (severity, ""))
-        return Content.assemble((f"{tag:<10}", style), title)
+        return Content.assemble((f"{tag:<11}", style), title)
 
     @on(OptionList.OptionHighlighted, "#findings-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
