@@ -166,3 +166,12 @@ def test_help_flag_is_not_a_launch_flag() -> None:
 
     with pytest.raises(CommandError, match="prints SGLang's help"):
         parse_flags([*MODEL, "--help"], "0.5.11")
+
+
+def test_run_argparse_namespace_uses_server_args_field_names() -> None:
+    from wizard.sglang.flags import run_argparse
+
+    old = run_argparse(load_table("0.5.11"), [*MODEL, "--tensor-parallel-size", "2", "--dp", "2"])
+    assert vars(old) == {"model_path": "/m", "tp_size": 2, "dp_size": 2}
+    new = run_argparse(load_table("0.5.23"), [*MODEL, "--tp", "2", "--enable-dp-attention"])
+    assert vars(new) == {"model_path": "/m", "tp_size": 2, "enable_dp_attention": True}

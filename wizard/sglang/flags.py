@@ -468,11 +468,13 @@ def _build_parser(table: FlagTable) -> _SglangParser:
         if not options:
             continue  # positionals: SGLang's server parser has none
         kind = flag.kind
-        common: dict[str, Any] = {"dest": flag.dest, "default": argparse.SUPPRESS}
+        common: dict[str, Any] = {"dest": flag.server_field, "default": argparse.SUPPRESS}
         if flag.help is not None:
             common["help"] = argparse.SUPPRESS
         if kind in {"help", "version"}:
-            action = parser.add_argument(*options, action=_RaiseHelp, dest=flag.dest)
+            action = parser.add_argument(
+                *options, action=_RaiseHelp, dest=flag.dest, default=argparse.SUPPRESS
+            )
         elif kind in {"store_true", "store_false"}:
             action = parser.add_argument(*options, action=kind, **common)
         elif kind in {"store_const", "append_const"}:
@@ -518,6 +520,9 @@ def _build_parser(table: FlagTable) -> _SglangParser:
 
 def run_argparse(table: FlagTable, argv: Sequence[str]) -> argparse.Namespace:
     """Parse `argv` with the rebuilt parser; only flags present end up in the namespace.
+
+    Namespace attributes are SGLang's `ServerArgs` field names (0.5.11's argparse dest
+    `tensor_parallel_size` is stored as `tp_size`, as `ServerArgs.from_cli_args` does).
 
     Raises `CommandError` (exit_like_sglang=True, with SGLang's exact message) on any argparse
     failure, and for `-h/--help`.

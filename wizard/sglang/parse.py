@@ -131,9 +131,9 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
         if spec is None or spec.dest_for(supported) != action.server_field:
             parsed.unknown_to_profile.extend(pieces)
             continue
-        if not hasattr(namespace, action.dest):
+        if not hasattr(namespace, action.server_field):
             continue
-        parsed.values[canonical] = getattr(namespace, action.dest)
+        parsed.values[canonical] = getattr(namespace, action.server_field)
         parsed.spelled[canonical] = typed
     return parsed
 
