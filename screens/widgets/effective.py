@@ -9,7 +9,6 @@ from textual.widgets import DataTable
 
 from wizard.rules.report import Report
 
-
 MAX_VALUE_WIDTH = 28
 
 

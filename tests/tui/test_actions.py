@@ -1,0 +1,134 @@
+"""Start-up example, import, review (copy, YAML export), palette, theme, and errors kept off screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.command import CommandList
+from textual.widgets import Static, TextArea
+
+from screens.app import EXAMPLE_PROFILE, WizardApp
+from screens.dialogs import ExportYamlDialog, ImportCommandDialog
+from wizard.profile import Profile, load_profile
+from wizard.sglang.render import render_shell, render_yaml
+
+INCIDENT_1_TRY_1 = """SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server \\
+    --model-path {model} \\
+    --tensor-parallel-size 2 --host 0.0.0.0 --port 30000 \\
+    --speculative-algorithm NEXTN --speculative-num-draft-tokens 1
+"""
+
+
+async def test_opens_with_the_ready_example_when_nothing_is_saved(profiles_dir: Path) -> None:
+    from wizard.profile import builtin_profiles_dir
+
+    app = WizardApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.profile_name == EXAMPLE_PROFILE
+        assert app.profile == load_profile(builtin_profiles_dir() / f"{EXAMPLE_PROFILE}.toml")
+        assert app.current_mode == "start"
+        preview = str(app.screen.query_one("#preview", Static).visual)
+        assert EXAMPLE_PROFILE in preview and "SGLang would start it" in preview
+
+
+async def test_import_a_pasted_command(models: dict[str, Path], ready_dir: Path) -> None:
+    app = WizardApp(initial=Profile.model_validate({"model": {"path": "/m"}}), ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("i")
+        assert isinstance(app.screen, ImportCommandDialog)
+        app.screen.query_one(TextArea).text = INCIDENT_1_TRY_1.format(model=models["qwen36"])
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert app.current_mode == "parameters"
+        spec = app.profile.speculative
+        assert (spec.algorithm, spec.num_draft_tokens, spec.num_steps) == ("NEXTN", 1, None)
+        assert app.profile.parallel.tp == 2
+        assert app.profile.env == {"SGLANG_ENABLE_SPEC_V2": "1"}
+        assert app.report is not None and app.report.first_error is not None
+        assert app.report.first_error.rule == "R-MAMBA-NOBUF-SPEC"
+
+
+async def test_import_names_a_wrong_flag_and_keeps_the_profile(ready_dir: Path) -> None:
+    start = Profile.model_validate({"model": {"path": "/m"}})
+    app = WizardApp(initial=start, ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("i")
+        app.screen.query_one(
+            TextArea
+        ).text = "python -m sglang.launch_server --model-path /m --num-speculative-tokens 16"
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert isinstance(app.screen, ImportCommandDialog)
+        error = str(app.screen.query_one("#import-error", Static).visual)
+        assert "--num-speculative-tokens" in error
+        assert "--speculative-num-draft-tokens" in error
+        await pilot.press("escape")
+        assert app.profile == start
+
+
+async def test_review_copies_the_command_and_exports_yaml(
+    models: dict[str, Path], ready_dir: Path, isolated_dirs: Path
+) -> None:
+    profile = load_profile(ready_dir / f"{EXAMPLE_PROFILE}.toml").with_edits(
+        {"model.path": str(models["qwen36"])}
+    )
+    app = WizardApp(initial=profile, initial_name="demo", ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f5")
+        await pilot.press("c")
+        assert app.clipboard == render_shell(profile)
+        await pilot.press("y")
+        assert isinstance(app.screen, ExportYamlDialog)
+        await pilot.press("enter")
+        await pilot.pause()
+        written = isolated_dirs / "demo.yaml"
+        assert written.read_text(encoding="utf-8") == render_yaml(profile)
+
+
+async def test_command_palette_reaches_the_wizard_actions(ready_dir: Path) -> None:
+    app = WizardApp(initial=Profile.model_validate({"model": {"path": "/m"}}), ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for wanted in (
+            "Import command",
+            "Export SGLang --config YAML",
+            "Save profile",
+            "Open profile",
+            "Screenshot",
+        ):
+            assert wanted in titles
+        await pilot.press("ctrl+p", *"0.5.23")
+        results = app.screen.query_one(CommandList)
+        for _ in range(200):  # the palette searches its providers in a worker
+            if results.option_count:
+                break
+            await pilot.pause()
+        assert "0.5.23" in str(results.get_option_at_index(0).prompt)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.profile.sglang_version == "0.5.23"
+        assert app.report is not None and app.report.sglang_version == "0.5.23"
+
+
+async def test_theme_toggle_and_broken_model_stay_on_screen(
+    isolated_dirs: Path, ready_dir: Path
+) -> None:
+    broken = isolated_dirs / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{ not json", encoding="utf-8")
+    profile = Profile.model_validate({"model": {"path": str(broken)}, "gpu": {"kind": "H100"}})
+    app = WizardApp(initial=profile, ready_dir=ready_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dark = app.current_theme.dark
+        await pilot.press("ctrl+t")
+        assert app.current_theme.dark is not dark
+        await pilot.press("f2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        card = str(app.screen.query_one("#model-card", Static).visual)
+        assert "Cannot read the model" in card and "config.json" in card
+        await pilot.press("f3")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen.query_one("#algo-list").option_count > 1  # type: ignore[attr-defined]
