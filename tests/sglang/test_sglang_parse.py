@@ -208,3 +208,17 @@ def test_split_launch_reports_wrappers() -> None:
     assert parts.launcher == "python -m sglang.launch_server"
     assert any("cd /srv" in n for n in parts.notes)
     assert any("time" in n for n in parts.notes)
+
+
+def test_config_file_flag_is_kept_and_noted() -> None:
+    result = parse_command(f"sglang serve {M} --config /srv/sglang.yaml")
+    assert result.profile.extra_args == ["--config", "/srv/sglang.yaml"]
+    assert any("--config" in n and "not imported" in n for n in result.notes)
+
+
+def test_docker_style_env_options_become_env() -> None:
+    result = parse_command(
+        f"docker run --gpus all -e HF_TOKEN=x lmsysorg/sglang python3 -m sglang.launch_server {M}"
+    )
+    assert result.profile.env == {"HF_TOKEN": "x"}
+    assert result.profile.model.path == "/m"

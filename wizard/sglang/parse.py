@@ -126,6 +126,11 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
                 f"{typed} is deprecated in SGLang {supported}"
                 + (f": {change}" if change else " (it still works, with a warning)")
             )
+        if action.server_field == "config":
+            parsed.notes.append(
+                f"{' '.join(pieces)}: the values inside the --config file are not imported "
+                "(it is kept in extra_args and still read at launch)"
+            )
         canonical = canonical_dest(action.server_field)
         spec = BY_DEST.get(canonical)
         if spec is None or spec.dest_for(supported) != action.server_field:
