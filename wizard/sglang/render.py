@@ -281,7 +281,7 @@ def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
         lines.append(line)
     header = [
         f"# SGLang {supported} --config file"
-        + (f" for: {profile.description.splitlines()[0]}" if profile.description else ""),
+        + (f" for: {_short(profile.description)}" if profile.description.strip() else ""),
         f"# start: python3 -m {LAUNCH_MODULE} --config THIS_FILE.yaml"
         + (" " + " ".join(shlex.quote(p) for p in cli_only) if cli_only else ""),
     ]
@@ -291,6 +291,11 @@ def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
     header = [_comment_safe(h) for h in header]
     text = "\n".join([*header, *lines]) + "\n"
     return YamlForm(text, cli_only, dict(profile.env))
+
+
+def _short(text: str, limit: int = 90) -> str:
+    first = text.strip().splitlines()[0]
+    return first if len(first) <= limit else first[: limit - 3].rstrip() + "..."
 
 
 def _comment_safe(text: str) -> str:
