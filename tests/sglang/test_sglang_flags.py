@@ -3,6 +3,8 @@ SGLang's own argparse messages."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from wizard.sglang.errors import CommandError, FlagDataError
@@ -175,3 +177,48 @@ def test_run_argparse_namespace_uses_server_args_field_names() -> None:
     assert vars(old) == {"model_path": "/m", "tp_size": 2, "dp_size": 2}
     new = run_argparse(load_table("0.5.23"), [*MODEL, "--tp", "2", "--enable-dp-attention"])
     assert vars(new) == {"model_path": "/m", "tp_size": 2, "enable_dp_attention": True}
+
+
+@pytest.mark.parametrize(
+    ("argv", "version", "message"),
+    [
+        (
+            ["--cuda-graph-backend-decode", "tc_piecewise"],
+            "0.5.23",
+            "argument --cuda-graph-backend-decode: tc_piecewise was removed; select breakable, full, or disabled",
+        ),
+        (
+            ["--cuda-graph-config", "[1]"],
+            "0.5.23",
+            "argument --cuda-graph-config: --cuda-graph-config must be a JSON object, got list",
+        ),
+        (
+            ["--cuda-graph-config", '{"decode": {"x": 1}}'],
+            "0.5.23",
+            "argument --cuda-graph-config: --cuda-graph-config['decode']: unknown key 'x', expected one of ('backend', 'max_bs', 'bs')",
+        ),
+    ],
+)
+def test_sglang_custom_types_are_reproduced(argv: list[str], version: str, message: str) -> None:
+    err = argparse_error([*MODEL, *argv], version)
+    assert err is not None and err.message == message
+
+
+def test_human_readable_int_like_sglang() -> None:
+    from wizard.sglang.flags import _human_readable_int
+
+    assert _human_readable_int("25.6k") == 25600
+    assert _human_readable_int("1Ki") == 1024
+    assert _human_readable_int(" 7 ") == 7
+    with pytest.raises(argparse.ArgumentTypeError, match="Decimals are not allowed"):
+        _human_readable_int("1.5Ki")
+    with pytest.raises(argparse.ArgumentTypeError, match="Invalid integer value: '1kb'"):
+        _human_readable_int("1kb")
+
+
+def test_every_synonym_target_exists_in_both_versions() -> None:
+    from wizard.sglang.flags import SYNONYMS, _in_version
+
+    for typed, (target, _engine) in SYNONYMS.items():
+        for version in BOTH:
+            assert _in_version(target, load_table(version)) is not None, (typed, version)

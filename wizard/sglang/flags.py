@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
@@ -404,19 +404,89 @@ def _nullable_str(value: str) -> str | None:
 
 
 def _human_readable_int(value: str) -> int:
-    text = value.strip()
-    iec = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-    si = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-    for suffix, mult in iec.items():
-        if text.endswith(suffix):
-            return int(text[: -len(suffix)]) * mult
-    for suffix, mult in si.items():
-        if text.endswith(suffix):
-            number = float(text[: -len(suffix)]) * mult
-            if not math.isfinite(number) or number != int(number):
-                raise ValueError(value)
-            return int(number)
-    return int(text)
+    """SGLang's `utils.common.human_readable_int` (0.5.11 and 0.5.23 are identical)."""
+    value = value.strip()
+    si_multiplier = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+    iec_multiplier = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", value)
+    if match:
+        number, suffix = match.groups()
+        if suffix in iec_multiplier:
+            if "." in number:
+                raise argparse.ArgumentTypeError(
+                    f"Decimals are not allowed with IEC suffixes like '{suffix}'. "
+                    f"Use an integer IEC value such as '{int(Decimal(number))}{suffix}', "
+                    f"or an SI value such as '{number}{suffix[0]}'."
+                )
+            return int(number) * iec_multiplier[suffix]
+        return int(Decimal(number) * si_multiplier[suffix])
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"Invalid integer value: '{value}'. "
+            "Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes (1Ki, 1Mi). "
+            "Suffixes are case-sensitive."
+        ) from None
+
+
+def _cuda_graph_backend(raw: str) -> str:
+    """0.5.23 `model_executor/cuda_graph_config.parse_cuda_graph_backend_arg`."""
+    if raw == "tc_piecewise":
+        raise argparse.ArgumentTypeError(
+            "tc_piecewise was removed; select breakable, full, or disabled"
+        )
+    return raw
+
+
+_CUDA_GRAPH_PHASE_KEYS = {
+    "decode": ("backend", "max_bs", "bs"),
+    "prefill": (
+        "backend",
+        "max_bs",
+        "bs",
+        "max_context_size",
+        "full_prefill_max_req",
+        "full_prefill_prefix_chunk_tokens",
+    ),
+}
+
+
+def _cuda_graph_config(raw: str) -> dict[str, dict[str, Any]]:
+    """0.5.23 `model_executor/cuda_graph_config.parse_cuda_graph_config_arg`."""
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"--cuda-graph-config must be JSON: {e}") from None
+    if not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError(
+            f"--cuda-graph-config must be a JSON object, got {type(parsed).__name__}"
+        )
+    result: dict[str, dict[str, Any]] = {}
+    for phase, phase_settings in parsed.items():
+        phase = str(phase)
+        if phase not in _CUDA_GRAPH_PHASE_KEYS:
+            raise argparse.ArgumentTypeError(
+                f"--cuda-graph-config: unknown phase '{phase}', expected one of "
+                f"{tuple(_CUDA_GRAPH_PHASE_KEYS)}"
+            )
+        if not isinstance(phase_settings, dict):
+            raise argparse.ArgumentTypeError(
+                f"--cuda-graph-config['{phase}'] must be a JSON object, got "
+                f"{type(phase_settings).__name__}"
+            )
+        if "backend" in phase_settings:
+            _cuda_graph_backend(phase_settings["backend"])
+        allowed = _CUDA_GRAPH_PHASE_KEYS[phase]
+        result[phase] = {}
+        for key, value in phase_settings.items():
+            if key not in allowed:
+                raise argparse.ArgumentTypeError(
+                    f"--cuda-graph-config['{phase}']: unknown key '{key}', expected one of "
+                    f"{allowed}"
+                )
+            result[phase][key] = value
+    return result
 
 
 def _json_loads(value: str) -> Any:
@@ -441,6 +511,8 @@ _KNOWN_TYPES: dict[str, Callable[[str], Any]] = {
     "loads": _named(_json_loads, "loads"),
     "json.loads": _named(_json_loads, "loads"),
     "json_list_type": _named(_json_list, "json_list_type"),
+    "parse_cuda_graph_backend_arg": _named(_cuda_graph_backend, "parse_cuda_graph_backend_arg"),
+    "parse_cuda_graph_config_arg": _named(_cuda_graph_config, "parse_cuda_graph_config_arg"),
 }
 
 
