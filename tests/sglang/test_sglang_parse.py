@@ -222,3 +222,9 @@ def test_docker_style_env_options_become_env() -> None:
     )
     assert result.profile.env == {"HF_TOKEN": "x"}
     assert result.profile.model.path == "/m"
+
+
+def test_flags_only_paste_is_read_as_launch_flags() -> None:
+    result = parse_command("--model-path /m \\\n  --tp-size 2")
+    assert result.profile.parallel.tp == 2
+    assert any("no launcher" in n for n in result.notes)

@@ -234,6 +234,15 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
             inner.notes.insert(0, "read the launch command inside a quoted word (ssh/sh -c)")
             inner.env = {**env, **inner.env}
             return inner
+        real = [c for c in commands if c]
+        if len(real) == 1 and real[0][0].kind == "word" and real[0][0].text.startswith("--"):
+            # only the flags were pasted: read them as the flags of a launch
+            return LaunchParts(
+                env,
+                [w.text for w in real[0] if w.kind == "word"],
+                "flags only",
+                [*notes, "no launcher in the text; read it as the flags of a launch"],
+            )
         raise CommandError(
             "no SGLang launch command found",
             suggestion="paste `python -m sglang.launch_server --model-path ...` "
