@@ -110,8 +110,15 @@ class WizardApp(App[int]):
         initial: Profile | None = None,
         initial_name: str | None = None,
         ready_dir: Path | None = None,
+        ssh_settings: Any = None,
+        agent_python: str = "python3",
+        remote_runs_root: str | None = None,
     ) -> None:
         super().__init__()
+        # Launch screen: how to reach hosts (None = the user's ~/.ssh/config, agent, known_hosts).
+        self.ssh_settings = ssh_settings
+        self.agent_python = agent_python
+        self.remote_runs_root = remote_runs_root
         self.ready_dir = ready_dir or builtin_profiles_dir()
         self.animation_level = "none" if self.is_headless else self.animation_level
         self.input_problems: dict[str, str] = {}

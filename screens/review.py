@@ -74,12 +74,9 @@ class ReviewScreen(WizardScreen):
                 severity="error",
             )
             return
-        self.notify(
-            "The launch screens are not part of this build yet; use the copied command or "
-            "`sglang-wizard launch` when available.",
-            title="Launch",
-            severity="warning",
-        )
+        from screens.launch import LaunchScreen
+
+        self.app.push_screen(LaunchScreen(self.wizard.profile))
 
 
 def verdict(report: Report | None, note: str | None) -> Content:

@@ -1,0 +1,306 @@
+"""Launch over SSH: host, preflight, launch, live log with stages, crash explanation, stop.
+
+Pushed from the Review step (`l`). All remote work is `wizard.remote` (asyncssh) run in an async
+worker, so the screen keeps taking keys while a host is checked or a log streams. The screen only
+builds the requests from the profile with the core's renderers and shows what comes back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, Log, Static
+
+from screens.dialogs import ConfirmDialog
+from wizard.profile import Profile, profile_to_toml
+
+if TYPE_CHECKING:
+    from screens.app import WizardApp
+
+
+def _remote() -> Any:
+    import wizard.remote as remote
+
+    return remote
+
+
+def host_target(profile: Profile, typed: str) -> str:
+    """The host spec to connect to: what was typed, else the profile's `[ssh]` host (+ user/port)."""
+    host = typed.strip() or (profile.ssh.host or "")
+    if host and profile.ssh.user and "@" not in host:
+        host = f"{profile.ssh.user}@{host}"
+    if host and profile.ssh.port and ":" not in host.rsplit("]", 1)[-1]:
+        host = f"{host}:{profile.ssh.port}"
+    return host
+
+
+class LaunchScreen(Screen[None]):
+    """Preflight and launch the current profile on a GPU host; follow its start-up."""
+
+    CSS_PATH = "launch.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "preflight", "Preflight"),
+        Binding("ctrl+l", "launch", "Launch"),
+        Binding("ctrl+x", "stop", "Stop run", priority=True),  # over the Input's cut
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, profile: Profile) -> None:
+        super().__init__()
+        self.profile = profile
+        self.trusted: set[str] = set()
+        self.run_id: str | None = None
+        self.host: Any = None
+        self.outcome: str | None = None
+
+    @property
+    def wizard(self) -> WizardApp:
+        """The app, typed."""
+        return cast("WizardApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        """Host line, preflight table, stage line, log."""
+        with Horizontal(id="launch-host-row"):
+            yield Label("Host", classes="label")
+            yield Input(
+                self.profile.ssh.host or "",
+                placeholder="~/.ssh/config alias or user@host:port",
+                id="launch-host",
+                compact=True,
+            )
+        with Vertical(id="launch-top"):
+            yield Static(id="launch-preflight")
+            yield Static(id="launch-stage")
+        yield Log(id="launch-log", max_lines=2000, highlight=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Titles and a first hint."""
+        self.query_one("#launch-top").border_title = "Preflight and start-up"
+        self.query_one("#launch-log").border_title = "Server log"
+        self._say(
+            "ctrl+r checks the host (python, SGLang version, GPUs and left-over processes, port, "
+            "model paths, and a dry run of SGLang's own argument code); ctrl+l launches."
+        )
+
+    def _say(self, text: str | Content, style: str = "") -> None:
+        content = Content.styled(text, style) if isinstance(text, str) else text
+        self.query_one("#launch-preflight", Static).update(content)
+
+    # ---------------------------------------------------------------- remote work (workers)
+
+    async def _connect(self) -> Any:
+        """Connect (asking to trust an unknown host key); None when refused or failed."""
+        remote = _remote()
+        target = host_target(self.profile, self.query_one("#launch-host", Input).value)
+        if not target:
+            self._say("Enter a host (or set [ssh] host in the profile).", "$error")
+            return None
+        if self.host is not None:
+            return self.host
+        self._say(f"Connecting to {target} …")
+        while True:
+            try:
+                self.host = await remote.RemoteHost.connect(
+                    target,
+                    jumps=list(self.profile.ssh.jump) or None,
+                    settings=self.wizard.ssh_settings,
+                    policy=remote.HostKeyPolicy(trusted_fingerprints=set(self.trusted)),
+                    agent_python=self.wizard.agent_python,
+                    runs_root=self.wizard.remote_runs_root,
+                )
+                return self.host
+            except remote.UnknownHostKeyError as exc:
+                question = (
+                    f"The host key of {exc.host}:{exc.port} is not known:\n\n  {exc.key_type} "
+                    f"{exc.fingerprint}\n\nCompare it with the host administrator's. Trust it "
+                    "and add it to known_hosts?"
+                )
+                if not await self.app.push_screen_wait(ConfirmDialog(question)):
+                    self._say("Host key not trusted: not connected.", "$warning")
+                    return None
+                self.trusted.add(exc.fingerprint)
+            except Exception as exc:  # RemoteError, OSError, config errors: shown, never raised
+                self._say(Content.assemble(("Cannot connect: ", "bold $error"), str(exc)))
+                return None
+
+    async def _preflight(self) -> Any:
+        from wizard.sglang.render import render_argv, render_env
+
+        host = await self._connect()
+        if host is None:
+            return None
+        profile = self.profile
+        remote = _remote()
+        local = lambda p: p if p and p.startswith(("/", "~", ".")) else None  # noqa: E731
+        request = remote.PreflightRequest(
+            python=profile.ssh.python,
+            env=render_env(profile),
+            port=profile.server.port or 30000,
+            model_path=local(profile.model.path),
+            draft_model_path=local(profile.speculative.draft_model_path),
+            argv=render_argv(profile),
+        )
+        self._say(f"Checking {host.label} …")
+        try:
+            report = await host.preflight(request)
+        except Exception as exc:
+            self._say(Content.assemble(("Preflight failed: ", "bold $error"), str(exc)))
+            return None
+        self._say(preflight_text(report))
+        return report
+
+    @work(exclusive=True, group="remote")
+    async def action_preflight(self) -> None:
+        """Check the host without launching."""
+        await self._preflight()
+
+    @work(exclusive=True, group="remote")
+    async def action_launch(self) -> None:
+        """Preflight, then launch detached and follow the log until ready or crashed."""
+        from wizard.sglang.render import render_argv, render_env
+
+        if self.run_id is not None and self.outcome is None:
+            self.app.notify("A run is being followed; ctrl+x stops it.", severity="warning")
+            return
+        report = await self._preflight()
+        if report is None or not report.ok:
+            if report is not None:
+                self.app.notify("Preflight blocks the launch.", severity="error")
+            return
+        profile = self.profile
+        remote = _remote()
+        try:
+            status = await self.host.launch(
+                remote.LaunchRequest(
+                    argv=render_argv(profile),
+                    env=render_env(profile),
+                    python=profile.ssh.python,
+                    profile_toml=profile_to_toml(profile),
+                    port=profile.server.port or 30000,
+                    workdir=profile.ssh.workdir,
+                )
+            )
+        except Exception as exc:
+            self._say(Content.assemble(("Launch failed: ", "bold $error"), str(exc)))
+            return
+        self.run_id, self.outcome = status.run_id, None
+        log = self.query_one("#launch-log", Log)
+        log.clear()
+        stage = self.query_one("#launch-stage", Static)
+
+        def on_chunk(watcher: Any, chunk: Any, events: list[Any]) -> None:
+            log.write_lines(chunk.lines)
+            if events:
+                stage.update(stage_text(events[-1]))
+
+        try:
+            result = await remote.watch_run(
+                self.host,
+                status.run_id,
+                port=profile.server.port or 30000,
+                sglang_version=report.sglang_version,
+                on_chunk=on_chunk,
+            )
+        except Exception as exc:
+            self._say(Content.assemble(("Lost the log: ", "bold $error"), str(exc)))
+            return
+        self.outcome = result.outcome
+        stage.update(outcome_text(result))
+
+    @work(exclusive=True, group="remote-stop")
+    async def action_stop(self) -> None:
+        """TERM the run's process group (KILL after a timeout) and confirm nothing is left."""
+        if self.run_id is None or self.host is None:
+            self.app.notify("Nothing launched from here.", severity="warning")
+            return
+        self.workers.cancel_group(self, "remote")
+        try:
+            result = await self.host.stop(self.run_id)
+        except Exception as exc:
+            self.app.notify(str(exc), title="Stop failed", severity="error")
+            return
+        self.outcome = "stopped"
+        clean = (
+            "nothing left"
+            if result.clean
+            else f"left: {result.remaining or result.gpu_holders_left}"
+        )
+        self.query_one("#launch-stage", Static).update(f"Stopped {self.run_id} ({clean}).")
+
+    async def action_back(self) -> None:
+        """Back to Review (a launched server keeps running; `sglang-wizard runs` finds it)."""
+        self.workers.cancel_group(self, "remote")
+        if self.host is not None:
+            with contextlib.suppress(Exception):
+                await self.host.close()
+        self.dismiss(None)
+
+    @on(Input.Changed, "#launch-host")
+    def _host_changed(self) -> None:
+        self.host = None  # connect again to the new host
+
+
+def preflight_text(report: Any) -> Content:
+    """The preflight table: one line per check, then the verdict."""
+    parts: list[Content | tuple[str, str] | str] = []
+    if report.sglang_version:
+        parts += [("SGLang on the host: ", "bold"), str(report.sglang_version), "\n"]
+    for check in report.checks:
+        if check.ok:
+            mark = ("ok  ", "$success")
+        elif check.blocking:
+            mark = ("FAIL", "bold $error")
+        else:
+            mark = ("warn", "$warning")
+        parts += [mark, f" {check.name:<18} {check.detail}\n"]
+    crash = report.dry_run_crash
+    if crash is not None:
+        parts += [
+            ("dry run: ", "bold $error"),
+            str(getattr(crash, "summary", lambda: crash)()),
+            "\n",
+        ]
+    if report.ok:
+        parts.append(("Nothing blocks the launch.", "bold $success"))
+    else:
+        parts += [("Blocked by: ", "bold $error"), ", ".join(c.name for c in report.blocking)]
+    return Content.assemble(*parts)
+
+
+def stage_text(event: Any) -> Content:
+    """`weights 7/15  42 s  (ETA 1 min)`."""
+    name = getattr(event.stage, "value", str(event.stage))
+    progress = f" {event.done}/{event.total}" if event.done is not None and event.total else ""
+    eta = f"  ETA {event.eta_s:.0f} s" if event.eta_s is not None else ""
+    return Content.assemble(
+        ("stage ", "$text-muted"), (f"{name}{progress}", "bold"), f"  {event.elapsed_s:.0f} s{eta}"
+    )
+
+
+def outcome_text(result: Any) -> Content:
+    """Ready (with what the server really uses) or why it stopped."""
+    if result.outcome == "ready":
+        parts: list[Content | tuple[str, str] | str] = [("✓ ready", "bold $success")]
+        if result.startup_s is not None:
+            parts.append(f" after {result.startup_s:.0f} s")
+        ready = result.ready
+        if ready is not None:
+            spec = ", ".join(f"{k} {v}" for k, v in ready.speculative.items())
+            if spec:
+                parts += ["\n", ("server runs: ", "$text-muted"), spec]
+            if ready.avg_spec_accept_length is not None:
+                parts.append(f"\naccept length {ready.avg_spec_accept_length:.2f}")
+        return Content.assemble(*parts)
+    if result.crash is not None:
+        explanation = result.crash.explanation
+        summary = explanation.summary() if hasattr(explanation, "summary") else str(explanation)
+        return Content.assemble((f"✗ {result.outcome}: ", "bold $error"), summary)
+    return Content.styled(f"{result.outcome}", "$warning")
