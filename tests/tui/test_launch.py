@@ -11,15 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ssh.helpers import REMOTE_PYTHON, STAND_IN, model_dir, stand_in_env
+from ssh.sshd_harness import free_port, keygen, start_sshd
 from textual.widgets import Log, Static
 
 from screens.app import WizardApp
 from screens.launch import LaunchScreen
 from wizard.profile import Profile
 from wizard.remote.connection import SshSettings
-
-from ssh.helpers import REMOTE_PYTHON, STAND_IN, model_dir, stand_in_env
-from ssh.sshd_harness import free_port, keygen, start_sshd
 
 pytestmark = [pytest.mark.ssh, pytest.mark.tui]
 
