@@ -15,13 +15,15 @@ from .sshd_harness import free_port
 
 pytestmark = pytest.mark.ssh
 
-EXTRA_LINES = 30_000
+EXTRA_LINES = 100_000
 
 
 async def _follow_with_drops(
     host: RemoteHost, run_id: str, drop: callable, drops: int  # type: ignore[valid-type]
 ) -> tuple[list[str], int, int]:
-    """Follow until the last extra line, calling `drop()` after the 1st, 3rd, 5th... chunk."""
+    """Follow until the last extra line; `drop()` the connection after the first chunk and after
+    the first chunk of each new connection (chunks already buffered from a dropped one are not
+    a live connection)."""
     lines: list[str] = []
     reconnections = 0
     dropped = 0
@@ -31,7 +33,7 @@ async def _follow_with_drops(
         chunks += 1
         reconnections += chunk.reconnected
         lines.extend(chunk.lines)
-        if dropped < drops and chunks % 2 == 1:
+        if dropped < drops and (chunks == 1 or chunk.reconnected):
             assert drop(), "no connection to drop"
             dropped += 1
         if any(last in line for line in chunk.lines):

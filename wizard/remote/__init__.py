@@ -1,0 +1,43 @@
+"""Launch on GPU hosts over SSH: the only asynchronous I/O of the wizard (asyncssh).
+
+Public names are loaded on first use, so importing `wizard.remote` stays cheap:
+`RemoteHost`, `LaunchRequest`, `PreflightRequest`, `HostKeyPolicy`, `SshSettings`,
+`UnknownHostKeyError`, `ChangedHostKeyError`, `RemoteError`, `RunWatcher`, `watch_run`,
+`RunRecords`, `burst_chunks`, `aburst_chunks`. See docs/remote.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "RemoteHost": "wizard.remote.session",
+    "LaunchRequest": "wizard.remote.session",
+    "PreflightRequest": "wizard.remote.session",
+    "PreflightReport": "wizard.remote.session",
+    "LogChunk": "wizard.remote.session",
+    "RunStatus": "wizard.remote.session",
+    "StopResult": "wizard.remote.session",
+    "HostKeyPolicy": "wizard.remote.connection",
+    "HostSpec": "wizard.remote.connection",
+    "SshSettings": "wizard.remote.connection",
+    "RemoteError": "wizard.remote.connection",
+    "UnknownHostKeyError": "wizard.remote.connection",
+    "ChangedHostKeyError": "wizard.remote.connection",
+    "RunWatcher": "wizard.remote.watch",
+    "watch_run": "wizard.remote.watch",
+    "RunRecords": "wizard.remote.records",
+    "RunRecord": "wizard.remote.records",
+    "burst_chunks": "wizard.remote.burst",
+    "aburst_chunks": "wizard.remote.burst",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wizard.remote' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -574,7 +574,7 @@ class RemoteHost:
         try:
             while True:
                 try:
-                    data = await process.stdout.read(1 << 18)
+                    data = await process.stdout.read(1 << 20)
                 except (asyncssh.Error, OSError) as exc:
                     raise _StreamDropped(str(exc)) from exc
                 if not data:
@@ -697,6 +697,8 @@ def split_log_lines(text: str) -> list[str]:
     parts = text.split("\n")
     if parts and parts[-1] == "":
         parts.pop()
+    if "\r" not in text:
+        return parts  # the common case: no progress bars in this block
     lines: list[str] = []
     for part in parts:
         if "\r" in part:

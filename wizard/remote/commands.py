@@ -1,0 +1,468 @@
+"""The remote subcommands' implementation (argparse wiring is in `wizard.remote.cli`).
+
+Exit codes: 0 ok (launch: the server is ready, or launched with --no-follow), 1 the remote action
+failed (preflight blocks, crash, unknown host key, connection failure), 2 the tool's input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from wizard.cli import ToolInputError
+from wizard.logstages import STAGE_LABELS, StageEvent
+from wizard.remote.connection import (
+    HostKeyPolicy,
+    HostSpecError,
+    RemoteError,
+    SshSettings,
+    UnknownHostKeyError,
+)
+from wizard.remote.records import RunRecord, RunRecords, mask_env, profile_hash
+from wizard.remote.session import (
+    LaunchRequest,
+    LogChunk,
+    PreflightReport,
+    PreflightRequest,
+    RemoteHost,
+    compare_effective,
+)
+from wizard.remote.watch import RunWatcher, WatchResult, watch_run
+
+# ---------------------------------------------------------------------------------- plumbing
+
+
+@dataclass
+class _Target:
+    host: str
+    jumps: list[str] | None
+    python: str
+    identity: list[Path]
+    runs_root: str | None
+
+
+def _settings(args: argparse.Namespace, identity: Sequence[Path] = ()) -> SshSettings:
+    settings = SshSettings()
+    if args.ssh_config is not None:
+        settings.config_paths = [args.ssh_config]
+    if args.known_hosts is not None:
+        settings.known_hosts = args.known_hosts
+    keys = list(args.identity or []) + list(identity)
+    if keys:
+        settings.client_keys = [Path(k).expanduser() for k in keys]
+    settings.use_agent = not args.no_agent
+    return settings
+
+
+async def _connect(args: argparse.Namespace, target: _Target) -> RemoteHost:
+    try:
+        return await RemoteHost.connect(
+            target.host,
+            jumps=target.jumps,
+            settings=_settings(args, target.identity),
+            policy=HostKeyPolicy(trusted_fingerprints=set(args.trust_host_key)),
+            agent_python=args.agent_python or "python3",
+            runs_root=target.runs_root,
+        )
+    except HostSpecError as exc:
+        raise ToolInputError(str(exc)) from None
+
+
+def _run(coro: Any) -> int:
+    try:
+        return int(asyncio.run(coro))
+    except UnknownHostKeyError as exc:
+        print(f"sglang-wizard: {exc}", file=sys.stderr)
+        return 1
+    except RemoteError as exc:
+        print(f"sglang-wizard: {exc}", file=sys.stderr)
+        return 1
+
+
+@dataclass
+class _Launchable:
+    profile: Any
+    text: str
+    argv: list[str]
+    env: dict[str, str]
+    target: _Target
+    port: int | None
+    workdir: str | None
+    model_path: str
+    draft_path: str | None
+
+
+def _load(args: argparse.Namespace, version: str | None = None) -> _Launchable:
+    from wizard.profile import ProfileError, load_profile
+    from wizard.sglang.render import render_argv, render_env
+
+    try:
+        profile = load_profile(args.profile)
+    except ProfileError as exc:
+        raise ToolInputError(str(exc)) from None
+    if version:
+        profile = profile.model_copy(update={"sglang_version": version})
+    host = args.host or profile.ssh.host
+    if not host:
+        raise ToolInputError(
+            f"{args.profile}: no host: set [ssh] host in the profile or pass --host"
+        )
+    if profile.ssh.user and "@" not in host:
+        host = f"{profile.ssh.user}@{host}"
+    if profile.ssh.port and ":" not in host.rsplit("]", 1)[-1]:
+        host = f"{host}:{profile.ssh.port}"
+    jumps = args.jump if args.jump is not None else (list(profile.ssh.jump) or None)
+    identity = [Path(profile.ssh.identity_file)] if profile.ssh.identity_file else []
+    argv = render_argv(profile)
+    return _Launchable(
+        profile=profile,
+        text=args.profile.read_text(),
+        argv=argv,
+        env=render_env(profile),
+        target=_Target(host, jumps, profile.ssh.python, identity, args.remote_runs_dir),
+        port=profile.server.port or 30000,
+        workdir=profile.ssh.workdir,
+        model_path=profile.model.path,
+        draft_path=profile.speculative.draft_model_path,
+    )
+
+
+def _print_preflight(report: PreflightReport, out: TextIO) -> None:
+    width = max(len(c.name) for c in report.checks)
+    for item in report.checks:
+        mark = "ok  " if item.ok else ("FAIL" if item.blocking else "warn")
+        print(f"  [{mark}] {item.name:<{width}}  {item.detail}", file=out)
+
+
+@dataclass
+class _LocalCheck:
+    effective: dict[str, Any]
+    errors: list[str]
+    fixes_by_rule: dict[str, list[str]]
+
+
+def _local_check(launchable: _Launchable, version: str | None) -> _LocalCheck:
+    """What the local check says for the host's SGLang version (errors, effective values, fixes)."""
+    from wizard.api import check_profile
+
+    profile = launchable.profile
+    if version:
+        profile = profile.model_copy(update={"sglang_version": version})
+    try:
+        report = check_profile(profile, paths_local=False)
+    except (
+        Exception
+    ) as exc:  # e.g. a version without a rule set: say so; the host's dry run decides
+        return _LocalCheck({}, [f"the local check cannot run for SGLang {version}: {exc}"], {})
+    errors = [f"{f.rule}: {f.message}" for f in report.errors]
+    fixes = {f.rule: [fix.label for fix in f.fixes] for f in report.findings}
+    return _LocalCheck(dict(report.effective), errors, fixes)
+
+
+async def _do_preflight(
+    args: argparse.Namespace, host: RemoteHost, launchable: _Launchable, out: TextIO
+) -> tuple[PreflightReport, bool]:
+    request = PreflightRequest(
+        python=launchable.target.python,
+        env=launchable.env,
+        port=launchable.port,
+        model_path=launchable.model_path
+        if launchable.model_path.startswith(("/", "~", "."))
+        else None,
+        draft_model_path=(
+            launchable.draft_path
+            if launchable.draft_path and launchable.draft_path.startswith(("/", "~", "."))
+            else None
+        ),
+        argv=None if args.skip_dry_run else launchable.argv,
+    )
+    report = await host.preflight(request)
+    print(f"preflight on {host.label}:", file=out)
+    _print_preflight(report, out)
+    ok = report.ok
+    local = _local_check(launchable, report.sglang_version)
+    for error in local.errors:
+        print(f"  [check] {error}", file=out)
+    if local.errors and report.dry_run_effective is None:
+        ok = False  # without the host's own verdict, the local check's errors stop the launch
+        print(
+            "  the local check finds errors and the host's SGLang did not accept the arguments",
+            file=out,
+        )
+    if report.dry_run_crash is not None and report.dry_run_crash.rule_id:
+        for fix in local.fixes_by_rule.get(report.dry_run_crash.rule_id, []):
+            print(f"  fix: {fix}", file=out)
+    if report.dry_run_effective is not None and local.effective:
+        disagreements = compare_effective(local.effective, report.dry_run_effective)
+        for d in disagreements:
+            print(
+                f"  [diff] {d.key}: local check says {d.local!r}, the host's SGLang uses {d.remote!r}",
+                file=out,
+            )
+        if not disagreements:
+            print("  the host's SGLang and the local check agree on the effective values", file=out)
+    if not ok:
+        print("launch blocked: " + "; ".join(c.name for c in report.blocking), file=out)
+    return report, ok
+
+
+def _format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA unknown (first run of this profile here)"
+    return f"ETA {int(seconds) // 60}m{int(seconds) % 60:02d}s"
+
+
+class _Printer:
+    """Prints log lines and stage changes (progress only when it moved)."""
+
+    def __init__(self, out: TextIO, show_log: bool) -> None:
+        self.out = out
+        self.show_log = show_log
+        self._last: tuple[Any, ...] | None = None
+
+    def __call__(self, watcher: RunWatcher, chunk: LogChunk, events: list[StageEvent]) -> None:
+        if chunk.reconnected:
+            print(f"-- connection re-made, log resumed at byte {chunk.offset}", file=self.out)
+        if self.show_log:
+            for line in chunk.lines:
+                print(line, file=self.out)
+        for event in events:
+            key = (event.stage, event.done, event.total)
+            if key == self._last:
+                continue
+            self._last = key
+            progress = f" {event.done}/{event.total}" if event.total else ""
+            print(
+                f">> {STAGE_LABELS[event.stage]}{progress}  [{event.elapsed_s:.0f}s, {_format_eta(event.eta_s)}]",
+                file=self.out,
+            )
+        self.out.flush()
+
+
+def _report_watch(result: WatchResult, out: TextIO) -> int:
+    if result.outcome == "ready":
+        print(f"ready after {result.startup_s:.0f}s", file=out)
+        if result.ready is not None:
+            r = result.ready
+            print(f"  /health: {r.health_status}; test prompt -> {r.generated_text!r}", file=out)
+            if r.speculative:
+                values = ", ".join(
+                    f"{k.removeprefix('speculative_')}={v}" for k, v in r.speculative.items()
+                )
+                print(f"  speculative values the server reports: {values}", file=out)
+            if r.avg_spec_accept_length is not None:
+                print(f"  average accept length: {r.avg_spec_accept_length:.2f}", file=out)
+        return 0
+    if result.outcome == "exited":
+        print(
+            f"the server exited (exit code {result.status.exit_code if result.status else '?'})",
+            file=out,
+        )
+        return 1
+    print(
+        f"the server {result.outcome} (exit code {result.status.exit_code if result.status else '?'})",
+        file=out,
+    )
+    if result.crash is not None:
+        where = f" (log line {result.crash.traceback_line})" if result.crash.traceback_line else ""
+        print(f"what the log says{where}:", file=out)
+        for line in result.crash.explanation.summary().splitlines():
+            print(f"  {line}", file=out)
+    return 1
+
+
+# ---------------------------------------------------------------------------------- commands
+
+
+def preflight(args: argparse.Namespace) -> int:
+    launchable = _load(args)
+
+    async def go() -> int:
+        async with await _connect(args, launchable.target) as host:
+            _, ok = await _do_preflight(args, host, launchable, sys.stdout)
+            return 0 if ok else 1
+
+    return _run(go())
+
+
+def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    launchable = _load(args)
+
+    async def go() -> int:
+        async with await _connect(args, launchable.target) as host:
+            report, ok = await _do_preflight(args, host, launchable, out)
+            if not ok:
+                return 1
+            final = launchable
+            if report.sglang_version and report.sglang_version != launchable.profile.sglang_version:
+                try:  # render the flags for the version the host really has
+                    final = _load(args, report.sglang_version)
+                except Exception as exc:
+                    print(f"  note: keeping the profile's flags ({exc})", file=out)
+            digest = profile_hash(final.text)
+            status = await host.launch(
+                LaunchRequest(
+                    argv=final.argv,
+                    env=final.env,
+                    python=final.target.python,
+                    profile_toml=final.text,
+                    port=final.port,
+                    workdir=final.workdir,
+                    profile_hash=digest,
+                )
+            )
+            records = RunRecords()
+            record = RunRecord(
+                run_id=status.run_id,
+                host=host.host_key,
+                profile_hash=digest,
+                started_at=time.time(),
+                target=final.target.host,
+                jumps=list(final.target.jumps or []),
+                runs_root=final.target.runs_root,
+                port=final.port,
+                python=final.target.python,
+                argv=final.argv,
+                env=mask_env(final.env),
+                sglang_version=report.sglang_version,
+            )
+            records.save(record)
+            print(
+                f"launched {status.run_id} on {host.label} (process group {status.pgid}); log: {status.run_dir}/log",
+                file=out,
+            )
+            if args.no_follow:
+                print(f"follow it with: sglang-wizard logs {status.run_id} --follow", file=out)
+                return 0
+            result = await watch_run(
+                host,
+                status.run_id,
+                port=final.port,
+                sglang_version=report.sglang_version,
+                history=records.stage_history(host.host_key, digest),
+                on_chunk=_Printer(out, show_log=not args.quiet_log),
+            )
+            record.outcome = result.outcome
+            record.startup_s = result.startup_s
+            record.stage_durations = result.watcher.tracker.completed_durations()
+            if result.crash is not None:
+                record.detail = result.crash.explanation.summary()
+            records.save(record)
+            return _report_watch(result, out)
+
+    return _run(go())
+
+
+def _target_for_run(args: argparse.Namespace, run_id: str | None) -> _Target:
+    record = RunRecords().get(run_id) if run_id else None
+    host = args.host or (record.target if record else None)
+    if not host:
+        raise ToolInputError(
+            f"run {run_id} was not launched from this machine: pass --host"
+            if run_id
+            else "pass --host"
+        )
+    jumps = args.jump if args.jump is not None else (record.jumps or None if record else None)
+    runs_root = args.remote_runs_dir or (record.runs_root if record else None)
+    return _Target(host, jumps, "python3", [], runs_root)
+
+
+def runs(args: argparse.Namespace) -> int:
+    if not args.host:
+        records = sorted(RunRecords().load(), key=lambda r: r.started_at)
+        if not records:
+            print("no runs launched from this machine yet")
+        for r in records:
+            started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
+            startup = f"{r.startup_s:.0f}s" if r.startup_s is not None else "-"
+            print(f"{r.run_id}  {r.host:<28} {r.outcome:<9} start-up {startup:>6}  {started}")
+        return 0
+
+    async def go() -> int:
+        async with await _connect(args, _target_for_run(args, None)) as host:
+            runs = await host.list_runs()
+            if not runs:
+                print(f"no runs on {host.label}")
+            for run in runs:
+                port = run.meta.get("port")
+                created = run.meta.get("created")
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created)) if created else "?"
+                print(
+                    f"{run.run_id}  {run.state:<10} pgid {run.pgid}  port {port}  log {run.log_size} B  {when}"
+                )
+            return 0
+
+    return _run(go())
+
+
+def logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    target = _target_for_run(args, args.run)
+    record = RunRecords().get(args.run)
+
+    async def go() -> int:
+        async with await _connect(args, target) as host:
+            status = await host.run_status(args.run)
+            log_path = f"{status.run_dir}/log"
+            if not args.follow:
+                tail = await host.run(["tail", "-n", str(args.lines), log_path])
+                out.write(tail.stdout)
+                print(f"-- {args.run}: {status.state}", file=out)
+                return 0
+            history = (
+                RunRecords().stage_history(host.host_key, record.profile_hash) if record else []
+            )
+            result = await watch_run(
+                host,
+                args.run,
+                port=status.meta.get("port"),
+                sglang_version=record.sglang_version if record else None,
+                history=history,
+                on_chunk=_Printer(out, show_log=True),
+                stop_when_ready=False,
+                check_ready=False,
+            )
+            return _report_watch(result, out)
+
+    return _run(go())
+
+
+def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    target = _target_for_run(args, args.run)
+
+    async def go() -> int:
+        async with await _connect(args, target) as host:
+            result = await host.stop(args.run, timeout_s=args.timeout)
+            if not result.was_running:
+                print(f"{args.run} was not running", file=out)
+            else:
+                how = "killed (did not stop on TERM)" if result.killed else "stopped on TERM"
+                print(
+                    f"{args.run} {how}; processes before: {' '.join(map(str, result.processes_before))}",
+                    file=out,
+                )
+            if result.remaining:
+                print(f"still running: {' '.join(map(str, result.remaining))}", file=out)
+            if result.gpu_checked:
+                held = result.gpu_holders_left
+                print(
+                    "GPU memory released" if not held else f"GPU memory still held by {held}",
+                    file=out,
+                )
+            else:
+                print("GPU memory not checked (nvidia-smi not found on the host)", file=out)
+            record = RunRecords().get(args.run)
+            if record is not None and result.was_running:
+                record.outcome = "stopped"
+                RunRecords().save(record)
+            return 0 if result.clean else 1
+
+    return _run(go())
