@@ -188,7 +188,7 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module = _StubModule(spec.name)
         module.__path__ = []
         module.__file__ = f"<stub {spec.name}>"
-        module.__version__ = STUB_VERSIONS.get(spec.name.split(".")[0], "0.0.0")
+        module.__dict__["__version__"] = STUB_VERSIONS.get(spec.name.split(".")[0], "0.0.0")
         self.used.add(spec.name.split(".")[0])
         if spec.name == "triton":
             # fla/utils.py asks triton for the active backend at import time.
@@ -196,7 +196,8 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 backend=self.backend, arch=self.capability[0] * 10 + self.capability[1]
             )
             active = types.SimpleNamespace(get_current_target=lambda: target)
-            module.runtime = types.SimpleNamespace(driver=types.SimpleNamespace(active=active))
+            driver = types.SimpleNamespace(active=active)
+            module.__dict__["runtime"] = types.SimpleNamespace(driver=driver)
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
@@ -242,7 +243,7 @@ def neutralize_torch_compile() -> None:
             return lambda fn: fn
         return model
 
-    torch.compile = compile_identity  # type: ignore[assignment]
+    torch.compile = compile_identity
 
 
 # ------------------------------------------------------------------ GPU fake
@@ -309,7 +310,7 @@ class FakeGpu:
         cuda.set_device = lambda device: None
         cuda.is_bf16_supported = lambda *a, **k: True
         cuda.is_initialized = lambda: True
-        torch.version.cuda = self.cuda_version  # type: ignore[misc]
+        torch.version.cuda = self.cuda_version
         path = os.path.join(self.bin_dir, "nvidia-smi")
         with open(path, "w") as fh:
             fh.write(
@@ -455,6 +456,56 @@ def dump_env() -> dict[str, Any]:
 # ------------------------------------------------------------------ one case (in the child)
 
 
+_PARSERS: dict[tuple[tuple[str, str | None], ...], argparse.ArgumentParser] = {}
+
+
+def _env_key(case: dict[str, Any]) -> tuple[tuple[str, str | None], ...]:
+    env = case.get("env") or {}
+    return tuple(sorted((str(k), None if v is None else str(v)) for k, v in env.items()))
+
+
+def prebuilt_parser(server_args: Any, case: dict[str, Any]) -> argparse.ArgumentParser:
+    """SGLang's parser built in the parent under the case's environment (cached per env).
+
+    ``prepare_server_args`` builds a fresh parser per call (0.5 s: most of a case's time);
+    ``add_cli_args`` is a function of the code and the environment only, so a parser built once
+    per distinct environment and handed unused to each forked child is the same parser.
+    """
+    key = _env_key(case)
+    parser = _PARSERS.get(key)
+    if parser is None:
+        saved = {name: os.environ.get(name) for name, _ in key}
+        try:
+            for name, value in key:
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            real_stdout = sys.stdout
+            sys.stdout = sys.stderr
+            try:
+                parser = build_parser(server_args)
+            finally:
+                sys.stdout = real_stdout
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = old
+        _PARSERS[key] = parser
+    return parser
+
+
+def use_prebuilt_parser(server_args: Any, parser: argparse.ArgumentParser) -> None:
+    """Make ``prepare_server_args`` (in this forked child) use ``parser`` instead of building one."""
+    proxy = types.ModuleType("argparse")
+    proxy.__dict__.update(vars(argparse))
+    proxy.ArgumentParser = lambda *args, **kwargs: parser  # type: ignore[attr-defined]
+    server_args.argparse = proxy
+    server_args.ServerArgs.add_cli_args = staticmethod(lambda _parser: None)
+
+
 def effective_values(args: Any) -> dict[str, Any]:
     """The resolved values of ``EFFECTIVE_FIELDS`` (0.5.23: ``resolved_dict()``; else attributes)."""
     resolved = args.resolved_dict() if hasattr(args, "resolved_dict") else None
@@ -496,7 +547,12 @@ def _argparse_message(stderr_text: str) -> str:
     return stderr_text.strip().splitlines()[-1] if stderr_text.strip() else ""
 
 
-def run_case(server_args: Any, case: dict[str, Any], fake: FakeGpu | None) -> dict[str, Any]:
+def run_case(
+    server_args: Any,
+    case: dict[str, Any],
+    fake: FakeGpu | None,
+    parser: argparse.ArgumentParser | None = None,
+) -> dict[str, Any]:
     """Run argparse, resolution and check for one case, in the launcher's order."""
     argv = [str(a) for a in case.get("argv", [])]
     for key, value in (case.get("env") or {}).items():
@@ -507,6 +563,8 @@ def run_case(server_args: Any, case: dict[str, Any], fake: FakeGpu | None) -> di
     if fake is not None and case.get("gpus"):
         fake.set_count(int(case["gpus"]))
 
+    if parser is not None:
+        use_prebuilt_parser(server_args, parser)
     collector = _WarningCollector()
     sglang_logger = logging.getLogger("sglang")
     sglang_logger.addHandler(collector)
@@ -578,13 +636,19 @@ def run_case(server_args: Any, case: dict[str, Any], fake: FakeGpu | None) -> di
 # ------------------------------------------------------------------ batch driver
 
 
-def _child(server_args: Any, case: dict[str, Any], fake: FakeGpu | None, write_fd: int) -> None:
+def _child(
+    server_args: Any,
+    case: dict[str, Any],
+    fake: FakeGpu | None,
+    write_fd: int,
+    parser: argparse.ArgumentParser | None,
+) -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         before = set(sys.modules)
-        result = run_case(server_args, case, fake)
+        result = run_case(server_args, case, fake, parser)
         result["_imported"] = sorted(
             name for name in set(sys.modules) - before if name.split(".")[0] in WARM_PACKAGES
         )
@@ -654,6 +718,7 @@ def run_batch(
     fake: FakeGpu | None,
     jobs: int,
     timeout: float,
+    reuse_parser: bool = True,
 ) -> int:
     """Run every JSON line case in its own forked child, ``jobs`` at a time; results in order."""
     version = sglang_version()
@@ -711,11 +776,12 @@ def run_batch(
             continue
         case = json.loads(line)
         sys.stdout.flush()
+        parser = prebuilt_parser(server_args, case) if reuse_parser else None
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
-            _child(server_args, case, fake, write_fd)
+            _child(server_args, case, fake, write_fd, parser)
         os.close(write_fd)
         pending.append(_Running(case, pid, read_fd, time.monotonic() + timeout))
         count += 1
@@ -750,6 +816,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=1, help="cases run at the same time")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
+    parser.add_argument(
+        "--fresh-parser",
+        action="store_true",
+        help="let every case build SGLang's parser itself (slower; for checking the reuse)",
+    )
     parser.add_argument("--dump-flags", action="store_true", help="print the flag table JSON")
     parser.add_argument("--dump-env", action="store_true", help="print the env variable JSON")
     parser.add_argument(
@@ -811,6 +882,7 @@ def main(argv: list[str] | None = None) -> int:
         fake,
         max(1, options.jobs),
         options.timeout,
+        reuse_parser=not options.fresh_parser,
     )
     return 0
 

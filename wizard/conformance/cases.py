@@ -1,0 +1,205 @@
+"""Conformance cases: a seeded generator over the speculative-decoding flag space.
+
+A case is a JSON-able dict: ``{"id", "sglang_version", "gpu", "gpus", "argv", "env", "model",
+"origin"}`` where ``argv`` are the flags after ``python -m sglang.launch_server`` and model paths
+point at the tiny `config.json` folders of `models.py`. The same dict feeds SGLang's runner and the
+wizard's ``check_case``.
+
+Each case first takes the next cell of a grid (algorithm x target model x how the trio is given,
+visited in a seeded order so every sample of a few hundred covers it), then draws every other
+dimension at random: flag spellings and aliases, `SGLANG_ENABLE_SPEC_V2`, hybrid cache strategy
+and track interval, page size, attention backend, tp/dp/pp and DP attention, overlap and radix
+switches, GPU kind.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+from typing import Any
+
+from wizard.conformance.models import TARGET_KINDS
+
+ALGORITHMS: tuple[str | None, ...] = (None, "NEXTN", "EAGLE", "EAGLE3", "STANDALONE", "NGRAM",
+                                      "DFLASH")
+GPU_KINDS: tuple[str, ...] = ("A6000", "H100", "B200")
+
+# How the steps / topk / draft-tokens trio is given (None = flag not typed).
+TRIO_PATTERNS: tuple[tuple[str, tuple[int | None, int | None, int | None]], ...] = (
+    ("none", (None, None, None)),
+    ("chain", (3, 1, 4)),
+    ("tree", (3, 4, 8)),
+    ("topk1_wrong_draft", (1, 1, 16)),
+    ("draft_only", (None, None, 4)),
+    ("topk_draft", (None, 1, 2)),
+    ("steps_only", (3, None, None)),
+    ("steps_topk", (2, 1, None)),
+    ("random", (None, None, None)),  # each of the three drawn independently
+)
+STEP_VALUES = (None, 1, 2, 3, 5)
+TOPK_VALUES = (None, 1, 2, 4)
+DRAFT_VALUES = (None, 1, 2, 4, 8, 16)
+
+
+def grid() -> list[tuple[str | None, str, str]]:
+    """Every (algorithm, target model, trio pattern) cell."""
+    return [
+        (algorithm, model, pattern)
+        for algorithm, model, (pattern, _values) in itertools.product(
+            ALGORITHMS, TARGET_KINDS, TRIO_PATTERNS
+        )
+        if not (algorithm is None and pattern != "none" and pattern != "random")
+    ]
+
+
+def _draft_for(algorithm: str | None, model: str, rng: random.Random) -> str | None:
+    """The model kind passed as draft path (None = flag not typed)."""
+    natural = {
+        "EAGLE": "eagle_draft",
+        "EAGLE3": "eagle3_draft",
+        "STANDALONE": "standalone_draft",
+        "DFLASH": "standalone_draft",
+    }.get(algorithm or "")
+    roll = rng.random()
+    if algorithm in (None, "NGRAM"):
+        return None if roll < 0.9 else "eagle_draft"
+    if algorithm == "NEXTN":
+        return None if roll < 0.75 else model
+    if roll < 0.08:
+        return None  # forgotten draft path
+    if roll < 0.15:
+        return model  # the target itself as draft
+    return natural
+
+
+def _spelling(flag: str, value: str | None, rng: random.Random) -> list[str]:
+    """A flag with a value as `--flag value` or `--flag=value`."""
+    if value is None:
+        return [flag]
+    return [f"{flag}={value}"] if rng.random() < 0.2 else [flag, value]
+
+
+def make_case(
+    index: int,
+    cell: tuple[str | None, str, str],
+    version: str,
+    rng: random.Random,
+    models: dict[str, Path],
+    gpu: str | None = None,
+) -> dict[str, Any]:
+    """One case: the grid cell plus random draws for every other dimension."""
+    algorithm, model, pattern = cell
+    argv: list[str] = []
+    env: dict[str, str] = {}
+    model_flag = "--model-path" if rng.random() < 0.9 else "--model"
+    argv += _spelling(model_flag, str(models[model]), rng)
+
+    if algorithm is not None:
+        algo_text = algorithm
+        roll = rng.random()
+        if roll < 0.06:
+            algo_text = algorithm.lower()  # case spelling (0.5.11 refuses, 0.5.23 accepts)
+        elif roll < 0.08:
+            algo_text = "MEDUSA"  # not an SGLang algorithm
+        argv += _spelling("--speculative-algorithm", algo_text, rng)
+        draft = _draft_for(algorithm, model, rng)
+        if draft is not None:
+            draft_flag = ("--speculative-draft-model-path" if rng.random() < 0.85
+                          else "--speculative-draft-model")
+            argv += _spelling(draft_flag, str(models[draft]), rng)
+        values = dict(TRIO_PATTERNS)[pattern]
+        if pattern == "random":
+            values = (rng.choice(STEP_VALUES), rng.choice(TOPK_VALUES), rng.choice(DRAFT_VALUES))
+        for flag, value in zip(
+            ("--speculative-num-steps", "--speculative-eagle-topk",
+             "--speculative-num-draft-tokens"), values, strict=True
+        ):
+            if value is not None:
+                argv += _spelling(flag, str(value), rng)
+        if algorithm == "DFLASH" and rng.random() < 0.15:
+            argv += _spelling("--speculative-dflash-block-size", rng.choice(("8", "16")), rng)
+        if rng.random() < 0.08:
+            argv.append("--speculative-adaptive")
+        if rng.random() < 0.05:
+            argv += _spelling("--speculative-moe-runner-backend",
+                              rng.choice(("triton", "flashinfer_trtllm", "auto")), rng)
+
+    spec_v2 = rng.random()
+    if spec_v2 < 0.15:
+        env["SGLANG_ENABLE_SPEC_V2"] = "0"
+    elif spec_v2 < 0.3:
+        env["SGLANG_ENABLE_SPEC_V2"] = "1"
+
+    hybrid = model in ("qwen3next", "qwen35", "qwen35moe")
+    if rng.random() < (0.55 if hybrid else 0.06):
+        # the version's own spelling most of the time, the other version's sometimes
+        own = "--mamba-scheduler-strategy" if version == "0.5.11" else "--mamba-radix-cache-strategy"
+        other = "--mamba-radix-cache-strategy" if version == "0.5.11" else "--mamba-scheduler-strategy"
+        flag = own if rng.random() < 0.85 else other
+        argv += _spelling(flag, rng.choice(("auto", "no_buffer", "extra_buffer", "extra_buffer")),
+                          rng)
+    if rng.random() < (0.2 if hybrid else 0.03):
+        argv += _spelling("--mamba-track-interval", rng.choice(("2", "4", "128", "256")), rng)
+
+    if rng.random() < 0.2:
+        argv += _spelling("--page-size", rng.choice(("1", "16", "32", "64", "48")), rng)
+    if rng.random() < 0.25:
+        argv += _spelling(
+            "--attention-backend",
+            rng.choice(("fa3", "flashinfer", "triton", "trtllm_mha", "flex_attention", "fa4")),
+            rng,
+        )
+
+    tp = rng.choice((1, 1, 2, 2, 4, 8))
+    if tp > 1:
+        argv += _spelling(rng.choice(("--tp-size", "--tensor-parallel-size", "--tp")), str(tp),
+                          rng)
+    dp = 1
+    dp_attention = False
+    if rng.random() < 0.15:
+        dp = rng.choice((2, 4))
+        argv += _spelling(rng.choice(("--dp-size", "--data-parallel-size", "--dp")), str(dp), rng)
+        if rng.random() < 0.6:
+            argv.append("--enable-dp-attention")
+            dp_attention = True
+    pp = 1
+    if rng.random() < 0.07:
+        pp = 2
+        argv += _spelling(rng.choice(("--pp-size", "--pipeline-parallel-size")), "2", rng)
+    if rng.random() < 0.12:
+        argv.append("--disable-overlap-schedule")
+    if rng.random() < 0.12:
+        argv.append("--disable-radix-cache")
+    if rng.random() < 0.05:
+        argv.append("--enable-mixed-chunk")
+
+    gpu_kind = gpu or GPU_KINDS[index % len(GPU_KINDS)]
+    gpus = max(1, tp * pp * (1 if dp_attention else dp))
+    return {
+        "id": f"{version}-{index:05d}",
+        "sglang_version": version,
+        "gpu": gpu_kind,
+        "gpus": min(gpus, 8),
+        "argv": argv,
+        "env": env,
+        "model": model,
+        "origin": f"grid:{algorithm or 'none'}/{model}/{pattern}",
+    }
+
+
+def generate(
+    version: str,
+    count: int,
+    seed: int,
+    models: dict[str, Path],
+    gpu: str | None = None,
+) -> list[dict[str, Any]]:
+    """``count`` cases for one SGLang version, reproducible from ``seed``."""
+    rng = random.Random(f"{version}:{seed}")
+    cells = grid()
+    rng.shuffle(cells)
+    return [
+        make_case(index, cells[index % len(cells)], version, rng, models, gpu)
+        for index in range(count)
+    ]

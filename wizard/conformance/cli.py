@@ -1,0 +1,168 @@
+"""`sglang-wizard conformance ...`: build the SGLang venvs, run cases, score the wizard against them.
+
+    sglang-wizard conformance build [--version V]
+    sglang-wizard conformance run --version V --cases N --seed S [--gpu KIND] [--report FILE]
+    sglang-wizard conformance named [--version V] [--write-fixtures DIR]
+
+Exit codes: 0 agreement at or above `--min-agreement` (default 0.99), 1 below it, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from wizard.cli import ToolInputError
+from wizard.conformance.cases import GPU_KINDS, generate
+from wizard.conformance.models import write_model_folders
+from wizard.conformance.run import models_root, run_cases
+from wizard.conformance.score import Summary, markdown_report, summarise
+from wizard.conformance.venvs import SUPPORTED_VERSIONS, VenvBuildError, ensure_venv
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _versions(value: str | None) -> list[str]:
+    if value is None:
+        return list(SUPPORTED_VERSIONS)
+    if value not in SUPPORTED_VERSIONS:
+        raise ToolInputError(
+            f"--version {value!r} is not supported; choose one of {', '.join(SUPPORTED_VERSIONS)}"
+        )
+    return [value]
+
+
+def wizard_reports(cases: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The wizard's `check_case` report for every case, by id."""
+    from wizard.api import check_case
+
+    return {str(case["id"]): check_case(case) for case in cases}
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def score_cases(cases: list[dict[str, Any]], jobs: int) -> Summary:
+    """Run the cases on real SGLang (per version) and through the wizard; compare."""
+    sglang: dict[str, dict[str, Any]] = {}
+    for version in sorted({str(c["sglang_version"]) for c in cases}):
+        ensure_venv(version, log=_log)
+        chosen = [c for c in cases if c["sglang_version"] == version]
+        sglang.update(run_cases(version, chosen, jobs=jobs, log=_log))
+    started = time.monotonic()
+    wizard = wizard_reports(cases)
+    _log(f"wizard: {len(cases)} cases in {time.monotonic() - started:.1f}s")
+    return summarise(cases, sglang, wizard)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    """Build (or confirm) the venvs."""
+    for version in _versions(args.version):
+        started = time.monotonic()
+        try:
+            python = ensure_venv(version, log=_log, force=args.force)
+        except VenvBuildError as exc:
+            print(f"building the SGLang {version} venv failed: {exc}", file=sys.stderr)
+            return 1
+        print(f"sglang {version}: {python} ({time.monotonic() - started:.0f}s)")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Generate cases, score them, print the table, write the report."""
+    if args.cases < 1:
+        raise ToolInputError("--cases must be at least 1")
+    if args.gpu is not None and args.gpu not in GPU_KINDS:
+        raise ToolInputError(f"--gpu {args.gpu!r}: choose one of {', '.join(GPU_KINDS)}")
+    models = write_model_folders(models_root())
+    cases: list[dict[str, Any]] = []
+    for version in _versions(args.version):
+        cases += generate(version, args.cases, args.seed, models, gpu=args.gpu)
+    if args.cases_out:
+        atomic_write(Path(args.cases_out), "".join(json.dumps(c) + "\n" for c in cases))
+    summary = score_cases(cases, args.jobs)
+    return _finish(summary, args, f"Conformance: {args.cases} cases per version, seed {args.seed}")
+
+
+def cmd_named(args: argparse.Namespace) -> int:
+    """Run the named cases (incidents and the reference's executed cases)."""
+    from wizard.conformance.named_cases import named_cases
+
+    models = write_model_folders(models_root())
+    cases = [c for v in _versions(args.version) for c in named_cases(v, models)]
+    summary = score_cases(cases, args.jobs)
+    if args.write_fixtures:
+        from wizard.conformance.named_cases import fixture_text
+
+        for version in _versions(args.version):
+            results = {str(s.case["id"]): s.sglang for s in summary.scores
+                       if s.case["sglang_version"] == version}
+            path = Path(args.write_fixtures) / f"named-results-{version}.json"
+            atomic_write(path, fixture_text(version, results, models))
+            _log(f"wrote {path}")
+    return _finish(summary, args, "Conformance: named cases")
+
+
+def _finish(summary: Summary, args: argparse.Namespace, title: str) -> int:
+    print(summary.table())
+    for signature, items in summary.grouped_disagreements()[:20]:
+        print(f"  {len(items):4d}  {signature}  e.g. {items[0].case['id']}")
+    if args.report:
+        atomic_write(Path(args.report), markdown_report(summary, title))
+        print(f"report: {args.report}")
+    worst = min(summary.agreement(v) for v in {str(s.case["sglang_version"])
+                                               for s in summary.scores})
+    return 0 if worst >= args.min_agreement else 1
+
+
+def register(subparsers: Any) -> None:
+    """Add `conformance` with its `build`, `run` and `named` subcommands."""
+    parser = subparsers.add_parser(
+        "conformance", help="prove the wizard's check against SGLang's real argument code"
+    )
+    sub = parser.add_subparsers(dest="conformance_command", metavar="ACTION")
+    build = sub.add_parser("build", help="build the per-version SGLang venvs (cached)")
+    build.add_argument("--version", help="one SGLang version (default: all supported)")
+    build.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    build.set_defaults(func=cmd_build)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--report", help="write the Markdown report of disagreements here")
+        p.add_argument("--jobs", type=int, default=2, help="cases run at the same time")
+        p.add_argument("--min-agreement", type=float, default=0.99,
+                       help="exit 1 when a version's agreement is below this (default 0.99)")
+
+    run = sub.add_parser("run", help="generated cases: agreement per version and GPU kind")
+    run.add_argument("--version", help="one SGLang version (default: all supported)")
+    run.add_argument("--cases", type=int, required=True, help="cases per version")
+    run.add_argument("--seed", type=int, required=True, help="generator seed")
+    run.add_argument("--gpu", help=f"only this GPU kind ({', '.join(GPU_KINDS)})")
+    run.add_argument("--cases-out", help="also write the generated cases as JSON lines")
+    common(run)
+    run.set_defaults(func=cmd_run)
+
+    named = sub.add_parser("named", help="the incidents' and the reference's named cases")
+    named.add_argument("--version", help="one SGLang version (default: all supported)")
+    named.add_argument("--write-fixtures", metavar="DIR",
+                       help="write named-results-<V>.json (SGLang's results) into DIR")
+    common(named)
+    named.set_defaults(func=cmd_named)

@@ -1,0 +1,79 @@
+"""Drive `sglang_runner.py` inside a version's venv: one runner process per GPU kind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from wizard import gpus as gpu_catalog
+from wizard.conformance.venvs import RUNNER_PATH, cache_dir, venv_python
+
+RUNNER_CASE_KEYS = ("id", "argv", "env", "gpus")
+
+
+class RunnerError(RuntimeError):
+    """The SGLang runner process failed as a whole (not a case)."""
+
+
+def models_root() -> Path:
+    """Where the tiny model folders of the cases live."""
+    return cache_dir() / "conformance" / "models"
+
+
+def runner_command(python: Path, gpu: str, gpus: int = 1, jobs: int = 2) -> list[str]:
+    """The runner command line for one GPU kind of the wizard's catalog."""
+    kind = gpu_catalog.lookup(gpu)
+    major, minor = kind.compute_capability
+    name = kind.smi_names[0] if kind.smi_names else f"NVIDIA {kind.name}"
+    return [
+        str(python), str(RUNNER_PATH), "--fake-gpu", kind.name, "--gpu-name", name,
+        "--capability", f"{major}.{minor}", "--memory-mib", str(kind.memory_mib),
+        "--gpus", str(gpus), "--jobs", str(jobs),
+    ]
+
+
+def run_cases(
+    version: str,
+    cases: Sequence[dict[str, Any]],
+    jobs: int = 2,
+    log: Callable[[str], None] = lambda _m: None,
+) -> dict[str, dict[str, Any]]:
+    """Run ``cases`` through SGLang ``version``'s real argument code; results by case id."""
+    python = venv_python(version)
+    if not python.exists():
+        raise RunnerError(f"no venv for SGLang {version}: run `sglang-wizard conformance build`")
+    by_gpu: dict[str, list[dict[str, Any]]] = {}
+    for case in cases:
+        by_gpu.setdefault(str(case.get("gpu") or "H100"), []).append(case)
+    results: dict[str, dict[str, Any]] = {}
+    for gpu, group in by_gpu.items():
+        started = time.monotonic()
+        payload = "".join(
+            json.dumps({k: case[k] for k in RUNNER_CASE_KEYS if k in case}) + "\n"
+            for case in group
+        )
+        env = dict(os.environ)
+        env.pop("SGLANG_ENABLE_SPEC_V2", None)  # only the case's own env reaches SGLang
+        proc = subprocess.run(
+            runner_command(python, gpu, jobs=jobs), input=payload, capture_output=True,
+            text=True, env=env, check=False,
+        )
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.strip().splitlines()[-12:])
+            raise RunnerError(f"SGLang {version} runner failed on {gpu} (exit "
+                              f"{proc.returncode}):\n{tail}")
+        for line in proc.stdout.splitlines():
+            if line.strip():
+                result = json.loads(line)
+                results[str(result.get("id"))] = result
+        log(f"sglang {version} on {gpu}: {len(group)} cases in "
+            f"{time.monotonic() - started:.1f}s")
+    missing = [str(c["id"]) for c in cases if str(c["id"]) not in results]
+    if missing:
+        raise RunnerError(f"runner returned no result for {len(missing)} cases, e.g. {missing[:3]}")
+    return results

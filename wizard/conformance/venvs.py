@@ -1,0 +1,194 @@
+"""Per-version SGLang venvs for the conformance runner, built on demand into the user cache.
+
+A venv holds the CPU torch, `sglang==V` installed without its dependencies, and only the light
+packages SGLang's argument code imports (found by trial: import `sglang.srt.server_args`, resolve
+the named cases, add what is missing). Pins come from the sglang wheel's own METADATA. GPU-only
+packages are not installed: the runner stubs them (see `sglang_runner.STUB_REASONS`).
+
+Layout: `<cache>/conformance/venv-<V>/` with a `.conformance-stamp.json` written last. A build
+happens in a temporary sibling directory that is renamed into place only when complete, so an
+interrupted build never leaves a half venv that looks finished. The venv's scripts keep the
+temporary path in their shebangs: always call `bin/python -m pip`, never `bin/pip`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import platformdirs
+
+SUPPORTED_VERSIONS: tuple[str, ...] = ("0.5.11", "0.5.23")
+TORCH_REQUIREMENT = "torch==2.13.0"  # the CPU build lies on these machines' disk (/opt/wheels)
+
+# Imported by the argument code and installed with their dependencies; pins from METADATA.
+_COMMON_LIGHT = (
+    "numpy", "orjson", "psutil", "pybase64", "requests", "packaging", "pillow", "fastapi",
+    "tqdm", "IPython", "pydantic", "aiohttp", "transformers", "pyzmq", "openai",
+    "partial_json_parser", "sentencepiece", "msgspec",
+)
+LIGHT_REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "0.5.11": _COMMON_LIGHT,
+    "0.5.23": (*_COMMON_LIGHT, "xxhash", "zstandard"),
+}
+# Imported by the argument code, installed WITHOUT dependencies: their declared dependencies pull
+# triton / CUDA wheels, which the argument code never needs (their pure deps are listed above).
+NO_DEPS_REQUIREMENTS: tuple[str, ...] = ("xgrammar", "compressed-tensors", "gguf")
+# Imported but not declared by the sglang wheel (dill: sglang/srt/sampling; loguru: by
+# compressed-tensors, whose dependencies are skipped). Installed unpinned.
+UNDECLARED_REQUIREMENTS: tuple[str, ...] = ("dill", "loguru")
+STAMP_NAME = ".conformance-stamp.json"
+RUNNER_PATH = Path(__file__).with_name("sglang_runner.py")
+
+
+class VenvBuildError(RuntimeError):
+    """A conformance venv could not be built (pip or the import check failed)."""
+
+
+def cache_dir() -> Path:
+    """The wizard's cache (env `SGLANG_WIZARD_CACHE_DIR` overrides the platform default)."""
+    override = os.environ.get("SGLANG_WIZARD_CACHE_DIR")
+    return Path(override) if override else platformdirs.user_cache_path("sglang-wizard")
+
+
+def venv_dir(version: str) -> Path:
+    """Where the venv of one SGLang version lives."""
+    return cache_dir() / "conformance" / f"venv-{version}"
+
+
+def venv_python(version: str) -> Path:
+    """The Python interpreter of a version's venv (built or not)."""
+    return venv_dir(version) / "bin" / "python"
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pins_from_metadata(metadata: str, names: tuple[str, ...]) -> list[str]:
+    """Requirement strings for ``names`` as the wheel's METADATA declares them (no extras).
+
+    A name the METADATA does not declare is returned bare (unpinned).
+    """
+    declared: dict[str, str] = {}
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        requirement, _, marker = line[len("Requires-Dist:"):].strip().partition(";")
+        if "extra ==" in marker:
+            continue
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+        if match:
+            declared.setdefault(_normalise(match.group(1)), requirement.strip().replace(" ", ""))
+    return [declared.get(_normalise(name), name) for name in names]
+
+
+def recipe(version: str) -> dict[str, object]:
+    """Everything that decides a venv's content; a changed recipe rebuilds the venv."""
+    if version not in SUPPORTED_VERSIONS:
+        raise ValueError(
+            f"unsupported SGLang version {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}"
+        )
+    return {
+        "sglang": version,
+        "torch": TORCH_REQUIREMENT,
+        "light": list(LIGHT_REQUIREMENTS[version]),
+        "no_deps": list(NO_DEPS_REQUIREMENTS),
+        "undeclared": list(UNDECLARED_REQUIREMENTS),
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+    }
+
+
+def recipe_hash(version: str) -> str:
+    """A short hash of `recipe(version)`."""
+    return hashlib.sha256(json.dumps(recipe(version), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def read_stamp(version: str) -> dict[str, object] | None:
+    """The stamp of a finished venv, or None when missing or unreadable."""
+    try:
+        data = json.loads((venv_dir(version) / STAMP_NAME).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def is_ready(version: str) -> bool:
+    """True when the venv exists, finished building, and matches the current recipe."""
+    stamp = read_stamp(version)
+    if not stamp:
+        return False
+    return stamp.get("recipe_hash") == recipe_hash(version) and venv_python(version).exists()
+
+
+def _base_python() -> str:
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    return str(base)
+
+
+def _run(cmd: list[str], log: Callable[[str], None]) -> str:
+    log("$ " + " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise VenvBuildError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
+    return proc.stdout
+
+
+def ensure_venv(version: str, log: Callable[[str], None] = lambda _m: None,
+                force: bool = False) -> Path:
+    """Build the venv of ``version`` unless a finished one with the same recipe exists.
+
+    Returns the venv's Python. Raises `VenvBuildError` with pip's last lines when a step fails.
+    """
+    target = venv_dir(version)
+    if not force and is_ready(version):
+        return venv_python(version)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".venv-{version}.", dir=target.parent))
+    try:
+        _run([_base_python(), "-m", "venv", str(work)], log)
+        python = str(work / "bin" / "python")
+        pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        _run([*pip, TORCH_REQUIREMENT], log)
+        _run([*pip, "--no-deps", f"sglang=={version}"], log)
+        metadata = _installed_metadata(work, version)
+        _run([*pip, *pins_from_metadata(metadata, LIGHT_REQUIREMENTS[version]),
+              *UNDECLARED_REQUIREMENTS], log)
+        _run([*pip, "--no-deps", *pins_from_metadata(metadata, NO_DEPS_REQUIREMENTS)], log)
+        info = json.loads(_run([python, str(RUNNER_PATH), "--fake-gpu", "H100", "--info"], log)
+                          .strip().splitlines()[-1])
+        freeze = _run([python, "-m", "pip", "freeze", "--disable-pip-version-check"], log)
+        stamp = {
+            "sglang_version": info.get("sglang_version"),
+            "recipe_hash": recipe_hash(version),
+            "recipe": recipe(version),
+            "stubbed": info.get("stubbed", []),
+            "packages": sorted(freeze.split()),
+        }
+        if stamp["sglang_version"] != version:
+            raise VenvBuildError(f"venv reports sglang {stamp['sglang_version']}, wanted {version}")
+        (work / STAMP_NAME).write_text(json.dumps(stamp, indent=1) + "\n")
+        if target.exists():
+            shutil.rmtree(target)
+        os.rename(work, target)
+        log(f"venv for sglang {version} ready: {target}")
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return venv_python(version)
+
+
+def _installed_metadata(venv: Path, version: str) -> str:
+    candidates = list(venv.glob(f"lib/python*/site-packages/sglang-{version}.dist-info/METADATA"))
+    if not candidates:
+        raise VenvBuildError(f"sglang {version} METADATA not found in {venv}")
+    return candidates[0].read_text()
