@@ -222,3 +222,18 @@ def test_every_synonym_target_exists_in_both_versions() -> None:
     for typed, (target, _engine) in SYNONYMS.items():
         for version in BOTH:
             assert _in_version(target, load_table(version)) is not None, (typed, version)
+
+
+def test_allow_abbrev_and_ambiguity_come_from_the_table(hand_tables: object) -> None:
+    """On a hand-written table: prefixes follow the dump's allow_abbrev, like argparse."""
+    from sglang_hand_tables import table_0_5_11
+
+    data = table_0_5_11()
+    table = table_from_data(data)
+    assert table.lookup("--speculative-algo").option == "--speculative-algorithm"
+    no_abbrev = table_from_data({**data, "allow_abbrev": False})
+    assert no_abbrev.match("--speculative-algo") is None
+    err = argparse_error(["--model-path", "/m", "--speculative-algo", "EAGLE"], "0.5.11")
+    assert err is None  # the hand table (loaded through the fixture) allows abbreviations
+    with pytest.raises(CommandError, match="ambiguous option: --speculative-num"):
+        table.lookup("--speculative-num")
