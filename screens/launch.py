@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Log, Static
 
 from screens.dialogs import ConfirmDialog
+from screens.messages import EditRequested
 from wizard.profile import Profile, profile_to_toml
 
 if TYPE_CHECKING:
@@ -155,6 +156,18 @@ class LaunchScreen(Screen[None]):
             self._say(Content.assemble(("Preflight failed: ", "bold $error"), str(exc)))
             return None
         self._say(preflight_text(report))
+        detected = report.sglang_version
+        if detected and detected != profile.sglang_version:
+            # The host's SGLang decides: check and render the flags for the version it really has.
+            self.profile = profile.with_edits({"sglang_version": detected})
+            self.app.post_message(
+                EditRequested({"sglang_version": detected}, {"sglang_version": detected})
+            )
+            self.app.notify(
+                f"The host runs SGLang {detected}; the profile now uses its rules "
+                f"(was {profile.sglang_version}).",
+                title="SGLang version detected",
+            )
         return report
 
     @work(exclusive=True, group="remote")

@@ -58,6 +58,7 @@ async def test_launch_screen_preflights_launches_follows_and_stops(
     )
     profile = Profile.model_validate(
         {
+            "sglang_version": "0.5.23",  # the host has 0.5.11: detected by the preflight
             "model": {"path": str(model)},
             "server": {"port": free_port()},
             "gpu": {"kind": "H100", "count": 1},
@@ -84,6 +85,8 @@ async def test_launch_screen_preflights_launches_follows_and_stops(
         preflight = str(screen.query_one("#launch-preflight", Static).visual)
         assert "SGLang on the host: 0.5.11" in preflight
         assert "Nothing blocks the launch." in preflight
+        assert app.profile.sglang_version == "0.5.11"
+        assert app.report is not None and app.report.sglang_version == "0.5.11"
 
         await pilot.press("ctrl+l")
         await app.workers.wait_for_complete()
