@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
+from wizard.sglang.fields import version_tuple
 from wizard.sglang.versions import SUPPORTED, resolve_version
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -207,7 +208,7 @@ class FlagTable:
         if action_obj is None:
             return None
         typed = piece.split("=", 1)[0] if "=" in piece else piece
-        flag = self._action_for(action_obj)
+        flag: FlagAction | None = getattr(action_obj, "wizard_flag", None)
         if flag is None:
             return None
         if typed == option_string:
@@ -229,9 +230,6 @@ class FlagTable:
         if found is None:
             raise unknown_flag_error(option.split("=", 1)[0], self)
         return found
-
-    def _action_for(self, action_obj: argparse.Action) -> FlagAction | None:
-        return getattr(action_obj, "wizard_flag", None)
 
     def _ambiguity_error(self, piece: str, message: str) -> CommandError:
         typed = piece.split("=", 1)[0]
@@ -612,6 +610,28 @@ def run_argparse(table: FlagTable, argv: Sequence[str]) -> argparse.Namespace:
         ) from None
 
 
+def group_pieces(table: FlagTable, argv: Sequence[str]) -> list[tuple[FlagMatch | None, list[str]]]:
+    """Split argv into (flag, pieces) groups the way argparse consumes a valid argv.
+
+    Each piece that argparse reads as an option starts a group; the values after it join it.
+    Pieces before the first option (or after `--`) form a group with flag None.
+    """
+    groups: list[tuple[FlagMatch | None, list[str]]] = []
+    after_dashdash = False
+    for piece in argv:
+        match = None if after_dashdash else table.match_safe(piece)
+        if piece == "--" and not after_dashdash:
+            after_dashdash = True
+            match = None
+        if match is not None:
+            groups.append((match, [piece]))
+        elif groups:
+            groups[-1][1].append(piece)
+        else:
+            groups.append((None, [piece]))
+    return groups
+
+
 def argparse_error(argv: Sequence[str], version: str) -> SglangArgparseError | None:
     """SGLang's own argparse error for `argv` (flags after `launch_server`), or None if it parses."""
     table = load_table(version)
@@ -788,8 +808,6 @@ def rename_for(option: str, version: str) -> str | None:
 
 
 def _ge(a: str, b: str) -> bool:
-    from wizard.sglang.fields import version_tuple
-
     return version_tuple(a) >= version_tuple(b)
 
 

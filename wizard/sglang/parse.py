@@ -22,9 +22,8 @@ from wizard.profile import DEFAULT_SGLANG_VERSION, Profile
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
 from wizard.sglang.fields import BY_DEST, canonical_dest
 from wizard.sglang.flags import (
-    FlagAction,
-    FlagTable,
     argparse_error,
+    group_pieces,
     load_table,
     rename_for,
     run_argparse,
@@ -74,26 +73,6 @@ class ImportResult:
 # argv -> values
 
 
-def _group_argv(table: FlagTable, argv: Sequence[str]) -> list[tuple[FlagAction, list[str]]]:
-    """Split a parsed-OK argv into (action, pieces) groups the way argparse consumed it."""
-    groups: list[tuple[FlagAction, list[str]]] = []
-    current: list[str] | None = None
-    after_dashdash = False
-    for piece in argv:
-        match = None if after_dashdash else table.match_safe(piece)
-        if piece == "--" and not after_dashdash:
-            after_dashdash = True
-            if current is not None:
-                current.append(piece)
-            continue
-        if match is not None:
-            current = [piece]
-            groups.append((match.action, current))
-        elif current is not None:
-            current.append(piece)
-    return groups
-
-
 def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
     """Check `argv` (the flags after `launch_server`) with SGLang `version`'s parser.
 
@@ -113,15 +92,16 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
     argv = list(argv)
     namespace = run_argparse(table, argv)
     parsed = ParsedFlags()
-    for action, pieces in _group_argv(table, argv):
-        typed = pieces[0].split("=", 1)[0]
-        full = table.match_safe(pieces[0])
-        if full is not None and full.how == "prefix":
+    for match, pieces in group_pieces(table, argv):
+        if match is None:
+            continue  # not after a successful parse: SGLang's parser takes no positionals
+        action, typed = match.action, match.typed
+        if match.how == "prefix":
             parsed.notes.append(
-                f"{typed} is a prefix; SGLang {supported} reads it as {full.option}"
+                f"{typed} is a prefix; SGLang {supported} reads it as {match.option}"
             )
         if action.is_deprecated:
-            change = rename_for(full.option if full else typed, supported)
+            change = rename_for(match.option, supported)
             parsed.notes.append(
                 f"{typed} is deprecated in SGLang {supported}"
                 + (f": {change}" if change else " (it still works, with a warning)")
@@ -261,7 +241,7 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
         word = prefix[i]
         if word.kind == "redir":
             notes.append(f"removed the redirection {_redir_text(word.text, _next_text(prefix, i))}")
-            i += 2 if _redir_takes_target(word.text) else 1
+            i += 2  # every redirection operator is followed by its target
             continue
         if word.assignment and not seen_command:
             name, _, value = word.text.partition("=")
@@ -291,9 +271,9 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
     while j < len(rest):
         word = rest[j]
         if word.kind == "redir":
-            target = _next_text(rest, j) if _redir_takes_target(word.text) else ""
+            target = _next_text(rest, j)
             notes.append(f"removed the redirection {_redir_text(word.text, target)}")
-            j += 2 if _redir_takes_target(word.text) else 1
+            j += 2  # every redirection operator is followed by its target
             continue
         if word.kind == "op":
             if word.text == "&":
@@ -346,11 +326,6 @@ def _looks_like_assignment(text: str) -> bool:
         and all(c.isalnum() or c == "_" for c in name)
         and name.isascii()
     )
-
-
-def _redir_takes_target(op: str) -> bool:
-    """Every redirection operator (`>`, `2>`, `2>&` of `2>&1`, `&>`, `<`) is followed by its target."""
-    return bool(op)
 
 
 def _next_text(words: list[Word], i: int) -> str:

@@ -13,12 +13,13 @@ import json
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from wizard.profile import Profile
 from wizard.sglang.errors import FlagDataError, RenderError
 from wizard.sglang.fields import BY_DEST, FIELDS, FieldSpec, canonical_dest, version_tuple
-from wizard.sglang.flags import FlagAction, FlagTable, load_table
+from wizard.sglang.flags import FlagAction, FlagTable, group_pieces, load_table
 from wizard.sglang.versions import VersionError, resolve_version
 
 LAUNCH_MODULE = "sglang.launch_server"
@@ -35,7 +36,9 @@ def _table_for(profile: Profile, version: str | None) -> tuple[str, FlagTable]:
         raise RenderError(str(exc), version=wanted) from None
 
 
+@cache
 def _default_of(spec: FieldSpec) -> Any:
+    """The profile model's default for a field (what "not written" means)."""
     section, _, name = spec.path.partition(".")
     section_type = Profile.model_fields[section].annotation
     info = section_type.model_fields[name]  # type: ignore[union-attr]
@@ -119,24 +122,19 @@ def _field_groups(profile: Profile, supported: str, table: FlagTable) -> list[li
 
 def _extra_groups(profile: Profile, supported: str, table: FlagTable) -> list[list[str]]:
     """extra_args split into per-flag groups; a flag that a profile field holds is refused."""
-    groups: list[list[str]] = []
-    for piece in profile.extra_args:
-        match = table.match_safe(piece) if piece.startswith("-") else None
-        if match is not None:
-            spec = BY_DEST.get(canonical_dest(match.action.server_field))
-            if spec is not None and spec.dest_for(supported) == match.action.server_field:
-                raise RenderError(
-                    f"extra_args sets {match.option}, which is the profile field {spec.path}; "
-                    f"set {spec.path} instead",
-                    field="extra_args",
-                    version=supported,
-                )
-            groups.append([piece])
-        elif groups:
-            groups[-1].append(piece)
-        else:
-            groups.append([piece])
-    return groups
+    groups = group_pieces(table, profile.extra_args)
+    for match, _ in groups:
+        if match is None:
+            continue
+        spec = BY_DEST.get(canonical_dest(match.action.server_field))
+        if spec is not None and spec.dest_for(supported) == match.action.server_field:
+            raise RenderError(
+                f"extra_args sets {match.option}, which is the profile field {spec.path}; "
+                f"set {spec.path} instead",
+                field="extra_args",
+                version=supported,
+            )
+    return [pieces for _, pieces in groups]
 
 
 def render_argv(profile: Profile, version: str | None = None) -> list[str]:
