@@ -237,3 +237,12 @@ def test_allow_abbrev_and_ambiguity_come_from_the_table(hand_tables: object) -> 
     assert err is None  # the hand table (loaded through the fixture) allows abbreviations
     with pytest.raises(CommandError, match="ambiguous option: --speculative-num"):
         table.lookup("--speculative-num")
+
+
+def test_deprecated_actions_keep_their_dumped_nargs() -> None:
+    # 0.5.23 DeprecatedStoreConstAction with nargs=None and choices ['amd'] takes a value
+    assert argparse_error([*MODEL, "--monokernel-backend", "amd"], "0.5.23") is None
+    err = argparse_error([*MODEL, "--monokernel-backend", "x"], "0.5.23")
+    assert err is not None and "invalid choice: 'x'" in err.message
+    # 0.5.11 DeprecatedAction (nargs=0) is a switch that only warns
+    assert argparse_error([*MODEL, "--collect-tokens-histogram"], "0.5.11") is None

@@ -62,15 +62,6 @@ class FlagAction:
         return _action_kind(self.action)
 
     @property
-    def takes_value(self) -> bool:
-        """True when the flag consumes at least one following argument."""
-        if self.kind in {"store_true", "store_false", "store_const", "count", "help", "version"}:
-            return False
-        if self.kind in {"boolean_optional", "deprecated_store_true", "deprecated_noop"}:
-            return self.nargs not in (0, "0") and self.nargs is not None
-        return self.nargs not in (0, "0", "?", "*")
-
-    @property
     def is_deprecated(self) -> bool:
         """Deprecated in this version (still accepted, prints a warning)."""
         return bool(self.deprecated) or self.kind.startswith("deprecated")
@@ -568,13 +559,7 @@ def _build_parser(table: FlagTable) -> _SglangParser:
                 kwargs["required"] = True
             action = parser.add_argument(*options, action=kind, **kwargs)
         else:
-            nargs = flag.nargs
-            if nargs is None and kind in {
-                "deprecated_noop",
-                "deprecated_store_true",
-                "deprecated_store_const",
-            }:
-                nargs = 0
+            nargs = flag.nargs  # the dump has the real nargs (0 for switch-like actions)
             kwargs = dict(common)
             kwargs["nargs"] = _nargs(nargs)
             if nargs != 0:
@@ -633,7 +618,10 @@ def group_pieces(table: FlagTable, argv: Sequence[str]) -> list[tuple[FlagMatch 
 
 
 def argparse_error(argv: Sequence[str], version: str) -> SglangArgparseError | None:
-    """SGLang's own argparse error for `argv` (flags after `launch_server`), or None if it parses."""
+    """SGLang's own argparse error for `argv` (flags after `launch_server`), or None if it parses.
+
+    `-h/--help` gives None too: SGLang prints its help and exits 0.
+    """
     table = load_table(version)
     try:
         table.parser.parse_args(list(argv))
