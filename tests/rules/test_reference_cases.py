@@ -363,7 +363,7 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, str], str, dict[str, tuple
         {},
         "H100",
         {
-            V11: ("error", "R-MAMBA-TRACK-INTERVAL", f"{SA}:2407"),
+            V11: ("error", "R-MAMBA-TRACK-INTERVAL", f"{SA}:2408"),
             V23: ("error", "R-MAMBA-TRACK-INTERVAL", f"{MH}:133"),
         },
     ),
@@ -499,7 +499,7 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, str], str, dict[str, tuple
         {**EAGLE_LLAMA, "pp_size": 2},
         {},
         "H100",
-        {V11: ("error", "R-PP-SPEC", f"{SA}:6787"), V23: ("error", "R-PP-SPEC", None)},
+        {V11: ("error", "R-PP-SPEC", f"{SA}:6788"), V23: ("error", "R-PP-SPEC", None)},
     ),
     (
         "S22",
@@ -578,7 +578,7 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, str], str, dict[str, tuple
         {},
         "H100",
         {
-            V11: ("error", "R-MAMBA-EXTRA-PAGE", f"{SA}:2412"),
+            V11: ("error", "R-MAMBA-EXTRA-PAGE", f"{SA}:2413"),
             V23: ("error", "R-MAMBA-EXTRA-PAGE", f"{MH}:135"),
         },
     ),
@@ -710,7 +710,7 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, str], str, dict[str, tuple
         "H100",
         {
             V11: ("error", "R-DFLASH-DPATTN", f"{SA}:3321"),
-            V23: ("error", "R-DFLASH-DPATTN", f"{SH}:305"),
+            V23: ("error", "R-DFLASH-DPATTN", f"{SH}:308"),
         },
     ),
     (
@@ -746,7 +746,7 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, str], str, dict[str, tuple
         {**EAGLE_LLAMA, "attention_backend": "flex_attention"},
         {},
         "H100",
-        {V11: ("error", "R-FLEX-NO-SPEC", f"{SA}:2564"), V23: ("error", "R-FLEX-NO-SPEC", None)},
+        {V11: ("error", "R-FLEX-NO-SPEC", f"{SA}:2565"), V23: ("error", "R-FLEX-NO-SPEC", None)},
     ),
     (
         "C41",

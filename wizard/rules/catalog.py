@@ -383,7 +383,7 @@ MAMBA_EXTRA_UNSUPPORTED = Rule(
         V11: _raise(
             "resolve",
             "AssertionError",
-            f"{SA}:2391",
+            f"{SA}:2392",
             "mamba extra_buffer is not supported for <arch> model",
         ),
         V23: _raise(
@@ -473,7 +473,7 @@ MAMBA_EXTRA_DEVICE = Rule(
         V11: _raise(
             "resolve",
             "AssertionError",
-            f"{SA}:2403",
+            f"{SA}:2404",
             "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend",
         )
     },
@@ -517,7 +517,7 @@ MAMBA_TRACK_INTERVAL = Rule(
         V11: _raise(
             "resolve",
             "AssertionError",
-            f"{SA}:2407",
+            f"{SA}:2408",
             "mamba_track_interval X must be greater than or equal to speculative_num_draft_tokens Y",
         ),
         V23: _raise(
@@ -565,7 +565,7 @@ MAMBA_EXTRA_PAGE = Rule(
         V11: _raise(
             "resolve",
             "AssertionError",
-            f"{SA}:2412",
+            f"{SA}:2413",
             "mamba_track_interval X must be divisible by page_size Y",
         ),
         V23: _raise(
@@ -596,7 +596,7 @@ MAMBA_FLA_CHUNK = Rule(
         V11: _raise(
             "resolve",
             "AssertionError",
-            f"{SA}:2415",
+            f"{SA}:2418",
             "For SSM models with extra buffer, either FLA_CHUNK_SIZE or page_size must be divisible by the other",
         )
     },
@@ -847,7 +847,7 @@ FLEX_NO_SPEC = Rule(
         V11: _raise(
             "resolve",
             "AssertionError",
-            f"{SA}:2564",
+            f"{SA}:2565",
             "Speculative decoding is currently not supported with Flex Attention backend",
         ),
         V23: _raise(
@@ -1067,7 +1067,7 @@ DFLASH_DPATTN = Rule(
         V23: _raise(
             "resolve",
             "ValueError",
-            f"{SH}:305",
+            f"{SH}:308",
             "DFLASH with dp attention requires --enable-dp-lm-head.",
         ),
     },
@@ -1770,7 +1770,7 @@ NGRAM_PAGE = Rule(
         V23: _raise(
             "resolve",
             "ValueError",
-            f"{SH}:1359",
+            f"{SH}:1361",
             "speculative_eagle_topk(N) > 1 with page_size(P) > 1 is unstable ... only supported for the 'flashinfer' backend.",
         ),
     },
@@ -1835,7 +1835,7 @@ PP_SPEC = Rule(
         V11: _raise(
             "check",
             "AssertionError",
-            f"{SA}:6787",
+            f"{SA}:6788",
             "Pipeline parallelism is not compatible with overlap schedule, speculative decoding",
         ),
         V23: _raise(
