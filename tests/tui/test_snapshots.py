@@ -86,3 +86,16 @@ def test_import_dialog(snap_compare, snapshot_root: Path) -> None:  # type: igno
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_launch_screen(snap_compare, snapshot_root: Path) -> None:  # type: ignore[no-untyped-def]
+    app = snapshot_app(snapshot_root)
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        # the failing profile is refused at Review; open the ready (working) one, then launch
+        pilot.app.open_path(snapshot_root / "ready" / "qwen3.6-27b-mtp-a6000.toml")  # type: ignore[attr-defined]
+        await pilot.press("f5", "l")
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
