@@ -228,3 +228,8 @@ def test_flags_only_paste_is_read_as_launch_flags() -> None:
     result = parse_command("--model-path /m \\\n  --tp-size 2")
     assert result.profile.parallel.tp == 2
     assert any("no launcher" in n for n in result.notes)
+
+
+def test_version_with_a_v_prefix_is_stored_without_it() -> None:
+    result = parse_command(f"sglang serve {M}", "v0.5.23")
+    assert result.profile.sglang_version == "0.5.23" and result.version_used == "0.5.23"

@@ -367,7 +367,7 @@ def parse_command(text: str | Sequence[str], version: str | None = None) -> Impo
         notes.insert(0, warning)
     parsed = parse_flags(parts.argv, supported)
     notes.extend(parsed.notes)
-    data: dict[str, Any] = {"sglang_version": wanted.strip()}
+    data: dict[str, Any] = {"sglang_version": wanted.strip().lstrip("vV")}
     for dest, value in parsed.values.items():
         spec = BY_DEST[dest]
         if isinstance(value, float) and not math.isfinite(value):

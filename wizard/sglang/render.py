@@ -280,7 +280,7 @@ def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
     header = [
         f"# SGLang {supported} --config file"
         + (f" for: {_short(profile.description)}" if profile.description.strip() else ""),
-        f"# start: python3 -m {LAUNCH_MODULE} --config THIS_FILE.yaml"
+        f"# start: {_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE} --config THIS_FILE.yaml"
         + (" " + " ".join(shlex.quote(p) for p in cli_only) if cli_only else ""),
     ]
     if profile.env:
