@@ -246,3 +246,17 @@ def test_deprecated_actions_keep_their_dumped_nargs() -> None:
     assert err is not None and "invalid choice: 'x'" in err.message
     # 0.5.11 DeprecatedAction (nargs=0) is a switch that only warns
     assert argparse_error([*MODEL, "--collect-tokens-histogram"], "0.5.11") is None
+
+
+def test_run_argparse_can_check_a_part_of_an_argv() -> None:
+    from wizard.sglang.flags import run_argparse
+
+    table = load_table("0.5.11")
+    with pytest.raises(CommandError, match="the following arguments are required"):
+        run_argparse(table, ["--enable-metrics"])
+    assert vars(run_argparse(table, ["--enable-metrics"], require=False)) == {
+        "enable_metrics": True
+    }
+    with pytest.raises(CommandError, match="unrecognized arguments: --nope") as info:
+        run_argparse(table, ["--nope"], require=False)
+    assert info.value.flag == "--nope"

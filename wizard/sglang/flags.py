@@ -139,6 +139,7 @@ class FlagTable:
     by_option: dict[str, FlagAction] = field(init=False, repr=False)
     by_dest: dict[str, FlagAction] = field(init=False, repr=False)  # by ServerArgs field
     _parser: _SglangParser | None = field(default=None, init=False, repr=False)
+    _lenient_parser: _SglangParser | None = field(default=None, init=False, repr=False)
     _matches: dict[str, FlagMatch | CommandError | None] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -160,6 +161,13 @@ class FlagTable:
         if self._parser is None:
             self._parser = _build_parser(self)
         return self._parser
+
+    @property
+    def lenient_parser(self) -> _SglangParser:
+        """The same parser without required flags (for checking a part of an argv; cached)."""
+        if self._lenient_parser is None:
+            self._lenient_parser = _build_parser(self, enforce_required=False)
+        return self._lenient_parser
 
     def long_options(self) -> list[str]:
         """Every `--` option string of this version."""
@@ -522,7 +530,7 @@ def _nargs(value: int | str | None) -> int | str | None:
     raise FlagDataError(f"unsupported nargs {value!r}")
 
 
-def _build_parser(table: FlagTable) -> _SglangParser:
+def _build_parser(table: FlagTable, *, enforce_required: bool = True) -> _SglangParser:
     parser = _SglangParser(prog=table.prog, allow_abbrev=table.allow_abbrev, add_help=False)
     for flag in table.actions:
         options = list(flag.option_strings)
@@ -555,7 +563,7 @@ def _build_parser(table: FlagTable) -> _SglangParser:
                 kwargs["type"] = converter
             if flag.choices is not None:
                 kwargs["choices"] = list(flag.choices)
-            if flag.required:
+            if flag.required and enforce_required:
                 kwargs["required"] = True
             action = parser.add_argument(*options, action=kind, **kwargs)
         else:
@@ -573,19 +581,23 @@ def _build_parser(table: FlagTable) -> _SglangParser:
     return parser
 
 
-def run_argparse(table: FlagTable, argv: Sequence[str]) -> argparse.Namespace:
+def run_argparse(
+    table: FlagTable, argv: Sequence[str], *, require: bool = True
+) -> argparse.Namespace:
     """Parse `argv` with the rebuilt parser; only flags present end up in the namespace.
 
     Namespace attributes are SGLang's `ServerArgs` field names (0.5.11's argparse dest
     `tensor_parallel_size` is stored as `tp_size`, as `ServerArgs.from_cli_args` does).
 
     Raises `CommandError` (exit_like_sglang=True, with SGLang's exact message) on any argparse
-    failure, and for `-h/--help`.
+    failure, and for `-h/--help`. `require=False` checks a part of an argv (e.g. a profile's
+    `extra_args`) without asking for `--model-path`.
     """
+    parser = table.parser if require else table.lenient_parser
     try:
-        return table.parser.parse_args(list(argv))
+        return parser.parse_args(list(argv))
     except _ArgparseFailure as failure:
-        raise _explain(table, list(argv), failure.message) from None
+        raise _explain(table, list(argv), failure.message, parser) from None
     except _HelpRequested as help_request:
         raise CommandError(
             f"{help_request.option} prints SGLang's help and exits; it is not a launch flag",
@@ -632,13 +644,15 @@ def argparse_error(argv: Sequence[str], version: str) -> SglangArgparseError | N
     return None
 
 
-def _explain(table: FlagTable, argv: list[str], message: str) -> CommandError:
+def _explain(
+    table: FlagTable, argv: list[str], message: str, parser: _SglangParser | None = None
+) -> CommandError:
     """Turn argparse's message into a CommandError naming the first offending flag + a fix."""
     sglang = SglangArgparseError(message, table.prog)
     head = f"SGLang {table.version} would refuse this command: {message}"
     if message.startswith("unrecognized arguments: "):
         try:
-            _, extras = table.parser.parse_known_args(argv)
+            _, extras = (parser or table.parser).parse_known_args(argv)
         except (_ArgparseFailure, _HelpRequested):
             extras = []
         first_flag = next((a.split("=", 1)[0] for a in extras if a.startswith("-")), None)
