@@ -500,6 +500,14 @@ def _rule_fields(rule: Any) -> tuple[str | None, str, tuple[str, ...]]:
     return (str(rule_id) if rule_id is not None else None, explanation, fixes)
 
 
+def traceback_from_location(location: str, exception_type: str, message: str = "") -> TracebackInfo:
+    """A one-frame traceback for a failure reported as `sglang/...py:LINE` (e.g. by the dry run)."""
+    path, _, line = location.rpartition(":")
+    frames = (Frame(path, int(line), ""),) if line.isdigit() else ()
+    text = f"{exception_type}: {message}" if message else exception_type
+    return TracebackInfo(0, frames, exception_type, message, text)
+
+
 def explain_crash(
     traceback: TracebackInfo | None, oom: OutOfMemory | None, sglang_version: str | None
 ) -> CrashExplanation:

@@ -99,3 +99,24 @@ async def test_preflight_without_sglang_or_config(host: RemoteHost, tmp_path: Pa
     assert "not importable" in blocking["sglang"]
     assert "config.json not readable" in blocking["model path"]
     assert "not valid JSON" in blocking["draft model path"]
+
+
+REAL_VENV = Path.home() / ".cache" / "sglang-wizard" / "conformance" / "venv-0.5.11" / "bin" / "python"
+
+
+@pytest.mark.conformance
+@pytest.mark.skipif(not REAL_VENV.exists(), reason=f"conformance venv not built ({REAL_VENV}); "
+                    "`sglang-wizard conformance build` makes it")
+async def test_dry_run_with_real_sglang_finds_the_trio_assertion(host: RemoteHost, tmp_path: Path) -> None:
+    """The host's real SGLang 0.5.11 (CPU venv, GPU faked by the conformance runner) refuses the trio."""
+    model = model_dir(tmp_path, architectures="LlamaForCausalLM")
+    argv = ["--model-path", str(model), "--speculative-algorithm", "EAGLE",
+            "--speculative-draft-model-path", str(model), "--speculative-num-draft-tokens", "4"]
+    env = {"PATH": f"{STAND_IN / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}", "FAKE_NVIDIA_SMI": "h100x8-idle"}
+    report = await host.preflight(
+        PreflightRequest(python=str(REAL_VENV), env=env, argv=argv, dry_run_runner_args=["--fake-gpu", "H100"])
+    )
+    assert report.sglang_version == "0.5.11"
+    assert report.dry_run_crash is not None and report.dry_run_crash.traceback is not None
+    assert report.dry_run_crash.traceback.location == "sglang/srt/server_args.py:3521"
+    assert report.dry_run_crash.rule_id == "R-SPEC-STEPS-TRIO"

@@ -111,7 +111,12 @@ def test_preflight_report_from_raw_json() -> None:
         "port": {"port": 30000, "free": True},
         "paths": {"model": {"path": "/m", "error": None, "config_json": {"architectures": ["X"]}}},
         "disk": {"path": "/root/.cache", "free_bytes": 10, "total_bytes": 100},
-        "dry_run": {"rc": 0, "out": 'noise\nSGLANG_WIZARD_DRY_RUN {"speculative_num_steps": 3, "attention_backend": "fa3"}\n'},
+        "dry_run": {
+            "rc": 0,
+            "err": "",
+            "out": '{"id": "dry-run", "sglang_version": "0.5.23", "verdict": "ok", "effective": '
+            '{"speculative_num_steps": 3, "attention_backend": "fa3"}, "warnings": [], "runner_error": false}\n',
+        },
     }
     report = build_preflight_report(raw, PreflightRequest(port=30000, min_free_disk_bytes=1 << 20))
     blocking = {c.name: c.detail for c in report.blocking}
@@ -123,3 +128,19 @@ def test_preflight_report_from_raw_json() -> None:
                               {**report.dry_run_effective, "page_size": 64})
     assert [(d.key, d.local, d.remote) for d in diffs] == [("page_size", 1, 64)]
     assert json.dumps(report.raw)  # the raw answer stays serialisable for the screens
+
+
+def test_dry_run_refusal_and_runner_failure() -> None:
+    base = {"versions": {"python": "3.12.3", "sglang": "0.5.11"}, "disk": {"free_bytes": 1 << 40}}
+    refused = {
+        "rc": 0, "err": "",
+        "out": '{"verdict": "error", "sglang_version": "0.5.11", "stage": "resolve", "exception": "AssertionError", '
+        '"message": "", "where": "sglang/srt/server_args.py:3521", "bare": true, "runner_error": false}',
+    }
+    report = build_preflight_report({**base, "dry_run": refused}, PreflightRequest())
+    assert report.dry_run_crash is not None and report.dry_run_crash.rule_id == "R-SPEC-STEPS-TRIO"
+    detail = next(c.detail for c in report.blocking if c.name == "dry run")
+    assert "AssertionError at sglang/srt/server_args.py:3521 (stage resolve)" in detail
+    broken = {"rc": 1, "out": "", "err": "Traceback ...\nModuleNotFoundError: No module named 'sglang'"}
+    report = build_preflight_report({**base, "dry_run": broken}, PreflightRequest())
+    assert "could not run on the host" in next(c.detail for c in report.blocking if c.name == "dry run")

@@ -384,13 +384,13 @@ def port_free(port):
     return True
 
 
-def run_capture(argv, env=None, timeout=60, stdin_data=None):
+def run_capture(argv, env=None, timeout=60, stdin_data=None, merge_stderr=True):
     try:
         done = subprocess.run(
             argv,
             input=stdin_data,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
             env=env,
             timeout=timeout,
         )
@@ -399,7 +399,8 @@ def run_capture(argv, env=None, timeout=60, stdin_data=None):
     except subprocess.TimeoutExpired:
         return {"rc": 124, "out": f"timed out after {timeout}s"}
     text = done.stdout.decode("utf-8", "replace")
-    return {"rc": done.returncode, "out": text[-65536:]}
+    err = "" if merge_stderr else done.stderr.decode("utf-8", "replace")
+    return {"rc": done.returncode, "out": text[-65536:], "err": err[-16384:]}
 
 
 VERSIONS_PY = r"""import json, sys
@@ -487,13 +488,14 @@ def cmd_preflight():
     report["disk"] = {"path": RUNS_ROOT, "free_bytes": usage.free, "total_bytes": usage.total}
     dry_run = spec.get("dry_run")
     if dry_run:
-        code = dry_run["code"]
-        result = run_capture(
-            [python, "-c", code, *list(dry_run["argv"])],
+        # The conformance runner (sent as source): SGLang's own argument code on this host.
+        report["dry_run"] = run_capture(
+            [python, "-c", dry_run["code"], *dry_run.get("args", [])],
             env=env,
             timeout=dry_run.get("timeout", 300),
+            stdin_data=dry_run.get("stdin", "").encode(),
+            merge_stderr=False,
         )
-        report["dry_run"] = result
     emit(report)
 
 

@@ -34,7 +34,6 @@ from wizard.remote.records import mask_argv, mask_env, split_secret_env
 
 AGENT_EXIT_NOT_FOUND = 3
 MAX_PARTIAL_LINE = 1 << 20
-DRY_RUN_MARKER = "SGLANG_WIZARD_DRY_RUN "
 EFFECTIVE_KEYS: tuple[str, ...] = (
     "speculative_algorithm",
     "speculative_num_steps",
@@ -50,24 +49,12 @@ EFFECTIVE_KEYS: tuple[str, ...] = (
     "tp_size",
 )
 
-# Runs SGLang's own argument code on the host (real GPUs, no weights loaded): parse, resolve
-# (0.5.23 resolves lazily), check, then print the values SGLang will use.
-DRY_RUN_CODE = (
-    "import json, sys\n"
-    "from sglang.srt.server_args import prepare_server_args\n"
-    "args = prepare_server_args(sys.argv[1:])\n"
-    "resolve = getattr(args, 'resolve_once', None)\n"
-    "if callable(resolve):\n    resolve()\n"
-    "check = getattr(args, 'check_server_args', None)\n"
-    "if callable(check):\n    check()\n"
-    f"keys = {list(EFFECTIVE_KEYS)!r}\n"
-    "out = {}\n"
-    "for key in keys:\n"
-    "    if not hasattr(args, key):\n        continue\n"
-    "    value = getattr(args, key)\n"
-    "    out[key] = value if isinstance(value, (int, float, str, bool, type(None))) else str(value)\n"
-    f"print({DRY_RUN_MARKER!r} + json.dumps(out))\n"
-)
+
+@cache
+def dry_run_runner_source() -> str:
+    """Source of the conformance runner (`wizard/conformance/sglang_runner.py`), which runs
+    SGLang's real argument code; on a GPU host it runs without fakes (real GPUs, no weights)."""
+    return (Path(__file__).resolve().parents[1] / "conformance" / "sglang_runner.py").read_text()
 
 
 @cache
@@ -178,6 +165,8 @@ class PreflightRequest:
     model_path: str | None = None
     draft_model_path: str | None = None
     argv: list[str] | None = None  # None: no remote dry run
+    # extra arguments for the conformance runner; a host without GPUs (tests) may pass --fake-gpu
+    dry_run_runner_args: list[str] = field(default_factory=list)
     min_free_disk_bytes: int = 1 << 30
     dry_run_timeout_s: float = 300.0
 
@@ -446,10 +435,12 @@ class RemoteHost:
             "paths": paths,
         }
         if request.argv is not None:
+            case = {"id": "dry-run", "argv": list(request.argv), "env": request.env}
             payload["dry_run"] = {
-                "code": DRY_RUN_CODE,
-                "argv": request.argv,
-                "timeout": request.dry_run_timeout_s,
+                "code": dry_run_runner_source(),
+                "args": ["--timeout", str(request.dry_run_timeout_s), *request.dry_run_runner_args],
+                "stdin": json.dumps(case) + "\n",
+                "timeout": request.dry_run_timeout_s + 60,
             }
         raw = await self._agent_json(
             "preflight", payload=payload, timeout_s=request.dry_run_timeout_s + 180
@@ -729,6 +720,47 @@ def render_command_text(python: str, argv: Sequence[str], env: Mapping[str, str]
     return header + (f"env {env_part} " if env_part else "") + command + "\n"
 
 
+def _dry_run_check(
+    dry: Mapping[str, Any], sglang_version: str | None
+) -> tuple[dict[str, Any] | None, logstages.CrashExplanation | None, PreflightCheck]:
+    """Read the conformance runner's JSON result line (or explain why there is none)."""
+    result: dict[str, Any] | None = None
+    for line in reversed(str(dry.get("out", "")).splitlines()):
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(parsed, dict) and "verdict" in parsed:
+            result = parsed
+            break
+    if result is None or result.get("runner_error"):
+        err = (str(dry.get("err", "")) or str(dry.get("out", ""))).strip()
+        reason = (result or {}).get("message") or err[-800:] or f"exit {dry.get('rc')}"
+        check = PreflightCheck("dry run", False, f"the dry run could not run on the host: {reason}")
+        return None, None, check
+    version = str(result.get("sglang_version") or sglang_version or "")
+    if result.get("verdict") == "ok":
+        warnings = result.get("warnings") or []
+        note = f" ({len(warnings)} warning(s))" if warnings else ""
+        check = PreflightCheck(
+            "dry run", True, f"the host's SGLang {version} accepts the arguments{note}"
+        )
+        return dict(result.get("effective") or {}), None, check
+    exception = str(result.get("exception") or "error")
+    message = str(result.get("message") or "")
+    where = result.get("where")
+    traceback = logstages.traceback_from_location(str(where), exception, message) if where else None
+    crash = logstages.explain_crash(traceback, logstages.detect_oom(message), version or None)
+    place = f" at {where}" if where else ""
+    detail = f"{exception}{': ' + message if message else ''}{place} (stage {result.get('stage')})"
+    if crash.rule_id:
+        detail += f"; rule {crash.rule_id}: {crash.explanation}"
+    check = PreflightCheck(
+        "dry run", False, f"the host's SGLang {version} refuses the arguments: {detail}"
+    )
+    return None, crash, check
+
+
 def build_preflight_report(raw: Mapping[str, Any], request: PreflightRequest) -> PreflightReport:
     """Turn the agent's raw preflight JSON into checks (pure: tested without a host)."""
     checks: list[PreflightCheck] = []
@@ -813,25 +845,8 @@ def build_preflight_report(raw: Mapping[str, Any], request: PreflightRequest) ->
     crash: logstages.CrashExplanation | None = None
     dry = raw.get("dry_run")
     if dry is not None:
-        out = str(dry.get("out", ""))
-        marker_lines = [line for line in out.splitlines() if line.startswith(DRY_RUN_MARKER)]
-        if dry.get("rc") == 0 and marker_lines:
-            effective = json.loads(marker_lines[-1][len(DRY_RUN_MARKER) :])
-            checks.append(
-                PreflightCheck("dry run", True, "the host's SGLang accepts the arguments")
-            )
-        else:
-            traceback = logstages.find_last_traceback(out.splitlines())
-            oom = next(
-                (o for o in (logstages.detect_oom(line) for line in out.splitlines()) if o), None
-            )
-            crash = logstages.explain_crash(traceback, oom, sglang_version)
-            reason = crash.summary() if traceback else out.strip()[-1000:]
-            checks.append(
-                PreflightCheck(
-                    "dry run", False, f"the host's SGLang refuses the arguments: {reason}"
-                )
-            )
+        effective, crash, dry_check = _dry_run_check(dry, sglang_version)
+        checks.append(dry_check)
     return PreflightReport(
         checks, python_version, sglang_version, gpus, effective, crash, dict(raw)
     )
