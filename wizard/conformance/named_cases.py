@@ -394,6 +394,6 @@ def fixture_text(version: str, results: dict[str, dict[str, Any]],
         entries.append(_placeholders({
             "name": case["name"], "gpu": case["gpu"], "gpus": case["gpus"],
             "argv": case["argv"], "env": case["env"], "expected": case["expected"],
-            "result": {k: v for k, v in result.items() if k != "id"},
+            "result": {k: v for k, v in result.items() if k not in ("id", "elapsed_us")},
         }, models))
     return json.dumps({"sglang_version": version, "cases": entries}, indent=1) + "\n"

@@ -601,6 +601,7 @@ def run_case(
     }
     with warnings.catch_warnings(record=True) as py_warnings:
         warnings.simplefilter("always")
+        started = time.perf_counter()
         try:
             args = server_args.prepare_server_args(argv)
             if has_resolve_once:
@@ -629,6 +630,7 @@ def run_case(
                 where=_where(exc),
                 bare=isinstance(exc, AssertionError) and not message,
             )
+    result["elapsed_us"] = round((time.perf_counter() - started) * 1e6)
     result["warnings"] = collector.messages + [str(w.message) for w in py_warnings]
     return result
 
