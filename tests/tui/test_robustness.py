@@ -1,0 +1,55 @@
+"""Bad input anywhere becomes a marked field or a finding, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import OptionList
+
+from screens.app import WizardApp
+from screens.forms import FieldInput
+from wizard.profile import Profile
+
+NASTY = ["-1", "99999999999999999999", '"a b', "=1"]
+
+
+async def test_nasty_values_in_every_field_keep_the_app_alive(
+    models: dict[str, Path], ready_dir: Path
+) -> None:
+    start = Profile.model_validate(
+        {
+            "model": {"path": str(models["qwen36"])},
+            "speculative": {"algorithm": "NEXTN"},
+            "gpu": {"kind": "RTX A6000", "count": 2},
+        }
+    )
+    app = WizardApp(initial=start, ready_dir=ready_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for step in ("f4",):  # the Model step's fields are the same kinds of input
+            await pilot.press(step)
+            for field in list(app.screen.query(FieldInput)):
+                field.focus()
+                for value in NASTY:
+                    field.value = value
+                    await pilot.pause()
+                    problem = app.input_problems.get(field.path)
+                    if problem is not None:  # refused: marked, explained, profile unchanged
+                        assert field.has_class("-offending")
+                        assert isinstance(problem, str) and problem
+                field.value = ""
+                await pilot.pause()
+        # every algorithm can be chosen and checked without a crash
+        for version in ("0.5.23",):  # the version with the most algorithms
+            app.action_switch_version(version)
+            await pilot.press("f3")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            listing = app.screen.query_one("#algo-list", OptionList)
+            for index in range(listing.option_count):
+                listing.highlighted = index
+                await pilot.press("enter")
+                await pilot.pause()
+                await pilot.press("f4", "f3")
+                await app.workers.wait_for_complete()
+        assert app.is_running
+        assert app.report is not None
