@@ -98,10 +98,19 @@ def test_preflight_blocks_the_trio_with_the_rule_and_fixes(
 
 def test_crash_after_launch_is_explained(cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     profile = write_profile(tmp_path, "gpu-box", speculative="", env={"STAND_IN_CRASH": "oom"})
+    llama_8b = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+        "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+        "vocab_size": 128256, "intermediate_size": 14336, "max_position_embeddings": 8192,
+        "torch_dtype": "bfloat16",
+    }
+    (tmp_path / "model dir" / "config.json").write_text(json.dumps(llama_8b))  # read on the host for the plan
     assert main(["launch", str(profile), "--quiet-log", *cli_args]) == 1
     out = capsys.readouterr().out
+    assert "[plan] memory per GPU: fits: per GPU 15.0 GiB weights" in out  # 2 x A6000 from nvidia-smi
     assert "the server crashed (exit code 1)" in out
     assert "torch.OutOfMemoryError" in out and "memory plan" in out
+    assert "the memory plan for this profile said: fits" in out
 
 
 def test_unknown_host_key_refused_then_trusted(
@@ -128,3 +137,36 @@ def test_bad_host_and_missing_profile_are_input_errors(cli_args: list[str], tmp_
     profile = write_profile(tmp_path, "gpu-box", speculative="")
     assert main(["preflight", str(profile), "--host", "a@b@c", *cli_args]) == 2
     assert main(["stop", "20990101-000000-abcdef"]) == 2  # not launched from here and no --host
+
+
+def test_ctrl_c_detaches_and_the_server_keeps_running(
+    cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import signal
+    import subprocess
+
+    from .helpers import REPO
+
+    profile = write_profile(tmp_path, "gpu-box", speculative="", env={"STAND_IN_PACE": "0.2"})
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wizard.cli", "launch", str(profile), "--quiet-log", *cli_args],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
+    )
+    assert process.stdout is not None
+    seen = []
+    for line in process.stdout:  # wait for the first stage line: the run is up and being watched
+        seen.append(line)
+        if line.startswith(">> "):
+            break
+    run_id = next(line.split()[1] for line in seen if line.startswith("launched "))
+    process.send_signal(signal.SIGINT)
+    rest = process.stdout.read()
+    assert process.wait(timeout=60) == 130
+    assert f"detached from {run_id}: the server keeps running" in rest
+    state = json.loads((tmp_path / "state" / "runs.jsonl").read_text().splitlines()[-1])
+    assert state["run_id"] == run_id
+    assert main(["runs", "--host", "gpu-box", *cli_args]) == 0
+    assert f"{run_id}  running" in capsys.readouterr().out
+    assert main(["stop", run_id, *cli_args]) == 0
+    assert "stopped on TERM" in capsys.readouterr().out

@@ -463,7 +463,7 @@ def cmd_preflight():
             "nvidia-smi",
             "--query-gpu=index,name,memory.used,memory.total,uuid",
             "--format=csv,noheader,nounits",
-        ]
+        ],
     )
     apps = run_capture(
         env=env,
@@ -471,7 +471,7 @@ def cmd_preflight():
             "nvidia-smi",
             "--query-compute-apps=pid,gpu_uuid,used_memory",
             "--format=csv,noheader,nounits",
-        ]
+        ],
     )
     commands = {}
     if apps["rc"] == 0:
@@ -499,6 +499,23 @@ def cmd_preflight():
     emit(report)
 
 
+def cmd_model_files():
+    """The small text files of a model folder (config.json, index, quant configs), as JSON."""
+    spec = json.load(sys.stdin)
+    root = os.path.expanduser(spec["path"])
+    files = {}
+    for name in spec["names"]:
+        path = os.path.join(root, name)
+        try:
+            if os.path.getsize(path) > spec.get("max_bytes", 8 << 20):
+                continue
+            with open(path, encoding="utf-8") as f:
+                files[name] = f.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+    emit({"path": root, "files": files})
+
+
 def main(argv):
     global RUNS_ROOT
     if len(argv) >= 2 and argv[0] == "--root":
@@ -519,6 +536,8 @@ def main(argv):
         cmd_inspect(rest[0])
     elif command == "preflight":
         cmd_preflight()
+    elif command == "model-files":
+        cmd_model_files()
     else:
         fail(f"unknown agent command {command!r}", 2)
 

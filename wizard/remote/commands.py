@@ -96,6 +96,7 @@ class _Launchable:
     workdir: str | None
     model_path: str
     draft_path: str | None
+    plan: Any = None  # the memory plan made at preflight (wizard.memory.MemoryPlan)
 
 
 def _load(args: argparse.Namespace, version: str | None = None) -> _Launchable:
@@ -165,6 +166,53 @@ def _local_check(launchable: _Launchable, version: str | None) -> _LocalCheck:
     return _LocalCheck(dict(report.effective), errors, fixes)
 
 
+async def _memory_plan(
+    host: RemoteHost, launchable: _Launchable, report: PreflightReport
+) -> Any | None:
+    """The memory plan for the host's GPUs and the model's config.json read on the host, or None
+    when it cannot be made (no GPU report, a repo id instead of a folder, an unknown GPU...)."""
+    from wizard.gpus import lookup
+    from wizard.memory import plan_memory
+    from wizard.model_info import MODEL_FILES, facts_from_files
+
+    if report.gpus.error or not report.gpus.gpus or not _is_path(launchable.model_path):
+        return None
+    profile = launchable.profile
+    try:
+        files = await host.model_files(launchable.model_path, MODEL_FILES)
+        facts = facts_from_files(files, f"{host.host_key}:{launchable.model_path}")
+        draft = None
+        if launchable.draft_path and _is_path(launchable.draft_path):
+            draft_files = await host.model_files(launchable.draft_path, MODEL_FILES)
+            draft = facts_from_files(draft_files, f"{host.host_key}:{launchable.draft_path}")
+        return plan_memory(
+            facts,
+            lookup(report.gpus.gpus[0].name),
+            report.gpus.count,
+            profile.parallel.tp,
+            mem_fraction=profile.memory.mem_fraction_static,
+            draft=draft,
+            algorithm=profile.speculative.algorithm,
+            num_draft_tokens=profile.speculative.num_draft_tokens,
+            num_steps=profile.speculative.num_steps,
+            topk=profile.speculative.eagle_topk,
+            max_running_requests=profile.memory.max_running_requests,
+            context_length=profile.model.context_length,
+            kv_cache_dtype=profile.model.kv_cache_dtype,
+            dtype=profile.model.dtype,
+            quantization=profile.model.quantization,
+            cuda_graph_max_bs=profile.memory.cuda_graph_max_bs,
+            sglang_version=report.sglang_version or profile.sglang_version,
+            chunked_prefill_size=profile.memory.chunked_prefill_size,
+        )
+    except Exception:  # the plan is advice: a model it cannot read must not stop a launch
+        return None
+
+
+def _is_path(text: str) -> bool:
+    return text.startswith(("/", "~", "."))
+
+
 async def _do_preflight(
     args: argparse.Namespace, host: RemoteHost, launchable: _Launchable, out: TextIO
 ) -> tuple[PreflightReport, bool]:
@@ -185,6 +233,9 @@ async def _do_preflight(
     report = await host.preflight(request)
     print(f"preflight on {host.label}:", file=out)
     _print_preflight(report, out)
+    launchable.plan = await _memory_plan(host, launchable, report)
+    if launchable.plan is not None:
+        print(f"  [plan] memory per GPU: {launchable.plan.summary()}", file=out)
     ok = report.ok
     local = _local_check(launchable, report.sglang_version)
     for error in local.errors:
@@ -245,7 +296,7 @@ class _Printer:
         self.out.flush()
 
 
-def _report_watch(result: WatchResult, out: TextIO) -> int:
+def _report_watch(result: WatchResult, out: TextIO, plan: Any = None) -> int:
     if result.outcome == "ready":
         print(f"ready after {result.startup_s:.0f}s", file=out)
         if result.ready is not None:
@@ -274,6 +325,10 @@ def _report_watch(result: WatchResult, out: TextIO) -> int:
         print(f"what the log says{where}:", file=out)
         for line in result.crash.explanation.summary().splitlines():
             print(f"  {line}", file=out)
+        if result.crash.explanation.oom is not None and plan is not None:
+            print(f"  the memory plan for this profile said: {plan.summary()}", file=out)
+            for suggestion in plan.suggestions[:3]:
+                print(f"    - {suggestion}", file=out)
     return 1
 
 
@@ -341,23 +396,46 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             if args.no_follow:
                 print(f"follow it with: sglang-wizard logs {status.run_id} --follow", file=out)
                 return 0
-            result = await watch_run(
-                host,
-                status.run_id,
-                port=final.port,
-                sglang_version=report.sglang_version,
-                history=records.stage_history(host.host_key, digest),
-                on_chunk=_Printer(out, show_log=not args.quiet_log),
+            detach_hint = (
+                f"detached from {status.run_id}: the server keeps running; "
+                f"follow it with: sglang-wizard logs {status.run_id} --follow"
             )
+            try:
+                result = await _watch_launched(
+                    host, status.run_id, final, report, records, digest, args, out
+                )
+            except asyncio.CancelledError:  # Ctrl-C: stop watching, not the server
+                print(detach_hint, file=out)
+                raise
             record.outcome = result.outcome
             record.startup_s = result.startup_s
             record.stage_durations = result.watcher.tracker.completed_durations()
             if result.crash is not None:
                 record.detail = result.crash.explanation.summary()
             records.save(record)
-            return _report_watch(result, out)
+            return _report_watch(result, out, launchable.plan)
 
     return _run(go())
+
+
+async def _watch_launched(
+    host: RemoteHost,
+    run_id: str,
+    final: _Launchable,
+    report: PreflightReport,
+    records: RunRecords,
+    digest: str,
+    args: argparse.Namespace,
+    out: TextIO,
+) -> WatchResult:
+    return await watch_run(
+        host,
+        run_id,
+        port=final.port,
+        sglang_version=report.sglang_version,
+        history=records.stage_history(host.host_key, digest),
+        on_chunk=_Printer(out, show_log=not args.quiet_log),
+    )
 
 
 def _target_for_run(args: argparse.Namespace, run_id: str | None) -> _Target:

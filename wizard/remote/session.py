@@ -447,6 +447,11 @@ class RemoteHost:
         )
         return build_preflight_report(raw, request)
 
+    async def model_files(self, path: str, names: Sequence[str]) -> dict[str, str]:
+        """The named small text files of a model folder on the host (missing ones are left out)."""
+        data = await self._agent_json("model-files", payload={"path": path, "names": list(names)})
+        return {str(k): str(v) for k, v in (data.get("files") or {}).items()}
+
     # ------------------------------------------------------------------ launch and runs
 
     async def launch(self, request: LaunchRequest) -> RunStatus:
