@@ -152,17 +152,20 @@ def make_case(
         )
 
     tp = rng.choice((1, 1, 2, 2, 4, 8))
-    if tp > 1:
-        argv += _spelling(rng.choice(("--tp-size", "--tensor-parallel-size", "--tp")), str(tp),
-                          rng)
     dp = 1
     dp_attention = False
     if rng.random() < 0.15:
         dp = rng.choice((2, 4))
+        dp_attention = rng.random() < 0.6
+        if dp_attention and rng.random() < 0.8:
+            tp = max(tp, dp)  # DP attention splits the TP group: usually tp is a multiple of dp
+    if tp > 1:
+        argv += _spelling(rng.choice(("--tp-size", "--tensor-parallel-size", "--tp")), str(tp),
+                          rng)
+    if dp > 1:
         argv += _spelling(rng.choice(("--dp-size", "--data-parallel-size", "--dp")), str(dp), rng)
-        if rng.random() < 0.6:
+        if dp_attention:
             argv.append("--enable-dp-attention")
-            dp_attention = True
     pp = 1
     if rng.random() < 0.07:
         pp = 2
