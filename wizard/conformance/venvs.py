@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -136,7 +137,9 @@ def _base_python() -> str:
 
 def _run(cmd: list[str], log: Callable[[str], None]) -> str:
     log("$ " + " ".join(cmd))
+    started = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    log(f"  ({time.monotonic() - started:.0f}s)")
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise VenvBuildError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
