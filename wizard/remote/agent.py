@@ -210,6 +210,22 @@ def cmd_launch():
     emit(run_status(run_id, path))
 
 
+def group_alive(path):
+    """Cheap liveness test of a run's process group (one signal-0 syscall, no /proc scan).
+
+    True while the pid file is not written yet (the run is starting)."""
+    pid_text = read_text(os.path.join(path, "pid"))
+    if not pid_text or not pid_text.isdigit():
+        return True
+    try:
+        os.killpg(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def cmd_follow(run_id, offset, poll_s):
     path = run_dir_of(run_id)
     log_path = os.path.join(path, "log")
@@ -221,6 +237,7 @@ def cmd_follow(run_id, offset, poll_s):
     with open(log_path, "rb") as log:
         log.seek(offset)
         finishing = False
+        next_scan = time.time() + 5
         while True:
             data = log.read(1 << 20)
             if data:
@@ -229,11 +246,15 @@ def cmd_follow(run_id, offset, poll_s):
                 continue
             if finishing:
                 return
-            if os.path.exists(exit_path) or (
-                not run_status(run_id, path)["alive"] and os.path.exists(os.path.join(path, "pid"))
-            ):
+            if os.path.exists(exit_path) or not group_alive(path):
                 finishing = True  # drain what was written before the exit, then stop
                 continue
+            if time.time() >= next_scan:
+                # only zombies left (a killed wrapper whose parent does not reap): scan /proc
+                next_scan = time.time() + 5
+                if not run_status(run_id, path)["alive"] and os.path.exists(os.path.join(path, "pid")):
+                    finishing = True
+                    continue
             if os.getppid() != parent:
                 return  # the ssh session is gone
             time.sleep(poll_s)
