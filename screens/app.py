@@ -119,6 +119,7 @@ class WizardApp(App[int]):
         self.ssh_settings = ssh_settings
         self.agent_python = agent_python
         self.remote_runs_root = remote_runs_root
+        self.trusted_keys: set[str] = set()
         self.ready_dir = ready_dir or builtin_profiles_dir()
         self.animation_level = "none" if self.is_headless else self.animation_level
         self.input_problems: dict[str, str] = {}
@@ -151,6 +152,34 @@ class WizardApp(App[int]):
     def ready_profiles(self) -> list[Path]:
         """The ready profiles shipped with the project."""
         return sorted(self.ready_dir.glob("*.toml")) if self.ready_dir.is_dir() else []
+
+    async def connect_host(self, target: str, jumps: list[str] | None) -> Any:
+        """Connect to a GPU host with `wizard.remote`, asking before trusting an unknown host key.
+
+        Call from a worker (the trust question waits for an answer). Raises the remote errors.
+        """
+        import wizard.remote as remote
+        from screens.dialogs import ConfirmDialog
+
+        while True:
+            try:
+                return await remote.RemoteHost.connect(
+                    target,
+                    jumps=jumps,
+                    settings=self.ssh_settings,
+                    policy=remote.HostKeyPolicy(trusted_fingerprints=set(self.trusted_keys)),
+                    agent_python=self.agent_python,
+                    runs_root=self.remote_runs_root,
+                )
+            except remote.UnknownHostKeyError as exc:
+                question = (
+                    f"The host key of {exc.host}:{exc.port} is not known:\n\n  {exc.key_type} "
+                    f"{exc.fingerprint}\n\nCompare it with the host administrator's. Trust it "
+                    "and add it to known_hosts?"
+                )
+                if not await self.push_screen_wait(ConfirmDialog(question)):
+                    raise
+                self.trusted_keys.add(exc.fingerprint)
 
     def facts_for(self, path: str) -> Any:
         """`ModelFacts` of a local model folder (the core caches by path and mtime)."""

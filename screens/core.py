@@ -102,6 +102,14 @@ def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
     return list(_core("wizard.applicability", "algorithm_options")(target, draft, version))
 
 
+async def read_remote_facts(host: Any, path: str) -> Any:
+    """`ModelFacts` of a model folder on a GPU host (`RemoteHost.model_files` + `facts_from_files`)."""
+    model_files = _core("wizard.model_info", "MODEL_FILES")
+    facts_from_files = _core("wizard.model_info", "facts_from_files")
+    files = await host.model_files(path, model_files)
+    return facts_from_files(files, f"{host.host_key}:{path}")
+
+
 def plan_memory(profile: Profile, target: Any, draft: Any) -> Any:
     """The memory plan for the profile's GPUs (`wizard.memory.plan_memory`); None without a GPU kind.
 
@@ -121,6 +129,8 @@ def plan_memory(profile: Profile, target: Any, draft: Any) -> Any:
         draft=draft,
         algorithm=profile.speculative.algorithm,
         num_draft_tokens=profile.speculative.num_draft_tokens,
+        num_steps=profile.speculative.num_steps,
+        topk=profile.speculative.eagle_topk,
         max_running_requests=profile.memory.max_running_requests,
         context_length=profile.model.context_length,
         kv_cache_dtype=profile.model.kv_cache_dtype,

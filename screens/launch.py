@@ -18,7 +18,6 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Log, Static
 
-from screens.dialogs import ConfirmDialog
 from screens.messages import EditRequested
 from wizard.profile import Profile, profile_to_toml
 
@@ -56,7 +55,6 @@ class LaunchScreen(Screen[None]):
     def __init__(self, profile: Profile) -> None:
         super().__init__()
         self.profile = profile
-        self.trusted: set[str] = set()
         self.run_id: str | None = None
         self.host: Any = None
         self.outcome: str | None = None
@@ -99,7 +97,6 @@ class LaunchScreen(Screen[None]):
 
     async def _connect(self) -> Any:
         """Connect (asking to trust an unknown host key); None when refused or failed."""
-        remote = _remote()
         target = host_target(self.profile, self.query_one("#launch-host", Input).value)
         if not target:
             self._say("Enter a host (or set [ssh] host in the profile).", "$error")
@@ -107,30 +104,12 @@ class LaunchScreen(Screen[None]):
         if self.host is not None:
             return self.host
         self._say(f"Connecting to {target} …")
-        while True:
-            try:
-                self.host = await remote.RemoteHost.connect(
-                    target,
-                    jumps=list(self.profile.ssh.jump) or None,
-                    settings=self.wizard.ssh_settings,
-                    policy=remote.HostKeyPolicy(trusted_fingerprints=set(self.trusted)),
-                    agent_python=self.wizard.agent_python,
-                    runs_root=self.wizard.remote_runs_root,
-                )
-                return self.host
-            except remote.UnknownHostKeyError as exc:
-                question = (
-                    f"The host key of {exc.host}:{exc.port} is not known:\n\n  {exc.key_type} "
-                    f"{exc.fingerprint}\n\nCompare it with the host administrator's. Trust it "
-                    "and add it to known_hosts?"
-                )
-                if not await self.app.push_screen_wait(ConfirmDialog(question)):
-                    self._say("Host key not trusted: not connected.", "$warning")
-                    return None
-                self.trusted.add(exc.fingerprint)
-            except Exception as exc:  # RemoteError, OSError, config errors: shown, never raised
-                self._say(Content.assemble(("Cannot connect: ", "bold $error"), str(exc)))
-                return None
+        try:
+            self.host = await self.wizard.connect_host(target, list(self.profile.ssh.jump) or None)
+        except Exception as exc:  # RemoteError, OSError, config errors: shown, never raised
+            self._say(Content.assemble(("Cannot connect: ", "bold $error"), str(exc)))
+            return None
+        return self.host
 
     async def _preflight(self) -> Any:
         from wizard.sglang.render import render_argv, render_env

@@ -79,6 +79,7 @@ def build_card(profile: Profile, bar_width: int = 40) -> Content:
         return Content.assemble(
             ("Cannot read the model here: ", "bold $warning"),
             str(exc),
+            (f"\n\nF6 reads it on {profile.ssh.host}." if profile.ssh.host else "", "$accent"),
             (
                 "\n\nThe checks still run; rules that depend on the architecture assume a generic model.",
                 "$text-muted",
@@ -112,6 +113,7 @@ class ModelScreen(WizardScreen):
     CSS_PATH = "model.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "reload_model", "Re-read model"),
+        Binding("f6", "read_on_host", "Read on host"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -152,8 +154,12 @@ class ModelScreen(WizardScreen):
                 with Horizontal(classes="row"):
                     yield Label("TP", classes="label")
                     yield FieldInput("parallel.tp", "int", placeholder="1", id="model-tp")
+                with Horizontal(classes="row"):
+                    yield Label("SSH host", classes="label")
+                    yield FieldInput("ssh.host", "str", placeholder="none: the model is local")
                 yield Static(
-                    "The model folder is read locally (config.json and the safetensors index only).",
+                    "The model folder is read locally (config.json and the safetensors index "
+                    "only); F6 reads it on the SSH host instead.",
                     classes="hint",
                 )
             with VerticalScroll(id="model-card-box"):
@@ -209,6 +215,45 @@ class ModelScreen(WizardScreen):
         """Read the model's config and plan memory in a thread so typing never waits on the disk."""
         card = build_card(profile, bar_width)
         self.app.call_from_thread(self.query_one("#model-card", Static).update, card)
+
+    @work(exclusive=True, group="model-card")
+    async def action_read_on_host(self) -> None:
+        """Read the model folder on the profile's SSH host (through `wizard.remote`)."""
+        from screens.launch import host_target
+
+        profile = self.wizard.profile
+        target = host_target(profile, "")
+        card = self.query_one("#model-card", Static)
+        if not target:
+            card.update(Content.styled("Enter the SSH host first.", "$warning"))
+            return
+        card.update(f"Reading {profile.model.path} on {target} …")
+        host = None
+        try:
+            host = await self.wizard.connect_host(target, list(profile.ssh.jump) or None)
+            facts = await core.read_remote_facts(host, profile.model.path)
+            parts: list[Content | str | tuple[str, str]] = [
+                (f"read on {target}\n", "$text-muted"),
+                model_card(facts),
+            ]
+            plan = core.plan_memory(profile, facts, None)
+            if plan is not None:
+                parts += [
+                    "\n",
+                    ("Memory per GPU", "bold"),
+                    "\n",
+                    memory_bar(plan, self._bar_width()),
+                ]
+            card.update(Content.assemble(*parts))
+        except Exception as exc:  # connection, missing folder, bad config.json: shown
+            card.update(
+                Content.assemble(
+                    (f"Cannot read the model on {target}: ", "bold $warning"), str(exc)
+                )
+            )
+        finally:
+            if host is not None:
+                await host.close()
 
     def _bar_width(self) -> int:
         width = self.query_one("#model-card-box").content_size.width

@@ -20,6 +20,8 @@ from screens.launch import LaunchScreen
 from wizard.profile import Profile
 from wizard.remote.connection import SshSettings
 
+from .conftest import qwen36_config, write_model
+
 pytestmark = [pytest.mark.ssh, pytest.mark.tui]
 
 
@@ -122,3 +124,26 @@ async def test_unreachable_host_is_reported_on_screen(tmp_path: Path, ready_dir:
         await pilot.pause()
         text = str(app.screen.query_one("#launch-preflight", Static).visual)
         assert "Cannot connect" in text
+
+
+async def test_model_step_reads_the_model_on_the_host(
+    lab: tuple[str, SshSettings], tmp_path: Path, ready_dir: Path
+) -> None:
+    target, settings = lab
+    model = write_model(tmp_path, "Qwen3.6-27B", qwen36_config())
+    profile = Profile.model_validate(
+        {"model": {"path": str(model)}, "ssh": {"host": target, "python": REMOTE_PYTHON}}
+    )
+    app = WizardApp(
+        initial=profile, ready_dir=ready_dir, ssh_settings=settings, agent_python=REMOTE_PYTHON
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f2")
+        await app.workers.wait_for_complete()
+        await pilot.press("f6")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        card = str(app.screen.query_one("#model-card", Static).visual)
+        assert f"read on {target}" in card
+        assert "Qwen3_5ForConditionalGeneration" in card
+        assert "48 linear-attention + 16 full-attention" in card
