@@ -101,6 +101,7 @@ class WizardApp(App[int]):
         Binding("ctrl+s", "save", "Save"),
         Binding("ctrl+o", "open_profile", "Open", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
+        Binding("f7", "runs", "Runs", show=False),
         Binding("f8", "screenshot_here", "Screenshot", show=False),
     ]
 
@@ -153,7 +154,9 @@ class WizardApp(App[int]):
         """The ready profiles shipped with the project."""
         return sorted(self.ready_dir.glob("*.toml")) if self.ready_dir.is_dir() else []
 
-    async def connect_host(self, target: str, jumps: list[str] | None) -> Any:
+    async def connect_host(
+        self, target: str, jumps: list[str] | None, runs_root: str | None = None
+    ) -> Any:
         """Connect to a GPU host with `wizard.remote`, asking before trusting an unknown host key.
 
         Call from a worker (the trust question waits for an answer). Raises the remote errors.
@@ -169,7 +172,7 @@ class WizardApp(App[int]):
                     settings=self.ssh_settings,
                     policy=remote.HostKeyPolicy(trusted_fingerprints=set(self.trusted_keys)),
                     agent_python=self.agent_python,
-                    runs_root=self.remote_runs_root,
+                    runs_root=runs_root or self.remote_runs_root,
                 )
             except remote.UnknownHostKeyError as exc:
                 question = (
@@ -311,6 +314,13 @@ class WizardApp(App[int]):
         self.post_message(EditRequested({"sglang_version": version}, {"sglang_version": version}))
         self.notify(f"Checking against SGLang {version}")
 
+    def action_runs(self) -> None:
+        """Runs launched from this machine: re-attach to a log, stop a run."""
+        from screens.runs import RunsScreen
+
+        if not isinstance(self.screen, RunsScreen):
+            self.push_screen(RunsScreen())
+
     def action_toggle_dark(self) -> None:
         """Switch between the dark and the light theme."""
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
@@ -340,6 +350,7 @@ class WizardApp(App[int]):
         )
         yield SystemCommand("Save profile", "Save as TOML in the profiles dir", self.action_save)
         yield SystemCommand("Open profile", "Recent and ready profiles", self.action_open_profile)
+        yield SystemCommand("Runs", "Runs launched from here: log, stop", self.action_runs)
         yield SystemCommand("Screenshot", "Save an SVG of this screen", self.action_screenshot_here)
         yield SystemCommand("Toggle dark / light", "Switch the theme", self.action_toggle_dark)
         for name, title in STEPS.items():

@@ -8,6 +8,7 @@ builds the requests from the profile with the core's renderers and shows what co
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on, work
@@ -29,6 +30,20 @@ def _remote() -> Any:
     import wizard.remote as remote
 
     return remote
+
+
+def remote_hash(profile: Profile) -> str:
+    """The run records' profile hash (same TOML text -> same hash -> shared ETA history)."""
+    from wizard.remote.records import profile_hash
+
+    return str(profile_hash(profile_to_toml(profile)))
+
+
+def mask(env: dict[str, str]) -> dict[str, str]:
+    """Env with secret values masked, as the run records keep it."""
+    from wizard.remote.records import mask_env
+
+    return dict(mask_env(env))
 
 
 def host_target(profile: Profile, typed: str) -> str:
@@ -184,6 +199,22 @@ class LaunchScreen(Screen[None]):
             self._say(Content.assemble(("Launch failed: ", "bold $error"), str(exc)))
             return
         self.run_id, self.outcome = status.run_id, None
+        records = remote.RunRecords()
+        record = remote.RunRecord(
+            run_id=status.run_id,
+            host=self.host.host_key,
+            profile_hash=remote_hash(profile),
+            started_at=time.time(),
+            target=host_target(profile, self.query_one("#launch-host", Input).value),
+            jumps=list(profile.ssh.jump),
+            runs_root=self.wizard.remote_runs_root,
+            port=profile.server.port or 30000,
+            python=profile.ssh.python,
+            argv=render_argv(profile),
+            env=mask(render_env(profile)),
+            sglang_version=report.sglang_version,
+        )
+        records.save(record)  # `sglang-wizard runs` and the Runs screen (F7) find it
         log = self.query_one("#launch-log", Log)
         log.clear()
         stage = self.query_one("#launch-stage", Static)
@@ -199,6 +230,7 @@ class LaunchScreen(Screen[None]):
                 status.run_id,
                 port=profile.server.port or 30000,
                 sglang_version=report.sglang_version,
+                history=records.stage_history(self.host.host_key, record.profile_hash),
                 on_chunk=on_chunk,
             )
         except Exception as exc:
@@ -206,6 +238,12 @@ class LaunchScreen(Screen[None]):
             return
         self.outcome = result.outcome
         stage.update(outcome_text(result))
+        record.outcome = result.outcome
+        record.startup_s = result.startup_s
+        record.stage_durations = result.watcher.tracker.completed_durations()
+        if result.crash is not None:
+            record.detail = result.crash.explanation.summary()
+        records.save(record)
 
     @work(exclusive=True, group="remote-stop")
     async def action_stop(self) -> None:

@@ -17,6 +17,7 @@ from textual.widgets import Log, Static
 
 from screens.app import WizardApp
 from screens.launch import LaunchScreen
+from screens.runs import RunsScreen
 from wizard.profile import Profile
 from wizard.remote.connection import SshSettings
 
@@ -108,6 +109,21 @@ async def test_launch_screen_preflights_launches_follows_and_stops(
         await pilot.press("escape")
         await pilot.pause()
         assert app.current_mode == "review" and not isinstance(app.screen, LaunchScreen)
+
+        # F7: the run is in the local records; enter re-attaches to its log from the start
+        run_id = screen.run_id
+        await pilot.press("f7")
+        await pilot.pause()
+        runs = app.screen
+        assert isinstance(runs, RunsScreen)
+        assert [r.run_id for r in runs.records] == [run_id]
+        assert runs.records[0].outcome == "ready"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        lines = runs.query_one("#runs-log", Log).lines
+        assert any("The server is fired up and ready to roll!" in line for line in lines)
+        assert runs.outcome in ("exited", "stopped", "ready")
 
 
 async def test_unreachable_host_is_reported_on_screen(tmp_path: Path, ready_dir: Path) -> None:
