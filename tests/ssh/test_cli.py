@@ -170,3 +170,16 @@ def test_ctrl_c_detaches_and_the_server_keeps_running(
     assert f"{run_id}  running" in capsys.readouterr().out
     assert main(["stop", run_id, *cli_args]) == 0
     assert "stopped on TERM" in capsys.readouterr().out
+
+
+def test_flags_are_rendered_for_the_hosts_sglang_version(
+    cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = write_profile(
+        tmp_path, "gpu-box", speculative='algorithm = "EAGLE"\nnum_steps = 2\neagle_topk = 1\nnum_draft_tokens = 3',
+        env={"STAND_IN_SGLANG_VERSION": "0.5.23"},
+    )
+    assert main(["preflight", str(profile), *cli_args]) == 0
+    out = capsys.readouterr().out
+    assert "the host has SGLang 0.5.23 (profile: 0.5.11); flags rendered for the host's version" in out
+    assert "SGLang 0.5.23 (selects the rule set)" in out and "[ok  ] dry run" in out

@@ -252,7 +252,9 @@ def cmd_follow(run_id, offset, poll_s):
             if time.time() >= next_scan:
                 # only zombies left (a killed wrapper whose parent does not reap): scan /proc
                 next_scan = time.time() + 5
-                if not run_status(run_id, path)["alive"] and os.path.exists(os.path.join(path, "pid")):
+                if not run_status(run_id, path)["alive"] and os.path.exists(
+                    os.path.join(path, "pid")
+                ):
                     finishing = True
                     continue
             if os.getppid() != parent:
@@ -520,6 +522,18 @@ def cmd_preflight():
     emit(report)
 
 
+def cmd_versions():
+    """Python and SGLang versions of the given python with the given env (JSON on stdin)."""
+    spec = json.load(sys.stdin)
+    env = dict(os.environ)
+    env.update(spec.get("env", {}))
+    result = run_capture([spec.get("python") or "python3", "-c", VERSIONS_PY], env=env, timeout=120)
+    try:
+        emit(json.loads(result["out"].strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        emit({"python": None, "sglang": None, "error": result["out"][-2000:]})
+
+
 def cmd_model_files():
     """The small text files of a model folder (config.json, index, quant configs), as JSON."""
     spec = json.load(sys.stdin)
@@ -559,6 +573,8 @@ def main(argv):
         cmd_preflight()
     elif command == "model-files":
         cmd_model_files()
+    elif command == "versions":
+        cmd_versions()
     else:
         fail(f"unknown agent command {command!r}", 2)
 

@@ -28,7 +28,10 @@ _STARTUP = (
     "[2026-11-29 10:00:31 TP0] Memory pool end. avail mem=6.80 GB",
     "[2026-11-29 10:00:32 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=6.62 GB",
     "[2026-11-29 10:00:32 TP0] Capture cuda graph bs [1, 2, 4, 8, 16, 24, 32]",
-    *(f"Capturing batches (bs=32 avail_mem=6.60 GB): {round(100 * i / 7):3d}%|#####     | {i}/7 [00:0{i}<00:07]" for i in range(8)),
+    *(
+        f"Capturing batches (bs=32 avail_mem=6.60 GB): {round(100 * i / 7):3d}%|#####     | {i}/7 [00:0{i}<00:07]"
+        for i in range(8)
+    ),
     "[2026-11-29 10:00:40 TP0] Capture cuda graph end. Time elapsed: 8.10 s. mem usage=0.35 GB. avail mem=6.25 GB.",
     "[2026-11-29 10:00:45] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)",
     "[2026-11-29 10:00:50] The server is fired up and ready to roll!",
@@ -64,7 +67,9 @@ def burst_chunks(total_lines: int = 1_000_000, lines_per_chunk: int = 2000) -> I
         yield LogChunk(offset, offset + size, batch)
 
 
-async def aburst_chunks(total_lines: int = 1_000_000, lines_per_chunk: int = 2000) -> AsyncIterator[LogChunk]:
+async def aburst_chunks(
+    total_lines: int = 1_000_000, lines_per_chunk: int = 2000
+) -> AsyncIterator[LogChunk]:
     """`burst_chunks` as an async stream that gives the event loop a turn between chunks."""
     for chunk in burst_chunks(total_lines, lines_per_chunk):
         yield chunk

@@ -335,12 +335,38 @@ def _report_watch(result: WatchResult, out: TextIO, plan: Any = None) -> int:
 # ---------------------------------------------------------------------------------- commands
 
 
+async def _for_host_version(
+    args: argparse.Namespace, host: RemoteHost, launchable: _Launchable, out: TextIO
+) -> _Launchable:
+    """Render the profile's flags for the SGLang version installed on the host (flags were
+    renamed between versions), so the dry run and the launch use the spelling that host knows."""
+    versions = await host.versions(launchable.target.python, launchable.env)
+    host_version = versions.get("sglang")
+    if not host_version or host_version == launchable.profile.sglang_version:
+        return launchable
+    try:
+        rendered = _load(args, str(host_version))
+    except Exception as exc:  # a version the renderer does not know: keep the profile's flags
+        print(
+            f"  note: the host has SGLang {host_version}; keeping the profile's flags ({exc})",
+            file=out,
+        )
+        return launchable
+    print(
+        f"  note: the host has SGLang {host_version} (profile: {launchable.profile.sglang_version}); "
+        "flags rendered for the host's version",
+        file=out,
+    )
+    return rendered
+
+
 def preflight(args: argparse.Namespace) -> int:
     launchable = _load(args)
 
     async def go() -> int:
         async with await _connect(args, launchable.target) as host:
-            _, ok = await _do_preflight(args, host, launchable, sys.stdout)
+            for_host = await _for_host_version(args, host, launchable, sys.stdout)
+            _, ok = await _do_preflight(args, host, for_host, sys.stdout)
             return 0 if ok else 1
 
     return _run(go())
@@ -352,15 +378,10 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     async def go() -> int:
         async with await _connect(args, launchable.target) as host:
-            report, ok = await _do_preflight(args, host, launchable, out)
+            final = await _for_host_version(args, host, launchable, out)
+            report, ok = await _do_preflight(args, host, final, out)
             if not ok:
                 return 1
-            final = launchable
-            if report.sglang_version and report.sglang_version != launchable.profile.sglang_version:
-                try:  # render the flags for the version the host really has
-                    final = _load(args, report.sglang_version)
-                except Exception as exc:
-                    print(f"  note: keeping the profile's flags ({exc})", file=out)
             digest = profile_hash(final.text)
             status = await host.launch(
                 LaunchRequest(
@@ -413,7 +434,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             if result.crash is not None:
                 record.detail = result.crash.explanation.summary()
             records.save(record)
-            return _report_watch(result, out, launchable.plan)
+            return _report_watch(result, out, final.plan)
 
     return _run(go())
 

@@ -447,6 +447,14 @@ class RemoteHost:
         )
         return build_preflight_report(raw, request)
 
+    async def versions(
+        self, python: str = "python3", env: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """`{"python": "3.12.3", "sglang": "0.5.23" | None, "error": ...}` for that python and env."""
+        return dict(
+            await self._agent_json("versions", payload={"python": python, "env": dict(env or {})})
+        )
+
     async def model_files(self, path: str, names: Sequence[str]) -> dict[str, str]:
         """The named small text files of a model folder on the host (missing ones are left out)."""
         data = await self._agent_json("model-files", payload={"path": path, "names": list(names)})
