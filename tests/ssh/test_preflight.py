@@ -97,6 +97,10 @@ async def test_preflight_without_sglang_or_config(host: RemoteHost, tmp_path: Pa
     )
     blocking = {c.name: c.detail for c in report.blocking}
     assert "not importable" in blocking["sglang"]
+    gone = await host.preflight(
+        PreflightRequest(python=REMOTE_PYTHON, env=env, model_path=str(tmp_path / "no such model"))
+    )
+    assert any(c.name == "model path" and "does not exist" in c.detail for c in gone.blocking)
     assert "config.json not readable" in blocking["model path"]
     assert "not valid JSON" in blocking["draft model path"]
 
