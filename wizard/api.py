@@ -8,8 +8,8 @@ check on every keystroke stays pure CPU work.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,7 +138,7 @@ def _extra_typed(extra_args: Sequence[str], version: str) -> tuple[dict[str, Any
     except ImportError:  # pragma: no cover - the flag tables ship with the package
         return {}, None
     try:
-        namespace = run_argparse(load_table(version), list(extra_args))
+        namespace = run_argparse(load_table(version), list(extra_args), require=False)
     except CommandError as exc:
         return {}, _argparse_finding(exc)
     from wizard.sglang.fields import canonical_dest

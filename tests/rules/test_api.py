@@ -1,0 +1,85 @@
+"""The check API: profiles with extra SGLang flags, version-only fields, batch cases, fixes."""
+
+from __future__ import annotations
+
+from wizard.api import apply_fix, check_case, check_profile
+from wizard.profile import ModelSection, Profile, SpeculativeSection
+
+
+def _profile(models: dict[str, str], **spec: object) -> Profile:
+    return Profile(
+        model=ModelSection(path=models["llama"]),
+        speculative=SpeculativeSection.model_validate(spec),
+    )
+
+
+def test_extra_args_reach_the_rules(models: dict[str, str]) -> None:
+    profile = _profile(models, algorithm="EAGLE", draft_model_path=models["llama"]).model_copy(
+        update={"extra_args": ["--enable-lora", "--lora-paths", f"a={models['llama']}"]}
+    )
+    report = check_profile(profile)
+    assert [f.rule for f in report.errors] == ["R-LORA-SPEC"]
+    assert check_profile(profile.model_copy(update={"sglang_version": "0.5.23"})).verdict == "ok"
+
+
+def test_bad_extra_args_are_sglangs_argparse_error(models: dict[str, str]) -> None:
+    profile = _profile(models).model_copy(update={"extra_args": ["--no-such-flag"]})
+    first = check_profile(profile).first_error
+    assert first is not None and first.rule == "R-ARGPARSE" and first.sglang is not None
+    assert first.sglang.stage == "argparse" and "--no-such-flag" in first.message
+
+
+def test_field_missing_in_version_is_unrecognized(models: dict[str, str]) -> None:
+    profile = _profile(
+        models, algorithm="EAGLE", draft_model_path=models["llama"], skip_dp_mlp_sync=True
+    )
+    report = check_profile(profile.model_copy(update={"sglang_version": "0.5.23"}))
+    first = report.first_error
+    assert first is not None and first.rule == "R-CLI-RENAMES"
+    assert "--speculative-skip-dp-mlp-sync" in first.message
+
+
+def test_fix_application_resolves_the_trio(models: dict[str, str]) -> None:
+    profile = _profile(
+        models,
+        algorithm="EAGLE3",
+        draft_model_path=models["eagle3"],
+        num_draft_tokens=16,
+        eagle_topk=1,
+    )
+    report = check_profile(profile)
+    trio = next(f for f in report.errors if f.rule == "R-SPEC-STEPS-TRIO")
+    for fix in trio.fixes:
+        fixed = check_profile(apply_fix(profile, fix))
+        assert all(f.rule != "R-SPEC-STEPS-TRIO" for f in fixed.findings)
+    chain = apply_fix(profile, trio.fixes[0])
+    assert (
+        chain.speculative.num_steps,
+        chain.speculative.eagle_topk,
+        chain.speculative.num_draft_tokens,
+    ) == (15, 1, 16)
+    assert check_profile(chain).effective["speculative_num_draft_tokens"] == 16
+
+
+def test_batch_case_shape(models: dict[str, str]) -> None:
+    out = check_case(
+        {
+            "id": 7,
+            "argv": ["--model-path", models["dsv3"], "--speculative-algorithm", "NEXTN"],
+            "env": {},
+            "sglang_version": "0.5.11",
+            "gpu": "h100",
+            "gpus": 8,
+        }
+    )
+    assert out["id"] == 7 and out["verdict"] == "ok" and out["gpu"] == "H100"
+    assert out["effective"]["speculative_algorithm"] == "EAGLE"
+    assert set(out) >= {"id", "sglang_version", "gpu", "verdict", "findings", "effective"}
+    bad = check_case(
+        {
+            "id": "x",
+            "argv": ["--model-path", models["dsv3"], "--speculative-algorithm", "nextn"],
+            "sglang_version": "0.5.11",
+        }
+    )
+    assert bad["verdict"] == "error" and bad["findings"][0]["sglang"]["exception"] == "SystemExit"
