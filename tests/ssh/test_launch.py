@@ -195,3 +195,30 @@ async def test_stop_confirms_gpu_memory_released(host: RemoteHost, tmp_path: Pat
     pids_file.write_text("\n".join(str(p) for p in status.processes))  # the run "holds GPU memory"
     stopped = await host.stop(launched.run_id, timeout_s=10)
     assert stopped.gpu_checked and stopped.gpu_holders_left == [] and stopped.clean
+
+
+async def test_python_under_home_and_a_missing_workdir(host: RemoteHost, tmp_path: Path, runs_root: Path) -> None:
+    """`~/...` interpreters are expanded on the host; a missing workdir is refused before anything is written."""
+    import os
+    import sys
+
+    from wizard.remote.connection import RemoteError
+
+    home = Path(os.path.expanduser("~"))
+    link = home / f".sglang-wizard-test-python-{os.getpid()}"
+    link.symlink_to(sys.executable)
+    try:
+        port = free_port()
+        req = request(model_dir(tmp_path), port, STAND_IN_EXIT_AFTER_READY="1")
+        req.python = f"~/{link.name}"
+        launched = await host.launch(req)
+        lines, _ = await collect(host, launched.run_id)
+        assert any("ready to roll" in line for line in lines)
+        bad = request(model_dir(tmp_path), free_port())
+        bad.workdir = str(tmp_path / "no such dir")
+        bad.run_id = "refused-run"
+        with pytest.raises(RemoteError, match="workdir .* does not exist"):
+            await host.launch(bad)
+        assert not (runs_root / "refused-run").exists()
+    finally:
+        link.unlink()

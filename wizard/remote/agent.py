@@ -170,6 +170,9 @@ def cmd_launch():
     run_id = spec["run_id"]
     if not run_id or "/" in run_id or run_id.startswith("."):
         fail(f"invalid run id: {run_id!r}", 2)
+    python = os.path.expanduser(spec["python"])
+    if spec.get("workdir") and not os.path.isdir(os.path.expanduser(spec["workdir"])):
+        fail(f"workdir {spec['workdir']} does not exist on the host", 2)
     os.makedirs(RUNS_ROOT, mode=0o700, exist_ok=True)
     path = os.path.join(RUNS_ROOT, run_id)
     os.mkdir(path, 0o700)
@@ -182,7 +185,7 @@ def cmd_launch():
     write_file(os.path.join(path, "start.py"), START_PY)
     meta = {
         "run_id": run_id,
-        "python": spec["python"],
+        "python": python,
         "port": spec.get("port"),
         "workdir": spec.get("workdir"),
         "created": time.time(),
@@ -190,12 +193,10 @@ def cmd_launch():
     }
     write_file(os.path.join(path, "meta.json"), json.dumps(meta))
     workdir = os.path.expanduser(spec.get("workdir") or path)
-    if not os.path.isdir(workdir):
-        fail(f"workdir {workdir} does not exist on the host", 2)
     log_fd = os.open(os.path.join(path, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with open(os.devnull, "rb") as devnull:
         subprocess.Popen(
-            ["bash", "-c", WRAPPER_SH, "sglang-wizard-run", spec["python"], path],
+            ["bash", "-c", WRAPPER_SH, "sglang-wizard-run", python, path],
             stdin=devnull,
             stdout=log_fd,
             stderr=log_fd,
@@ -473,7 +474,7 @@ def cmd_preflight():
     spec = json.load(sys.stdin)
     env = dict(os.environ)
     env.update(spec.get("env", {}))
-    python = spec.get("python") or "python3"
+    python = os.path.expanduser(spec.get("python") or "python3")
     report = {}
     versions = run_capture([python, "-c", VERSIONS_PY], env=env, timeout=120)
     try:
@@ -527,7 +528,8 @@ def cmd_versions():
     spec = json.load(sys.stdin)
     env = dict(os.environ)
     env.update(spec.get("env", {}))
-    result = run_capture([spec.get("python") or "python3", "-c", VERSIONS_PY], env=env, timeout=120)
+    python = os.path.expanduser(spec.get("python") or "python3")
+    result = run_capture([python, "-c", VERSIONS_PY], env=env, timeout=120)
     try:
         emit(json.loads(result["out"].strip().splitlines()[-1]))
     except (ValueError, IndexError):
