@@ -217,7 +217,7 @@ async def test_python_under_home_and_a_missing_workdir(host: RemoteHost, tmp_pat
         bad = request(model_dir(tmp_path), free_port())
         bad.workdir = str(tmp_path / "no such dir")
         bad.run_id = "refused-run"
-        with pytest.raises(RemoteError, match="workdir .* does not exist"):
+        with pytest.raises(RemoteError, match=r"workdir .* does not exist"):
             await host.launch(bad)
         assert not (runs_root / "refused-run").exists()
     finally:
