@@ -3,7 +3,7 @@
 Starts its own OpenSSH sshd on 127.0.0.1 (like tests/ssh), writes a run directory with a
 1,000,000-line SGLang log (start-up + decode-batch lines), then measures in one run:
 
-* raw:     `ssh -p PORT root@127.0.0.1 cat LOG > /dev/null` (OpenSSH client incl. its handshake),
+* raw:     `ssh -p PORT USER@127.0.0.1 cat LOG > /dev/null` (OpenSSH client incl. its handshake),
 * transport: `cat LOG` over the wizard's already open asyncssh connection (no parsing),
 * wizard:  `RemoteHost.follow_log()` from byte 0 to the end (asyncssh + remote agent + line split),
 * watched: the same plus `RunWatcher` (stages, traceback/OOM scan, bounded window),
@@ -17,6 +17,7 @@ Run: `.venv/bin/python bench/bench_log_stream.py [LINES] [ROUNDS]` (defaults 100
 from __future__ import annotations
 
 import asyncio
+import getpass
 import os
 import resource
 import statistics
@@ -65,7 +66,7 @@ def raw_ssh_cat(port: int, key: Path, known_hosts: Path, log: Path) -> float:
         [
             "ssh", "-p", str(port), "-i", str(key), "-o", f"UserKnownHostsFile={known_hosts}",
             "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-F", "/dev/null",
-            "root@127.0.0.1", "cat", str(log),
+            f"{getpass.getuser()}@127.0.0.1", "cat", str(log),
         ],
         stdout=subprocess.DEVNULL,
         check=True,
@@ -110,7 +111,7 @@ async def main(total_lines: int, rounds: int) -> None:
             size = log.stat().st_size
             settings = SshSettings(config_paths=[], known_hosts=known_hosts, client_keys=[key], use_agent=False)
             host = await RemoteHost.connect(
-                f"root@127.0.0.1:{sshd.port}", settings=settings, agent_python=sys.executable, runs_root=str(runs_root)
+                f"{getpass.getuser()}@127.0.0.1:{sshd.port}", settings=settings, agent_python=sys.executable, runs_root=str(runs_root)
             )
             raw: list[float] = []
             transport: list[float] = []

@@ -11,7 +11,7 @@ import pytest
 from wizard.remote.connection import HostKeyPolicy, SshSettings
 from wizard.remote.session import RemoteHost
 
-from .helpers import REMOTE_PYTHON
+from .helpers import REMOTE_PYTHON, USER
 from .sshd_harness import Sshd, keygen, start_sshd
 
 
@@ -39,13 +39,13 @@ class SshLab:
 
     @property
     def target_spec(self) -> str:
-        """`root@127.0.0.1:PORT` of the target sshd."""
-        return f"root@127.0.0.1:{self.target.port}"
+        """`USER@127.0.0.1:PORT` of the target sshd."""
+        return f"{USER}@127.0.0.1:{self.target.port}"
 
     @property
     def jump_spec(self) -> str:
-        """`root@127.0.0.1:PORT` of the jump sshd."""
-        return f"root@127.0.0.1:{self.jump.port}"
+        """`USER@127.0.0.1:PORT` of the jump sshd."""
+        return f"{USER}@127.0.0.1:{self.jump.port}"
 
 
 @pytest.fixture(scope="session")
@@ -61,9 +61,9 @@ def ssh_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshLab]:
         known_hosts.write_text(target.known_hosts_line() + "\n" + jump.known_hosts_line() + "\n")
         ssh_config = directory / "ssh_config"
         ssh_config.write_text(
-            f"Host bastion\n  HostName 127.0.0.1\n  Port {jump.port}\n  User root\n  IdentityFile {user_key}\n\n"
-            f"Host gpu-box\n  HostName 127.0.0.1\n  Port {target.port}\n  User root\n  IdentityFile {user_key}\n\n"
-            f"Host gpu-behind\n  HostName 127.0.0.1\n  Port {target.port}\n  User root\n"
+            f"Host bastion\n  HostName 127.0.0.1\n  Port {jump.port}\n  User {USER}\n  IdentityFile {user_key}\n\n"
+            f"Host gpu-box\n  HostName 127.0.0.1\n  Port {target.port}\n  User {USER}\n  IdentityFile {user_key}\n\n"
+            f"Host gpu-behind\n  HostName 127.0.0.1\n  Port {target.port}\n  User {USER}\n"
             f"  IdentityFile {user_key}\n  ProxyJump bastion\n"
         )
         yield SshLab(directory, target, jump, user_key, ssh_config, known_hosts)

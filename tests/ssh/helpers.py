@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import sys
@@ -11,6 +12,7 @@ from wizard.remote.session import LaunchRequest, LogChunk, RemoteHost
 
 REPO = Path(__file__).resolve().parents[2]
 STAND_IN = REPO / "tests" / "fixtures" / "stand_in"
+USER = getpass.getuser()  # the tests log in to their own sshd as the user running them
 REMOTE_PYTHON = sys.executable  # the "GPU host" is this machine: any python3 runs the stand-in
 
 

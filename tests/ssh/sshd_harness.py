@@ -101,7 +101,10 @@ def start_sshd(directory: Path, name: str, authorized_keys: Path, log_level: str
     """Write keys and config into directory/name and start sshd; wait until it speaks SSH."""
     if not SSHD.exists():
         raise SshdError(f"{SSHD} is missing: run scripts/ensure-system-packages.sh (Debian openssh-server)")
-    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege-separation dir sshd insists on
+    try:
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege-separation dir sshd insists on
+    except PermissionError:
+        pass  # not root: sshd runs unprivileged for its own user and says so if it cannot
     base = directory / name
     base.mkdir(parents=True, exist_ok=True)
     host_key = base / "host_key"

@@ -19,6 +19,7 @@ from wizard.remote.connection import (
 from wizard.remote.session import RemoteHost
 
 from .conftest import SshLab
+from .helpers import USER
 from .sshd_harness import keygen
 
 
@@ -51,12 +52,12 @@ def test_host_spec_rejects_bad_text(text: str) -> None:
 def test_chain_from_ssh_config_follows_proxyjump(ssh_lab: SshLab) -> None:
     hops = resolve_chain("gpu-behind", None, ssh_lab.settings())
     assert [(h.alias, h.port, h.user) for h in hops] == [
-        ("bastion", ssh_lab.jump.port, "root"),
-        ("gpu-behind", ssh_lab.target.port, "root"),
+        ("bastion", ssh_lab.jump.port, USER),
+        ("gpu-behind", ssh_lab.target.port, USER),
     ]
     assert hops[0].identity_files == (str(ssh_lab.user_key),)
     explicit = resolve_chain("gpu-behind", [ssh_lab.jump_spec], ssh_lab.settings())
-    assert [h.label for h in explicit] == [f"root@127.0.0.1:{ssh_lab.jump.port}", f"root@127.0.0.1:{ssh_lab.target.port}"]
+    assert [h.label for h in explicit] == [ssh_lab.jump_spec, ssh_lab.target_spec]
 
 
 
@@ -74,7 +75,7 @@ async def test_jump_host_carries_the_connection(ssh_lab: SshLab) -> None:
     async with await RemoteHost.connect("gpu-behind", settings=ssh_lab.settings()) as host:
         assert len(host.hops) == 2
         assert (await host.run("echo $((6*7))")).stdout == "42\n"
-        assert "via root@127.0.0.1" in host.label
+        assert f"via {ssh_lab.jump_spec}" in host.label
     log = ssh_lab.jump.log_path.read_text()[len(before) :]
     assert f"port {ssh_lab.target.port}" in log and "direct-tcpip" in log  # the jump sshd opened the tunnel
 
@@ -147,4 +148,4 @@ async def test_unreachable_host_is_a_clear_error(ssh_lab: SshLab) -> None:
     settings = ssh_lab.settings()
     settings.connect_timeout_s = 5
     with pytest.raises(RemoteError, match="cannot connect"):
-        await RemoteHost.connect(f"root@127.0.0.1:{free_port()}", settings=settings)
+        await RemoteHost.connect(f"{USER}@127.0.0.1:{free_port()}", settings=settings)
