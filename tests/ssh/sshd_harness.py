@@ -101,10 +101,10 @@ def start_sshd(directory: Path, name: str, authorized_keys: Path, log_level: str
     """Write keys and config into directory/name and start sshd; wait until it speaks SSH."""
     if not SSHD.exists():
         raise SshdError(f"{SSHD} is missing: run scripts/ensure-system-packages.sh (Debian openssh-server)")
-    try:
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege-separation dir sshd insists on
-    except PermissionError:
-        pass  # not root: sshd runs unprivileged for its own user and says so if it cannot
+    # The privilege-separation dir sshd insists on; without root, sshd runs unprivileged for its
+    # own user and says so in its log if it cannot.
+    with contextlib.suppress(PermissionError):
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     base = directory / name
     base.mkdir(parents=True, exist_ok=True)
     host_key = base / "host_key"
