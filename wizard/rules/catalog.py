@@ -429,6 +429,7 @@ MAMBA_NOT_HYBRID = Rule(
         ctx.facts is not None
         and not hybrid_23(ctx)
         and strategy(a) in ("extra_buffer", "extra_buffer_lazy")
+        and not a.get("disable_radix_cache")
     ),
     message=lambda ctx, a: (
         f"--mamba-radix-cache-strategy {strategy(a)} needs mamba state, got {ctx.arch}."
@@ -1438,6 +1439,40 @@ def _auto_for_message(ctx: Ctx, a: Args) -> tuple[int, int, int]:
     return auto_params(ctx, a)
 
 
+TOPK_NONE_TYPEERROR_TRTLLM = Rule(
+    id="R-TOPK-NONE-TYPEERROR-TRTLLM",
+    title="Steps given without topk crashes (trtllm_mha check)",
+    severity="error",
+    why=(
+        "With trtllm_mha selected SGLang compares topk with 1 before anything else; with --speculative-num-steps "
+        "given and topk unset that comparison crashes with an internal-looking TypeError."
+    ),
+    raises={
+        V11: _raise(
+            "resolve",
+            "TypeError",
+            f"{SA}:3534",
+            "'>' not supported between instances of 'NoneType' and 'int'",
+        ),
+        V23: _raise(
+            "resolve",
+            "TypeError",
+            f"{SH}:1177",
+            "'>' not supported between instances of 'NoneType' and 'int'",
+        ),
+    },
+    fields=("speculative.num_steps", "speculative.eagle_topk"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and a.get("speculative_num_steps") is not None
+        and a.get("speculative_eagle_topk") is None
+        and "trtllm_mha" in attention_backends(a)
+    ),
+    message=lambda ctx, a: "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+    fixes=lambda ctx, a: [Fix("Add topk 1 (a chain)", {"speculative.eagle_topk": 1})],
+    recover=_recover_topk,
+)
+
 TOPK_NONE_TYPEERROR = Rule(
     id="R-TOPK-NONE-TYPEERROR",
     title="Steps given without topk crashes",
@@ -1588,7 +1623,7 @@ TOPK_PAGE = Rule(
         V23: _raise(
             "resolve",
             "ValueError",
-            f"{SH}:1277",
+            f"{SH}:1278",
             "speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton')",
         ),
     },
@@ -1823,6 +1858,91 @@ NGRAM_DPATTN = Rule(
     ],
 )
 
+
+def chunked_prefill(ctx: Ctx, a: Args) -> int:
+    """`chunked_prefill_size` as SGLang sets it: typed, else by GPU memory (and / dp with DP attention, 0.5.11)."""
+    size = a.get("chunked_prefill_size")
+    if size is None:
+        mem = ctx.gpu.memory_mib
+        if mem < 20 * 1024:
+            size = 2048
+        elif mem < 35 * 1024:
+            size = 2048 if ctx.version == V11 else 4096
+        elif mem < 60 * 1024:
+            size = 4096
+        elif mem < 160 * 1024:
+            size = 8192
+        else:
+            size = 16384
+    if ctx.version == V11 and a.get("enable_dp_attention") and (a.get("dp_size") or 1) > 1:
+        size //= a.dp_size
+    return int(size)
+
+
+CHUNKED_PAGE = Rule(
+    id="R-CHUNKED-PAGE",
+    title="Chunked prefill size must be a multiple of the page size",
+    severity="error",
+    why=(
+        "Prefill chunks are cut on page boundaries: SGLang's default chunk (2k-16k tokens by GPU memory) is a power "
+        "of two, so a page size that is not a power of two (e.g. 48) fails its final argument check."
+    ),
+    raises={
+        V11: _raise(
+            "check",
+            "AssertionError",
+            f"{SA}:6825",
+            "chunked_prefill_size must be divisible by page_size",
+        ),
+        V23: _raise(
+            "check",
+            "AssertionError",
+            f"{VH}:244",
+            "chunked_prefill_size must be divisible by page_size",
+        ),
+    },
+    fields=("attention.page_size", "memory.chunked_prefill_size"),
+    when=lambda ctx, a: (
+        a.get("disaggregation_mode") != "decode"
+        and isinstance(a.get("page_size"), int)
+        and a.page_size > 0
+        and (size := chunked_prefill(ctx, a)) > 0
+        and size % a.page_size != 0
+    ),
+    message=lambda ctx, a: (
+        f"chunked_prefill_size must be divisible by page_size ({chunked_prefill(ctx, a)} % {a.page_size} != 0)"
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Page size 64", {"attention.page_size": 64}),
+        Fix("Let SGLang choose the page size", {"attention.page_size": None}),
+    ],
+)
+
+PP_SPEC_ALGO_23 = Rule(
+    id="R-PP-SPEC-ALGO",
+    title="Pipeline parallelism supports only EAGLE speculative decoding (0.5.23)",
+    severity="error",
+    why="0.5.23 relays draft state between pipeline stages only for the single-layer EAGLE worker (and DSPARK on PD prefill).",
+    raises={
+        V23: _raise(
+            "check",
+            "AssertionError",
+            f"{VH}:133",
+            "Pipeline parallelism currently only supports EAGLE (non-multi-layer) speculative decoding",
+        )
+    },
+    fields=("parallel.pp", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        a.get("pp_size", 1) > 1
+        and algo(a) not in (None, "DSPARK")
+        and (algo(a) != "EAGLE" or bool(a.get("enable_multi_layer_eagle")))
+    ),
+    message=lambda ctx, a: (
+        "Pipeline parallelism currently only supports EAGLE (non-multi-layer) speculative decoding"
+    ),
+    fixes=lambda ctx, a: [Fix("pp 1 (use tp instead)", {"parallel.pp": 1})],
+)
+
 PP_SPEC = Rule(
     id="R-PP-SPEC",
     title="Pipeline parallelism with speculative decoding",
@@ -1853,6 +1973,7 @@ PP_SPEC = Rule(
             ctx.version == V11
             or (
                 algo(a) == "EAGLE"
+                and not a.get("enable_multi_layer_eagle")
                 and ctx.env.get("SGLANG_ENABLE_PP_SPEC", "").lower()
                 not in ("1", "true", "yes", "y")
                 and a.get("disaggregation_mode") != "prefill"
@@ -2474,6 +2595,7 @@ ALL_RULES: tuple[Rule, ...] = (
     DRAFT_NOT_NEEDED,
     SPEC_STEPS_TRIO,
     AUTO_PARAMS,
+    TOPK_NONE_TYPEERROR_TRTLLM,
     TOPK_NONE_TYPEERROR,
     TRTLLM_TOPK,
     TOPK1_REWRITE,
@@ -2485,6 +2607,8 @@ ALL_RULES: tuple[Rule, ...] = (
     NGRAM_PAGE,
     NGRAM_DPATTN,
     PP_SPEC,
+    PP_SPEC_ALGO_23,
+    CHUNKED_PAGE,
     LORA_SPEC,
     ADAPTIVE_OFF,
     ADAPTIVE_STEPS_23,

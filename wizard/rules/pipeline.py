@@ -203,7 +203,10 @@ def _model_specific_23(ctx: Ctx, a: Args) -> None:
     ):
         backend = "triton"
         if default_attention_backend(ctx, a) == "trtllm_mha" and not (
-            a.get("mamba_scheduler_strategy") not in ("extra_buffer", "extra_buffer_lazy", "auto")
+            (
+                a.get("mamba_scheduler_strategy") not in ("extra_buffer", "extra_buffer_lazy")
+                or a.get("disable_radix_cache")
+            )
             and not a.get("disable_radix_cache")
             and a.get("speculative_algorithm") is None
         ):
@@ -400,6 +403,7 @@ PIPELINE_0_5_11: tuple[Step, ...] = (
     c.SPEC_STEPS_TRIO,
     c.AUTO_PARAMS,
     R("auto_choose_speculative_params", _auto_params),
+    c.TOPK_NONE_TYPEERROR_TRTLLM,
     c.TRTLLM_TOPK,
     c.TOPK1_REWRITE,
     R("draft tokens = steps + 1 when unset", _topk1_fill),
@@ -414,6 +418,7 @@ PIPELINE_0_5_11: tuple[Step, ...] = (
     c.NGRAM_DPATTN,
     c.ADAPTIVE_OFF,
     c.PP_SPEC,
+    c.CHUNKED_PAGE,
     c.LORA_SPEC,
 )
 
@@ -460,6 +465,7 @@ PIPELINE_0_5_23: tuple[Step, ...] = (
     c.SPEC_STEPS_TRIO,
     c.AUTO_PARAMS,
     R("_auto_choose_speculative_params", _auto_params),
+    c.TOPK_NONE_TYPEERROR_TRTLLM,
     c.TRTLLM_TOPK,
     c.TOPK1_REWRITE,
     R("draft tokens = steps + 1 when unset", _topk1_fill),
@@ -472,7 +478,9 @@ PIPELINE_0_5_23: tuple[Step, ...] = (
     c.NGRAM_CORPUS_LIMIT,
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
+    c.PP_SPEC_ALGO_23,
     c.PP_SPEC,
+    c.CHUNKED_PAGE,
 )
 
 PIPELINES: dict[str, tuple[Step, ...]] = {c.V11: PIPELINE_0_5_11, c.V23: PIPELINE_0_5_23}
