@@ -18,6 +18,7 @@ import tomllib
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -674,14 +675,27 @@ def _unknown_key_hint(name: str, owner: type[BaseModel] | None, section: str) ->
     contains = [k for k in known if len(lowered) >= 3 and (lowered in k or k in lowered)]
     if close or contains:
         return f"; did you mean {(close or contains)[0]!r}?"
-    elsewhere = [
-        f"{key!r} in [{table}]"
-        for table, info in Profile.model_fields.items()
-        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
-        for key in difflib.get_close_matches(lowered, list(info.annotation.model_fields), n=1)
-        if table != section
-    ]
-    return f"; did you mean {elsewhere[0]}?" if elsewhere else ""
+    elsewhere = _keys_by_table()
+    close = difflib.get_close_matches(
+        lowered, [k for k in elsewhere if elsewhere[k] != section], n=1
+    )
+    return f"; did you mean {close[0]!r} in [{elsewhere[close[0]]}]?" if close else ""
+
+
+@lru_cache(maxsize=1)
+def _keys_by_table() -> dict[str, str]:
+    """Every section key and the table it belongs to (the first table, for shared names)."""
+    out: dict[str, str] = {}
+    for table, info in Profile.model_fields.items():
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
+            for key in info.annotation.model_fields:
+                out.setdefault(key, table)
+    return out
+
+
+def _toml_lines(text: str) -> list[str]:
+    """Lines as TOML (and tomllib's line numbers) count them: only \\n ends a line."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def _scan_keys(text: str) -> Iterable[tuple[int, str, bool]]:
@@ -690,9 +704,9 @@ def _scan_keys(text: str) -> Iterable[tuple[int, str, bool]]:
     header = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
     keyline = re.compile(r"^\s*([A-Za-z0-9_\-\"'. ]+?)\s*=")
     in_multiline: str | None = None
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(_toml_lines(text), start=1):
         if in_multiline is not None:  # inside a """ or ''' string: no keys here
-            if raw.count(in_multiline) % 2 == 1:
+            if in_multiline in raw:
                 in_multiline = None
             continue
         match = header.match(raw)
@@ -709,8 +723,9 @@ def _scan_keys(text: str) -> Iterable[tuple[int, str, bool]]:
             # inline table keys: `gpu = { kind = "H100" }`
             for inner in re.findall(r"([A-Za-z0-9_\-]+)\s*=", rest):
                 yield number, f"{full}.{inner}", False
+            value = rest.lstrip()
             for quotes in ('"""', "'''"):
-                if rest.count(quotes) % 2 == 1:
+                if value.startswith(quotes) and quotes not in value[3:]:
                     in_multiline = quotes
                     break
 
@@ -736,7 +751,7 @@ def _key_at_line(text: str, line: int) -> str | None:
             break
         if is_header:
             table = key
-    lines = text.splitlines()
+    lines = _toml_lines(text)
     raw = lines[line - 1] if 0 < line <= len(lines) else ""
     header = re.match(r"^\s*\[+\s*([A-Za-z0-9_.\-]+)", raw)
     if header:
@@ -824,14 +839,14 @@ def _syntax_problem(exc: tomllib.TOMLDecodeError, text: str) -> Problem:
     match = re.search(r"\(at line (\d+), column (\d+)\)", raw)
     line: int | None = int(match.group(1)) if match else None
     if line is None and "end of document" in raw:
-        line = max(1, len(text.splitlines()))
+        line = max(1, len(_toml_lines(text.removesuffix("\n"))))  # the last line
     detail = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", raw)
     message, allowed = detail, "valid TOML; see docs/profiles.md"
     for prefix, plain, todo in _TOML_SYNTAX:
         if detail.startswith(prefix):
             message, allowed = plain, todo
             break
-    lines = text.splitlines()
+    lines = _toml_lines(text)
     raw_line = lines[line - 1] if line is not None and 0 < line <= len(lines) else ""
     if text.lstrip().startswith("{"):
         message = "this looks like JSON"
