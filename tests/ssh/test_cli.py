@@ -183,3 +183,17 @@ def test_flags_are_rendered_for_the_hosts_sglang_version(
     out = capsys.readouterr().out
     assert "the host has SGLang 0.5.23 (profile: 0.5.11); flags rendered for the host's version" in out
     assert "SGLang 0.5.23 (selects the rule set)" in out and "[ok  ] dry run" in out
+
+
+def test_logs_follow_reattaches_to_a_finished_run(
+    cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = write_profile(tmp_path, "gpu-box", speculative="", env={"STAND_IN_EXIT_AFTER_READY": "1"})
+    assert main(["launch", str(profile), "--no-follow", *cli_args]) == 0
+    out = capsys.readouterr().out
+    run_id = out.split("launched ", 1)[1].split()[0]
+    assert f"sglang-wizard logs {run_id} --follow" in out
+    assert main(["logs", run_id, "--follow", *cli_args]) == 0  # the host comes from the run record
+    followed = capsys.readouterr().out
+    assert "The server is fired up and ready to roll!" in followed
+    assert ">> ready" in followed and "the server was ready, then exited (exit code 0)" in followed

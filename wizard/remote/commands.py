@@ -311,11 +311,10 @@ def _report_watch(result: WatchResult, out: TextIO, plan: Any = None) -> int:
                 print(f"  average accept length: {r.avg_spec_accept_length:.2f}", file=out)
         return 0
     if result.outcome == "exited":
-        print(
-            f"the server exited (exit code {result.status.exit_code if result.status else '?'})",
-            file=out,
-        )
-        return 1
+        code = result.status.exit_code if result.status else None
+        stopped = " after a stop" if result.status is not None and result.status.stopped else ""
+        print(f"the server was ready, then exited{stopped} (exit code {code})", file=out)
+        return 0 if code == 0 or stopped else 1
     print(
         f"the server {result.outcome} (exit code {result.status.exit_code if result.status else '?'})",
         file=out,
