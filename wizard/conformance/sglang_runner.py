@@ -44,6 +44,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+# cuda-python (`cuda`) is deliberately NOT stubbed: kernel FFI libraries probe it inside
+# try/except ImportError and would otherwise isinstance-check against a stub.
 # GPU-only packages that SGLang's server_args module imports (directly or through kernels and
 # model-config helpers) but never *calls* while parsing, resolving or checking arguments. They are
 # only used when kernels are launched or weights are loaded. The stub finder sits at the END of
@@ -61,7 +63,6 @@ STUB_REASONS: dict[str, str] = {
     "flashinfer_cubin": "prebuilt kernels of flashinfer; never loaded for arguments",
     "vllm": "optional quantization kernels; only imported lazily by quant layers",
     "deep_gemm": "FP8 GEMM kernels; only called on tensors",
-    "cuda": "cuda-python bindings; driver calls happen in workers, not in argument code",
     "cutlass": "CUTLASS DSL kernels; only compiled for tensors",
     "quack": "kernels (quack-kernels); only called on tensors",
     "torch_memory_saver": "memory-saver hooks used by the scheduler, not by argument code",
@@ -72,7 +73,6 @@ STUB_REASONS: dict[str, str] = {
     "pynvml": "NVML queries by the scheduler/metrics, not argument code (nvidia-smi is faked)",
     "amdsmi": "AMD GPU queries; the faked GPU is NVIDIA",
     "decord": "video decoding for multimodal inputs",
-    "cuda_python": "cuda-python bindings (alternative name)",
     "nvidia": "NVIDIA runtime wheels (cublas etc.); loaded by kernels only",
     "kernels": "hub kernels loader; only used when a kernel is requested at run time",
 }

@@ -38,11 +38,15 @@ _COMMON_LIGHT = (
 )
 LIGHT_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "0.5.11": _COMMON_LIGHT,
-    "0.5.23": (*_COMMON_LIGHT, "xxhash", "zstandard"),
+    "0.5.23": (*_COMMON_LIGHT, "xxhash", "zstandard", "einops"),
 }
 # Imported by the argument code, installed WITHOUT dependencies: their declared dependencies pull
 # triton / CUDA wheels, which the argument code never needs (their pure deps are listed above).
-NO_DEPS_REQUIREMENTS: tuple[str, ...] = ("xgrammar", "compressed-tensors", "gguf")
+# 0.5.23's xgrammar needs the real tvm-ffi (imported lazily, e.g. by the DFLASH path).
+NO_DEPS_REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "0.5.11": ("xgrammar", "compressed-tensors", "gguf"),
+    "0.5.23": ("xgrammar", "compressed-tensors", "gguf", "apache-tvm-ffi"),
+}
 # Imported but not declared by the sglang wheel (dill: sglang/srt/sampling; loguru: by
 # compressed-tensors, whose dependencies are skipped). Installed unpinned.
 UNDECLARED_REQUIREMENTS: tuple[str, ...] = ("dill", "loguru")
@@ -102,7 +106,7 @@ def recipe(version: str) -> dict[str, object]:
         "sglang": version,
         "torch": TORCH_REQUIREMENT,
         "light": list(LIGHT_REQUIREMENTS[version]),
-        "no_deps": list(NO_DEPS_REQUIREMENTS),
+        "no_deps": list(NO_DEPS_REQUIREMENTS[version]),
         "undeclared": list(UNDECLARED_REQUIREMENTS),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
     }
@@ -155,31 +159,24 @@ def ensure_venv(version: str, log: Callable[[str], None] = lambda _m: None,
     target = venv_dir(version)
     if not force and is_ready(version):
         return venv_python(version)
+    stamp = read_stamp(version)
+    if not force and stamp and stamp.get("sglang_version") == version and venv_python(
+        version
+    ).exists():
+        # Same SGLang, changed recipe: top the venv up in place (pip skips what is there). The
+        # stamp goes first, so an interrupted upgrade leads to a full rebuild next time.
+        log(f"venv for sglang {version}: recipe changed, upgrading in place")
+        (target / STAMP_NAME).unlink()
+        _install(target, version, log)
+        return venv_python(version)
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".venv-{version}.", dir=target.parent))
     try:
         _run([_base_python(), "-m", "venv", str(work)], log)
         python = str(work / "bin" / "python")
-        pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        _run([*pip, TORCH_REQUIREMENT], log)
-        _run([*pip, "--no-deps", f"sglang=={version}"], log)
-        metadata = _installed_metadata(work, version)
-        _run([*pip, *pins_from_metadata(metadata, LIGHT_REQUIREMENTS[version]),
-              *UNDECLARED_REQUIREMENTS], log)
-        _run([*pip, "--no-deps", *pins_from_metadata(metadata, NO_DEPS_REQUIREMENTS)], log)
-        info = json.loads(_run([python, str(RUNNER_PATH), "--fake-gpu", "H100", "--info"], log)
-                          .strip().splitlines()[-1])
-        freeze = _run([python, "-m", "pip", "freeze", "--disable-pip-version-check"], log)
-        stamp = {
-            "sglang_version": info.get("sglang_version"),
-            "recipe_hash": recipe_hash(version),
-            "recipe": recipe(version),
-            "stubbed": info.get("stubbed", []),
-            "packages": sorted(freeze.split()),
-        }
-        if stamp["sglang_version"] != version:
-            raise VenvBuildError(f"venv reports sglang {stamp['sglang_version']}, wanted {version}")
-        (work / STAMP_NAME).write_text(json.dumps(stamp, indent=1) + "\n")
+        _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+              TORCH_REQUIREMENT], log)
+        _install(work, version, log)
         if target.exists():
             shutil.rmtree(target)
         os.rename(work, target)
@@ -188,6 +185,30 @@ def ensure_venv(version: str, log: Callable[[str], None] = lambda _m: None,
         shutil.rmtree(work, ignore_errors=True)
         raise
     return venv_python(version)
+
+
+def _install(venv: Path, version: str, log: Callable[[str], None]) -> None:
+    """Install sglang and the light packages into ``venv``, check the import, write the stamp."""
+    python = str(venv / "bin" / "python")
+    pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    _run([*pip, "--no-deps", f"sglang=={version}"], log)
+    metadata = _installed_metadata(venv, version)
+    _run([*pip, *pins_from_metadata(metadata, LIGHT_REQUIREMENTS[version]),
+          *UNDECLARED_REQUIREMENTS], log)
+    _run([*pip, "--no-deps", *pins_from_metadata(metadata, NO_DEPS_REQUIREMENTS[version])], log)
+    info = json.loads(_run([python, str(RUNNER_PATH), "--fake-gpu", "H100", "--info"], log)
+                      .strip().splitlines()[-1])
+    freeze = _run([python, "-m", "pip", "freeze", "--disable-pip-version-check"], log)
+    stamp = {
+        "sglang_version": info.get("sglang_version"),
+        "recipe_hash": recipe_hash(version),
+        "recipe": recipe(version),
+        "stubbed": info.get("stubbed", []),
+        "packages": sorted(freeze.split()),
+    }
+    if stamp["sglang_version"] != version:
+        raise VenvBuildError(f"venv reports sglang {stamp['sglang_version']}, wanted {version}")
+    (venv / STAMP_NAME).write_text(json.dumps(stamp, indent=1) + "\n")
 
 
 def _installed_metadata(venv: Path, version: str) -> str:
