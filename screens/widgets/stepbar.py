@@ -16,7 +16,7 @@ class StepBar(Horizontal):
     DEFAULT_CSS = """
     StepBar { height: 1; background: $panel; color: $text-muted; }
     StepBar > #steps { width: auto; }
-    StepBar > #status { width: 1fr; text-align: right; text-wrap: nowrap; text-overflow: ellipsis; padding-right: 1; }
+    StepBar > #status { width: 1fr; height: 1; text-align: right; text-wrap: nowrap; text-overflow: ellipsis; padding-right: 1; }
     """
 
     def __init__(self, current: str, *, id: str | None = None) -> None:
@@ -52,4 +52,4 @@ class StepBar(Horizontal):
         status = Content.assemble(title, verdict)
         if status != self._status:
             self._status = status
-            self.query_one("#status", Static).update(status)
+            self.query_one("#status", Static).update(status, layout=False)  # fixed 1-line box
