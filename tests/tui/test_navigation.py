@@ -142,3 +142,19 @@ async def test_opens_a_saved_profile_from_the_start_screen(
         await pilot.pause()
         assert app.profile.model.path == "/models/saved"
         assert any("broken.toml" in n.message for n in app._notifications)
+
+
+async def test_the_mouse_works_too(ready_dir: Path) -> None:
+    app = WizardApp(initial=_profile(), ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        # " F1 Start " is 10 cells wide: the next step name starts at x=10
+        await pilot.click("#steps", offset=(12, 0))
+        await pilot.pause()
+        assert app.current_mode == "model"
+        await pilot.click("#steps", offset=(35, 0))  # " F4 Parameters "
+        await pilot.pause()
+        assert app.current_mode == "parameters"
+        await pilot.click("#parallel-tp")
+        await pilot.press("end", "backspace", "4")
+        await pilot.pause()
+        assert app.profile.parallel.tp == 4
