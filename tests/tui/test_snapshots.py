@@ -99,3 +99,13 @@ def test_launch_screen(snap_compare, snapshot_root: Path) -> None:  # type: igno
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_parameters_light_theme(snap_compare, snapshot_root: Path) -> None:  # type: ignore[no-untyped-def]
+    app = snapshot_app(snapshot_root)
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await pilot.press("ctrl+t", "f4")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
