@@ -1,15 +1,16 @@
 """Property tests: valid profiles survive TOML and disk losslessly; garbage only ever gives `ProfileError`.
 
 The profile strategy is built from the pydantic schema itself, so a field added to `Profile` is
-generated without touching this file. Example counts (together well over 10,000) are in
-`EXAMPLES`; `make`-free measurement: `.venv/bin/pytest tests/profile/test_roundtrip.py --durations=0`.
+generated without touching this file. Example counts (10,000 together) are in `EXAMPLES`; most
+go to the cheap fuzz tests, since hypothesis spends ~6 ms drawing one full profile. Measure with
+`.venv/bin/pytest tests/profile/test_roundtrip.py --durations=0`; `PROFILE_EXAMPLES_SCALE=0.05`
+runs a quick subset while developing.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
-import math
 import os
 import re
 import tomllib
@@ -38,11 +39,11 @@ from wizard.profile import (
 )
 
 EXAMPLES = {
-    "toml_round_trip": 1200,
-    "disk_round_trip": 250,
-    "located_mutation": 600,
-    "fuzz_text": 5500,
-    "fuzz_data": 2450,
+    "toml_round_trip": 700,
+    "disk_round_trip": 150,
+    "located_mutation": 400,
+    "fuzz_text": 6500,
+    "fuzz_data": 2250,
 }
 assert sum(EXAMPLES.values()) >= 10_000
 
@@ -148,7 +149,7 @@ def strategy_for(annotation: Any, bounds: dict[str, Any] | None = None) -> st.Se
     if annotation is int:
         low = bounds.get("ge", I64[0] if "gt" not in bounds else bounds["gt"] + 1)
         high = bounds.get("le", I64[1] if "lt" not in bounds else bounds["lt"] - 1)
-        return st.integers(low, high) | st.integers(low, min(high, low + 64))
+        return st.integers(low, high)  # hypothesis already favours small and boundary values
     if annotation is float:
         return st.floats(
             min_value=bounds.get("ge", bounds.get("gt")),
@@ -293,71 +294,66 @@ def test_one_wrong_value_is_located_at_its_key_and_line(
             assert problem.line == locate_keys(text)[key]
             assert problem.allowed, problem
             assert "Input should" not in problem.message
-    else:  # the value happened to be valid for that key
-        assert getattr(result, table).model_dump()[name] == _normalised(value, result, table, name)
-
-
-def _normalised(value: Any, result: Profile, table: str, name: str) -> Any:
-    got = getattr(getattr(result, table), name)
-    if isinstance(value, float) and math.isnan(value):
-        return got  # nan is only accepted where it cannot be (never reached in practice)
-    return value if not isinstance(got, str) or name != "kind" else got
+    else:  # the value happens to be valid for that key: it is kept as written
+        kept = getattr(getattr(result, table), name)
+        assert kept == value or (table, name) == ("gpu", "kind")  # GPU names are normalised
 
 
 # ---------------------------------------------------------------------------------------------
 # Fuzz: nothing but ProfileError escapes
 
-FRAGMENTS = st.sampled_from(
-    [
-        "schema_version = 1\n",
-        "schema_version = 2\n",
-        "[model]\n",
-        'path = "/m"\n',
-        "[speculative]\n",
-        "num_steps = 3\n",
-        "eagle_topk = [1]\n",
-        "[[model]]\n",
-        "[env]\n",
-        'A = "1"\n',
-        "A = 1\n",
-        "x = {a = {b = 1}}\n",
-        "tp = 1.5\n",
-        "[parallel]\n",
-        '"""\n',
-        "'''\n",
-        "= 3\n",
-        "[",
-        "]",
-        "{",
-        "}",
-        '"',
-        "'",
-        "\\",
-        "#",
-        ".",
-        "\n",
-        " ",
-        "\t",
-        "\r\n",
-        "\x00",
-        "nan",
-        "inf",
-        "1979-05-27T07:32:00Z",
-        "0x1F",
-        "1_000",
-        "é",
-        "\u2028",
-        "\ufeff",
-        "model.path = 'x'\n",
-        "gpu = { kind = 'H1000' }\n",
-    ]
-)
-TOMLISH = st.builds(
-    lambda parts, noise, at: "".join([*parts[:at], noise, *parts[at:]]),
-    st.lists(FRAGMENTS, max_size=16),
-    st.text(max_size=4),
-    st.integers(0, 16),
-)
+FRAGMENT_LIST = [
+    "schema_version = 1\n",
+    "schema_version = 2\n",
+    "[model]\n",
+    'path = "/m"\n',
+    "[speculative]\n",
+    "num_steps = 3\n",
+    "eagle_topk = [1]\n",
+    "[[model]]\n",
+    "[env]\n",
+    'A = "1"\n',
+    "A = 1\n",
+    "x = {a = {b = 1}}\n",
+    "tp = 1.5\n",
+    "[parallel]\n",
+    '"""\n',
+    "'''\n",
+    "= 3\n",
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    "'",
+    "\\",
+    "#",
+    ".",
+    "\n",
+    " ",
+    "\t",
+    "\r\n",
+    "\x00",
+    "nan",
+    "inf",
+    "1979-05-27T07:32:00Z",
+    "0x1F",
+    "1_000",
+    "é",
+    "\u2028",
+    "\ufeff",
+    "model.path = 'x'\n",
+    "gpu = { kind = 'H1000' }\n",
+]
+
+
+def _tomlish(picks: bytes, noise: str, at: int) -> str:
+    """Fragments chosen by the bytes (one cheap draw that shrinks well), random text at `at`."""
+    parts = [FRAGMENT_LIST[b % len(FRAGMENT_LIST)] for b in picks]
+    return "".join([*parts[:at], noise, *parts[at:]])
+
+
+TOMLISH = st.builds(_tomlish, st.binary(max_size=24), st.text(max_size=4), st.integers(0, 24))
 
 
 @_settings("fuzz_text")
@@ -406,14 +402,23 @@ BASE_DOCS = [
 ]
 
 
+MADE_UP_KEYS = ["", "x y", "Path", "num-steps", "speculative_num_steps", "ünï", "[model]"]
+
+
 @st.composite
 def wrong_shapes(draw: st.DrawFn) -> dict[str, Any]:
-    """A valid or empty document with one to three keys (real or made up) set to any shape."""
-    doc = copy.deepcopy(draw(st.sampled_from(BASE_DOCS)))
-    for _ in range(draw(st.integers(1, 3))):
-        table = draw(st.sampled_from(["", *TABLES]))
-        names = TABLES[table] if table else list(Profile.model_fields)
-        key = draw(st.sampled_from(names) | st.text(max_size=4))
+    """A valid or empty document with one to three keys (real or made up) set to any shape.
+
+    One draw of bytes picks the document, the tables and the keys (cheap, shrinks towards fewer
+    and earlier choices); only the values are drawn one by one.
+    """
+    picks = draw(st.binary(min_size=3, max_size=7))
+    doc = copy.deepcopy(BASE_DOCS[picks[0] % len(BASE_DOCS)])
+    tables = ["", *TABLES]
+    for at in range(1, len(picks) - 1, 2):
+        table = tables[picks[at] % len(tables)]
+        names = [*(TABLES[table] if table else Profile.model_fields), *MADE_UP_KEYS]
+        key = names[picks[at + 1] % len(names)]
         value = draw(SHAPES)
         if not table:
             doc[key] = value
