@@ -39,6 +39,7 @@ def snapshot_app(root: Path) -> WizardApp:
     (ready / "qwen3.6-27b-mtp-a6000.toml").write_text(profile_to_toml(working), encoding="utf-8")
     failing = working.with_edits(
         {
+            "description": "Incident 1, try 2: draft tokens 1 without steps",
             "speculative.num_steps": None,
             "speculative.eagle_topk": None,
             "speculative.num_draft_tokens": 1,
