@@ -658,10 +658,12 @@ MAMBA_NOBUF_OVERLAP = Rule(
         and strategy(a) == "no_buffer"
         and not a.get("disable_radix_cache")
         and algo(a) is None
-        and not a.get("disable_overlap_schedule")
+        and (not a.get("disable_overlap_schedule") or a.get("attention_backend") == "trtllm_mha")
     ),
     message=lambda ctx, a: (
-        "mamba no_buffer is not compatible with the overlap schedule: disable_overlap_schedule -> True."
+        "mamba no_buffer with trtllm_mha (pages of 16+): the radix cache is disabled and the overlap scheduler kept."
+        if a.get("attention_backend") == "trtllm_mha"
+        else "mamba no_buffer is not compatible with the overlap schedule: disable_overlap_schedule -> True."
     ),
     apply=_nobuf_overlap,
     fixes=lambda ctx, a: [
