@@ -195,3 +195,10 @@ def test_dump_flags_describes_the_real_parser(tmp_path: Path) -> None:
     assert actions["speculative_num_steps"]["type"] == "int"
     assert actions["model_path"]["required"] is True
     assert actions["help"]["action"] == "help"
+
+
+def test_a_python_without_sglang_gets_a_clear_error(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(RUNNER)], input="", capture_output=True,
+                          text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60, check=False)
+    assert proc.returncode == 3
+    assert "cannot import SGLang's argument code" in proc.stderr and proc.stdout == ""

@@ -18,6 +18,7 @@ Input line: ``{"id", "argv": [flags after `python -m sglang.launch_server`], "en
 "warnings", "runner_error"}``. Each case runs in a forked child of a process that imported SGLang
 once, so no state leaks between cases and thousands of cases per minute are possible.
 
+Exit codes: 0 done (every case has a result line), 2 bad runner options, 3 SGLang not importable.
 Stubs and fakes (why none can change argument validation) are listed in ``STUB_REASONS`` and in
 ``install_fake_gpu``; docs/conformance.md explains them for readers.
 """
@@ -856,6 +857,10 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr  # SGLang may print while importing; keep the result stream clean
     try:
         server_args = import_server_args()
+    except ImportError as exc:
+        print(f"sglang_runner: {sys.executable} cannot import SGLang's argument code "
+              f"(sglang.srt.server_args): {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3
     finally:
         sys.stdout = real_stdout
     if options.dump_flags:
