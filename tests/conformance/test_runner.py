@@ -56,6 +56,7 @@ class ServerArgs:
                 logger.warning("draft tokens adjusted")
                 self.speculative_num_draft_tokens = self.speculative_num_steps + 1
         self.disable_overlap_schedule = os.environ.get("SGLANG_ENABLE_SPEC_V2") == "0"
+        self.page_size = 7 if self.flag_from_env == "0" else 1  # a parser default read from env
 
     @staticmethod
     def add_cli_args(parser):
@@ -170,6 +171,9 @@ def test_parser_is_built_under_each_case_environment(tmp_path: Path) -> None:
              {"id": "b", "argv": ["--model-path", "m"]}]
     reused = _run(root, cases)
     fresh = _run(root, cases, "--fresh-parser")
+    assert [r["effective"]["page_size"] for r in reused] == [7, 1]
+    for result in reused + fresh:
+        result.pop("elapsed_us")
     assert reused == fresh
 
 
