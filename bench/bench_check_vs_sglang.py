@@ -1,7 +1,7 @@
 """SGLang's own rejection of a launch command vs the wizard's check, measured side by side.
 
 SGLang side: the conformance runner inside the version's venv times `prepare_server_args` +
-resolution + `check_server_args` inside each forked child (interpreter start and imports excluded;
+resolution + `check_server_args` inside each forked child (interpreter start, imports and a first warm-up round excluded;
 SGLang builds its parser per call, so `--fresh-parser` keeps that in, as in a real launch).
 Wizard side: `wizard.api.check_case` on the same cases in this process (first call excluded).
 Prints p50/p99 in microseconds and the ratio. Needs the venvs (`sglang-wizard conformance build`);
@@ -41,14 +41,15 @@ def percentile(values: list[float], fraction: float) -> float:
 def sglang_times(version: str, cases: list[dict], repeat: int) -> list[float]:
     """Per-case microseconds inside SGLang's argument code (H100 fake)."""
     batch = []
-    for index in range(repeat):
+    for index in range(repeat + 1):  # round 0 warms the lazy imports; it is not counted
         for case in cases:
             batch.append({"id": f"{case['id']}#{index}", "argv": case["argv"],
                           "env": case["env"], "gpus": case["gpus"]})
     command = [*runner_command(venv_python(version), "H100", jobs=1), "--fresh-parser"]
     proc = subprocess.run(command, input="".join(json.dumps(c) + "\n" for c in batch),
                           capture_output=True, text=True, check=True)
-    return [float(json.loads(line)["elapsed_us"]) for line in proc.stdout.splitlines()]
+    times = [float(json.loads(line)["elapsed_us"]) for line in proc.stdout.splitlines()]
+    return times[len(cases):]
 
 
 def wizard_times(cases: list[dict], repeat: int) -> list[float]:
