@@ -111,36 +111,15 @@ async def read_remote_facts(host: Any, path: str) -> Any:
 
 
 def plan_memory(profile: Profile, target: Any, draft: Any) -> Any:
-    """The memory plan for the profile's GPUs (`wizard.memory.plan_memory`); None without a GPU kind.
+    """The memory plan for the profile's GPUs, exactly as `check` computes it (`Report.memory_plan`).
 
-    Only passes the profile's typed values on; every default and estimate is the core's.
+    `target` / `draft` are model facts the screen already has (read locally or over SSH); the plan
+    uses the values SGLang will really run (48 requests, auto trio, hybrid strategy, ...).
     """
     if profile.gpu.kind is None:
         return None
-    from wizard.gpus import lookup
-
-    gpu = lookup(profile.gpu.kind)
-    return _core("wizard.memory", "plan_memory")(
-        target,
-        gpu,
-        profile.gpu.count or profile.parallel.tp,
-        profile.parallel.tp,
-        mem_fraction=profile.memory.mem_fraction_static,
-        draft=draft,
-        algorithm=profile.speculative.algorithm,
-        num_draft_tokens=profile.speculative.num_draft_tokens,
-        num_steps=profile.speculative.num_steps,
-        topk=profile.speculative.eagle_topk,
-        max_running_requests=profile.memory.max_running_requests,
-        context_length=profile.model.context_length,
-        kv_cache_dtype=profile.model.kv_cache_dtype,
-        dtype=profile.model.dtype,
-        quantization=profile.model.quantization,
-        cuda_graph_max_bs=profile.memory.cuda_graph_max_bs,
-        sglang_version=profile.sglang_version,
-        chunked_prefill_size=profile.memory.chunked_prefill_size,
-        disable_radix_cache=profile.scheduling.disable_radix_cache,
-    )
+    report = _core("wizard.api", "check_profile")(profile, facts=target, draft_facts=draft)
+    return report.memory_plan
 
 
 def gpu_names() -> list[str]:

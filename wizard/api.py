@@ -8,6 +8,7 @@ check on every keystroke stays pure CPU work.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +35,10 @@ def resolve_version(version: str) -> tuple[str, str | None]:
 
 
 _FACTS_CACHE: dict[tuple[str, float], tuple[ModelFacts | None, str | None]] = {}
+_MISSING: dict[
+    str, tuple[float, str]
+] = {}  # path -> (when, why): unreadable paths, rechecked after 2 s
+_MISSING_TTL_S = 2.0
 
 
 def load_facts(path: str | None) -> tuple[ModelFacts | None, str | None]:
@@ -42,6 +47,9 @@ def load_facts(path: str | None) -> tuple[ModelFacts | None, str | None]:
         return None, "no path"
     from wizard.model_info import ModelReadError, load_model_facts, resolve_model_dir
 
+    missing = _MISSING.get(path)
+    if missing is not None and time.monotonic() - missing[0] < _MISSING_TTL_S:
+        return None, missing[1]
     direct = os.path.join(os.path.expanduser(path), "config.json")
     try:
         mtime = os.stat(direct).st_mtime
@@ -50,13 +58,18 @@ def load_facts(path: str | None) -> tuple[ModelFacts | None, str | None]:
     except OSError:
         try:
             root = resolve_model_dir(Path(path).expanduser())
-        except (ModelReadError, OSError, ValueError) as exc:
-            return None, str(exc)
-        config = root / "config.json"
-        try:
+            config = root / "config.json"
             mtime = config.stat().st_mtime
-        except OSError:
-            return None, f"{config}: not found on this machine"
+        except (ModelReadError, OSError, ValueError) as exc:
+            why = (
+                str(exc)
+                if isinstance(exc, ModelReadError)
+                else f"{path}/config.json: not found on this machine"
+            )
+            if len(_MISSING) > 256:
+                _MISSING.clear()
+            _MISSING[path] = (time.monotonic(), why)
+            return None, why
     key = (direct, mtime)
     cached = _FACTS_CACHE.get(key)
     if cached is not None:
@@ -177,13 +190,22 @@ def check_typed(
     gpu: str | None = None,
     gpus: int | None = None,
     paths_local: bool = True,
+    facts: ModelFacts | None = None,
+    draft_facts: ModelFacts | None = None,
 ) -> Report:
-    """Check canonical typed arguments (as SGLang would get them) for one version."""
+    """Check canonical typed arguments (as SGLang would get them) for one version.
+
+    Model facts are read from the local `config.json` files unless given (e.g. read over SSH).
+    """
     version, _warning = resolve_version(sglang_version)
     gpu_kind, assumed = _gpu_for(gpu)
-    facts, facts_error = load_facts(typed.get("model_path"))
+    facts_error: str | None = None
+    draft_error: str | None = None
+    if facts is None:
+        facts, facts_error = load_facts(typed.get("model_path"))
     draft_path = typed.get("speculative_draft_model_path")
-    draft_facts, draft_error = load_facts(draft_path) if draft_path else (None, None)
+    if draft_facts is None and draft_path:
+        draft_facts, draft_error = load_facts(draft_path)
     ctx = Ctx(
         version=version,
         requested_version=sglang_version,
@@ -207,8 +229,13 @@ def check_profile(
     gpu: str | None = None,
     gpus: int | None = None,
     paths_local: bool | None = None,
+    facts: ModelFacts | None = None,
+    draft_facts: ModelFacts | None = None,
 ) -> Report:
-    """Check a profile: what SGLang will do with it, in SGLang's order, and the values it will run."""
+    """Check a profile: what SGLang will do with it, in SGLang's order, and the values it will run.
+
+    `facts` / `draft_facts` replace reading the local `config.json` (the screens pass facts read
+    from the GPU host over SSH)."""
     version, _ = resolve_version(profile.sglang_version)
     typed = typed_from_profile(profile)
     extra, argparse_problem = _extra_typed(profile.extra_args, version)
@@ -221,6 +248,8 @@ def check_profile(
         gpu=gpu or profile.gpu.kind,
         gpus=gpus or profile.gpu.count,
         paths_local=local,
+        facts=facts,
+        draft_facts=draft_facts,
     )
     early = _unavailable_fields(typed, version)
     if argparse_problem is not None:
@@ -233,6 +262,7 @@ def check_profile(
             (*early, *report.findings),
             report.effective,
             report.typed,
+            report.memory_plan,
         )
     return report
 

@@ -1340,8 +1340,12 @@ DRAFT_AUTO = Rule(
 DRAFT_NOT_NEEDED = Rule(
     id="R-DRAFT-NOT-NEEDED",
     title="Built-in MTP does not need a draft path",
-    severity="warning",
-    why="For DeepSeek-style MTP checkpoints SGLang loads the MTP layer from the target; a separate draft path is unusual.",
+    severity="info",
+    why=(
+        "For DeepSeek-style MTP checkpoints SGLang loads the MTP layer from the target; with NEXTN a separate "
+        "draft path is unusual. SGLang prints this warning for EAGLE3 with a real EAGLE-3 draft too (Kimi-K2.5 "
+        "with a trained draft): there it is harmless and can be ignored."
+    ),
     raises={
         V11: resolve(
             f"{SA}:3516", "DeepSeek MTP does not require setting speculative_draft_model_path."
@@ -2436,7 +2440,7 @@ def memory_plan(ctx: Ctx, a: Args) -> Any:
         gpus,
         tp,
         a.get("mem_fraction_static"),
-        algo(a),
+        _plan_algorithm(ctx, a),
         a.get("speculative_num_draft_tokens"),
         a.get("max_running_requests"),
         a.get("context_length"),
@@ -2455,6 +2459,14 @@ def memory_plan(ctx: Ctx, a: Args) -> Any:
 
 
 _PLANS: dict[tuple[Any, ...], Any] = {}
+
+
+def _plan_algorithm(ctx: Ctx, a: Args) -> str | None:
+    """The algorithm as typed (NEXTN tells the plan the draft is the built-in MTP layer), upper-cased."""
+    typed = ctx.typed_value("speculative_algorithm")
+    if typed is None or algo(a) is None:
+        return algo(a)
+    return str(typed).upper()
 
 
 def _cached_plan(key: tuple[Any, ...], facts: Any, draft: Any, gpu: Any) -> Any:

@@ -139,6 +139,7 @@ def evaluate(ctx: Ctx) -> Report:
         findings=tuple(findings),
         effective=effective,
         typed=typed,
+        memory_plan=c.memory_plan(ctx, a),
     )
 
 

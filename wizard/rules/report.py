@@ -87,6 +87,9 @@ class Report:
     findings: tuple[Finding, ...]
     effective: dict[str, Any]  # SGLang field name -> value SGLang will run with (for ok verdicts)
     typed: dict[str, Any]  # SGLang field name -> value as the user typed it
+    memory_plan: Any = (
+        None  # wizard.memory.MemoryPlan for the resolved values (None without model facts)
+    )
 
     @property
     def errors(self) -> tuple[Finding, ...]:
