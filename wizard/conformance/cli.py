@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +23,7 @@ from wizard.conformance.models import write_model_folders
 from wizard.conformance.run import models_root, run_cases
 from wizard.conformance.score import Summary, markdown_report, summarise
 from wizard.conformance.venvs import SUPPORTED_VERSIONS, VenvBuildError, ensure_venv
+from wizard.profile import atomic_write_text
 
 
 def _log(message: str) -> None:
@@ -46,19 +45,6 @@ def wizard_reports(cases: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]
     from wizard.api import check_case
 
     return {str(case["id"]): check_case(case) for case in cases}
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def score_cases(cases: list[dict[str, Any]], jobs: int) -> Summary:
@@ -98,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for version in _versions(args.version):
         cases += generate(version, args.cases, args.seed, models, gpu=args.gpu)
     if args.cases_out:
-        atomic_write(Path(args.cases_out), "".join(json.dumps(c) + "\n" for c in cases))
+        atomic_write_text(Path(args.cases_out), "".join(json.dumps(c) + "\n" for c in cases))
     summary = score_cases(cases, args.jobs)
     return _finish(summary, args, f"Conformance: {args.cases} cases per version, seed {args.seed}")
 
@@ -117,7 +103,7 @@ def cmd_named(args: argparse.Namespace) -> int:
             results = {str(s.case["id"]): s.sglang for s in summary.scores
                        if s.case["sglang_version"] == version}
             path = Path(args.write_fixtures) / f"named-results-{version}.json"
-            atomic_write(path, fixture_text(version, results, models))
+            atomic_write_text(path, fixture_text(version, results, models))
             _log(f"wrote {path}")
     return _finish(summary, args, "Conformance: named cases")
 
@@ -127,7 +113,7 @@ def _finish(summary: Summary, args: argparse.Namespace, title: str) -> int:
     for signature, items in summary.grouped_disagreements()[:20]:
         print(f"  {len(items):4d}  {signature}  e.g. {items[0].case['id']}")
     if args.report:
-        atomic_write(Path(args.report), markdown_report(summary, title))
+        atomic_write_text(Path(args.report), markdown_report(summary, title))
         print(f"report: {args.report}")
     worst = min(summary.agreement(v) for v in {str(s.case["sglang_version"])
                                                for s in summary.scores})

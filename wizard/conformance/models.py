@@ -8,10 +8,10 @@ the real checkpoints' configs, keeping every field the argument code reads.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from wizard.profile import atomic_write_text
 
 _LLAMA_BASE: dict[str, Any] = {
     "hidden_size": 256,
@@ -132,9 +132,6 @@ def write_model_folders(root: Path) -> dict[str, Path]:
         target = folder / "config.json"
         text = json.dumps(config, indent=2, sort_keys=True) + "\n"
         if not target.exists() or target.read_text() != text:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".config.", suffix=".json")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.replace(tmp, target)
+            atomic_write_text(target, text)
         paths[kind] = folder
     return paths

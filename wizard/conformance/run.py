@@ -57,8 +57,8 @@ def run_cases(
             json.dumps({k: case[k] for k in RUNNER_CASE_KEYS if k in case}) + "\n"
             for case in group
         )
-        env = dict(os.environ)
-        env.pop("SGLANG_ENABLE_SPEC_V2", None)  # only the case's own env reaches SGLang
+        # Only the case's own SGLANG_* / SGL_* variables may reach SGLang, not the caller's.
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_"))}
         proc = subprocess.run(
             runner_command(python, gpu, jobs=jobs), input=payload, capture_output=True,
             text=True, env=env, check=False,
