@@ -121,6 +121,9 @@ class WizardApp(App[int]):
         self.agent_python = agent_python
         self.remote_runs_root = remote_runs_root
         self.trusted_keys: set[str] = set()
+        # Model facts read on the GPU host (F6), by model path: the check uses them instead of a
+        # local config.json that does not exist on the jump host.
+        self.remote_facts: dict[str, Any] = {}
         self.ready_dir = ready_dir or builtin_profiles_dir()
         self.animation_level = "none" if self.is_headless else self.animation_level
         self.input_problems: dict[str, str] = {}
@@ -191,7 +194,7 @@ class WizardApp(App[int]):
     def _check(self, profile: Profile) -> Report | None:
         """Run the rule engine; a failure becomes a notification, never a traceback."""
         try:
-            report = core.check_profile(profile)
+            report = core.check_profile(profile, facts=self.remote_facts.get(profile.model.path))
         except core.CoreUnavailable as exc:
             self.core_problem = f"Rule engine not available: {exc}"
             return None
@@ -212,6 +215,11 @@ class WizardApp(App[int]):
         self.dirty = path is None
         self._update(profile)
         self.post_message(ProfileOpened(path, name))
+
+    def remember_remote_facts(self, path: str, facts: Any) -> None:
+        """Use facts read on the GPU host for `path` from now on, and re-check the profile."""
+        self.remote_facts[path] = facts
+        self._update(self.profile)
 
     def _update(self, profile: Profile, typed: tuple[str, ...] = ()) -> None:
         self.profile = profile

@@ -38,9 +38,9 @@ def _core(module: str, name: str) -> Any:
         raise CoreUnavailable(module, name) from None
 
 
-def check_profile(profile: Profile) -> Report:
-    """The rule engine's report for a profile (`wizard.api.check_profile`)."""
-    report: Report = _core("wizard.api", "check_profile")(profile)
+def check_profile(profile: Profile, facts: Any = None) -> Report:
+    """The rule engine's report for a profile (`wizard.api.check_profile`); `facts` read on the host."""
+    report: Report = _core("wizard.api", "check_profile")(profile, facts=facts)
     return report
 
 

@@ -232,6 +232,7 @@ class ModelScreen(WizardScreen):
         try:
             host = await self.wizard.connect_host(target, list(profile.ssh.jump) or None)
             facts = await core.read_remote_facts(host, profile.model.path)
+            self.wizard.remember_remote_facts(profile.model.path, facts)
             parts: list[Content | str | tuple[str, str]] = [
                 (f"read on {target}\n", "$text-muted"),
                 model_card(facts),
