@@ -256,5 +256,7 @@ def test_memory_plan_is_a_warning_with_profile_fixes(qwen36: str) -> None:
     plan = next(f for f in report.findings if f.rule == "R-MEMORY-PLAN")
     assert plan.severity == "warning" and "tight" in plan.message
     assert any("memory.max_running_requests" in fix.edits for fix in plan.fixes)
-    roomy = check_argv([*argv, "--max-running-requests", "16"], sglang_version="0.5.11", gpu="H200", gpus=2)
+    roomy = check_argv(
+        [*argv, "--max-running-requests", "16"], sglang_version="0.5.11", gpu="H200", gpus=2
+    )
     assert all(f.rule != "R-MEMORY-PLAN" for f in roomy.findings)
