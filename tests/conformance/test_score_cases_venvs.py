@@ -198,3 +198,28 @@ def test_venv_location_stamp_and_recipe(tmp_path: Path, monkeypatch: pytest.Monk
     assert venvs.recipe_hash("0.5.11") != venvs.recipe_hash("0.5.23")
     with pytest.raises(ValueError, match="unsupported SGLang version"):
         venvs.recipe("0.4.0")
+
+
+def test_saved_results_are_rescored_against_the_current_wizard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wizard.cli import main
+
+    models = write_model_folders(tmp_path / "models")
+    case = {"id": "0.5.11-x", "sglang_version": "0.5.11", "gpu": "H100", "gpus": 1, "env": {},
+            "argv": ["--model-path", str(models["llama"]), "--speculative-algorithm", "EAGLE3",
+                     "--speculative-draft-model-path", str(models["eagle3_draft"]),
+                     "--speculative-num-draft-tokens", "16", "--speculative-eagle-topk", "1"]}
+    # what real SGLang 0.5.11 does with incident 3's try 2 (see the named-case fixture)
+    sglang = _sglang("error", id="0.5.11-x", stage="resolve", exception="AssertionError",
+                     where="sglang/srt/server_args.py:3521", bare=True)
+    saved = tmp_path / "results.jsonl"
+    saved.write_text(json.dumps({"case": case, "sglang": sglang}) + "\n")
+    report = tmp_path / "report.md"
+    assert main(["conformance", "score", "--results", str(saved), "--report", str(report)]) == 0
+    assert "| 0.5.11 | H100 | 1 | 1 | 100.0% |" in capsys.readouterr().out
+    assert report.read_text().startswith("# Conformance (re-scored): results.jsonl")
+
+    saved.write_text(json.dumps({"case": case}) + "\n")
+    assert main(["conformance", "score", "--results", str(saved)]) == 2
+    assert f"{saved}:1: not a saved result line" in capsys.readouterr().err

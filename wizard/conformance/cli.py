@@ -3,6 +3,7 @@
     sglang-wizard conformance build [--version V]
     sglang-wizard conformance run --version V --cases N --seed S [--gpu KIND] [--report FILE]
     sglang-wizard conformance named [--version V] [--write-fixtures DIR]
+    sglang-wizard conformance score --results FILE [--report FILE]
 
 Exit codes: 0 agreement at or above `--min-agreement` (default 0.99), 1 below it, 2 bad input.
 """
@@ -86,7 +87,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cases_out:
         atomic_write_text(Path(args.cases_out), "".join(json.dumps(c) + "\n" for c in cases))
     summary = score_cases(cases, args.jobs)
+    if args.results_out:
+        atomic_write_text(Path(args.results_out), "".join(
+            json.dumps({"case": s.case, "sglang": s.sglang}) + "\n" for s in summary.scores))
     return _finish(summary, args, f"Conformance: {args.cases} cases per version, seed {args.seed}")
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """Score saved SGLang results (`run --results-out`) against the wizard as it is now."""
+    path = Path(args.results)
+    cases: list[dict[str, Any]] = []
+    sglang: dict[str, dict[str, Any]] = {}
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise ToolInputError(f"cannot read {path}: {exc.strerror}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            case, result = entry["case"], entry["sglang"]
+            sglang[str(case["id"])] = result
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ToolInputError(
+                f"{path}:{number}: not a saved result line ({exc}); write one with "
+                "`conformance run --results-out FILE`"
+            ) from None
+        cases.append(case)
+    if not cases:
+        raise ToolInputError(f"{path} holds no results")
+    summary = summarise(cases, sglang, wizard_reports(cases))
+    return _finish(summary, args, f"Conformance (re-scored): {path.name}")
 
 
 def cmd_named(args: argparse.Namespace) -> int:
@@ -143,8 +175,17 @@ def register(subparsers: Any) -> None:
     run.add_argument("--seed", type=int, required=True, help="generator seed")
     run.add_argument("--gpu", help=f"only this GPU kind ({', '.join(GPU_KINDS)})")
     run.add_argument("--cases-out", help="also write the generated cases as JSON lines")
+    run.add_argument("--results-out",
+                     help="also save the cases with SGLang's results, for `conformance score`")
     common(run)
     run.set_defaults(func=cmd_run)
+
+    score = sub.add_parser(
+        "score", help="re-score saved SGLang results against the current wizard (no venv)"
+    )
+    score.add_argument("--results", required=True, help="a file written by `run --results-out`")
+    common(score)
+    score.set_defaults(func=cmd_score)
 
     named = sub.add_parser("named", help="the incidents' and the reference's named cases")
     named.add_argument("--version", help="one SGLang version (default: all supported)")
