@@ -15,30 +15,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from wizard.model_info import ModelFacts
+from wizard.rules.catalog import DRAFT_AUTO_ARCHS
 
 Severity = Literal["error", "warning", "info"]
 
-# R-DRAFT-AUTO: SGLang sets the draft path to the model path for these targets (EAGLE family).
-_DRAFT_AUTO_0511 = frozenset(
-    {
-        "DeepseekV32ForCausalLM",
-        "DeepseekV3ForCausalLM",
-        "Glm4MoeForCausalLM",
-        "Glm4MoeLiteForCausalLM",
-        "GlmMoeDsaForCausalLM",
-        "BailingMoeForCausalLM",
-        "BailingMoeV2ForCausalLM",
-        "BailingMoeV2_5ForCausalLM",
-        "MistralLarge3ForCausalLM",
-        "PixtralForConditionalGeneration",
-        "HYV3ForCausalLM",
-    }
-)
-_DRAFT_AUTO_0523 = _DRAFT_AUTO_0511 | {
-    "DeepseekV4ForCausalLM",
-    "HYV4ForCausalLM",
-    "Qwen4ExpForConditionalGeneration",
-}
+# R-DRAFT-AUTO: SGLang sets the draft path to the model path for these targets (EAGLE family);
+# the rule catalog holds the per-version lists.
+_DRAFT_AUTO_0511 = DRAFT_AUTO_ARCHS["0.5.11"]
+_DRAFT_AUTO_0523 = DRAFT_AUTO_ARCHS["0.5.23"]
 
 # R-DRAFT-FALLBACK: the draft worker loads the target checkpoint with an MTP/NextN class.
 _MTP_CLASS_0511 = frozenset(

@@ -139,30 +139,18 @@ QWEN_HYBRID_SM100 = frozenset(
 MULTI_LAYER_EAGLE_ARCHS = frozenset(
     {"MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "Step3p5ForCausalLM"}
 )
-# Architectures with an MTP / NextN draft class (the draft worker can load the target checkpoint).
-MTP_CLASS_ARCHS = DRAFT_AUTO_ARCHS[V23] | frozenset(
-    {
-        "Qwen3NextForCausalLM",
-        "Qwen3_5ForConditionalGeneration",
-        "Qwen3_5MoeForConditionalGeneration",
-        "Qwen3_5ForCausalLM",
-        "Qwen3_5MoeForCausalLM",
-        "MiMoForCausalLM",
-        "MiMoV2ForCausalLM",
-        "MiMoV2FlashForCausalLM",
-        "Step3p5ForCausalLM",
-        "Ernie4_5_MoeForCausalLM",
-        "ExaoneMoEForCausalLM",
-        "NemotronHForCausalLM",
-        "LongcatFlashForCausalLM",
-        "Qwen3MoeForCausalLM",
-    }
-)
 
 ALGORITHMS: dict[str, tuple[str, ...]] = {
     V11: ("DFLASH", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"),
     V23: ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO"),
 }
+
+
+def _mtp_capable(ctx: Ctx) -> bool:
+    """The target's architecture has an MTP / NextN draft class in this version (wizard.applicability)."""
+    from wizard.applicability import mtp_capable
+
+    return ctx.arch is not None and mtp_capable(ctx.arch, ctx.version)
 
 
 def algo(a: Args) -> str | None:
@@ -2245,7 +2233,7 @@ DRAFT_MISSING = Rule(
         and eagle_family(a)
         and a.get("speculative_draft_model_path") is None
         and not (
-            ctx.arch in MTP_CLASS_ARCHS
+            _mtp_capable(ctx)
             and str(ctx.typed_value("speculative_algorithm")).upper() in ("NEXTN", "EAGLE")
         )
     ),

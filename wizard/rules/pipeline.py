@@ -139,80 +139,62 @@ def _mamba_auto_11(ctx: Ctx, a: Args) -> None:
         a.mamba_scheduler_strategy = "no_buffer"
 
 
-def _model_specific_11(ctx: Ctx, a: Args) -> None:
+_MLA_SM100_ARCHS = frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "KimiK25ForConditionalGeneration",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+    }
+)
+# 0.5.23 model_overrides/qwen3_5.py registers the SM100 backend override for these.
+_QWEN_HYBRID_SM100_23 = c.QWEN_HYBRID_SM100 | {
+    "InternS2PreviewForConditionalGeneration",
+    "InternS2MobiusForConditionalGeneration",
+}
+
+
+def _model_specific(ctx: Ctx, a: Args) -> None:
+    """Per-architecture writes of the model-specific step (attention backend, multi-layer EAGLE, radix)."""
     arch = ctx.arch
+    no_backend = a.get("attention_backend") is None
     if (
-        arch
-        in (
-            "DeepseekV3ForCausalLM",
-            "KimiK25ForConditionalGeneration",
-            "MistralLarge3ForCausalLM",
-            "PixtralForConditionalGeneration",
-        )
+        arch in _MLA_SM100_ARCHS
         and ctx.gpu.is_sm100
-        and a.get("attention_backend") is None
+        and no_backend
         and a.get("prefill_attention_backend") is None
         and a.get("decode_attention_backend") is None
     ):
         a.attention_backend = "trtllm_mla"
-    if arch == "GptOssForCausalLM" and a.get("attention_backend") is None:
+    if arch == "GptOssForCausalLM" and no_backend:
         a.attention_backend = (
             "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
         )
     if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
         a.enable_multi_layer_eagle = True
-    if arch in c.HYBRID_NO_RADIX_11:
+    v11 = ctx.version == c.V11
+    if v11 and arch in c.HYBRID_NO_RADIX_11:
         a.disable_radix_cache = True
-    if arch in c.QWEN_HYBRID_SM100 and ctx.gpu.is_sm100 and a.get("attention_backend") is None:
-        backend = "triton"
-        if default_attention_backend(ctx, a) == "trtllm_mha" and not (
-            a.get("mamba_scheduler_strategy") != "extra_buffer"
+    qwen_archs = c.QWEN_HYBRID_SM100 if v11 else _QWEN_HYBRID_SM100_23
+    if arch in qwen_archs and ctx.gpu.is_sm100 and a.get("attention_backend") is None:
+        # trtllm_mha needs pages of 16+; only radix cache on with neither extra_buffer nor
+        # speculative decoding needs page size 1 (0.5.11 SA:2213-2241, 0.5.23 qwen3_5.py).
+        if v11:
+            extra_buffer = a.get("mamba_scheduler_strategy") == "extra_buffer"
+        else:
+            extra_buffer = a.get("mamba_scheduler_strategy") in (
+                "extra_buffer",
+                "extra_buffer_lazy",
+            ) and not a.get("disable_radix_cache")
+        needs_page_one = (
+            not extra_buffer
             and not a.get("disable_radix_cache")
             and a.get("speculative_algorithm") is None
-        ):
-            backend = "trtllm_mha"
-        a.attention_backend = backend
-
-
-def _model_specific_23(ctx: Ctx, a: Args) -> None:
-    arch = ctx.arch
-    if (
-        arch
-        in (
-            "DeepseekV3ForCausalLM",
-            "KimiK25ForConditionalGeneration",
-            "MistralLarge3ForCausalLM",
-            "PixtralForConditionalGeneration",
         )
-        and ctx.gpu.is_sm100
-        and a.get("attention_backend") is None
-        and a.get("prefill_attention_backend") is None
-        and a.get("decode_attention_backend") is None
-    ):
-        a.attention_backend = "trtllm_mla"
-    if arch == "GptOssForCausalLM" and a.get("attention_backend") is None:
-        a.attention_backend = (
-            "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
-        )
-    if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
-        a.enable_multi_layer_eagle = True
-    if (
-        arch in c.QWEN_HYBRID_SM100 | {"Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"}
-        and ctx.gpu.is_sm100
-        and a.get("attention_backend") is None
-    ):
-        backend = "triton"
-        if default_attention_backend(ctx, a) == "trtllm_mha" and not (
-            (
-                a.get("mamba_scheduler_strategy") not in ("extra_buffer", "extra_buffer_lazy")
-                or a.get("disable_radix_cache")
-            )
-            and not a.get("disable_radix_cache")
-            and a.get("speculative_algorithm") is None
-        ):
-            backend = "trtllm_mha"
-        a.attention_backend = backend
-        a.page_size = 64 if backend == "trtllm_mha" else 1
+        trtllm = default_attention_backend(ctx, a) == "trtllm_mha" and not needs_page_one
+        a.attention_backend = "trtllm_mha" if trtllm else "triton"
+        if not v11:
+            a.page_size = 64 if trtllm else 1
 
 
 def _mamba_auto_23(ctx: Ctx, a: Args) -> None:
@@ -365,7 +347,7 @@ PIPELINE_0_5_11: tuple[Step, ...] = (
     R("device", _device),
     c.MAMBA_AUTO_NO_BUFFER,
     R("_handle_missing_default_values", _mamba_auto_11),
-    R("_handle_model_specific_adjustments", _model_specific_11),
+    R("_handle_model_specific_adjustments", _model_specific),
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_EXTRA_NORADIX,
     c.MAMBA_EXTRA_DEVICE,
@@ -425,7 +407,7 @@ PIPELINE_0_5_11: tuple[Step, ...] = (
 PIPELINE_0_5_23: tuple[Step, ...] = (
     R("handle_deprecated_dp_attention", _dp_deprecated_23),
     R("device", _device),
-    R("handle_model_specific_adjustments", _model_specific_23),
+    R("handle_model_specific_adjustments", _model_specific),
     R("_mamba_radix_cache_resolution", _mamba_auto_23),
     c.MAMBA_NOT_HYBRID,
     c.MAMBA_EXTRA_UNSUPPORTED,
