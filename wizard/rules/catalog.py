@@ -1246,6 +1246,141 @@ def _spec_v2_env(ctx: Ctx) -> bool:
     return raw.strip().lower() not in ("false", "0", "no", "n")
 
 
+DPATTN_TP_DIVISIBLE = Rule(
+    id="R-DPATTN-TP-DIVISIBLE",
+    title="tp must be a multiple of the attention-DP size",
+    severity="error",
+    why=(
+        "DP attention splits the tensor-parallel group into dp attention groups, so tp must be divisible by "
+        "dp (0.5.23: by --attn-dp-size). SGLang checks it with a bare assert in its data-parallel step, "
+        "before any speculative rule, so it hides them."
+    ),
+    raises={
+        V11: _raise(
+            "resolve",
+            "AssertionError",
+            f"{SA}:2935",
+            bare=True,
+            message="assert self.tp_size % self.dp_size == 0",
+        ),
+        V23: _raise(
+            "resolve",
+            "AssertionError",
+            "sglang/srt/arg_groups/parallel_hook.py:326",
+            bare=True,
+            message="assert cfg.tp_size % cfg.attn_dp_size == 0",
+        ),
+    },
+    fields=("parallel.tp", "parallel.dp", "parallel.attn_dp_size"),
+    when=lambda ctx, a: (
+        dp_attention(ctx, a)
+        and (a.get("tp_size") or 1)
+        % ((a.get("dp_size") or 1) if ctx.version == V11 else (a.get("attn_dp_size") or 1))
+        != 0
+    ),
+    message=lambda ctx, a: (
+        f"tp {a.get('tp_size') or 1} is not a multiple of the attention-DP size "
+        f"{(a.get('dp_size') if ctx.version == V11 else a.get('attn_dp_size')) or 1}: SGLang raises a bare AssertionError."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("DP size = tp", {"parallel.dp": a.get("tp_size") or 1}),
+        Fix(
+            "Turn DP attention off",
+            {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None},
+        ),
+    ],
+)
+
+FA4_PAGE_23 = Rule(
+    id="R-FA4-PAGE",
+    title="fa4 forces page size 128 on Blackwell",
+    severity="adjusted",
+    why=(
+        "The FA4 kernels on SM100 only support pages of 128 tokens for non-MLA models (skipped when a draft tree "
+        "with topk > 1 is typed, which needs page size 1)."
+    ),
+    raises={
+        V23: resolve(
+            "sglang/srt/arg_groups/overrides.py:1274", "FA4 backend only supports page size 128"
+        )
+    },
+    fields=("attention.page_size", "attention.backend"),
+    when=lambda ctx, a: (
+        "fa4" in attention_backends(a)
+        and not ctx.is_mla
+        and ctx.gpu.is_sm100
+        and (ctx.typed_value("speculative_eagle_topk") or 0) <= 1
+        and a.get("page_size") != 128
+    ),
+    message=lambda ctx, a: f"fa4: page_size {a.get('page_size')} -> 128.",
+    apply=lambda ctx, a: a.__setitem__("page_size", 128),
+)
+
+SINK_NEEDS_WINDOW_23 = Rule(
+    id="R-DRAFT-SINK-WINDOW",
+    title="Draft attention sink needs a draft window",
+    severity="error",
+    why="Attention-sink tokens are kept at the start of the draft's sliding window; without a window there is nothing to pin them to.",
+    raises={
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:228",
+            "--speculative-draft-sink-size requires --speculative-draft-window-size.",
+        )
+    },
+    fields=("extra_args", "speculative.draft_window_size"),
+    when=lambda ctx, a: (
+        a.get("speculative_draft_sink_size") is not None
+        and a.get("speculative_dflash_draft_window_size") is None
+        and a.get("speculative_draft_window_size") is None
+    ),
+    message=lambda ctx, a: (
+        "--speculative-draft-sink-size requires --speculative-draft-window-size."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Set a draft window of 2048", {"speculative.draft_window_size": 2048})
+    ],
+)
+
+REJECTION_TOPK_23 = Rule(
+    id="R-REJECTION-SAMPLING-TOPK",
+    title="Rejection sampling needs a chain (topk 1)",
+    severity="error",
+    why=(
+        "The rejection-sampling verify kernel consumes one proposal per step; SGLang checks topk after choosing "
+        "its auto values, so a Llama target's auto topk 4 fails too."
+    ),
+    raises={
+        V23: _raise(
+            "resolve",
+            "ValueError",
+            f"{SH}:1222",
+            "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
+        )
+    },
+    fields=("speculative.use_rejection_sampling", "speculative.eagle_topk"),
+    when=lambda ctx, a: (
+        bool(a.get("speculative_use_rejection_sampling"))
+        and algo(a) in ("EAGLE", "EAGLE3")
+        and a.get("speculative_eagle_topk") != 1
+    ),
+    message=lambda ctx, a: (
+        "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Chain: steps 3, topk 1, draft tokens 4",
+            {
+                "speculative.num_steps": 3,
+                "speculative.eagle_topk": 1,
+                "speculative.num_draft_tokens": 4,
+            },
+        )
+    ],
+)
+
+
 SPEC_V1_SELECT = Rule(
     id="R-SPEC-V1-SELECT",
     title="Overlap scheduler switched off (spec v1)",
@@ -2397,7 +2532,7 @@ DRAFT_PATH_MISSING_23 = Rule(
         V23: _raise(
             "resolve",
             "OSError",
-            "sglang/srt/utils/hf_transformers_utils.py",
+            "sglang/srt/configs/model_config.py:328",
             "Repo id must be in the form 'repo_name' or 'namespace/repo_name'",
         )
     },
@@ -2562,6 +2697,10 @@ CONTEXT_RULES: tuple[Rule, ...] = (
 )
 
 ALL_RULES: tuple[Rule, ...] = (
+    DPATTN_TP_DIVISIBLE,
+    FA4_PAGE_23,
+    SINK_NEEDS_WINDOW_23,
+    REJECTION_TOPK_23,
     ALGO_CHOICE,
     MAMBA_AUTO_NO_BUFFER,
     MAMBA_EXTRA_UNSUPPORTED,
