@@ -22,12 +22,25 @@ class ToolInputError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the full argument parser with every registered subcommand."""
+    from wizard import __version__
+
     parser = argparse.ArgumentParser(
         prog="sglang-wizard",
         description=(
             "Make SGLang launches right the first time. Without a subcommand the terminal UI starts."
         ),
+        epilog=(
+            "exit codes: 0 fine (SGLang would start it), 1 SGLang would refuse it / the remote action "
+            "failed, 2 the tool's own input errors.\n"
+            "examples:\n"
+            "  sglang-wizard check profiles/qwen3.6-27b-mtp-a6000.toml\n"
+            "  sglang-wizard check --gpu A6000 -- python -m sglang.launch_server --model-path M ...\n"
+            "  sglang-wizard import -o my.toml -- 'python -m sglang.launch_server ...'\n"
+            "  sglang-wizard launch my.toml --host gpu-box"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"sglang-wizard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
