@@ -70,4 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    # Import the module under its real name, so subcommands and this entry point share
+    # ToolInputError (running as __main__ would otherwise define a second class).
+    from wizard.cli import main as _main
+
+    raise SystemExit(_main())
