@@ -238,12 +238,7 @@ class LaunchScreen(Screen[None]):
             return
         self.outcome = result.outcome
         stage.update(outcome_text(result))
-        record.outcome = result.outcome
-        record.startup_s = result.startup_s
-        record.stage_durations = result.watcher.tracker.completed_durations()
-        if result.crash is not None:
-            record.detail = result.crash.explanation.summary()
-        records.save(record)
+        records.save_outcome(record, result)
 
     @work(exclusive=True, group="remote-stop")
     async def action_stop(self) -> None:

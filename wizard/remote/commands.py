@@ -427,12 +427,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             except asyncio.CancelledError:  # Ctrl-C: stop watching, not the server
                 print(detach_hint, file=out)
                 raise
-            record.outcome = result.outcome
-            record.startup_s = result.startup_s
-            record.stage_durations = result.watcher.tracker.completed_durations()
-            if result.crash is not None:
-                record.detail = result.crash.explanation.summary()
-            records.save(record)
+            records.save_outcome(record, result)
             return _report_watch(result, out, final.plan)
 
     return _run(go())

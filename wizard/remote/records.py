@@ -129,6 +129,15 @@ class RunRecords:
         """The record of one run, if this machine launched it."""
         return next((r for r in self.load() if r.run_id == run_id), None)
 
+    def save_outcome(self, record: RunRecord, result: Any) -> None:
+        """Store how a watched run ended (`WatchResult`): outcome, start-up time, stage times, crash."""
+        record.outcome = result.outcome
+        record.startup_s = result.startup_s
+        record.stage_durations = result.watcher.tracker.completed_durations()
+        if result.crash is not None:
+            record.detail = result.crash.explanation.summary()
+        self.save(record)
+
     def save(self, record: RunRecord) -> None:
         """Insert or replace a record; the file is replaced atomically."""
         record.env = mask_env(record.env)
