@@ -19,7 +19,7 @@ from wizard.profile import Profile
 from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
 from wizard.rules.model import Ctx
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
-from wizard.sglang.fields import FIELDS, version_dest
+from wizard.sglang.fields import FIELDS
 from wizard.sglang.versions import resolve_version as _resolve_version_uncached
 
 if TYPE_CHECKING:
@@ -328,13 +328,3 @@ def apply_fix(profile: Profile, fix: Fix) -> Profile:
                 env[name] = value
         edited = edited.with_edits({"env": env})
     return edited
-
-
-def effective_flag_name(field: str, version: str) -> str:
-    """The version's spelling of a canonical field name."""
-    return version_dest(field, version)
-
-
-def env_flag(name: str) -> bool:
-    """A boolean environment switch of the wizard itself."""
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")

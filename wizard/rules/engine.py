@@ -4,8 +4,6 @@ anything heavy, well under a millisecond per check."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from wizard.rules import catalog as c
 from wizard.rules.model import Args, Ctx, Rule
 from wizard.rules.pipeline import DEFAULTS, PIPELINES
@@ -157,8 +155,3 @@ def first_sglang_error(report: Report) -> Finding | None:
         if f.sglang is not None and f.sglang.stage in ("argparse", "resolve", "check"):
             return f
     return None
-
-
-def effective_json(value: Any) -> Any:
-    """Effective values as JSON-safe data."""
-    return value

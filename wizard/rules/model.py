@@ -4,7 +4,7 @@ is resolved (`Args`), and a `Rule` (one SGLang assertion, rewrite or runtime tra
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wizard.rules.report import Fix, Severity, SglangRaise
@@ -43,7 +43,6 @@ class Ctx:
     draft_facts: ModelFacts | None
     draft_error: str | None
     paths_local: bool = True  # model paths are on this machine (so a missing path is an error)
-    notes: list[str] = field(default_factory=list)
 
     @property
     def arch(self) -> str | None:
