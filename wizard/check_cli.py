@@ -109,15 +109,23 @@ def _check_command(words: list[str], args: argparse.Namespace) -> Report:
 
 
 def _batch(source: str, out: TextIO) -> int:
-    from wizard.api import check_case
-
-    handle: Iterable[str]
+    if source == "-":
+        return _batch_lines(sys.stdin, source, out)
     try:
-        handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
+        with open(source, encoding="utf-8") as handle:
+            return _batch_lines(handle, source, out)
     except OSError as exc:
         raise ToolInputError(f"{source}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ToolInputError(f"{source}: not UTF-8 text (JSON lines must be UTF-8)") from None
+
+
+def _batch_lines(lines: Iterable[str], source: str, out: TextIO) -> int:
+    """One report per input line, same order; exit 2 if any line was bad, else 1 if any refused."""
+    from wizard.api import check_case
+
     worst = 0
-    for number, line in enumerate(handle, start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:

@@ -1,0 +1,142 @@
+"""`sglang-wizard check`: exit codes, text and JSON output, batch mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from wizard.cli import main
+
+
+def test_profile_that_starts_exits_0(
+    models: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        'schema_version = 1\nsglang_version = "0.5.11"\n[model]\npath = "%s"\n'
+        '[speculative]\nalgorithm = "NEXTN"\n[gpu]\nkind = "h100"\n' % models["dsv3"]
+    )
+    assert main(["check", str(profile)]) == 0
+    out = capsys.readouterr().out
+    assert "SGLang would START this" in out and "speculative_algorithm: NEXTN -> EAGLE" in out
+
+
+def test_refused_command_exits_1_with_the_first_error_marked(
+    models: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "check",
+            "--gpu",
+            "A6000",
+            "--",
+            "SGLANG_ENABLE_SPEC_V2=1",
+            "python",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            models["qwen35"],
+            "--speculative-algorithm",
+            "NEXTN",
+            "--speculative-num-draft-tokens",
+            "1",
+        ]
+    )
+    assert code == 1
+    out = capsys.readouterr().out
+    first = next(line for line in out.splitlines() if line.startswith(">>"))
+    assert "R-MAMBA-NOBUF-SPEC" in first
+    assert "sglang/srt/server_args.py:2453" in out and "R-SPEC-STEPS-TRIO" in out
+
+
+def test_json_report(models: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "check",
+            "--json",
+            "--sglang-version",
+            "0.5.23",
+            "--",
+            "--model-path",
+            models["llama"],
+            "--speculative-algorithm",
+            "EAGLE3",
+            "--speculative-draft-model-path",
+            models["eagle3"],
+            "--speculative-num-draft-tokens",
+            "16",
+            "--speculative-eagle-topk",
+            "1",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert (
+        code == 1
+        and report["verdict"] == "error"
+        and report["first_sglang_error"] == "R-SPEC-STEPS-TRIO"
+    )
+    trio = next(f for f in report["findings"] if f["rule"] == "R-SPEC-STEPS-TRIO")
+    assert trio["sglang"] == {
+        "stage": "resolve",
+        "exception": "AssertionError",
+        "where": "sglang/srt/arg_groups/speculative_hook.py:1162",
+        "bare": True,
+        "message": trio["sglang"]["message"],
+    }
+    assert trio["fixes"] and all("edits" in fix for fix in trio["fixes"])
+
+
+def test_batch_mode_keeps_order_and_reports_bad_lines(
+    models: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        "\n".join(
+            [
+                json.dumps(
+                    {
+                        "id": "a",
+                        "argv": [
+                            "--model-path",
+                            models["dsv3"],
+                            "--speculative-algorithm",
+                            "NEXTN",
+                        ],
+                    }
+                ),
+                "[1, 2]",
+                json.dumps(
+                    {
+                        "id": "c",
+                        "argv": [
+                            "--model-path",
+                            models["dsv3"],
+                            "--speculative-algorithm",
+                            "nextn",
+                        ],
+                        "sglang_version": "0.5.11",
+                    }
+                ),
+            ]
+        )
+        + "\n"
+    )
+    assert main(["check", "--jsonl", str(cases)]) == 2
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line.get("id") for line in lines] == ["a", None, "c"]
+    assert [line["verdict"] for line in lines] == ["ok", "input-error", "error"]
+    assert f"{cases}:2" in lines[1]["error"]
+
+
+def test_tool_input_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(tmp_path / "missing.toml")]) == 2
+    assert "missing.toml" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text('schema_version = 1\n[model]\npath = "/m"\n[speculative]\nnum_step = 3\n')
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.toml:5" in err and "num_step" in err
+    assert main(["check"]) == 2
+    assert main(["check", "--jsonl", str(tmp_path / "nope.jsonl")]) == 2
