@@ -15,8 +15,8 @@ def test_profile_that_starts_exits_0(
 ) -> None:
     profile = tmp_path / "p.toml"
     profile.write_text(
-        'schema_version = 1\nsglang_version = "0.5.11"\n[model]\npath = "%s"\n'
-        '[speculative]\nalgorithm = "NEXTN"\n[gpu]\nkind = "h100"\n' % models["dsv3"]
+        'schema_version = 1\nsglang_version = "0.5.11"\n[model]\npath = "{}"\n'
+        '[speculative]\nalgorithm = "NEXTN"\n[gpu]\nkind = "h100"\n'.format(models["dsv3"])
     )
     assert main(["check", str(profile)]) == 0
     out = capsys.readouterr().out
