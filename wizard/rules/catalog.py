@@ -265,11 +265,12 @@ def trio_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
 
 
 def _recover_trio(ctx: Ctx, a: Args) -> None:
-    from wizard.rules.pipeline import auto_params
-
-    a.speculative_num_steps, a.speculative_eagle_topk, a.speculative_num_draft_tokens = auto_params(
-        ctx, a
-    )
+    """Continue as if the first fix of `trio_fixes` were applied (the rules after it, the memory plan)."""
+    edits = trio_fixes(ctx, a)[0].edits
+    steps = edits.get("speculative.num_steps")
+    topk = edits.get("speculative.eagle_topk", a.get("speculative_eagle_topk"))
+    draft = edits.get("speculative.num_draft_tokens", a.get("speculative_num_draft_tokens"))
+    a.speculative_num_steps, a.speculative_eagle_topk, a.speculative_num_draft_tokens = steps, topk, draft
 
 
 def _recover_topk(ctx: Ctx, a: Args) -> None:
