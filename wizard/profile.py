@@ -1038,8 +1038,15 @@ def profile_path(name: str, directory: Path | None = None) -> Path:
 
 
 def list_profiles(directory: Path | None = None) -> list[Path]:
-    """Saved profiles, newest first."""
+    """Saved profiles, newest first (a dangling symlink or a file deleted meanwhile is left out)."""
     d = directory or profiles_dir()
     if not d.is_dir():
         return []
-    return sorted(d.glob("*.toml"), key=lambda p: p.stat().st_mtime, reverse=True)
+    found: list[tuple[float, Path]] = []
+    for path in d.glob("*.toml"):
+        try:
+            found.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    found.sort(key=lambda item: item[0], reverse=True)
+    return [path for _, path in found]

@@ -233,6 +233,13 @@ def test_list_profiles_of_a_missing_dir_is_empty(tmp_path: Path) -> None:
     assert list_profiles(tmp_path / "nothing-here") == []
 
 
+def test_list_profiles_skips_a_dangling_symlink(tmp_path: Path) -> None:
+    # `profiles list` and the TUI's start screen used to crash on stat() of a dangling link
+    saved = save_profile(_profile(), tmp_path / "kept.toml")
+    (tmp_path / "gone.toml").symlink_to(tmp_path / "deleted-target.toml")
+    assert list_profiles(tmp_path) == [saved]
+
+
 @pytest.mark.parametrize(
     "name", ["qwen", "Qwen3.6-27B_mtp", "a", "kimi.k2.5", "x" * 64, "qwen.toml", "9lives"]
 )
