@@ -22,7 +22,6 @@ from wizard.remote.connection import (
     HostSpecError,
     RemoteError,
     SshSettings,
-    UnknownHostKeyError,
 )
 from wizard.remote.records import RunRecord, RunRecords, mask_env, profile_hash
 from wizard.remote.session import (
@@ -77,10 +76,7 @@ async def _connect(args: argparse.Namespace, target: _Target) -> RemoteHost:
 def _run(coro: Any) -> int:
     try:
         return int(asyncio.run(coro))
-    except UnknownHostKeyError as exc:
-        print(f"sglang-wizard: {exc}", file=sys.stderr)
-        return 1
-    except RemoteError as exc:
+    except RemoteError as exc:  # UnknownHostKeyError included: its message says how to trust
         print(f"sglang-wizard: {exc}", file=sys.stderr)
         return 1
 
@@ -157,9 +153,8 @@ def _local_check(launchable: _Launchable, version: str | None) -> _LocalCheck:
         profile = profile.model_copy(update={"sglang_version": version})
     try:
         report = check_profile(profile, paths_local=False)
-    except (
-        Exception
-    ) as exc:  # e.g. a version without a rule set: say so; the host's dry run decides
+    except Exception as exc:
+        # e.g. a version without a rule set: say so; the host's dry run decides
         return _LocalCheck({}, [f"the local check cannot run for SGLang {version}: {exc}"], {})
     errors = [f"{f.rule}: {f.message}" for f in report.errors]
     fixes = {f.rule: [fix.label for fix in f.fixes] for f in report.findings}
@@ -220,12 +215,10 @@ async def _do_preflight(
         python=launchable.target.python,
         env=launchable.env,
         port=launchable.port,
-        model_path=launchable.model_path
-        if launchable.model_path.startswith(("/", "~", "."))
-        else None,
+        model_path=launchable.model_path if _is_path(launchable.model_path) else None,
         draft_model_path=(
             launchable.draft_path
-            if launchable.draft_path and launchable.draft_path.startswith(("/", "~", "."))
+            if launchable.draft_path and _is_path(launchable.draft_path)
             else None
         ),
         argv=None if args.skip_dry_run else launchable.argv,
@@ -453,8 +446,11 @@ async def _watch_launched(
     )
 
 
-def _target_for_run(args: argparse.Namespace, run_id: str | None) -> _Target:
-    record = RunRecords().get(run_id) if run_id else None
+def _target_for_run(
+    args: argparse.Namespace, run_id: str | None, records: RunRecords | None = None
+) -> tuple[_Target, RunRecord | None]:
+    """Where to reach a run (flags first, then the local record) and that record, if any."""
+    record = (records or RunRecords()).get(run_id) if run_id else None
     host = args.host or (record.target if record else None)
     if not host:
         raise ToolInputError(
@@ -464,7 +460,7 @@ def _target_for_run(args: argparse.Namespace, run_id: str | None) -> _Target:
         )
     jumps = args.jump if args.jump is not None else (record.jumps or None if record else None)
     runs_root = args.remote_runs_dir or (record.runs_root if record else None)
-    return _Target(host, jumps, "python3", [], runs_root)
+    return _Target(host, jumps, "python3", [], runs_root), record
 
 
 def runs(args: argparse.Namespace) -> int:
@@ -479,7 +475,7 @@ def runs(args: argparse.Namespace) -> int:
         return 0
 
     async def go() -> int:
-        async with await _connect(args, _target_for_run(args, None)) as host:
+        async with await _connect(args, _target_for_run(args, None)[0]) as host:
             runs = await host.list_runs()
             if not runs:
                 print(f"no runs on {host.label}")
@@ -497,8 +493,8 @@ def runs(args: argparse.Namespace) -> int:
 
 def logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    target = _target_for_run(args, args.run)
-    record = RunRecords().get(args.run)
+    records = RunRecords()
+    target, record = _target_for_run(args, args.run, records)
 
     async def go() -> int:
         async with await _connect(args, target) as host:
@@ -509,9 +505,7 @@ def logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 out.write(tail.stdout)
                 print(f"-- {args.run}: {status.state}", file=out)
                 return 0
-            history = (
-                RunRecords().stage_history(host.host_key, record.profile_hash) if record else []
-            )
+            history = records.stage_history(host.host_key, record.profile_hash) if record else []
             result = await watch_run(
                 host,
                 args.run,
@@ -529,7 +523,8 @@ def logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    target = _target_for_run(args, args.run)
+    records = RunRecords()
+    target, _ = _target_for_run(args, args.run, records)
 
     async def go() -> int:
         async with await _connect(args, target) as host:
@@ -552,10 +547,10 @@ def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 )
             else:
                 print("GPU memory not checked (nvidia-smi not found on the host)", file=out)
-            record = RunRecords().get(args.run)
+            record = records.get(args.run)  # read again: a watching launch may have saved since
             if record is not None and result.was_running:
                 record.outcome = "stopped"
-                RunRecords().save(record)
+                records.save(record)
             return 0 if result.clean else 1
 
     return _run(go())
