@@ -76,9 +76,13 @@ def fail(message, code=1):
     sys.exit(code)
 
 
-def run_dir_of(run_id):
+def check_run_id(run_id):
     if not run_id or "/" in run_id or run_id.startswith("."):
         fail(f"invalid run id: {run_id!r}", 2)
+
+
+def run_dir_of(run_id):
+    check_run_id(run_id)
     path = os.path.join(RUNS_ROOT, run_id)
     if not os.path.isdir(path):
         fail(f"no run {run_id} on this host (looked in {path})", EXIT_NOT_FOUND)
@@ -168,8 +172,7 @@ def run_status(run_id, path):
 def cmd_launch():
     spec = json.load(sys.stdin)
     run_id = spec["run_id"]
-    if not run_id or "/" in run_id or run_id.startswith("."):
-        fail(f"invalid run id: {run_id!r}", 2)
+    check_run_id(run_id)
     python = os.path.expanduser(spec["python"])
     if spec.get("workdir") and not os.path.isdir(os.path.expanduser(spec["workdir"])):
         fail(f"workdir {spec['workdir']} does not exist on the host", 2)
@@ -442,6 +445,22 @@ print(json.dumps(info))
 """
 
 
+def python_and_env(spec):
+    """The python to use and its environment (the caller's env on top of this one)."""
+    env = dict(os.environ)
+    env.update(spec.get("env", {}))
+    return os.path.expanduser(spec.get("python") or "python3"), env
+
+
+def python_versions(python, env):
+    """Python and SGLang versions of `python` with `env` (an `error` says why SGLang is missing)."""
+    result = run_capture([python, "-c", VERSIONS_PY], env=env, timeout=120)
+    try:
+        return json.loads(result["out"].strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"python": None, "sglang": None, "error": result["out"][-2000:]}
+
+
 def check_path(path):
     info = {"path": path, "exists": False, "is_dir": False, "config_json": None, "error": None}
     expanded = os.path.expanduser(path)
@@ -472,15 +491,8 @@ def check_path(path):
 
 def cmd_preflight():
     spec = json.load(sys.stdin)
-    env = dict(os.environ)
-    env.update(spec.get("env", {}))
-    python = os.path.expanduser(spec.get("python") or "python3")
-    report = {}
-    versions = run_capture([python, "-c", VERSIONS_PY], env=env, timeout=120)
-    try:
-        report["versions"] = json.loads(versions["out"].strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        report["versions"] = {"python": None, "sglang": None, "error": versions["out"][-2000:]}
+    python, env = python_and_env(spec)
+    report = {"versions": python_versions(python, env)}
     gpus = run_capture(
         env=env,
         argv=[
@@ -525,15 +537,7 @@ def cmd_preflight():
 
 def cmd_versions():
     """Python and SGLang versions of the given python with the given env (JSON on stdin)."""
-    spec = json.load(sys.stdin)
-    env = dict(os.environ)
-    env.update(spec.get("env", {}))
-    python = os.path.expanduser(spec.get("python") or "python3")
-    result = run_capture([python, "-c", VERSIONS_PY], env=env, timeout=120)
-    try:
-        emit(json.loads(result["out"].strip().splitlines()[-1]))
-    except (ValueError, IndexError):
-        emit({"python": None, "sglang": None, "error": result["out"][-2000:]})
+    emit(python_versions(*python_and_env(json.load(sys.stdin))))
 
 
 def cmd_model_files():
