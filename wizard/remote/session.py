@@ -370,26 +370,6 @@ class RemoteHost:
         status = result.exit_status if result.exit_status is not None else -1
         return CommandResult(status, str(result.stdout or ""), str(result.stderr or ""))
 
-    async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
-        """The first `max_bytes` of a remote file."""
-        await self.ensure_connected()
-        result = await self.connection.run(
-            shlex.join(["head", "-c", str(max_bytes), "--", path]), encoding=None, check=False
-        )
-        if result.exit_status != 0:
-            err = (
-                result.stderr.decode(errors="replace")
-                if isinstance(result.stderr, bytes)
-                else str(result.stderr)
-            )
-            raise RemoteError(f"{self.label}: cannot read {path}: {err.strip()}")
-        out = result.stdout
-        return out if isinstance(out, bytes) else str(out or "").encode()
-
-    async def exists(self, path: str) -> bool:
-        """True when the path exists on the host."""
-        return (await self.run(["test", "-e", path])).exit_status == 0
-
     def _agent_command(self, *args: str, python: str | None = None) -> str:
         root = ["--root", self.runs_root] if self.runs_root else []
         return shlex.join([python or self.agent_python, "-c", agent_source(), *root, *args])
