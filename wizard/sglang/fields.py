@@ -32,16 +32,6 @@ class FieldSpec:
                 return name
         return self.dest
 
-    def argparse_dest_for(self, version: str) -> str | None:
-        """The dest of SGLang's argparse action in `version` (0.5.11 parses `--tp-size` into
-        `tensor_parallel_size` and copies it to the `tp_size` field afterwards)."""
-        dest = self.dest_for(version)
-        if dest is None:
-            return None
-        if version_tuple(version) < (0, 5, 23):
-            return ARGPARSE_ONLY_DESTS_0_5_11.get(dest, dest)
-        return dest
-
     def flag_for(self, version: str) -> str | None:
         """The primary CLI flag in `version`."""
         dest = self.dest_for(version)
@@ -68,13 +58,17 @@ def _ge(version: str, other: str) -> bool:
     return version_tuple(version) >= version_tuple(other)
 
 
-# 0.5.11's parser stores these under other names; ServerArgs.from_cli_args copies them over
-# (server_args.py:6677-6681). 0.5.23 parses straight into the field names.
-ARGPARSE_ONLY_DESTS_0_5_11: dict[str, str] = {
-    "tp_size": "tensor_parallel_size",
-    "dp_size": "data_parallel_size",
-    "pp_size": "pipeline_parallel_size",
-    "moe_dp_size": "moe_data_parallel_size",
+# argparse dests that `ServerArgs.from_cli_args` copies to another field name
+# (0.5.11 server_args.py:6676-6682; 0.5.23 uses the field names as dests).
+SERVER_ARGS_FIELDS: dict[str, dict[str, str]] = {
+    "0.5.11": {
+        "tensor_parallel_size": "tp_size",
+        "pipeline_parallel_size": "pp_size",
+        "attention_context_parallel_size": "attn_cp_size",
+        "moe_data_parallel_size": "moe_dp_size",
+        "data_parallel_size": "dp_size",
+        "expert_parallel_size": "ep_size",
+    }
 }
 
 FIELDS: tuple[FieldSpec, ...] = (
@@ -164,7 +158,7 @@ for _f in FIELDS:
         BY_DEST.setdefault(_name, _f)
 
 
-_FIELD_OF_ARGPARSE_DEST = {v: k for k, v in ARGPARSE_ONLY_DESTS_0_5_11.items()}
+_FIELD_OF_ARGPARSE_DEST = SERVER_ARGS_FIELDS["0.5.11"]
 
 
 def canonical_dest(version_dest: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
-from wizard.sglang.fields import version_tuple
+from wizard.sglang.fields import SERVER_ARGS_FIELDS, version_tuple
 from wizard.sglang.versions import SUPPORTED, resolve_version
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -247,20 +247,6 @@ class FlagTable:
         )
 
 
-# argparse dests that `ServerArgs.from_cli_args` copies to another field name
-# (0.5.11 server_args.py:6676-6682; 0.5.23 uses the field names as dests).
-SERVER_ARGS_FIELDS: dict[str, dict[str, str]] = {
-    "0.5.11": {
-        "tensor_parallel_size": "tp_size",
-        "pipeline_parallel_size": "pp_size",
-        "attention_context_parallel_size": "attn_cp_size",
-        "moe_data_parallel_size": "moe_dp_size",
-        "data_parallel_size": "dp_size",
-        "expert_parallel_size": "ep_size",
-    }
-}
-
-
 def table_from_data(data: Mapping[str, Any], source: str = "<flag table>") -> FlagTable:
     """Build a table from the dump format; `FlagDataError` names the source and the bad entry."""
     try:
@@ -380,10 +366,6 @@ class _StoreValues(argparse.Action):
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
         setattr(namespace, self.dest, True if self.nargs == 0 else values)
-
-
-def _int(value: str) -> int:
-    return int(value)
 
 
 def _named(func: Callable[[str], Any], name: str) -> Callable[[str], Any]:

@@ -426,13 +426,5 @@ def _validation_error(exc: ValidationError, parsed: ParsedFlags) -> CommandError
     )
 
 
-def known_version(version: str | None) -> str:
-    """The supported rule set for an optional version string (typed error when unparseable)."""
-    try:
-        return resolve_version(version or DEFAULT_SGLANG_VERSION)[0]
-    except VersionError as exc:
-        raise CommandError(str(exc), flag=version) from None
-
-
 def _redir_text(op: str, target: str) -> str:
     return f"{op}{target}" if op.endswith("&") else f"{op} {target}".rstrip()
