@@ -137,15 +137,17 @@ def _extra_groups(profile: Profile, supported: str, table: FlagTable) -> list[li
     return [pieces for _, pieces in groups]
 
 
+def _launch_groups(profile: Profile, version: str | None) -> tuple[str, FlagTable, list[list[str]]]:
+    """(supported version, its flag table, the argv as per-flag groups: fields, then extra_args)."""
+    supported, table = _table_for(profile, version)
+    groups = _field_groups(profile, supported, table) + _extra_groups(profile, supported, table)
+    return supported, table, groups
+
+
 def render_argv(profile: Profile, version: str | None = None) -> list[str]:
     """The flags after `python -m sglang.launch_server` for `version` (default: the profile's)."""
-    supported, table = _table_for(profile, version)
-    argv: list[str] = []
-    for group in _field_groups(profile, supported, table):
-        argv.extend(group)
-    for group in _extra_groups(profile, supported, table):
-        argv.extend(group)
-    return argv
+    _, _, groups = _launch_groups(profile, version)
+    return [piece for group in groups for piece in group]
 
 
 def render_env(profile: Profile) -> dict[str, str]:
@@ -161,8 +163,7 @@ def _quote_interpreter(python: str) -> str:
 
 def render_shell(profile: Profile, *, multiline: bool = True, version: str | None = None) -> str:
     """The exact shell command: env prefix + `python3 -m sglang.launch_server` + argv, quoted."""
-    supported, table = _table_for(profile, version)
-    groups = _field_groups(profile, supported, table) + _extra_groups(profile, supported, table)
+    _, _, groups = _launch_groups(profile, version)
     env = " ".join(f"{name}={shlex.quote(value)}" for name, value in render_env(profile).items())
     head = f"{_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE}"
     if env:
@@ -242,13 +243,11 @@ def _yaml_key_ok(flag: FlagAction, supported: str) -> str | None:
 
 def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
     """The `--config` YAML (keys = flag names without `--`) plus the pieces YAML cannot carry."""
-    supported, table = _table_for(profile, version)
+    supported, table, groups = _launch_groups(profile, version)
     lines: list[str] = []
     cli_only: list[str] = []
     seen: set[str] = set()
-    for group in _field_groups(profile, supported, table) + _extra_groups(
-        profile, supported, table
-    ):
+    for group in groups:
         match = table.match_safe(group[0])
         if match is None:
             cli_only.extend(group)
