@@ -28,7 +28,7 @@ from wizard.sglang.flags import (
     rename_for,
     run_argparse,
 )
-from wizard.sglang.shellwords import Word, split_commands, split_words
+from wizard.sglang.shellwords import Word, is_name, split_commands, split_words
 from wizard.sglang.versions import VersionError, effective_env, resolve_version
 
 __all__ = [
@@ -319,13 +319,7 @@ def _strip_model_type(argv: list[str], notes: list[str]) -> list[str]:
 
 def _looks_like_assignment(text: str) -> bool:
     name, sep, _ = text.partition("=")
-    return (
-        bool(sep)
-        and bool(name)
-        and (name[0].isalpha() or name[0] == "_")
-        and all(c.isalnum() or c == "_" for c in name)
-        and name.isascii()
-    )
+    return bool(sep) and is_name(name)
 
 
 def _next_text(words: list[Word], i: int) -> str:

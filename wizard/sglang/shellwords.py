@@ -52,7 +52,7 @@ def split_words(text: str) -> list[Word]:
 
     def note_assignment() -> None:
         nonlocal assignment
-        if not assignment and assign_prefix_ok and _is_name("".join(buf)):
+        if not assignment and assign_prefix_ok and is_name("".join(buf)):
             assignment = True
 
     while i < n:
@@ -196,7 +196,8 @@ def _ansi_c_escape(ch: str) -> str:
     )
 
 
-def _is_name(text: str) -> bool:
+def is_name(text: str) -> bool:
+    """A shell variable name: ASCII letters, digits and `_`, not starting with a digit."""
     if not text or not (text[0].isalpha() or text[0] == "_"):
         return False
     return all(c.isalnum() or c == "_" for c in text) and text.isascii()
