@@ -19,11 +19,9 @@ screens and the CLI read the results. The patterns match the logger messages of 
 from __future__ import annotations
 
 import enum
-import importlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 
 class Stage(enum.StrEnum):
@@ -468,36 +466,9 @@ class CrashExplanation:
         return "\n".join(parts)
 
 
-def _rule_fields(rule: Any) -> tuple[str | None, str, tuple[str, ...]]:
-    """Read id / explanation / fixes from the catalog's rule (object or mapping).
-
-    Fixes that the catalog computes from a profile context (a callable) are not listed here: the
-    check of the profile shows them; the crash text points there.
-    """
-
-    def pick(*names: str) -> Any:
-        for name in names:
-            if isinstance(rule, Mapping) and name in rule:
-                return rule[name]
-            if hasattr(rule, name):
-                return getattr(rule, name)
-        return None
-
-    rule_id = pick("id", "rule_id")
-    title = pick("title")
-    why = pick("why", "explanation")
-    explanation = ": ".join(str(part) for part in (title, why) if isinstance(part, str) and part)
-    fixes_value = pick("fixes", "fix")
-    fixes: tuple[str, ...]
-    if isinstance(fixes_value, str):
-        fixes = (fixes_value,)
-    elif isinstance(fixes_value, list | tuple):
-        fixes = tuple(str(getattr(f, "text", None) or getattr(f, "label", None) or f) for f in fixes_value)
-    elif callable(fixes_value):
-        fixes = ("check the profile with the wizard to see the fixes for this rule and apply one",)
-    else:
-        fixes = ()
-    return (str(rule_id) if rule_id is not None else None, explanation, fixes)
+# Rule fixes are computed from a profile (`Rule.fixes` is a callable), so a crash can only point
+# to the check, which lists them.
+_CHECK_FOR_FIXES = "check the profile with the wizard to see the fixes for this rule and apply one"
 
 
 def traceback_from_location(location: str, exception_type: str, message: str = "") -> TracebackInfo:
@@ -517,13 +488,11 @@ def explain_crash(
     fixes: tuple[str, ...] = ()
     location = traceback.location if traceback else None
     if location and sglang_version:
-        try:  # the lead's rule catalog; absent in early checkouts
-            catalog = importlib.import_module("wizard.rules.catalog")
-            rule_for_location = getattr(catalog, "rule_for_location", None)
-        except ImportError:
-            rule_for_location = None
-        if rule_for_location is not None:
-            rule = rule_for_location(sglang_version, location)
-            if rule is not None:
-                rule_id, explanation, fixes = _rule_fields(rule)
+        from wizard.rules.catalog import rule_for_location  # heavy: only when there is a crash
+
+        rule = rule_for_location(sglang_version, location)
+        if rule is not None:
+            rule_id = rule.id
+            explanation = ": ".join(part for part in (rule.title, rule.why) if part)
+            fixes = (_CHECK_FOR_FIXES,)
     return CrashExplanation(traceback, oom, rule_id, explanation, fixes)
