@@ -16,6 +16,7 @@ from typing import Literal
 
 from wizard.model_info import ModelFacts
 from wizard.rules.catalog import DRAFT_AUTO_ARCHS
+from wizard.sglang.fields import version_tuple
 
 Severity = Literal["error", "warning", "info"]
 
@@ -85,11 +86,7 @@ _DESCRIPTIONS = {
 
 
 def _is_0523_or_later(version: str) -> bool:
-    parts = []
-    for piece in version.split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts) >= (0, 5, 23)
+    return version_tuple(version) >= (0, 5, 23)
 
 
 def draft_auto_filled(architecture: str | None, sglang_version: str) -> bool:

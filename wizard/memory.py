@@ -24,6 +24,7 @@ from typing import Any, Literal
 from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
 from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
+from wizard.sglang.fields import version_tuple
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -178,7 +179,7 @@ def plan_memory(
     base_reserve_mib = _sglang_base_reserve_mib(total_mib, chunked, graph_bs, tp, target)
     if mem_fraction is None:
         spec_reserve = 0
-        if algo is not None and _version_tuple(sglang_version) < (0, 5, 23):
+        if algo is not None and version_tuple(sglang_version) < (0, 5, 23):
             spec_reserve = 6 * 1024 if algo == "STANDALONE" else (0 if algo == "NGRAM" else 4096)
         fraction = round((total_mib - base_reserve_mib - spec_reserve) / total_mib, 3)
         fraction = _vlm_adjust(fraction, target)
@@ -383,16 +384,6 @@ def plan_memory(
 # --------------------------------------------------------------------------------------------
 # SGLang heuristics
 # --------------------------------------------------------------------------------------------
-
-
-def _version_tuple(version: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for piece in version.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        parts.append(int(digits))
-    return tuple(parts) or (0,)
 
 
 def _default_chunked_prefill(total_mib: int) -> int:
