@@ -36,6 +36,8 @@ from pydantic import (
     field_validator,
 )
 
+from wizard.sglang.versions import VersionError, parse_version
+
 SCHEMA_VERSION = 1
 PROFILES_DIR_ENV = "SGLANG_WIZARD_PROFILES_DIR"
 DEFAULT_SGLANG_VERSION = "0.5.11"
@@ -82,6 +84,14 @@ def _has_surrogate(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
     return False
+
+
+def _readable_version(value: str) -> bool:
+    try:
+        parse_version(value)
+    except VersionError:
+        return False
+    return True
 
 
 class _Section(BaseModel):
@@ -259,7 +269,8 @@ class Profile(_Section):
     @field_validator("sglang_version")
     @classmethod
     def _version_shape(cls, value: str) -> str:
-        if not _VERSION.fullmatch(value):
+        # the shape here, and whatever `resolve_version` (check, command, launch) can read
+        if not _VERSION.fullmatch(value) or not _readable_version(value):
             raise _NotAllowed(
                 f"{value!r} is not a version number", 'a version like "0.5.11" or "0.5.23"'
             )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import wizard.profile as profile_module
 from wizard.profile import (
@@ -231,6 +232,13 @@ def test_list_profiles_newest_first_only_toml(tmp_path: Path) -> None:
 
 def test_list_profiles_of_a_missing_dir_is_empty(tmp_path: Path) -> None:
     assert list_profiles(tmp_path / "nothing-here") == []
+
+
+@pytest.mark.parametrize("version", ["0.5.11-foo", "0.5.x", "1.0.0.0"])
+def test_a_version_the_checker_cannot_read_is_refused(version: str) -> None:
+    # these passed the profile's own shape check, then `check`/`command` crashed in resolve_version
+    with pytest.raises(ValidationError, match="is not a version number"):
+        Profile.model_validate({"model": {"path": "/m"}, "sglang_version": version})
 
 
 def test_list_profiles_skips_a_dangling_symlink(tmp_path: Path) -> None:

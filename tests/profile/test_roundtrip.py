@@ -101,8 +101,12 @@ NASTY_STRINGS = [
 TEXT = st.sampled_from(NASTY_STRINGS) | st.text(st.characters(codec="utf-8"), max_size=10)
 I64 = (-(2**63), 2**63 - 1)  # TOML integers are 64-bit
 ENV_NAME = st.from_regex(re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,20}"), fullmatch=True)
+# the versions `wizard.sglang.versions.parse_version` reads (the profile refuses the others)
 VERSION = st.from_regex(
-    re.compile(r"\d{1,3}\.\d{1,3}(\.\d{1,3})?([.+-]?[A-Za-z0-9.+-]{0,8})?", re.ASCII),
+    re.compile(
+        r"\d{1,3}\.\d{1,3}(\.\d{1,3})?([.-]?(post|dev|rc|a|b)\d{0,3}){0,2}(\+[A-Za-z0-9.]{1,8})?",
+        re.ASCII,
+    ),
     fullmatch=True,
 )
 GPU_KIND = st.sampled_from([name for g in CATALOG for name in (g.name, *g.aliases)])
