@@ -142,66 +142,61 @@ class _LocalCheck:
     effective: dict[str, Any]
     errors: list[str]
     fixes_by_rule: dict[str, list[str]]
+    plan: Any = None  # the check's memory plan for the host's GPUs (wizard.memory.MemoryPlan)
 
 
-def _local_check(launchable: _Launchable, version: str | None) -> _LocalCheck:
-    """What the local check says for the host's SGLang version (errors, effective values, fixes)."""
+def _local_check(
+    launchable: _Launchable, report: PreflightReport, facts: Any = None, draft: Any = None
+) -> _LocalCheck:
+    """What the local check says for the host's SGLang version and GPUs (errors, effective
+    values, fixes) with the model facts read on the host; its memory plan when the host's GPU
+    kind is known (the same plan `check` and the screens show)."""
     from wizard.api import check_profile
+    from wizard.gpus import find
 
+    version = report.sglang_version
     profile = launchable.profile
     if version:
         profile = profile.model_copy(update={"sglang_version": version})
+    gpus = report.gpus
+    host_gpu = find(gpus.gpus[0].name) if gpus.gpus and not gpus.error else None
     try:
-        report = check_profile(profile, paths_local=False)
+        checked = check_profile(
+            profile,
+            gpu=host_gpu.name if host_gpu else None,
+            gpus=gpus.count if host_gpu else None,
+            paths_local=False,
+            facts=facts,
+            draft_facts=draft,
+        )
     except Exception as exc:
         # e.g. a version without a rule set: say so; the host's dry run decides
         return _LocalCheck({}, [f"the local check cannot run for SGLang {version}: {exc}"], {})
-    errors = [f"{f.rule}: {f.message}" for f in report.errors]
-    fixes = {f.rule: [fix.label for fix in f.fixes] for f in report.findings}
-    return _LocalCheck(dict(report.effective), errors, fixes)
+    errors = [f"{f.rule}: {f.message}" for f in checked.errors]
+    fixes = {f.rule: [fix.label for fix in f.fixes] for f in checked.findings}
+    plan = checked.memory_plan if host_gpu is not None else None
+    return _LocalCheck(dict(checked.effective), errors, fixes, plan)
 
 
-async def _memory_plan(
-    host: RemoteHost, launchable: _Launchable, report: PreflightReport
-) -> Any | None:
-    """The memory plan for the host's GPUs and the model's config.json read on the host, or None
-    when it cannot be made (no GPU report, a repo id instead of a folder, an unknown GPU...)."""
-    from wizard.gpus import lookup
-    from wizard.memory import plan_memory
+async def _host_facts(host: RemoteHost, launchable: _Launchable) -> tuple[Any, Any]:
+    """`ModelFacts` of the model and draft folders as the host has them, or (None, None) when
+    they cannot be read (a repo id instead of a folder, a missing config.json...): the check then
+    makes its assumptions and there is no memory plan."""
     from wizard.model_info import MODEL_FILES, facts_from_files
 
-    if report.gpus.error or not report.gpus.gpus or not _is_path(launchable.model_path):
-        return None
-    profile = launchable.profile
+    async def read(path: str) -> Any:
+        files = await host.model_files(path, MODEL_FILES)
+        return facts_from_files(files, f"{host.host_key}:{path}")
+
+    if not _is_path(launchable.model_path):
+        return None, None
+    draft_path = launchable.draft_path
     try:
-        files = await host.model_files(launchable.model_path, MODEL_FILES)
-        facts = facts_from_files(files, f"{host.host_key}:{launchable.model_path}")
-        draft = None
-        if launchable.draft_path and _is_path(launchable.draft_path):
-            draft_files = await host.model_files(launchable.draft_path, MODEL_FILES)
-            draft = facts_from_files(draft_files, f"{host.host_key}:{launchable.draft_path}")
-        return plan_memory(
-            facts,
-            lookup(report.gpus.gpus[0].name),
-            report.gpus.count,
-            profile.parallel.tp,
-            mem_fraction=profile.memory.mem_fraction_static,
-            draft=draft,
-            algorithm=profile.speculative.algorithm,
-            num_draft_tokens=profile.speculative.num_draft_tokens,
-            num_steps=profile.speculative.num_steps,
-            topk=profile.speculative.eagle_topk,
-            max_running_requests=profile.memory.max_running_requests,
-            context_length=profile.model.context_length,
-            kv_cache_dtype=profile.model.kv_cache_dtype,
-            dtype=profile.model.dtype,
-            quantization=profile.model.quantization,
-            cuda_graph_max_bs=profile.memory.cuda_graph_max_bs,
-            sglang_version=report.sglang_version or profile.sglang_version,
-            chunked_prefill_size=profile.memory.chunked_prefill_size,
-        )
-    except Exception:  # the plan is advice: a model it cannot read must not stop a launch
-        return None
+        facts = await read(launchable.model_path)
+        draft = await read(draft_path) if draft_path and _is_path(draft_path) else None
+    except Exception:  # the facts are advice: a model they cannot read must not stop a launch
+        return None, None
+    return facts, draft
 
 
 def _is_path(text: str) -> bool:
@@ -226,11 +221,11 @@ async def _do_preflight(
     report = await host.preflight(request)
     print(f"preflight on {host.label}:", file=out)
     _print_preflight(report, out)
-    launchable.plan = await _memory_plan(host, launchable, report)
+    local = _local_check(launchable, report, *await _host_facts(host, launchable))
+    launchable.plan = local.plan
     if launchable.plan is not None:
         print(f"  [plan] memory per GPU: {launchable.plan.summary()}", file=out)
     ok = report.ok
-    local = _local_check(launchable, report.sglang_version)
     for error in local.errors:
         print(f"  [check] {error}", file=out)
     if local.errors and report.dry_run_effective is None:
