@@ -223,3 +223,18 @@ def test_saved_results_are_rescored_against_the_current_wizard(
     saved.write_text(json.dumps({"case": case}) + "\n")
     assert main(["conformance", "score", "--results", str(saved)]) == 2
     assert f"{saved}:1: not a saved result line" in capsys.readouterr().err
+
+
+def test_a_venv_that_cannot_be_built_is_a_message_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wizard.cli import main
+    from wizard.conformance import cli as conformance_cli
+
+    def fail(version: str, **_kwargs: Any) -> Path:
+        raise venvs.VenvBuildError(f"command failed (1): pip install sglang=={version}")
+
+    monkeypatch.setenv("SGLANG_WIZARD_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(conformance_cli, "ensure_venv", fail)
+    assert main(["conformance", "named", "--version", "0.5.11"]) == 1
+    assert "pip install sglang==0.5.11" in capsys.readouterr().err

@@ -21,7 +21,7 @@ from typing import Any
 from wizard.cli import ToolInputError
 from wizard.conformance.cases import GPU_KINDS, generate
 from wizard.conformance.models import write_model_folders
-from wizard.conformance.run import models_root, run_cases
+from wizard.conformance.run import RunnerError, models_root, run_cases
 from wizard.conformance.score import Summary, markdown_report, summarise
 from wizard.conformance.venvs import SUPPORTED_VERSIONS, VenvBuildError, ensure_venv
 from wizard.profile import atomic_write_text
@@ -49,7 +49,9 @@ def wizard_reports(cases: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def score_cases(cases: list[dict[str, Any]], jobs: int) -> Summary:
-    """Run the cases on real SGLang (per version) and through the wizard; compare."""
+    """Run the cases on real SGLang (per version) and through the wizard; compare.
+
+    Raises VenvBuildError / RunnerError when a venv cannot be built or the runner fails."""
     sglang: dict[str, dict[str, Any]] = {}
     for version in sorted({str(c["sglang_version"]) for c in cases}):
         ensure_venv(version, log=_log)
@@ -86,7 +88,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         cases += generate(version, args.cases, args.seed, models, gpu=args.gpu)
     if args.cases_out:
         atomic_write_text(Path(args.cases_out), "".join(json.dumps(c) + "\n" for c in cases))
-    summary = score_cases(cases, args.jobs)
+    try:
+        summary = score_cases(cases, args.jobs)
+    except (VenvBuildError, RunnerError) as exc:
+        return _failed(exc)
     if args.results_out:
         atomic_write_text(Path(args.results_out), "".join(
             json.dumps({"case": s.case, "sglang": s.sglang}) + "\n" for s in summary.scores))
@@ -127,7 +132,10 @@ def cmd_named(args: argparse.Namespace) -> int:
 
     models = write_model_folders(models_root())
     cases = [c for v in _versions(args.version) for c in named_cases(v, models)]
-    summary = score_cases(cases, args.jobs)
+    try:
+        summary = score_cases(cases, args.jobs)
+    except (VenvBuildError, RunnerError) as exc:
+        return _failed(exc)
     if args.write_fixtures:
         from wizard.conformance.named_cases import fixture_text
 
@@ -138,6 +146,12 @@ def cmd_named(args: argparse.Namespace) -> int:
             atomic_write_text(path, fixture_text(version, results, models))
             _log(f"wrote {path}")
     return _finish(summary, args, "Conformance: named cases")
+
+
+def _failed(exc: Exception) -> int:
+    """A venv that cannot be built or a runner that failed as a whole: say why, exit 1."""
+    print(f"sglang-wizard: conformance: {exc}", file=sys.stderr)
+    return 1
 
 
 def _finish(summary: Summary, args: argparse.Namespace, title: str) -> int:
@@ -153,7 +167,7 @@ def _finish(summary: Summary, args: argparse.Namespace, title: str) -> int:
 
 
 def register(subparsers: Any) -> None:
-    """Add `conformance` with its `build`, `run` and `named` subcommands."""
+    """Add `conformance` with its `build`, `run`, `score` and `named` subcommands."""
     parser = subparsers.add_parser(
         "conformance", help="prove the wizard's check against SGLang's real argument code"
     )
