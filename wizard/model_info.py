@@ -181,6 +181,9 @@ def read_model_files(reader: ModelReader) -> dict[str, str]:
                 ) from None
         except UnicodeDecodeError as exc:
             raise ModelReadError(name, None, f"is not UTF-8 text ({exc.reason})") from None
+        except OSError as exc:  # permission denied, a folder of that name, an I/O error
+            reason = exc.strerror or str(exc)
+            raise ModelReadError(name, None, f"cannot be read ({reason})") from None
     return files
 
 

@@ -210,6 +210,15 @@ def test_missing_folder_and_missing_config(tmp_path: Path) -> None:
     assert "config.json: not found in" in str(info.value)
 
 
+def test_an_unreadable_file_is_a_model_read_error(tmp_path: Path) -> None:
+    fam.llama31_8b().write(tmp_path)
+    (tmp_path / "model.safetensors.index.json").mkdir()  # or a file without read permission
+    with pytest.raises(ModelReadError) as info:
+        load_model_facts(tmp_path)
+    assert info.value.file == "model.safetensors.index.json"
+    assert "cannot be read" in str(info.value)
+
+
 def test_broken_json_names_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text('{\n  "hidden_size": 4096,\n  oops\n}', encoding="utf-8")
     with pytest.raises(ModelReadError) as info:
