@@ -232,16 +232,10 @@ class FlagTable:
 
     def _ambiguity_error(self, piece: str, message: str) -> CommandError:
         typed = piece.split("=", 1)[0]
-        suggestion = None
-        change = rename_for(typed, self.version)
-        if change is not None:
-            suggestion = change
-        else:
-            suggestion = "type the full flag name; SGLang accepts a prefix only when it is unique"
         return CommandError(
             f"SGLang {self.version}: {message}",
             flag=typed,
-            suggestion=suggestion,
+            suggestion=_ambiguity_hint(typed, self.version),
             exit_like_sglang=True,
             sglang_error=SglangArgparseError(message, self.prog),
         )
@@ -662,8 +656,7 @@ def _explain(
         return CommandError(
             f"{head}",
             flag=typed,
-            suggestion=rename_for(typed, table.version)
-            or "type the full flag name; SGLang accepts a prefix only when it is unique",
+            suggestion=_ambiguity_hint(typed, table.version),
             exit_like_sglang=True,
             sglang_error=sglang,
         )
@@ -789,6 +782,13 @@ def rename_for(option: str, version: str) -> str | None:
                 f"{option} is the SGLang {change.since} spelling; in {supported} use {change.old}"
             )
     return None
+
+
+def _ambiguity_hint(typed: str, version: str) -> str:
+    """What to type instead of an ambiguous prefix: the renamed flag, else the full name."""
+    return rename_for(typed, version) or (
+        "type the full flag name; SGLang accepts a prefix only when it is unique"
+    )
 
 
 def _ge(a: str, b: str) -> bool:
