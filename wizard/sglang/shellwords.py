@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from wizard.sglang.errors import CommandError
 
-OPERATORS = ("&&", "||", ";;", ";", "|", "&", "\n")
 REDIRECTIONS = (">>", ">&", ">|", "<<", "<>", "&>>", "&>", ">", "<")
 
 
