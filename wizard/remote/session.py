@@ -13,7 +13,7 @@ import contextlib
 import json
 import shlex
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from wizard.remote.connection import (
     connect_chain,
     resolve_chain,
 )
-from wizard.remote.records import mask_argv, mask_env, split_secret_env
+from wizard.remote.records import mask_argv, mask_env, new_run_id, split_secret_env
 
 AGENT_EXIT_NOT_FOUND = 3
 MAX_PARTIAL_LINE = 1 << 20
@@ -444,8 +444,6 @@ class RemoteHost:
 
     async def launch(self, request: LaunchRequest) -> RunStatus:
         """Start the server detached in a new run directory; returns its status (pgid, dir)."""
-        from wizard.remote.records import new_run_id
-
         run_id = request.run_id or new_run_id()
         plain, secret = split_secret_env(request.env)
         payload = {
@@ -492,13 +490,7 @@ class RemoteHost:
         scanner.feed_many(str(data.get("traceback_text") or "").splitlines())
         traceback = scanner.last
         if traceback is not None and data.get("traceback_line"):
-            traceback = logstages.TracebackInfo(
-                start_line=int(data["traceback_line"]),
-                frames=traceback.frames,
-                exception_type=traceback.exception_type,
-                exception_message=traceback.exception_message,
-                text=traceback.text,
-            )
+            traceback = replace(traceback, start_line=int(data["traceback_line"]))
         oom = None
         for number, line in data.get("oom_lines") or []:
             oom = logstages.detect_oom(line, int(number)) or oom
@@ -618,17 +610,19 @@ class RemoteHost:
 
         async def exchange() -> bytes:
             reader, writer = await self.connection.open_connection("127.0.0.1", port, encoding=None)
-            writer.write(head + payload)
-            writer.write_eof()
-            data = b""
-            while chunk := await reader.read(65536):
-                data += chunk
-            writer.close()
-            return data
+            try:
+                writer.write(head + payload)
+                writer.write_eof()
+                data = b""
+                while chunk := await reader.read(65536):
+                    data += chunk
+                return data
+            finally:
+                writer.close()
 
         try:
             raw = await asyncio.wait_for(exchange(), timeout_s)
-        except (asyncssh.ChannelOpenError, OSError, TimeoutError) as exc:
+        except (asyncssh.Error, OSError, TimeoutError) as exc:  # ChannelOpenError, ConnectionLost
             raise RemoteError(f"{self.label}: no HTTP answer on port {port}: {exc}") from exc
         header, _, content = raw.partition(b"\r\n\r\n")
         try:

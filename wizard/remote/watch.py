@@ -122,7 +122,7 @@ class RunWatcher:
 class WatchResult:
     """How watching ended."""
 
-    outcome: str  # ready | crashed | exited | detached
+    outcome: str  # ready | exited (after ready) | crashed | stopped
     watcher: RunWatcher
     status: RunStatus | None
     startup_s: float | None
