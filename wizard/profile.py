@@ -292,20 +292,20 @@ class Profile(_Section):
                     raise KeyError(dotted)
                 if name not in data[section]:
                     raise KeyError(dotted)
-                if value is None:
-                    default = (
-                        type(getattr(self, section))
-                        .model_fields[name]
-                        .get_default(call_default_factory=True)
-                    )
-                    data[section][name] = default
-                else:
-                    data[section][name] = value
+                data[section][name] = field_default(dotted) if value is None else value
             else:
                 if section not in data:
                     raise KeyError(dotted)
                 data[section] = value
         return Profile.model_validate(data)
+
+
+def field_default(dotted: str) -> Any:
+    """The default of a section field (`speculative.num_steps` -> None): what "unset" means."""
+    section, _, name = dotted.partition(".")
+    model = Profile.model_fields[section].annotation
+    assert isinstance(model, type) and issubclass(model, BaseModel), dotted
+    return model.model_fields[name].get_default(call_default_factory=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from wizard.profile import Profile
+from wizard.profile import Profile, field_default
 from wizard.sglang.errors import FlagDataError, RenderError
 from wizard.sglang.fields import BY_DEST, FIELDS, FieldSpec, canonical_dest, version_tuple
 from wizard.sglang.flags import FlagAction, FlagTable, group_pieces, load_table
@@ -39,10 +39,7 @@ def _table_for(profile: Profile, version: str | None) -> tuple[str, FlagTable]:
 @cache
 def _default_of(spec: FieldSpec) -> Any:
     """The profile model's default for a field (what "not written" means)."""
-    section, _, name = spec.path.partition(".")
-    section_type = Profile.model_fields[section].annotation
-    info = section_type.model_fields[name]  # type: ignore[union-attr]
-    return info.get_default(call_default_factory=True)
+    return field_default(spec.path)
 
 
 def _scalar_text(value: Any) -> str:
