@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wizard.gpus import GpuKind, lookup
-from wizard.profile import Profile
+from wizard.profile import Profile, field_default
 from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
 from wizard.rules.model import Ctx
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
@@ -87,13 +87,8 @@ def load_facts(path: str | None) -> tuple[ModelFacts | None, str | None]:
 
 
 def _field_defaults() -> tuple[tuple[str, str, str, Any], ...]:
-    rows = []
-    for spec in FIELDS:
-        section, _, name = spec.path.partition(".")
-        model_cls = Profile.model_fields[section].annotation
-        default = model_cls.model_fields[name].get_default(call_default_factory=True)  # type: ignore[union-attr]
-        rows.append((section, name, spec.dest, default))
-    return tuple(rows)
+    """(section, name, SGLang field, profile default) for every mapped field, computed once."""
+    return tuple((*spec.path.split(".", 1), spec.dest, field_default(spec.path)) for spec in FIELDS)
 
 
 _FIELD_DEFAULTS = _field_defaults()
