@@ -53,7 +53,9 @@ class EffectiveTable(DataTable[Text]):
         if keys == self._shown_keys:
             for key, cells in rows:
                 for column, cell in zip(("field", "typed", "effective"), cells, strict=True):
-                    if self.get_cell(key, column) != cell:
+                    shown = self.get_cell(key, column)
+                    # Text equality ignores the base style: compare it too (cyan -> plain).
+                    if shown != cell or shown.style != cell.style:
                         self.update_cell(key, column, cell)
             return
         self.clear()

@@ -132,3 +132,32 @@ async def test_theme_toggle_and_broken_model_stay_on_screen(
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.screen.query_one("#algo-list").option_count > 1  # type: ignore[attr-defined]
+
+
+async def test_effective_cell_restyled_when_only_its_style_changes() -> None:
+    """A value SGLang chose (cyan) that is then typed as the same value is shown plain: rich's
+    Text equality ignores the base style, so the in-place update must compare it too."""
+    from types import SimpleNamespace
+
+    from textual.app import App, ComposeResult
+
+    from screens.widgets.effective import EffectiveTable
+
+    def report(typed: dict[str, object]) -> object:
+        effective = {"page_size": 1, "attention_backend": "fa3"}
+        return SimpleNamespace(effective=effective, typed=typed, changed=dict)
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield EffectiveTable()
+
+    app = Host()
+    async with app.run_test() as pilot:
+        table = app.query_one(EffectiveTable)
+        table.show(report({}))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert table.get_cell("page_size", "effective").style == "cyan"
+        table.show(report({"page_size": 1}))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert str(table.get_cell("page_size", "typed")) == "1"
+        assert table.get_cell("page_size", "effective").style == ""
