@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
@@ -72,10 +73,15 @@ class WizardScreen(Screen[None]):
             return
         self.post_message(EditRequested({field.path: value}, {field.path: field.value}))
 
-    def show_fields(self, profile: Profile) -> None:
-        """Put profile values into the form's inputs and mark refused ones."""
+    def show_fields(self, profile: Profile, offending: Collection[str] | None = None) -> None:
+        """Put profile values into the form's inputs and mark the `offending` ones (default: refused).
+
+        Each input's class is set once per repaint: a screen that also marks the fields a finding
+        names passes them here rather than re-marking afterwards (every class flip restyles).
+        """
         problems = self.wizard.input_problems
+        marked = problems if offending is None else offending
         for field in self.query(FieldInput):
             if field.path not in problems and field.path not in self.typed:
                 field.show(profile.get(field.path))
-            field.set_class(field.path in problems, "-offending")
+            field.set_class(field.path in marked, "-offending")

@@ -107,7 +107,8 @@ class ParametersScreen(WizardScreen):
     def sync(self, profile: Profile, report: Report | None) -> None:
         """Show the profile in the form and the report in the panels."""
         problems = self.wizard.input_problems
-        self.show_fields(profile)
+        offending, adjusted = self._flagged(report, problems)
+        self.show_fields(profile, offending)
         select = self.query_one("#hybrid-cache_strategy", Select)
         value = profile.hybrid.cache_strategy
         wanted: Any = Select.NULL if value is None else value
@@ -132,8 +133,10 @@ class ParametersScreen(WizardScreen):
         title = "Effective values: typed → SGLang runs"
         if report is not None and report.verdict == "error":
             title += " (once the errors are fixed)"
-        self.query_one("#effective").border_title = title
-        self._mark(report, problems)
+        effective = self.query_one("#effective")
+        if effective.border_title != title:  # setting a title repaints the table, same or not
+            effective.border_title = title
+        self._mark(offending, adjusted)
 
     def _set_static(self, selector: str, content: Content) -> None:
         static = self.query_one(selector, Static)
@@ -141,18 +144,25 @@ class ParametersScreen(WizardScreen):
             static._shown = content  # type: ignore[attr-defined]
             static.update(content)
 
-    def _mark(self, report: Report | None, problems: dict[str, str]) -> None:
-        """Mark the inputs that a finding (or a refused value) names."""
+    @staticmethod
+    def _flagged(report: Report | None, problems: dict[str, str]) -> tuple[set[str], set[str]]:
+        """(offending, adjusted) paths: refused values and errors' fields; other findings' fields."""
         offending: set[str] = set(problems)
         adjusted: set[str] = set()
         for finding in report.findings if report is not None else ():
             target = offending if finding.severity == "error" else adjusted
             if finding.severity in ("error", "adjusted", "warning"):
                 target.update(finding.fields)
-        for widget in [*self.query(FieldInput), self.query_one("#hybrid-cache_strategy", Select)]:
-            path = widget.path if isinstance(widget, FieldInput) else CACHE_PATH
-            widget.set_class(path in offending, "-offending")
-            widget.set_class(path in adjusted and path not in offending, "-adjusted")
+        return offending, adjusted - offending
+
+    def _mark(self, offending: set[str], adjusted: set[str]) -> None:
+        """Mark the inputs a non-error finding names, and the cache select (`show_fields` marks
+        the inputs' errors)."""
+        for field in self.query(FieldInput):
+            field.set_class(field.path in adjusted, "-adjusted")
+        select = self.query_one("#hybrid-cache_strategy", Select)
+        select.set_class(CACHE_PATH in offending, "-offending")
+        select.set_class(CACHE_PATH in adjusted, "-adjusted")
 
     # ---------------------------------------------------------------- dispatch
 
