@@ -72,6 +72,8 @@ class LaunchScreen(Screen[None]):
         self.profile = profile
         self.run_id: str | None = None
         self.host: Any = None
+        self.run_host: Any = None
+        """The connection the followed run was launched over (`host` is dropped on a host edit)."""
         self.outcome: str | None = None
 
     @property
@@ -126,7 +128,8 @@ class LaunchScreen(Screen[None]):
             return None
         return self.host
 
-    async def _preflight(self) -> Any:
+    async def _preflight(self) -> tuple[Any, Any] | None:
+        """(host, preflight report), or None when the host cannot be reached or checked."""
         from wizard.sglang.render import render_argv, render_env
 
         host = await self._connect()
@@ -162,7 +165,7 @@ class LaunchScreen(Screen[None]):
                 f"(was {profile.sglang_version}).",
                 title="SGLang version detected",
             )
-        return report
+        return host, report
 
     @work(exclusive=True, group="remote")
     async def action_preflight(self) -> None:
@@ -177,15 +180,18 @@ class LaunchScreen(Screen[None]):
         if self.run_id is not None and self.outcome is None:
             self.app.notify("A run is being followed; ctrl+x stops it.", severity="warning")
             return
-        report = await self._preflight()
-        if report is None or not report.ok:
-            if report is not None:
-                self.app.notify("Preflight blocks the launch.", severity="error")
+        checked = await self._preflight()
+        if checked is None:
+            return
+        # This host from here on: editing the host field meanwhile drops `self.host`.
+        host, report = checked
+        if not report.ok:
+            self.app.notify("Preflight blocks the launch.", severity="error")
             return
         profile = self.profile
         remote = _remote()
         try:
-            status = await self.host.launch(
+            status = await host.launch(
                 remote.LaunchRequest(
                     argv=render_argv(profile),
                     env=render_env(profile),
@@ -198,11 +204,11 @@ class LaunchScreen(Screen[None]):
         except Exception as exc:
             self._say(Content.assemble(("Launch failed: ", "bold $error"), str(exc)))
             return
-        self.run_id, self.outcome = status.run_id, None
+        self.run_id, self.outcome, self.run_host = status.run_id, None, host
         records = remote.RunRecords()
         record = remote.RunRecord(
             run_id=status.run_id,
-            host=self.host.host_key,
+            host=host.host_key,
             profile_hash=remote_hash(profile),
             started_at=time.time(),
             target=host_target(profile, self.query_one("#launch-host", Input).value),
@@ -226,11 +232,11 @@ class LaunchScreen(Screen[None]):
 
         try:
             result = await remote.watch_run(
-                self.host,
+                host,
                 status.run_id,
                 port=profile.server.port or 30000,
                 sglang_version=report.sglang_version,
-                history=records.stage_history(self.host.host_key, record.profile_hash),
+                history=records.stage_history(host.host_key, record.profile_hash),
                 on_chunk=on_chunk,
             )
         except Exception as exc:
@@ -243,12 +249,12 @@ class LaunchScreen(Screen[None]):
     @work(exclusive=True, group="remote-stop")
     async def action_stop(self) -> None:
         """TERM the run's process group (KILL after a timeout) and confirm nothing is left."""
-        if self.run_id is None or self.host is None:
+        if self.run_id is None or self.run_host is None:
             self.app.notify("Nothing launched from here.", severity="warning")
             return
         self.workers.cancel_group(self, "remote")
         try:
-            result = await self.host.stop(self.run_id)
+            result = await self.run_host.stop(self.run_id)
         except Exception as exc:
             self.app.notify(str(exc), title="Stop failed", severity="error")
             return
@@ -263,9 +269,9 @@ class LaunchScreen(Screen[None]):
     async def action_back(self) -> None:
         """Back to Review (a launched server keeps running; `sglang-wizard runs` finds it)."""
         self.workers.cancel_group(self, "remote")
-        if self.host is not None:
+        for host in {id(h): h for h in (self.host, self.run_host) if h is not None}.values():
             with contextlib.suppress(Exception):
-                await self.host.close()
+                await host.close()
         self.dismiss(None)
 
     @on(Input.Changed, "#launch-host")

@@ -163,3 +163,38 @@ async def test_model_step_reads_the_model_on_the_host(
         assert f"read on {target}" in card
         assert "Qwen3_5ForConditionalGeneration" in card
         assert "48 linear-attention + 16 full-attention" in card
+
+
+async def test_stop_reaches_the_run_after_the_host_field_is_edited(ready_dir: Path) -> None:
+    """Editing the host field drops the connection for the next preflight, not the followed
+    run's: ctrl+x still stops the run on the host it was launched on."""
+    from types import SimpleNamespace
+
+    stopped: list[str] = []
+
+    class Host:
+        async def stop(self, run_id: str) -> SimpleNamespace:
+            stopped.append(run_id)
+            return SimpleNamespace(clean=True, remaining=[], gpu_holders_left=[])
+
+        async def close(self) -> None:
+            pass
+
+    profile = Profile.model_validate({"model": {"path": "/m"}, "ssh": {"host": "gpu-box"}})
+    app = WizardApp(initial=profile, ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f5", "l")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LaunchScreen)
+        host = Host()
+        screen.host = screen.run_host = host  # as after a launch that is being followed
+        screen.run_id, screen.outcome = "run-1", None
+        screen.query_one("#launch-host").value = "other-box"  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert screen.host is None
+        await pilot.press("ctrl+x")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert stopped == ["run-1"]
+        assert screen.outcome == "stopped"
