@@ -7,7 +7,9 @@ Flow: a screen posts `EditRequested` / `FixRequested` -> the app applies it with
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import signal
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -136,6 +138,12 @@ class WizardApp(App[int]):
         self.report: Report | None = None
         self.core_problem: str | None = None
         self.report = self._check(initial)
+
+    def on_mount(self) -> None:
+        """Leave when the terminal goes away (SIGHUP: ssh dropped, tmux pane killed) instead of
+        spinning without one; unsaved edits are lost either way, saved profiles never are."""
+        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.exit)
 
     # ---------------------------------------------------------------- profile state
 
