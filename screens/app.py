@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -140,10 +141,17 @@ class WizardApp(App[int]):
         self.report = self._check(initial)
 
     def on_mount(self) -> None:
-        """Leave when the terminal goes away (SIGHUP: ssh dropped, tmux pane killed) instead of
-        spinning without one; unsaved edits are lost either way, saved profiles never are."""
-        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
+        """Leave when the terminal goes away (ssh dropped, tmux pane killed) instead of spinning
+        without one; unsaved edits are lost either way, saved profiles never are."""
+        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError, ValueError):
             asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.exit)
+        # A child of `make` or a shell may not get the SIGHUP: watch the terminal itself.
+        if not self.is_headless and _stdin_is_tty():
+            self.set_interval(2.0, self._exit_without_terminal)
+
+    def _exit_without_terminal(self) -> None:
+        if not _stdin_is_tty():
+            self.exit()
 
     # ---------------------------------------------------------------- profile state
 
@@ -379,6 +387,20 @@ class WizardApp(App[int]):
 def new_profile() -> Profile:
     """A fresh profile (the model path is a placeholder the Model screen asks for)."""
     return Profile(model=ModelSection(path="./model"))
+
+
+def _stdin_is_tty() -> bool:
+    """The controlling terminal still answers (after a hang-up termios fails with EIO)."""
+    import termios
+
+    stream = sys.__stdin__
+    if stream is None:
+        return False
+    try:
+        termios.tcgetattr(stream.fileno())
+    except (termios.error, OSError, ValueError):
+        return False
+    return True
 
 
 def run_app() -> int:
