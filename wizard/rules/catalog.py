@@ -232,6 +232,12 @@ def advice() -> SglangRaise:
     return _raise("wizard", None, None)
 
 
+# The fix shared by every rule that refuses attention data parallelism.
+DP_ATTENTION_OFF = Fix(
+    "Turn DP attention off", {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None}
+)
+
+
 def trio_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
     """The two ways out of the steps/topk/draft-tokens rule."""
     topk = ctx.typed_value("speculative_eagle_topk")
@@ -270,7 +276,11 @@ def _recover_trio(ctx: Ctx, a: Args) -> None:
     steps = edits.get("speculative.num_steps")
     topk = edits.get("speculative.eagle_topk", a.get("speculative_eagle_topk"))
     draft = edits.get("speculative.num_draft_tokens", a.get("speculative_num_draft_tokens"))
-    a.speculative_num_steps, a.speculative_eagle_topk, a.speculative_num_draft_tokens = steps, topk, draft
+    a.speculative_num_steps, a.speculative_eagle_topk, a.speculative_num_draft_tokens = (
+        steps,
+        topk,
+        draft,
+    )
 
 
 def _recover_topk(ctx: Ctx, a: Args) -> None:
@@ -1074,12 +1084,7 @@ DFLASH_DPATTN = Rule(
         if ctx.version == V11
         else "DFLASH with dp attention requires --enable-dp-lm-head."
     ),
-    fixes=lambda ctx, a: [
-        Fix(
-            "Turn DP attention off",
-            {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None},
-        )
-    ],
+    fixes=lambda ctx, a: [DP_ATTENTION_OFF],
 )
 
 DFLASH_PP = Rule(
@@ -1199,12 +1204,7 @@ STANDALONE_DPATTN = Rule(
     message=lambda ctx, a: (
         "Currently standalone speculative decoding does not support dp attention."
     ),
-    fixes=lambda ctx, a: [
-        Fix(
-            "Turn DP attention off",
-            {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None},
-        )
-    ],
+    fixes=lambda ctx, a: [DP_ATTENTION_OFF],
 )
 
 MAXREQ_48 = Rule(
@@ -1285,10 +1285,7 @@ DPATTN_TP_DIVISIBLE = Rule(
     ),
     fixes=lambda ctx, a: [
         Fix("DP size = tp", {"parallel.dp": a.get("tp_size") or 1}),
-        Fix(
-            "Turn DP attention off",
-            {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None},
-        ),
+        DP_ATTENTION_OFF,
     ],
 )
 
@@ -1980,12 +1977,7 @@ NGRAM_DPATTN = Rule(
     fields=("speculative.algorithm", "parallel.enable_dp_attention"),
     when=lambda ctx, a: algo(a) == "NGRAM" and dp_attention(ctx, a),
     message=lambda ctx, a: "Currently ngram speculative decoding does not support dp attention.",
-    fixes=lambda ctx, a: [
-        Fix(
-            "Turn DP attention off",
-            {"parallel.enable_dp_attention": False, "parallel.attn_dp_size": None},
-        )
-    ],
+    fixes=lambda ctx, a: [DP_ATTENTION_OFF],
 )
 
 
