@@ -26,7 +26,7 @@ from wizard.api import check_case
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.named_cases import named_cases
 from wizard.conformance.run import models_root, runner_command
-from wizard.conformance.venvs import SUPPORTED_VERSIONS, is_ready, venv_python
+from wizard.conformance.venvs import is_ready, supported_versions, venv_python
 
 # Rejected commands of the incidents and the reference (plus one accepted for contrast).
 BENCH_CASES = ("I1-try1", "I1-try2", "I3-try2", "S04", "S10", "S21", "S03")
@@ -72,7 +72,7 @@ def main() -> int:
     models = write_model_folders(models_root())
     print(f"{'SGLang':8} {'cases':>5} {'sglang p50 us':>14} {'p99 us':>10} "
           f"{'wizard p50 us':>14} {'p99 us':>9} {'ratio p50':>10}")
-    for version in SUPPORTED_VERSIONS:
+    for version in supported_versions():
         cases = [c for c in named_cases(version, models) if c["name"] in BENCH_CASES]
         if not is_ready(version):
             print(f"{version:8} skipped: no venv (run `sglang-wizard conformance build`)")

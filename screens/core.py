@@ -75,9 +75,9 @@ def command_error_type() -> type[Exception]:
 
 
 def supported_versions() -> tuple[str, ...]:
-    """SGLang versions the rules know (`wizard.sglang.versions.SUPPORTED`)."""
+    """SGLang versions the rules know (the release registry, `wizard.sglang.releases`)."""
     try:
-        supported = _core("wizard.sglang.versions", "SUPPORTED")
+        supported = _core("wizard.sglang.versions", "supported_versions")()
     except CoreUnavailable:
         from wizard.profile import DEFAULT_SGLANG_VERSION
 

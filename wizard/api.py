@@ -20,6 +20,7 @@ from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
 from wizard.rules.model import Ctx
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
 from wizard.sglang.fields import FIELDS
+from wizard.sglang.releases import default_version, load_release, release_names
 from wizard.sglang.versions import resolve_version as _resolve_version_uncached
 
 if TYPE_CHECKING:
@@ -109,8 +110,9 @@ def _unavailable_fields(typed: Mapping[str, Any], version: str) -> list[Finding]
     out: list[Finding] = []
     for spec in FIELDS:
         if spec.dest in typed and spec.dest_for(version) is None:
-            other = "0.5.23" if version == "0.5.11" else "0.5.11"
-            flag = spec.flag_for(other) or "--" + spec.dest.replace("_", "-")
+            others = [r for r in reversed(release_names()) if spec.dest_for(r) is not None]
+            other = others[0] if others else "another release"
+            flag = (spec.flag_for(other) if others else None) or "--" + spec.dest.replace("_", "-")
             out.append(
                 Finding(
                     rule="R-CLI-RENAMES",
@@ -118,8 +120,8 @@ def _unavailable_fields(typed: Mapping[str, Any], version: str) -> list[Finding]
                     title="Flag not available in this SGLang version",
                     message=f"unrecognized arguments: {flag} (only in SGLang {other})",
                     explanation=(
-                        "SGLang's argparse parser rejects flags it does not declare; this flag was added or removed "
-                        "between 0.5.11 and 0.5.23."
+                        "SGLang's argparse parser rejects flags it does not declare; this flag was added, "
+                        "renamed or removed between releases (read from each release's flag table)."
                     ),
                     fields=(spec.path,),
                     sglang=SglangRaise(
@@ -192,7 +194,7 @@ def check_typed(
 
     Model facts are read from the local `config.json` files unless given (e.g. read over SSH).
     """
-    version, _warning = resolve_version(sglang_version)
+    version, warning = resolve_version(sglang_version)
     gpu_kind, assumed = _gpu_for(gpu)
     facts_error: str | None = None
     draft_error: str | None = None
@@ -202,7 +204,7 @@ def check_typed(
     if draft_facts is None and draft_path:
         draft_facts, draft_error = load_facts(draft_path)
     ctx = Ctx(
-        version=version,
+        release=load_release(version),
         requested_version=sglang_version,
         typed=dict(typed),
         env=dict(env or {}),
@@ -214,6 +216,7 @@ def check_typed(
         draft_facts=draft_facts,
         draft_error=draft_error,
         paths_local=paths_local,
+        release_note=warning,
     )
     return evaluate(ctx)
 
@@ -302,7 +305,7 @@ def check_case(case: Mapping[str, Any]) -> dict[str, Any]:
     """One batch case (`check --jsonl` / conformance): `{"id", "argv", "env", "sglang_version", "gpu", "gpus"}`."""
     report = check_argv(
         [str(x) for x in case.get("argv", [])],
-        sglang_version=str(case.get("sglang_version") or "0.5.11"),
+        sglang_version=str(case.get("sglang_version") or default_version()),
         env={str(k): str(v) for k, v in (case.get("env") or {}).items()},
         gpu=case.get("gpu"),
         gpus=case.get("gpus"),

@@ -15,15 +15,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from wizard.model_info import ModelFacts
-from wizard.rules.catalog import DRAFT_AUTO_ARCHS
-from wizard.sglang.fields import version_tuple
+from wizard.sglang.releases import release_for
 
 Severity = Literal["error", "warning", "info"]
 
 # R-DRAFT-AUTO: SGLang sets the draft path to the model path for these targets (EAGLE family);
 # the rule catalog holds the per-version lists.
-_DRAFT_AUTO_0511 = DRAFT_AUTO_ARCHS["0.5.11"]
-_DRAFT_AUTO_0523 = DRAFT_AUTO_ARCHS["0.5.23"]
 
 # R-DRAFT-FALLBACK: the draft worker loads the target checkpoint with an MTP/NextN class.
 _MTP_CLASS_0511 = frozenset(
@@ -85,22 +82,19 @@ _DESCRIPTIONS = {
 }
 
 
-def _is_0523_or_later(version: str) -> bool:
-    return version_tuple(version) >= (0, 5, 23)
-
-
 def draft_auto_filled(architecture: str | None, sglang_version: str) -> bool:
     """SGLang sets `--speculative-draft-model-path` to the model path for this target (EAGLE family)."""
-    table = _DRAFT_AUTO_0523 if _is_0523_or_later(sglang_version) else _DRAFT_AUTO_0511
-    return architecture in table
+    return architecture in release_for(sglang_version).arch_set("draft_auto")
 
 
 def mtp_capable(architecture: str, sglang_version: str) -> bool:
-    """The architecture has an MTP/NextN draft class in this SGLang version."""
-    later = _is_0523_or_later(sglang_version)
-    classes = _MTP_CLASS_0523 if later else _MTP_CLASS_0511
-    auto = _DRAFT_AUTO_0523 if later else _DRAFT_AUTO_0511
-    return architecture in classes or architecture in auto
+    """The architecture has an MTP/NextN draft class in this SGLang release.
+
+    The MTP model classes live outside the argument code; the pipeline releases (0.5.19 on) carry
+    the wider list. The release's draft-auto list always counts."""
+    release = release_for(sglang_version)
+    classes = _MTP_CLASS_0523 if release.pipeline else _MTP_CLASS_0511
+    return architecture in classes or architecture in release.arch_set("draft_auto")
 
 
 @dataclass(frozen=True)
@@ -309,9 +303,9 @@ def algorithm_options(
     target: ModelFacts | None, draft: ModelFacts | None, sglang_version: str
 ) -> list[AlgorithmOption]:
     """The algorithms of this SGLang version, each with whether it suits this target and draft."""
-    names = ["NEXTN", "EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH"]
-    if _is_0523_or_later(sglang_version):
-        names += ["DSPARK", "UNO"]
+    known = release_for(sglang_version).algorithms
+    order = ["NEXTN", "EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO"]
+    names = [n for n in order if n in known]
     options: list[AlgorithmOption] = []
     for name in names:
         available, reason = True, "ok"

@@ -40,8 +40,8 @@ def test_command_yaml_and_argv_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_command_unsupported_version_warns(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["command", str(QWEN), "--sglang-version", "0.5.9"]) == 0
-    assert "0.5.11 rule set" in capsys.readouterr().err
+    assert main(["command", str(QWEN), "--sglang-version", "0.6.0"]) == 0
+    assert "using the 0.5.23 release data" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

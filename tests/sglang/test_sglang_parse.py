@@ -148,10 +148,10 @@ def test_spec_v2_on_0_5_23_is_noted_as_without_effect() -> None:
 
 
 def test_unsupported_version_uses_the_nearest_and_says_so() -> None:
-    result = parse_command(f"sglang serve {M}", "0.5.9")
-    assert result.version_used == "0.5.11"
-    assert result.profile.sglang_version == "0.5.9"
-    assert "0.5.9" in result.notes[0] and "0.5.11" in result.notes[0]
+    result = parse_command(f"sglang serve {M}", "0.6.0")
+    assert result.version_used == "0.5.23"
+    assert result.profile.sglang_version == "0.6.0"
+    assert "0.6.0" in result.notes[0] and "0.5.23" in result.notes[0]
 
 
 @pytest.mark.parametrize(

@@ -5,37 +5,36 @@ from __future__ import annotations
 import pytest
 
 from wizard.sglang.versions import (
-    SUPPORTED,
     VersionError,
     effective_env,
     env_fact,
     parse_env_bool,
     resolve_version,
+    supported_versions,
 )
 
-
-def test_supported_versions() -> None:
-    assert SUPPORTED == ("0.5.11", "0.5.23")
+EVERY_RELEASE = tuple(f"0.5.{n}" for n in range(5, 24))
 
 
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_the_registry_holds_every_release_from_0_5_5_to_0_5_23() -> None:
+    assert supported_versions() == EVERY_RELEASE
+
+
+@pytest.mark.parametrize("version", [*EVERY_RELEASE, "0.5.8.post1", "0.5.13.post1"])
 def test_exact_versions_have_no_warning(version: str) -> None:
-    assert resolve_version(version) == (version, None)
+    expected = version.split(".post")[0]
+    assert resolve_version(version) == (expected, None)
 
 
 @pytest.mark.parametrize(
     ("version", "expected"),
     [
-        ("0.5.9", "0.5.11"),
-        ("0.4.0", "0.5.11"),
+        ("0.4.0", "0.5.5"),
         ("0.6.0", "0.5.23"),
         ("1.0", "0.5.23"),
         ("0.5.24", "0.5.23"),
-        ("0.5.12", "0.5.11"),
-        ("0.5.22", "0.5.23"),
-        ("0.5.17", "0.5.23"),  # equally far: the newer one
         ("0.5.11.post1", "0.5.11"),
-        ("v0.5.23rc0", "0.5.23"),
+        ("0.5.23rc0", "0.5.23"),
     ],
 )
 def test_other_versions_get_the_nearest_rule_set_and_a_warning(version: str, expected: str) -> None:
@@ -57,8 +56,9 @@ def test_spec_v2_env_facts() -> None:
     new = env_fact("SGLANG_ENABLE_SPEC_V2", "0.5.23")
     assert new is not None and not new.read
     assert env_fact("NOT_SGLANG_AT_ALL", "0.5.11") is None
-    # a version between uses the nearest rule set
-    assert env_fact("SGLANG_ENABLE_SPEC_V2", "0.5.9") == old
+    # an old release reads the variable with default False (spec v1 unless it is set)
+    older = env_fact("SGLANG_ENABLE_SPEC_V2", "0.5.9")
+    assert older is not None and older.read and older.default is False
 
 
 @pytest.mark.parametrize(

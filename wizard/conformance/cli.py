@@ -1,5 +1,6 @@
 """`sglang-wizard conformance ...`: build the SGLang venvs, run cases, score the wizard against them.
 
+    sglang-wizard conformance add-release V      # onboard a release: derive its data, review
     sglang-wizard conformance build [--version V]
     sglang-wizard conformance run --version V --cases N --seed S [--gpu KIND] [--report FILE]
     sglang-wizard conformance named [--version V] [--write-fixtures DIR]
@@ -23,7 +24,7 @@ from wizard.conformance.cases import GPU_KINDS, generate
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.run import RunnerError, models_root, run_cases
 from wizard.conformance.score import Summary, markdown_report, summarise
-from wizard.conformance.venvs import SUPPORTED_VERSIONS, VenvBuildError, ensure_venv
+from wizard.conformance.venvs import VenvBuildError, ensure_venv, supported_versions
 from wizard.profile import atomic_write_text
 
 
@@ -32,13 +33,38 @@ def _log(message: str) -> None:
 
 
 def _versions(value: str | None) -> list[str]:
+    supported = list(supported_versions())
     if value is None:
-        return list(SUPPORTED_VERSIONS)
-    if value not in SUPPORTED_VERSIONS:
+        return supported
+    chosen = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in supported]
+    if unknown:
         raise ToolInputError(
-            f"--version {value!r} is not supported; choose one of {', '.join(SUPPORTED_VERSIONS)}"
+            f"--version {', '.join(unknown)}: no release data; choose from {', '.join(supported)} "
+            "(onboard a new one with `sglang-wizard conformance add-release V`)"
         )
-    return [value]
+    return chosen
+
+
+def cmd_add_release(args: argparse.Namespace) -> int:
+    """Onboard a release: venv, dumps, located sites, traits, data file; print the review list."""
+    from wizard.conformance.onboard import onboard, review_summary
+    from wizard.sglang.releases import VersionError, parse_version
+
+    try:
+        parse_version(args.release)
+    except VersionError as exc:
+        raise ToolInputError(str(exc)) from None
+    try:
+        path, review = onboard(args.release, _log)
+    except (VenvBuildError, RuntimeError) as exc:
+        return _failed(exc)
+    print(f"wrote {path}")
+    print("review (absent rules do not hold in this release; read every fuzzy match):")
+    print(review_summary(review))
+    print(f"next: sglang-wizard conformance named --version {args.release} && "
+          f"sglang-wizard conformance run --version {args.release} --cases 300 --seed <new seed>")
+    return 0
 
 
 def wizard_reports(cases: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -172,6 +198,10 @@ def register(subparsers: Any) -> None:
         "conformance", help="prove the wizard's check against SGLang's real argument code"
     )
     sub = parser.add_subparsers(dest="conformance_command", metavar="ACTION")
+    add = sub.add_parser("add-release", help="onboard an SGLang release: derive its release data "
+                         "from its wheel (venv, flag/env dumps, located rule sites), print a review")
+    add.add_argument("release", help="the SGLang release, e.g. 0.5.15")
+    add.set_defaults(func=cmd_add_release)
     build = sub.add_parser("build", help="build the per-version SGLang venvs (cached)")
     build.add_argument("--version", help="one SGLang version (default: all supported)")
     build.add_argument("--force", action="store_true", help="rebuild even if up to date")

@@ -1,9 +1,13 @@
-"""Per-version SGLang venvs for the conformance runner, built on demand into the user cache.
+"""Per-release SGLang venvs for the conformance runner, built on demand into the user cache.
 
 A venv holds the CPU torch, `sglang==V` installed without its dependencies, and only the light
 packages SGLang's argument code imports (found by trial: import `sglang.srt.server_args`, resolve
-the named cases, add what is missing). Pins come from the sglang wheel's own METADATA. GPU-only
-packages are not installed: the runner stubs them (see `sglang_runner.STUB_REASONS`).
+the named cases, add what is missing). Pins come from the sglang wheel's own METADATA, so each
+release gets the transformers it was released with. GPU-only packages are not installed: the
+runner stubs them (see `sglang_runner.STUB_REASONS`).
+
+Builds use `uv` when it is installed (the test extra brings it): its cache hard-links packages,
+so twenty venvs that share torch cost one torch on disk and a few seconds each. Without uv, pip.
 
 Layout: `<cache>/conformance/venv-<V>/` with a `.conformance-stamp.json` written last. A build
 happens in a temporary sibling directory that is renamed into place only when complete, so an
@@ -27,7 +31,6 @@ from pathlib import Path
 
 import platformdirs
 
-SUPPORTED_VERSIONS: tuple[str, ...] = ("0.5.11", "0.5.23")
 TORCH_REQUIREMENT = "torch==2.13.0"  # the CPU build lies on these machines' disk (/opt/wheels)
 
 # Imported by the argument code and installed with their dependencies; pins from METADATA.
@@ -36,17 +39,12 @@ _COMMON_LIGHT = (
     "tqdm", "IPython", "pydantic", "aiohttp", "transformers", "pyzmq", "openai",
     "partial_json_parser", "sentencepiece", "msgspec",
 )
-LIGHT_REQUIREMENTS: dict[str, tuple[str, ...]] = {
-    "0.5.11": _COMMON_LIGHT,
-    "0.5.23": (*_COMMON_LIGHT, "xxhash", "zstandard", "einops"),
-}
+LIGHT_REQUIREMENTS: tuple[str, ...] = (*_COMMON_LIGHT, "xxhash", "zstandard", "einops")
 # Imported by the argument code, installed WITHOUT dependencies: their declared dependencies pull
 # triton / CUDA wheels, which the argument code never needs (their pure deps are listed above).
 # 0.5.23's xgrammar needs the real tvm-ffi (imported lazily, e.g. by the DFLASH path).
-NO_DEPS_REQUIREMENTS: dict[str, tuple[str, ...]] = {
-    "0.5.11": ("xgrammar", "compressed-tensors", "gguf"),
-    "0.5.23": ("xgrammar", "compressed-tensors", "gguf", "apache-tvm-ffi"),
-}
+NO_DEPS_REQUIREMENTS: tuple[str, ...] = ("xgrammar", "compressed-tensors", "gguf",
+                                          "apache-tvm-ffi")
 # Imported but not declared by the sglang wheel (dill: sglang/srt/sampling; loguru: by
 # compressed-tensors, whose dependencies are skipped). Installed unpinned.
 UNDECLARED_REQUIREMENTS: tuple[str, ...] = ("dill", "loguru")
@@ -96,17 +94,22 @@ def pins_from_metadata(metadata: str, names: tuple[str, ...]) -> list[str]:
     return [declared.get(_normalise(name), name) for name in names]
 
 
+def supported_versions() -> tuple[str, ...]:
+    """Every SGLang release the wizard holds data for (the release registry)."""
+    from wizard.sglang.releases import release_names
+
+    return release_names()
+
+
 def recipe(version: str) -> dict[str, object]:
     """Everything that decides a venv's content; a changed recipe rebuilds the venv."""
-    if version not in SUPPORTED_VERSIONS:
-        raise ValueError(
-            f"unsupported SGLang version {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}"
-        )
+    if not re.fullmatch(r"\d+\.\d+\.\d+(\.post\d+)?", version):
+        raise ValueError(f"{version!r} is not an SGLang release (the form is 0.5.11 or 0.5.5.post1)")
     return {
         "sglang": version,
         "torch": TORCH_REQUIREMENT,
-        "light": list(LIGHT_REQUIREMENTS[version]),
-        "no_deps": list(NO_DEPS_REQUIREMENTS[version]),
+        "light": list(LIGHT_REQUIREMENTS),
+        "no_deps": list(NO_DEPS_REQUIREMENTS),
         "undeclared": list(UNDECLARED_REQUIREMENTS),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
     }
@@ -139,10 +142,35 @@ def _base_python() -> str:
     return str(base)
 
 
+def _uv() -> str | None:
+    """The `uv` binary beside this Python (the test extra installs it) or on PATH."""
+    beside = Path(sys.executable).with_name("uv")
+    return str(beside) if beside.exists() else shutil.which("uv")
+
+
+def _installer(python: str) -> list[str]:
+    """The install command for the venv of ``python``: uv when available, else its pip."""
+    uv = _uv()
+    if uv:
+        return [uv, "pip", "install", "-q", "-p", python, *_find_links()]
+    return [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+
+
+def _find_links() -> list[str]:
+    """uv does not read pip's config: pass the local wheel folders pip is told about."""
+    links = [p for p in os.environ.get("PIP_FIND_LINKS", "").split() if p]
+    if not links and Path("/opt/wheels").is_dir():
+        links = ["/opt/wheels"]
+    return [arg for link in links for arg in ("--find-links", link)]
+
+
 def _run(cmd: list[str], log: Callable[[str], None]) -> str:
     log("$ " + " ".join(cmd))
     started = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    env = dict(os.environ)
+    if Path("/etc/ssl/certs/ca-certificates.crt").exists():
+        env.setdefault("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt")
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     log(f"  ({time.monotonic() - started:.0f}s)")
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
@@ -172,10 +200,13 @@ def ensure_venv(version: str, log: Callable[[str], None] = lambda _m: None,
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".venv-{version}.", dir=target.parent))
     try:
-        _run([_base_python(), "-m", "venv", str(work)], log)
+        uv = _uv()
+        if uv:
+            _run([uv, "venv", "-q", "-p", _base_python(), str(work)], log)
+        else:
+            _run([_base_python(), "-m", "venv", str(work)], log)
         python = str(work / "bin" / "python")
-        _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-              TORCH_REQUIREMENT], log)
+        _run([*_installer(python), TORCH_REQUIREMENT], log)
         _install(work, version, log)
         if target.exists():
             shutil.rmtree(target)
@@ -190,15 +221,17 @@ def ensure_venv(version: str, log: Callable[[str], None] = lambda _m: None,
 def _install(venv: Path, version: str, log: Callable[[str], None]) -> None:
     """Install sglang and the light packages into ``venv``, check the import, write the stamp."""
     python = str(venv / "bin" / "python")
-    pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    pip = _installer(python)
     _run([*pip, "--no-deps", f"sglang=={version}"], log)
     metadata = _installed_metadata(venv, version)
-    _run([*pip, *pins_from_metadata(metadata, LIGHT_REQUIREMENTS[version]),
+    _run([*pip, TORCH_REQUIREMENT, *pins_from_metadata(metadata, LIGHT_REQUIREMENTS),
           *UNDECLARED_REQUIREMENTS], log)
-    _run([*pip, "--no-deps", *pins_from_metadata(metadata, NO_DEPS_REQUIREMENTS[version])], log)
+    _run([*pip, "--no-deps", *pins_from_metadata(metadata, NO_DEPS_REQUIREMENTS)], log)
     info = json.loads(_run([python, str(RUNNER_PATH), "--fake-gpu", "H100", "--info"], log)
                       .strip().splitlines()[-1])
-    freeze = _run([python, "-m", "pip", "freeze", "--disable-pip-version-check"], log)
+    uv = _uv()
+    freeze = _run([uv, "pip", "freeze", "-p", python] if uv else
+                  [python, "-m", "pip", "freeze", "--disable-pip-version-check"], log)
     stamp = {
         "sglang_version": info.get("sglang_version"),
         "recipe_hash": recipe_hash(version),

@@ -11,58 +11,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from wizard.rules.model import Args, Ctx, Rule, gt
-from wizard.rules.report import Fix, SglangRaise
-
-V11 = "0.5.11"
-V23 = "0.5.23"
-SA = "sglang/srt/server_args.py"
-SH = "sglang/srt/arg_groups/speculative_hook.py"
-MH = "sglang/srt/arg_groups/mamba_hook.py"
-MDH = "sglang/srt/arg_groups/model_hook.py"
-AH = "sglang/srt/arg_groups/attention_hook.py"
-VH = "sglang/srt/arg_groups/validation_hook.py"
-SI = "sglang/srt/speculative/spec_info.py"
+from wizard.rules.model import (
+    ALGORITHM_CHECK,
+    RUNTIME,
+    SILENT,
+    WIZARD,
+    Args,
+    Ctx,
+    Rule,
+    gt,
+    raises,
+)
+from wizard.rules.report import Fix
 
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
 
-# Architectures whose checkpoint ships the MTP / NextN layer and get `draft path = model path`.
-DRAFT_AUTO_ARCHS: dict[str, frozenset[str]] = {
-    V11: frozenset(
-        {
-            "DeepseekV32ForCausalLM",
-            "DeepseekV3ForCausalLM",
-            "Glm4MoeForCausalLM",
-            "Glm4MoeLiteForCausalLM",
-            "GlmMoeDsaForCausalLM",
-            "BailingMoeForCausalLM",
-            "BailingMoeV2ForCausalLM",
-            "BailingMoeV2_5ForCausalLM",
-            "MistralLarge3ForCausalLM",
-            "PixtralForConditionalGeneration",
-            "HYV3ForCausalLM",
-        }
-    ),
-}
-DRAFT_AUTO_ARCHS[V23] = DRAFT_AUTO_ARCHS[V11] | {
-    "DeepseekV4ForCausalLM",
-    "HYV4ForCausalLM",
-    "Qwen4ExpForConditionalGeneration",
-}
 NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
 
-# auto_choose_speculative_params (0.5.11 SA:7471-7506, 0.5.23 SH:1430-1461): (steps, topk, draft)
+# auto_choose_speculative_params: (steps, topk, draft) wider for these (unchanged since 0.5.5).
 AUTO_PARAMS_WIDE_ARCHS = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
 
-# Hybrid (mamba / linear attention) architectures and what their radix cache supports.
-HYBRID_EXTRA_BUFFER_11 = frozenset(
-    {
-        "Qwen3NextForCausalLM",
-        "Qwen3_5MoeForConditionalGeneration",
-        "Qwen3_5ForConditionalGeneration",
-    }
-)
-HYBRID_NO_EXTRA_BUFFER_11 = frozenset(
+# Hybrid mamba models without the extra_buffer state in releases that keep split lists (those
+# releases detect them through the model config, not through a literal list in their source).
+HYBRID_NO_EXTRA_BUFFER = frozenset(
     {
         "NemotronHForCausalLM",
         "FalconH1ForCausalLM",
@@ -71,62 +42,6 @@ HYBRID_NO_EXTRA_BUFFER_11 = frozenset(
         "Lfm2ForCausalLM",
         "Lfm2MoeForCausalLM",
         "GraniteMoeHybridForCausalLM",
-    }
-)
-HYBRID_NO_RADIX_11 = frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"})
-MAMBA_RADIX_ARCHS_23 = frozenset(
-    {
-        "KimiLinearForCausalLM",
-        "KimiK3ForConditionalGeneration",
-        "BailingMoeV2_5ForCausalLM",
-        "BailingMoeV3ForCausalLM",
-        "BailingMoeV3VLForConditionalGeneration",
-        "Qwen3NextForCausalLM",
-        "Qwen3_5MoeForConditionalGeneration",
-        "InternS2PreviewForConditionalGeneration",
-        "InternS2MobiusForConditionalGeneration",
-        "Qwen3_5ForConditionalGeneration",
-        "Qwen3_5MoeForCausalLM",
-        "Qwen3_5ForCausalLM",
-        "Qwen4ExpForConditionalGeneration",
-        "MiniCPMV4_6ForConditionalGeneration",
-        "MiniCPMV4_7ForConditionalGeneration",
-        "NemotronHForCausalLM",
-        "NemotronHPuzzleForCausalLM",
-        "NemotronH_Omni_Reasoning_V3",
-        "FalconH1ForCausalLM",
-        "JetNemotronForCausalLM",
-        "JetVLMForConditionalGeneration",
-        "Lfm2ForCausalLM",
-        "Lfm2MoeForCausalLM",
-        "ZayaForCausalLM",
-        "Glm5NextForConditionalGeneration",
-    }
-)
-MAMBA_EXTRA_BUFFER_ARCHS_23 = frozenset(
-    {
-        "KimiLinearForCausalLM",
-        "Qwen3_5ForConditionalGeneration",
-        "Qwen3_5MoeForConditionalGeneration",
-        "Qwen3_5MoeForCausalLM",
-        "Qwen3_5ForCausalLM",
-        "Qwen3NextForCausalLM",
-        "Qwen4ExpForConditionalGeneration",
-        "InternS2PreviewForConditionalGeneration",
-        "MiniCPMV4_6ForConditionalGeneration",
-        "MiniCPMV4_7ForConditionalGeneration",
-        "BailingMoeV2_5ForCausalLM",
-        "BailingMoeV3ForCausalLM",
-        "BailingMoeV3VLForConditionalGeneration",
-        "FalconH1ForCausalLM",
-        "GraniteMoeHybridForCausalLM",
-        "Glm5NextForConditionalGeneration",
-        "NemotronHForCausalLM",
-        "NemotronHPuzzleForCausalLM",
-        "NemotronH_Omni_Reasoning_V3",
-        "KimiK3ForConditionalGeneration",
-        "InklingForConditionalGeneration",
-        "InklingForConditionalGenerationMTP",
     }
 )
 QWEN_HYBRID_SM100 = frozenset(
@@ -140,17 +55,17 @@ MULTI_LAYER_EAGLE_ARCHS = frozenset(
     {"MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "Step3p5ForCausalLM"}
 )
 
-ALGORITHMS: dict[str, tuple[str, ...]] = {
-    V11: ("DFLASH", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"),
-    V23: ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO"),
-}
-
 
 def _mtp_capable(ctx: Ctx) -> bool:
-    """The target's architecture has an MTP / NextN draft class in this version (wizard.applicability)."""
+    """The target's architecture has an MTP / NextN draft class in this release (wizard.applicability)."""
     from wizard.applicability import mtp_capable
 
     return ctx.arch is not None and mtp_capable(ctx.arch, ctx.version)
+
+
+def draft_auto(ctx: Ctx) -> bool:
+    """The target ships its MTP / NextN layer: SGLang sets `draft path = model path` itself."""
+    return ctx.arch in ctx.release.arch_set("draft_auto")
 
 
 def algo(a: Args) -> str | None:
@@ -164,21 +79,20 @@ def eagle_family(a: Args) -> bool:
     return algo(a) in EAGLE_FAMILY
 
 
-def hybrid_11(ctx: Ctx) -> bool:
-    """The target is a hybrid mamba model that 0.5.11 gives a mamba radix cache."""
-    return ctx.arch in HYBRID_EXTRA_BUFFER_11 or ctx.arch in HYBRID_NO_EXTRA_BUFFER_11
-
-
-def hybrid_23(ctx: Ctx) -> bool:
-    """The target is a hybrid mamba model that 0.5.23 gives a mamba radix cache."""
-    return ctx.arch in MAMBA_RADIX_ARCHS_23
+def is_hybrid(ctx: Ctx) -> bool:
+    """The target is a hybrid mamba model that this release gives a mamba radix cache."""
+    release = ctx.release
+    if release.trait("hybrid_lists") == "radix":
+        return ctx.arch in release.arch_set("mamba_radix")
+    return ctx.arch in release.arch_set("hybrid_extra_buffer") or ctx.arch in HYBRID_NO_EXTRA_BUFFER
 
 
 def extra_buffer_supported(ctx: Ctx) -> bool:
-    """The arch supports the extra_buffer strategy in this version."""
-    if ctx.version == V11:
-        return ctx.arch in HYBRID_EXTRA_BUFFER_11
-    return ctx.arch in MAMBA_EXTRA_BUFFER_ARCHS_23
+    """The arch supports the extra_buffer strategy in this release."""
+    release = ctx.release
+    if release.trait("hybrid_lists") == "radix":
+        return ctx.arch in release.arch_set("mamba_extra_buffer")
+    return ctx.arch in release.arch_set("hybrid_extra_buffer")
 
 
 def strategy(a: Args) -> str | None:
@@ -200,36 +114,26 @@ def attention_backends(a: Args) -> set[str]:
 
 
 def dp_attention(ctx: Ctx, a: Args) -> bool:
-    """Attention data parallelism is on (0.5.11: dp>1 with the flag; 0.5.23: attn_dp_size>1)."""
-    if ctx.version == V11:
+    """Attention data parallelism is on (the flag with dp > 1, or `attn_dp_size` > 1 where it exists)."""
+    if not ctx.release.attn_dp_field:
         return bool(a.get("enable_dp_attention"))
     return (a.get("attn_dp_size") or 1) > 1
 
 
+def attention_dp_size(ctx: Ctx, a: Args) -> int:
+    """The attention-DP size SGLang divides tp by (`dp_size`, or `attn_dp_size` where it exists)."""
+    return int((a.get("attn_dp_size") if ctx.release.attn_dp_field else a.get("dp_size")) or 1)
+
+
 def strategy_flag(ctx: Ctx) -> str:
-    """The hybrid-cache flag spelling of the version."""
-    return "--mamba-scheduler-strategy" if ctx.version == V11 else "--mamba-radix-cache-strategy"
+    """The hybrid-cache flag spelling of the release."""
+    return "--" + ctx.release.strategy_field.replace("_", "-")
 
 
-def _raise(
-    stage: str, exc: str | None, where: str | None, message: str = "", bare: bool = False
-) -> SglangRaise:
-    return SglangRaise(stage=stage, exception=exc, where=where, bare=bare, message=message)  # type: ignore[arg-type]
-
-
-def resolve(where: str | None = None, message: str = "") -> SglangRaise:
-    """A silent rewrite or a warning during SGLang's argument resolution."""
-    return _raise("resolve", None, where, message)
-
-
-def wizard_only(message: str = "") -> SglangRaise:
-    """A trap SGLang's argument code does not check: it fails later (model load, first decode)."""
-    return _raise("runtime", None, None, message)
-
-
-def advice() -> SglangRaise:
-    """Context the wizard adds (assumptions, environment); nothing SGLang raises."""
-    return _raise("wizard", None, None)
+def variant(ctx: Ctx, rule_id: str) -> int:
+    """Which wording of a rule's statement this release has (0: older, 1: newer)."""
+    site = ctx.release.site(rule_id)
+    return site.variant if site is not None else 0
 
 
 # The fix shared by every rule that refuses attention data parallelism.
@@ -297,7 +201,9 @@ def _set(**edits: object) -> dict[str, object]:
 
 def _typed_algorithm_case_wrong(ctx: Ctx, a: Args) -> bool:
     value = ctx.typed_value("speculative_algorithm")
-    return ctx.version == V11 and value is not None and value not in ALGORITHMS[V11]
+    return (
+        ctx.release.algorithm_choices and value is not None and value not in ctx.release.algorithms
+    )
 
 
 ALGO_CHOICE = Rule(
@@ -305,38 +211,30 @@ ALGO_CHOICE = Rule(
     title="Unknown or wrongly cased speculative algorithm",
     severity="error",
     why=(
-        "0.5.11 declares the algorithm as an argparse choice list, so spelling and case must match "
+        "Releases up to 0.5.12 declare the algorithm as an argparse choice list, so spelling and case must match "
         "exactly (NEXTN, not nextn). 0.5.23 accepts any case and upper-cases it, but rejects names "
         "it has no builtin or plugin for during resolution."
     ),
-    raises={
-        V11: _raise(
-            "argparse",
-            "SystemExit",
-            None,
-            "error: argument --speculative-algorithm: invalid choice",
-        ),
-        V23: _raise("resolve", "ValueError", f"{SI}:65", "Unknown speculative algorithm name"),
-    },
+    sglang=ALGORITHM_CHECK,
     fields=("speculative.algorithm",),
     when=lambda ctx, a: (
         _typed_algorithm_case_wrong(ctx, a)
         or (
-            ctx.version == V23
+            not ctx.release.algorithm_choices
             and ctx.typed_value("speculative_algorithm") is not None
-            and str(ctx.typed_value("speculative_algorithm")).upper() not in ALGORITHMS[V23]
+            and str(ctx.typed_value("speculative_algorithm")).upper() not in ctx.release.algorithms
         )
     ),
     message=lambda ctx, a: (
         f"argument --speculative-algorithm: invalid choice: {ctx.typed_value('speculative_algorithm')!r} "
-        f"(choose from {', '.join(repr(x) for x in ALGORITHMS[V11])})"
-        if ctx.version == V11
+        f"(choose from {', '.join(repr(x) for x in ctx.release.algorithms)})"
+        if ctx.release.algorithm_choices
         else f"Unknown speculative algorithm name: {str(ctx.typed_value('speculative_algorithm')).upper()}"
     ),
     fixes=lambda ctx, a: (
         [
             Fix(f"Use {name}", {"speculative.algorithm": name})
-            for name in ALGORITHMS[ctx.version]
+            for name in ctx.release.algorithms
             if name.lower() == str(ctx.typed_value("speculative_algorithm")).lower()
         ]
         or [Fix("Turn speculative decoding off", {"speculative.algorithm": None})]
@@ -354,9 +252,13 @@ MAMBA_AUTO_NO_BUFFER = Rule(
         "In 0.5.11 `--mamba-scheduler-strategy auto` always resolves to no_buffer. In 0.5.23 auto "
         "picks extra_buffer when the overlap scheduler (or paging) is wanted and the model supports it."
     ),
-    raises={V11: resolve(f"{SA}:1082", "mamba_scheduler_strategy auto -> no_buffer")},
+    sglang=SILENT,
     fields=("hybrid.cache_strategy",),
-    when=lambda ctx, a: hybrid_11(ctx) and strategy(a) == "auto",
+    when=lambda ctx, a: (
+        ctx.release.trait("mamba_auto_resolves_no_buffer")
+        and is_hybrid(ctx)
+        and strategy(a) == "auto"
+    ),
     message=lambda ctx, a: (
         "mamba_scheduler_strategy 'auto' resolves to 'no_buffer' in SGLang 0.5.11."
     ),
@@ -367,10 +269,9 @@ MAMBA_AUTO_NO_BUFFER = Rule(
 def _extra_unsupported(ctx: Ctx, a: Args) -> bool:
     if strategy(a) not in ("extra_buffer", "extra_buffer_lazy"):
         return False
-    if ctx.version == V23 and a.get("disable_radix_cache"):
+    if ctx.release.trait("extra_buffer_check_skips_disabled_radix") and a.get("disable_radix_cache"):
         return False
-    hybrid = hybrid_11(ctx) if ctx.version == V11 else hybrid_23(ctx)
-    return hybrid and not extra_buffer_supported(ctx)
+    return is_hybrid(ctx) and not extra_buffer_supported(ctx)
 
 
 MAMBA_EXTRA_UNSUPPORTED = Rule(
@@ -378,25 +279,12 @@ MAMBA_EXTRA_UNSUPPORTED = Rule(
     title="extra_buffer is not supported for this hybrid model",
     severity="error",
     why="Only some hybrid architectures implement the extra mamba state buffer the extra_buffer strategy keeps.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:2392",
-            "mamba extra_buffer is not supported for <arch> model",
-        ),
-        V23: _raise(
-            "resolve",
-            "AssertionError",
-            f"{MH}:117",
-            "extra_buffer is not supported for <arch>; use no_buffer.",
-        ),
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("hybrid.cache_strategy",),
     when=lambda ctx, a: _extra_unsupported(ctx, a),
     message=lambda ctx, a: (
         f"mamba extra_buffer is not supported for {ctx.arch} model"
-        if ctx.version == V11
+        if variant(ctx, "R-MAMBA-EXTRA-UNSUPPORTED") == 0
         else f"extra_buffer is not supported for {ctx.arch}; use no_buffer."
     ),
     fixes=lambda ctx, a: [
@@ -415,18 +303,11 @@ MAMBA_NOT_HYBRID = Rule(
         "0.5.23 refuses an explicit extra_buffer strategy on a model that has no mamba layers: it would "
         "arm the mamba cache paths and crash at prefill. 0.5.11 silently ignores it."
     ),
-    raises={
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{MDH}:1063",
-            "--mamba-radix-cache-strategy extra_buffer needs mamba state, got <arch>.",
-        )
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("hybrid.cache_strategy",),
     when=lambda ctx, a: (
         ctx.facts is not None
-        and not hybrid_23(ctx)
+        and not is_hybrid(ctx)
         and strategy(a) in ("extra_buffer", "extra_buffer_lazy")
         and not a.get("disable_radix_cache")
     ),
@@ -441,17 +322,10 @@ MAMBA_EXTRA_NORADIX = Rule(
     title="extra_buffer with the radix cache disabled",
     severity="error",
     why="extra_buffer exists to keep mamba states for the radix (prefix) cache; without a radix cache it is meaningless in 0.5.11.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:2397",
-            "mamba extra_buffer is not compatible with --disable-radix-cache ...",
-        )
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("hybrid.cache_strategy", "scheduling.disable_radix_cache"),
     when=lambda ctx, a: (
-        hybrid_11(ctx) and strategy(a) == "extra_buffer" and bool(a.get("disable_radix_cache"))
+        is_hybrid(ctx) and strategy(a) == "extra_buffer" and bool(a.get("disable_radix_cache"))
     ),
     message=lambda ctx, a: (
         "mamba extra_buffer is not compatible with --disable-radix-cache Overlap scheduling is "
@@ -469,17 +343,10 @@ MAMBA_EXTRA_DEVICE = Rule(
     title="extra_buffer needs a CUDA device",
     severity="error",
     why="The extra mamba buffer relies on the FLA kernels, which 0.5.11 only runs on CUDA and MUSA.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:2404",
-            "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend",
-        )
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("hybrid.cache_strategy", "server.device"),
     when=lambda ctx, a: (
-        hybrid_11(ctx)
+        is_hybrid(ctx)
         and strategy(a) == "extra_buffer"
         and not a.get("disable_radix_cache")
         and a.get("device") not in ("cuda", "musa")
@@ -494,11 +361,9 @@ MAMBA_EXTRA_DEVICE = Rule(
 def _track_interval_fires(ctx: Ctx, a: Args) -> bool:
     if strategy(a) not in ("extra_buffer", "extra_buffer_lazy"):
         return False
-    if ctx.version == V11 and not (
-        hybrid_11(ctx) and extra_buffer_supported(ctx) and not a.get("disable_radix_cache")
-    ):
+    if not (is_hybrid(ctx) and not a.get("disable_radix_cache")):
         return False
-    if ctx.version == V23 and not (hybrid_23(ctx) and not a.get("disable_radix_cache")):
+    if ctx.release.trait("hybrid_lists") == "split" and not extra_buffer_supported(ctx):
         return False
     draft = a.get("speculative_num_draft_tokens")
     return draft is not None and a.mamba_track_interval < draft
@@ -513,21 +378,7 @@ MAMBA_TRACK_INTERVAL = Rule(
         "a verify step may accept up to `speculative_num_draft_tokens` tokens at once and must not skip "
         "a checkpoint. SGLang checks the value as typed, before its own defaults and rewrites."
     ),
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:2408",
-            "mamba_track_interval X must be greater than or equal to speculative_num_draft_tokens Y",
-        ),
-        V23: _raise(
-            "resolve",
-            "AssertionError",
-            f"{MH}:133",
-            bare=True,
-            message="assert view.mamba_track_interval >= view.speculative_num_draft_tokens",
-        ),
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("hybrid.track_interval", "speculative.num_draft_tokens"),
     when=_track_interval_fires,
     message=lambda ctx, a: (
@@ -551,9 +402,9 @@ MAMBA_TRACK_INTERVAL = Rule(
 def _extra_page_applies(ctx: Ctx, a: Args) -> bool:
     if strategy(a) not in ("extra_buffer", "extra_buffer_lazy") or a.get("page_size") is None:
         return False
-    if ctx.version == V11:
-        return hybrid_11(ctx) and extra_buffer_supported(ctx) and not a.get("disable_radix_cache")
-    return hybrid_23(ctx) and not a.get("disable_radix_cache")
+    if ctx.release.trait("hybrid_lists") == "split" and not extra_buffer_supported(ctx):
+        return False
+    return is_hybrid(ctx) and not a.get("disable_radix_cache")
 
 
 MAMBA_EXTRA_PAGE = Rule(
@@ -561,21 +412,7 @@ MAMBA_EXTRA_PAGE = Rule(
     title="Track interval not divisible by the page size",
     severity="error",
     why="Mamba state checkpoints are taken on page boundaries, so the track interval must be a multiple of the KV page size.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:2413",
-            "mamba_track_interval X must be divisible by page_size Y",
-        ),
-        V23: _raise(
-            "resolve",
-            "AssertionError",
-            f"{MH}:135",
-            bare=True,
-            message="assert view.mamba_track_interval % view.page_size == 0",
-        ),
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("hybrid.track_interval", "attention.page_size"),
     when=lambda ctx, a: _extra_page_applies(ctx, a) and a.mamba_track_interval % a.page_size != 0,
     message=lambda ctx, a: (
@@ -592,14 +429,7 @@ MAMBA_FLA_CHUNK = Rule(
     title="Page size and FLA chunk size (64) must divide one another",
     severity="error",
     why="The FLA kernels process 64-token chunks; extra_buffer checkpoints must line up with both chunks and pages.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:2418",
-            "For SSM models with extra buffer, either FLA_CHUNK_SIZE or page_size must be divisible by the other",
-        )
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("attention.page_size",),
     when=lambda ctx, a: (
         _extra_page_applies(ctx, a)
@@ -618,10 +448,10 @@ MAMBA_NOBUF_PAGE = Rule(
     title="no_buffer forces page size 1",
     severity="adjusted",
     why="The no_buffer mamba radix cache only works with page size 1.",
-    raises={V11: resolve(f"{SA}:2420", "Automatically setting page_size=1.")},
+    sglang=SILENT,
     fields=("attention.page_size",),
     when=lambda ctx, a: (
-        hybrid_11(ctx)
+        is_hybrid(ctx)
         and strategy(a) == "no_buffer"
         and not a.get("disable_radix_cache")
         and a.get("page_size") not in (None, 1)
@@ -645,15 +475,10 @@ MAMBA_NOBUF_OVERLAP = Rule(
     title="no_buffer turns the overlap scheduler off",
     severity="adjusted",
     why="Without speculative decoding, the no_buffer mamba radix cache is incompatible with the overlap scheduler.",
-    raises={
-        V11: resolve(
-            f"{SA}:2427",
-            "Disabling overlap schedule since mamba no_buffer is not compatible with overlap schedule",
-        )
-    },
+    sglang=SILENT,
     fields=("hybrid.cache_strategy",),
     when=lambda ctx, a: (
-        hybrid_11(ctx)
+        is_hybrid(ctx)
         and strategy(a) == "no_buffer"
         and not a.get("disable_radix_cache")
         and algo(a) is None
@@ -684,18 +509,10 @@ MAMBA_NOBUF_SPEC = Rule(
         "steps/topk/draft-tokens rule. The message also says SGLANG_ENABLE_SPEC_V2=1, but 0.5.11 already "
         "defaults to it and does not check it."
     ),
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:2453",
-            "Speculative decoding for <arch> is not compatible with radix cache when using "
-            "--mamba-scheduler-strategy no_buffer.",
-        )
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("hybrid.cache_strategy", "speculative.algorithm"),
     when=lambda ctx, a: (
-        hybrid_11(ctx)
+        is_hybrid(ctx)
         and strategy(a) == "no_buffer"
         and not a.get("disable_radix_cache")
         and algo(a) is not None
@@ -735,14 +552,10 @@ MAMBA_NOBUF_PAGE_23 = Rule(
     title="no_buffer only supports page size 1",
     severity="error",
     why="The no_buffer mamba radix cache stores one state per token position and needs page size 1.",
-    raises={
-        V23: _raise(
-            "resolve", "AssertionError", f"{MH}:157", "no_buffer only supports page_size=1."
-        )
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("attention.page_size", "hybrid.cache_strategy"),
     when=lambda ctx, a: (
-        hybrid_23(ctx)
+        is_hybrid(ctx)
         and not a.get("disable_radix_cache")
         and strategy(a) == "no_buffer"
         and a.get("page_size") not in (1, None)
@@ -759,17 +572,10 @@ MAMBA_NOBUF_OVERLAP_23 = Rule(
     title="no_buffer needs the overlap scheduler off",
     severity="error",
     why="An explicit no_buffer strategy cannot run with the overlap scheduler; 0.5.23 asserts instead of switching it off.",
-    raises={
-        V23: _raise(
-            "resolve",
-            "AssertionError",
-            f"{MH}:158",
-            "no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.",
-        )
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("hybrid.cache_strategy", "scheduling.disable_overlap_schedule"),
     when=lambda ctx, a: (
-        hybrid_23(ctx)
+        is_hybrid(ctx)
         and not a.get("disable_radix_cache")
         and strategy(a) == "no_buffer"
         and a.get("page_size") in (1, None)
@@ -791,17 +597,10 @@ MAMBA_NOBUF_TRTLLM_23 = Rule(
     title="no_buffer does not support trtllm_mha",
     severity="error",
     why="trtllm_mha needs pages of 16 or more tokens; no_buffer needs page size 1.",
-    raises={
-        V23: _raise(
-            "resolve",
-            "AssertionError",
-            f"{MH}:161",
-            "no_buffer do not support trtllm_mha attention backend.",
-        )
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("attention.backend", "hybrid.cache_strategy"),
     when=lambda ctx, a: (
-        hybrid_23(ctx)
+        is_hybrid(ctx)
         and not a.get("disable_radix_cache")
         and strategy(a) == "no_buffer"
         and a.get("page_size") in (1, None)
@@ -820,7 +619,7 @@ MULTI_LAYER_EAGLE = Rule(
         "MiMoV2 and Step3p5 turn on multi-layer EAGLE in the model-specific step, which runs before NEXTN is "
         "aliased to EAGLE; with NEXTN (or lower-case eagle on 0.5.23) the multi-layer path is not enabled."
     ),
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("speculative.algorithm",),
     when=lambda ctx, a: (
         ctx.arch in MULTI_LAYER_EAGLE_ARCHS
@@ -845,20 +644,7 @@ FLEX_NO_SPEC = Rule(
     title="Flex attention does not support speculative decoding",
     severity="error",
     why="The torch flex-attention backend has no tree-verify kernels.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:2565",
-            "Speculative decoding is currently not supported with Flex Attention backend",
-        ),
-        V23: _raise(
-            "resolve",
-            "AssertionError",
-            f"{AH}:161",
-            "Speculative decoding is currently not supported with Flex Attention backend",
-        ),
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("attention.backend", "speculative.algorithm"),
     when=lambda ctx, a: (
         a.get("attention_backend") == "flex_attention"
@@ -877,14 +663,7 @@ TRTLLM_MLA_GPU = Rule(
     title="trtllm_mla needs a Blackwell GPU",
     severity="error",
     why="The TensorRT-LLM MLA kernels are only built for SM100/SM12x.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:2603",
-            "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x).",
-        )
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("attention.backend",),
     when=lambda ctx, a: (
         "trtllm_mla" in (a.get("attention_backend"), a.get("decode_attention_backend"))
@@ -903,33 +682,20 @@ TRTLLM_MHA_PREFILL_GPU = Rule(
     title="trtllm_mha prefill needs a supported GPU",
     severity="error",
     why="The TensorRT-LLM MHA prefill kernels exist only for some GPU generations.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:2630",
-            "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100).",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{AH}:203",
-            "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("attention.backend", "attention.prefill_backend"),
     when=lambda ctx, a: (
         (a.get("prefill_attention_backend") or a.get("attention_backend")) == "trtllm_mha"
         and not (
             ctx.gpu.is_sm100
-            if ctx.version == V11
+            if variant(ctx, "R-TRTLLM-MHA-GPU") == 0
             else (ctx.gpu.is_hopper or ctx.gpu.is_sm100 or ctx.gpu.is_sm120)
         )
     ),
     message=lambda ctx, a: (
         "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). Please use a "
         "different prefill backend."
-        if ctx.version == V11
+        if variant(ctx, "R-TRTLLM-MHA-GPU") == 0
         else "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs."
     ),
     fixes=lambda ctx, a: [
@@ -945,20 +711,11 @@ TRTLLM_PAGE = Rule(
     title="trtllm_mha forces page size 64",
     severity="adjusted",
     why="TensorRT-LLM MHA kernels only support pages of 16, 32, 64 (0.5.23: also 128) tokens.",
-    raises={
-        V11: resolve(
-            f"{SA}:2646",
-            "TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing page_size to 64.",
-        ),
-        V23: resolve(
-            "sglang/srt/arg_groups/overrides.py:1174",
-            "TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128",
-        ),
-    },
+    sglang=SILENT,
     fields=("attention.page_size",),
     when=lambda ctx, a: (
         "trtllm_mha" in attention_backends(a)
-        and a.get("page_size") not in ((16, 32, 64) if ctx.version == V11 else (16, 32, 64, 128))
+        and a.get("page_size") not in ctx.release.trait("trtllm_mha_page_sizes")
     ),
     message=lambda ctx, a: f"trtllm_mha: page_size {a.get('page_size')} -> 64.",
     apply=lambda ctx, a: a.__setitem__("page_size", 64),
@@ -969,10 +726,7 @@ TRTLLM_MLA_PAGE = Rule(
     title="trtllm_mla forces page size 64",
     severity="adjusted",
     why="TensorRT-LLM MLA kernels only support pages of 32 or 64 tokens.",
-    raises={
-        V11: resolve(f"{SA}:2607", "TensorRT-LLM MLA only supports page_size of 32 or 64"),
-        V23: resolve(),
-    },
+    sglang=SILENT,
     fields=("attention.page_size",),
     when=lambda ctx, a: (
         "trtllm_mla" in (a.get("attention_backend"), a.get("decode_attention_backend"))
@@ -990,15 +744,7 @@ MOE_RUNNER = Rule(
     title="Draft MoE runner flashinfer_trtllm is rejected (0.5.11)",
     severity="error",
     why="0.5.11 avoids trtllm MoE routing for draft models (their routing method is unknown); 0.5.23 allows it.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:3306",
-            "Currently speculative MoE runner backend doesn't support flashinfer_trtllm, please use "
-            "triton or auto backend for speculative moe runner instead.",
-        )
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("speculative.moe_runner_backend",),
     when=lambda ctx, a: (
         ctx.typed_value("speculative_moe_runner_backend")
@@ -1019,10 +765,7 @@ NEXTN_ALIAS = Rule(
     title="NEXTN runs as EAGLE",
     severity="info",
     why="NEXTN (the MTP head inside the checkpoint) runs on the EAGLE worker; SGLang renames it and every log says EAGLE.",
-    raises={
-        V11: resolve(f"{SA}:3310", "speculative_algorithm NEXTN -> EAGLE"),
-        V23: resolve(f"{SH}:152", "speculative_algorithm NEXTN -> EAGLE"),
-    },
+    sglang=SILENT,
     fields=("speculative.algorithm",),
     when=lambda ctx, a: algo(a) == "NEXTN",
     message=lambda ctx, a: (
@@ -1036,14 +779,7 @@ SKIP_DP_MLP_SYNC = Rule(
     title="--speculative-skip-dp-mlp-sync needs EAGLE",
     severity="error",
     why="The skip is implemented only in the EAGLE worker.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:3314",
-            "--speculative-skip-dp-mlp-sync is only supported with speculative_algorithm == EAGLE",
-        )
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("speculative.skip_dp_mlp_sync", "speculative.algorithm"),
     when=lambda ctx, a: bool(a.get("speculative_skip_dp_mlp_sync")) and algo(a) != "EAGLE",
     message=lambda ctx, a: (
@@ -1059,29 +795,16 @@ DFLASH_DPATTN = Rule(
     title="DFLASH and DP attention",
     severity="error",
     why="The DFLASH worker does not synchronise drafts across attention-DP ranks (0.5.23: only with a DP LM head).",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3321",
-            "Currently DFLASH speculative decoding does not support dp attention.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:308",
-            "DFLASH with dp attention requires --enable-dp-lm-head.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.algorithm", "parallel.enable_dp_attention"),
     when=lambda ctx, a: (
         algo(a) == "DFLASH"
         and dp_attention(ctx, a)
-        and (ctx.version == V11 or not a.get("enable_dp_lm_head"))
+        and (variant(ctx, "R-DFLASH-DPATTN") == 0 or not a.get("enable_dp_lm_head"))
     ),
     message=lambda ctx, a: (
         "Currently DFLASH speculative decoding does not support dp attention."
-        if ctx.version == V11
+        if variant(ctx, "R-DFLASH-DPATTN") == 0
         else "DFLASH with dp attention requires --enable-dp-lm-head."
     ),
     fixes=lambda ctx, a: [DP_ATTENTION_OFF],
@@ -1092,20 +815,7 @@ DFLASH_PP = Rule(
     title="DFLASH needs pp 1",
     severity="error",
     why="DFLASH does not support pipeline parallelism.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3326",
-            "Currently DFLASH speculative decoding only supports pp_size == 1.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:320",
-            "Currently DFLASH speculative decoding only supports pp_size == 1.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("parallel.pp",),
     when=lambda ctx, a: algo(a) == "DFLASH" and a.get("pp_size", 1) != 1,
     message=lambda ctx, a: "Currently DFLASH speculative decoding only supports pp_size == 1.",
@@ -1117,20 +827,7 @@ DFLASH_DRAFT = Rule(
     title="DFLASH needs a draft model",
     severity="error",
     why="DFLASH drafts with a separate block-diffusion draft model; there is no default.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3331",
-            "DFLASH speculative decoding requires setting --speculative-draft-model-path.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:325",
-            "DFLASH speculative decoding requires setting --speculative-draft-model-path.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.draft_model_path",),
     when=lambda ctx, a: algo(a) == "DFLASH" and a.get("speculative_draft_model_path") is None,
     message=lambda ctx, a: (
@@ -1149,20 +846,7 @@ DFLASH_BLOCK_MISMATCH = Rule(
     title="DFLASH block size and draft tokens differ",
     severity="error",
     why="For DFLASH the verify window is the block size; the two flags name the same value.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3367",
-            "Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they differ.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:377",
-            "Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they differ.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.num_draft_tokens", "speculative.dflash_block_size"),
     when=lambda ctx, a: (
         algo(a) == "DFLASH"
@@ -1185,20 +869,7 @@ STANDALONE_DPATTN = Rule(
     title="STANDALONE does not support DP attention",
     severity="error",
     why="The standalone draft worker has no DP-attention support.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3450",
-            "Currently standalone speculative decoding does not support dp attention.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1082",
-            "Currently standalone speculative decoding does not support dp attention.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.algorithm", "parallel.enable_dp_attention"),
     when=lambda ctx, a: algo(a) == "STANDALONE" and dp_attention(ctx, a),
     message=lambda ctx, a: (
@@ -1215,10 +886,7 @@ MAXREQ_48 = Rule(
         "With speculative decoding and no --max-running-requests, SGLang caps concurrency at 48; the request pool and "
         "the decode CUDA graphs are sized from it. Set it explicitly for throughput serving."
     ),
-    raises={
-        V11: resolve(f"{SA}:3454", "Max running requests is reset to 48 for speculative decoding."),
-        V23: resolve(f"{SH}:1086", "Max running requests is reset to 48 for speculative decoding."),
-    },
+    sglang=SILENT,
     fields=("memory.max_running_requests",),
     when=lambda ctx, a: (
         algo(a) in ("EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH")
@@ -1241,10 +909,13 @@ def _v1_reason(ctx: Ctx, a: Args) -> str | None:
 
 
 def _spec_v2_env(ctx: Ctx) -> bool:
-    raw = ctx.env.get("SGLANG_ENABLE_SPEC_V2")
-    if raw is None:
+    """Spec v2 is selected: always where the release no longer reads the variable."""
+    if not ctx.release.reads_spec_v2_env:
         return True
-    return raw.strip().lower() not in ("false", "0", "no", "n")
+    raw = ctx.env.get("SGLANG_ENABLE_SPEC_V2")
+    from wizard.sglang.versions import parse_env_bool
+
+    return parse_env_bool("SGLANG_ENABLE_SPEC_V2", raw, ctx.release.spec_v2_default)[0]
 
 
 DPATTN_TP_DIVISIBLE = Rule(
@@ -1256,32 +927,17 @@ DPATTN_TP_DIVISIBLE = Rule(
         "dp (0.5.23: by --attn-dp-size). SGLang checks it with a bare assert in its data-parallel step, "
         "before any speculative rule, so it hides them."
     ),
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:2935",
-            bare=True,
-            message="assert self.tp_size % self.dp_size == 0",
-        ),
-        V23: _raise(
-            "resolve",
-            "AssertionError",
-            "sglang/srt/arg_groups/parallel_hook.py:326",
-            bare=True,
-            message="assert cfg.tp_size % cfg.attn_dp_size == 0",
-        ),
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("parallel.tp", "parallel.dp", "parallel.attn_dp_size"),
     when=lambda ctx, a: (
         dp_attention(ctx, a)
         and (a.get("tp_size") or 1)
-        % ((a.get("dp_size") or 1) if ctx.version == V11 else (a.get("attn_dp_size") or 1))
+        % attention_dp_size(ctx, a)
         != 0
     ),
     message=lambda ctx, a: (
         f"tp {a.get('tp_size') or 1} is not a multiple of the attention-DP size "
-        f"{(a.get('dp_size') if ctx.version == V11 else a.get('attn_dp_size')) or 1}: SGLang raises a bare AssertionError."
+        f"{attention_dp_size(ctx, a)}: SGLang raises a bare AssertionError."
     ),
     fixes=lambda ctx, a: [
         Fix("DP size = tp", {"parallel.dp": a.get("tp_size") or 1}),
@@ -1297,11 +953,7 @@ FA4_PAGE_23 = Rule(
         "The FA4 kernels on SM100 only support pages of 128 tokens for non-MLA models (skipped when a draft tree "
         "with topk > 1 is typed, which needs page size 1)."
     ),
-    raises={
-        V23: resolve(
-            "sglang/srt/arg_groups/overrides.py:1274", "FA4 backend only supports page size 128"
-        )
-    },
+    sglang=SILENT,
     fields=("attention.page_size", "attention.backend"),
     when=lambda ctx, a: (
         "fa4" in attention_backends(a)
@@ -1319,14 +971,7 @@ SINK_NEEDS_WINDOW_23 = Rule(
     title="Draft attention sink needs a draft window",
     severity="error",
     why="Attention-sink tokens are kept at the start of the draft's sliding window; without a window there is nothing to pin them to.",
-    raises={
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:228",
-            "--speculative-draft-sink-size requires --speculative-draft-window-size.",
-        )
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("extra_args", "speculative.draft_window_size"),
     when=lambda ctx, a: (
         a.get("speculative_draft_sink_size") is not None
@@ -1349,14 +994,7 @@ REJECTION_TOPK_23 = Rule(
         "The rejection-sampling verify kernel consumes one proposal per step; SGLang checks topk after choosing "
         "its auto values, so a Llama target's auto topk 4 fails too."
     ),
-    raises={
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1222",
-            "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
-        )
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.use_rejection_sampling", "speculative.eagle_topk"),
     when=lambda ctx, a: (
         bool(a.get("speculative_use_rejection_sampling"))
@@ -1387,12 +1025,7 @@ SPEC_V1_SELECT = Rule(
         "The overlapped speculative worker (spec v2) only drafts chains (topk = 1). In 0.5.11 a typed topk > 1, or "
         "SGLANG_ENABLE_SPEC_V2=0, silently turns the overlap scheduler off and uses the slower spec v1 worker."
     ),
-    raises={
-        V11: resolve(
-            f"{SA}:3461",
-            "Spec v1 is used for eagle/eagle3/standalone speculative decoding because <reason>.",
-        )
-    },
+    sglang=SILENT,
     fields=("speculative.eagle_topk", "scheduling.disable_overlap_schedule"),
     when=lambda ctx, a: eagle_family(a) and _v1_reason(ctx, a) is not None,
     message=lambda ctx, a: (
@@ -1411,24 +1044,11 @@ MIXED_CHUNK_OFF = Rule(
     title="Mixed chunked prefill switched off",
     severity="adjusted",
     why="The speculative workers cannot mix prefill chunks into verify batches (0.5.23 keeps it for EAGLE, EAGLE3, DFLASH).",
-    raises={
-        V11: resolve(
-            f"{SA}:3485",
-            "Mixed chunked prefill is disabled because of using eagle speculative decoding.",
-        ),
-        V23: resolve(
-            f"{SH}:1104",
-            "Mixed chunked prefill is disabled: <algo> speculative decoding does not support it.",
-        ),
-    },
+    sglang=SILENT,
     fields=("scheduling.enable_mixed_chunk",),
     when=lambda ctx, a: (
         bool(a.get("enable_mixed_chunk"))
-        and (
-            algo(a) in ("EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH")
-            if ctx.version == V11
-            else algo(a) in ("STANDALONE", "NGRAM")
-        )
+        and algo(a) in ctx.release.trait("mixed_chunk_off_algorithms")
     ),
     message=lambda ctx, a: "enable_mixed_chunk True -> False.",
     apply=lambda ctx, a: a.__setitem__("enable_mixed_chunk", False),
@@ -1442,11 +1062,11 @@ DRAFT_AUTO = Rule(
     title="Draft model = the target checkpoint (built-in MTP)",
     severity="info",
     why="These checkpoints ship their MTP / NextN layer; the draft worker loads the same files.",
-    raises={V11: resolve(f"{SA}:3512"), V23: resolve(f"{SH}:1140")},
+    sglang=SILENT,
     fields=("speculative.draft_model_path",),
     when=lambda ctx, a: (
         eagle_family(a)
-        and ctx.arch in DRAFT_AUTO_ARCHS[ctx.version]
+        and draft_auto(ctx)
         and a.get("speculative_draft_model_path") is None
     ),
     message=lambda ctx, a: (
@@ -1467,18 +1087,11 @@ DRAFT_NOT_NEEDED = Rule(
         "draft path is unusual. SGLang prints this warning for EAGLE3 with a real EAGLE-3 draft too (Kimi-K2.5 "
         "with a trained draft): there it is harmless and can be ignored."
     ),
-    raises={
-        V11: resolve(
-            f"{SA}:3516", "DeepSeek MTP does not require setting speculative_draft_model_path."
-        ),
-        V23: resolve(
-            f"{SH}:1154", "DeepSeek MTP does not require setting speculative_draft_model_path."
-        ),
-    },
+    sglang=SILENT,
     fields=("speculative.draft_model_path",),
     when=lambda ctx, a: (
         eagle_family(a)
-        and ctx.arch in DRAFT_AUTO_ARCHS[ctx.version]
+        and draft_auto(ctx)
         and ctx.arch not in NO_MTP_WARNING_ARCHS
         and ctx.typed_value("speculative_draft_model_path") is not None
     ),
@@ -1495,27 +1108,12 @@ SPEC_STEPS_TRIO = Rule(
         "values you typed: when --speculative-num-steps is unset, --speculative-eagle-topk and "
         "--speculative-num-draft-tokens must be unset too. The assert is bare: the traceback shows no message."
     ),
-    raises={
-        V11: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SA}:3521",
-            bare=True,
-            message="assert (self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None)",
-        ),
-        V23: _raise(
-            "resolve",
-            "AssertionError",
-            f"{SH}:1162",
-            bare=True,
-            message="assert (cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens is None)",
-        ),
-    },
+    sglang=raises("resolve", "AssertionError"),
     fields=("speculative.num_steps", "speculative.eagle_topk", "speculative.num_draft_tokens"),
     when=lambda ctx, a: (
         eagle_family(a)
         and a.get("speculative_num_steps") is None
-        and not (ctx.version == V23 and a.get("speculative_adaptive"))
+        and not (ctx.release.trait("trio_skipped_when_adaptive") and a.get("speculative_adaptive"))
         and (
             a.get("speculative_eagle_topk") is not None
             or a.get("speculative_num_draft_tokens") is not None
@@ -1546,7 +1144,7 @@ AUTO_PARAMS = Rule(
         "targets get 5/4/8 (a tree), everything else 3/1/4 (a chain); STANDALONE always 3/1/4. No log line says "
         "which values were chosen."
     ),
-    raises={V11: resolve(f"{SA}:7471"), V23: resolve(f"{SH}:1430")},
+    sglang=SILENT,
     fields=("speculative.num_steps", "speculative.eagle_topk", "speculative.num_draft_tokens"),
     when=lambda ctx, a: (
         eagle_family(a)
@@ -1574,20 +1172,7 @@ TOPK_NONE_TYPEERROR_TRTLLM = Rule(
         "With trtllm_mha selected SGLang compares topk with 1 before anything else; with --speculative-num-steps "
         "given and topk unset that comparison crashes with an internal-looking TypeError."
     ),
-    raises={
-        V11: _raise(
-            "resolve",
-            "TypeError",
-            f"{SA}:3534",
-            "'>' not supported between instances of 'NoneType' and 'int'",
-        ),
-        V23: _raise(
-            "resolve",
-            "TypeError",
-            f"{SH}:1177",
-            "'>' not supported between instances of 'NoneType' and 'int'",
-        ),
-    },
+    sglang=raises("resolve", "TypeError"),
     fields=("speculative.num_steps", "speculative.eagle_topk"),
     when=lambda ctx, a: (
         eagle_family(a)
@@ -1608,20 +1193,7 @@ TOPK_NONE_TYPEERROR = Rule(
         "When --speculative-num-steps is given SGLang applies no default to topk and later compares it with an "
         "int: an internal-looking TypeError, not a validation message."
     ),
-    raises={
-        V11: _raise(
-            "resolve",
-            "TypeError",
-            f"{SA}:3549",
-            "'>' not supported between instances of 'NoneType' and 'int'",
-        ),
-        V23: _raise(
-            "resolve",
-            "TypeError",
-            f"{SH}:1274",
-            "'>' not supported between instances of 'NoneType' and 'int'",
-        ),
-    },
+    sglang=raises("resolve", "TypeError"),
     fields=("speculative.num_steps", "speculative.eagle_topk"),
     when=lambda ctx, a: (
         eagle_family(a)
@@ -1644,20 +1216,7 @@ TRTLLM_TOPK = Rule(
     title="trtllm_mha only supports topk 1",
     severity="error",
     why="The TensorRT-LLM MHA kernels cannot verify a draft tree; auto-chosen topk 4 (Llama/Grok) counts too.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3535",
-            "trtllm_mha backend only supports topk = 1 for speculative decoding.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1178",
-            "trtllm_mha backend only supports topk = 1 for speculative decoding.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("attention.backend", "speculative.eagle_topk"),
     when=lambda ctx, a: (
         eagle_family(a)
@@ -1687,16 +1246,7 @@ TOPK1_REWRITE = Rule(
         "--speculative-num-draft-tokens with steps + 1 and only logs a warning. To verify N tokens with a chain, "
         "set --speculative-num-steps N-1."
     ),
-    raises={
-        V11: resolve(
-            f"{SA}:3539",
-            "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1",
-        ),
-        V23: resolve(
-            f"{SH}:1253",
-            "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1",
-        ),
-    },
+    sglang=SILENT,
     fields=("speculative.num_draft_tokens",),
     when=lambda ctx, a: (
         eagle_family(a)
@@ -1728,7 +1278,7 @@ TOPK1_REWRITE = Rule(
 
 
 def _topk_page_allowed(ctx: Ctx) -> tuple[str, ...]:
-    return ("flashinfer", "fa3") if ctx.version == V11 else ("flashinfer", "fa3", "triton")
+    return ("flashinfer", "fa3") if variant(ctx, "R-TOPK-PAGE") == 0 else ("flashinfer", "fa3", "triton")
 
 
 TOPK_PAGE = Rule(
@@ -1739,21 +1289,7 @@ TOPK_PAGE = Rule(
         "Tree drafting (topk > 1) with pages larger than one token needs a cascade draft-decode that only some "
         "backends implement; others produce wrong results. Only --attention-backend is consulted."
     ),
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3553",
-            "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for "
-            "paged attention backends. This combination is only supported for the 'flashinfer' backend.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1278",
-            "speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton')",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.eagle_topk", "attention.page_size", "attention.backend"),
     when=lambda ctx, a: (
         eagle_family(a)
@@ -1764,7 +1300,7 @@ TOPK_PAGE = Rule(
     message=lambda ctx, a: (
         "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for paged "
         "attention backends. This combination is only supported for the 'flashinfer' backend."
-        if ctx.version == V11
+        if variant(ctx, "R-TOPK-PAGE") == 0
         else "speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
         f"got attention_backend={a.get('attention_backend')!r}. Use page_size == 1 or one of those backends."
     ),
@@ -1780,32 +1316,19 @@ NGRAM_DEVICE = Rule(
     title="NGRAM device support",
     severity="error",
     why="The n-gram cache kernels run on CUDA only in 0.5.11 (0.5.23: CUDA, CPU, XPU).",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3559",
-            "Ngram speculative decoding only supports CUDA device.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1288",
-            "Ngram speculative decoding only supports CUDA, CPU, or XPU devices.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("server.device", "speculative.algorithm"),
     when=lambda ctx, a: (
         algo(a) == "NGRAM"
         and (
             not str(a.get("device")).startswith("cuda")
-            if ctx.version == V11
+            if variant(ctx, "R-NGRAM-DEVICE") == 0
             else a.get("device") not in ("cuda", "cpu", "xpu")
         )
     ),
     message=lambda ctx, a: (
         "Ngram speculative decoding only supports CUDA device."
-        if ctx.version == V11
+        if variant(ctx, "R-NGRAM-DEVICE") == 0
         else "Ngram speculative decoding only supports CUDA, CPU, or XPU devices."
     ),
     fixes=lambda ctx, a: [Fix("Run on CUDA", {"server.device": None})],
@@ -1816,7 +1339,7 @@ NGRAM_TOPK = Rule(
     title="NGRAM overwrites topk with the max BFS breadth",
     severity="adjusted",
     why="For NGRAM, topk is the tree breadth and always comes from --speculative-ngram-max-bfs-breadth (default 10); a typed topk is ignored.",
-    raises={V11: resolve(f"{SA}:3570"), V23: resolve(f"{SH}:1309")},
+    sglang=SILENT,
     fields=("speculative.eagle_topk",),
     when=lambda ctx, a: (
         algo(a) == "NGRAM"
@@ -1843,20 +1366,7 @@ NGRAM_CORPUS_BUDGET = Rule(
     title="NGRAM external corpus needs a SAM budget",
     severity="error",
     why="Draft nodes for the external corpus come out of --speculative-ngram-external-sam-budget, which defaults to 0.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3580",
-            "--speculative-ngram-external-sam-budget must be positive when --speculative-ngram-external-corpus-path is set.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1333",
-            "--speculative-ngram-external-sam-budget must be positive when --speculative-ngram-external-corpus-path is set.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.ngram_external_sam_budget", "speculative.ngram_external_corpus_path"),
     when=lambda ctx, a: (
         algo(a) == "NGRAM"
@@ -1874,20 +1384,7 @@ NGRAM_CORPUS_LIMIT = Rule(
     title="SAM budget larger than the draft tokens allow",
     severity="error",
     why="The external-corpus draft nodes share the tree with the n-gram drafts: at most draft tokens - 1.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3593",
-            "speculative_ngram_external_sam_budget must be less than or equal to speculative_num_draft_tokens - 1",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1346",
-            "speculative_ngram_external_sam_budget must be less than or equal to speculative_num_draft_tokens - 1",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.ngram_external_sam_budget",),
     when=lambda ctx, a: (
         algo(a) == "NGRAM"
@@ -1922,20 +1419,7 @@ NGRAM_PAGE = Rule(
         "correctly. On Hopper the default backend was already fixed as fa3 before NGRAM set topk, so "
         "--page-size alone fails."
     ),
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3607",
-            "speculative_eagle_topk(N) > 1 with page_size(P) > 1 is unstable ... only supported for the 'flashinfer' backend.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1361",
-            "speculative_eagle_topk(N) > 1 with page_size(P) > 1 is unstable ... only supported for the 'flashinfer' backend.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("attention.page_size", "attention.backend", "speculative.ngram_max_bfs_breadth"),
     when=lambda ctx, a: (
         algo(a) == "NGRAM"
@@ -1960,20 +1444,7 @@ NGRAM_DPATTN = Rule(
     title="NGRAM does not support DP attention",
     severity="error",
     why="The n-gram worker has no DP-attention support.",
-    raises={
-        V11: _raise(
-            "resolve",
-            "ValueError",
-            f"{SA}:3615",
-            "Currently ngram speculative decoding does not support dp attention.",
-        ),
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1369",
-            "Currently ngram speculative decoding does not support dp attention.",
-        ),
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.algorithm", "parallel.enable_dp_attention"),
     when=lambda ctx, a: algo(a) == "NGRAM" and dp_attention(ctx, a),
     message=lambda ctx, a: "Currently ngram speculative decoding does not support dp attention.",
@@ -1989,14 +1460,18 @@ def chunked_prefill(ctx: Ctx, a: Args) -> int:
         if mem < 20 * 1024:
             size = 2048
         elif mem < 35 * 1024:
-            size = 2048 if ctx.version == V11 else 4096
+            size = ctx.release.trait("chunked_prefill_24gb")
         elif mem < 60 * 1024:
             size = 4096
         elif mem < 160 * 1024:
             size = 8192
         else:
             size = 16384
-    if ctx.version == V11 and a.get("enable_dp_attention") and (a.get("dp_size") or 1) > 1:
+    if (
+        ctx.release.trait("chunked_prefill_split_by_dp")
+        and a.get("enable_dp_attention")
+        and (a.get("dp_size") or 1) > 1
+    ):
         size //= a.dp_size
     return int(size)
 
@@ -2009,20 +1484,7 @@ CHUNKED_PAGE = Rule(
         "Prefill chunks are cut on page boundaries: SGLang's default chunk (2k-16k tokens by GPU memory) is a power "
         "of two, so a page size that is not a power of two (e.g. 48) fails its final argument check."
     ),
-    raises={
-        V11: _raise(
-            "check",
-            "AssertionError",
-            f"{SA}:6825",
-            "chunked_prefill_size must be divisible by page_size",
-        ),
-        V23: _raise(
-            "check",
-            "AssertionError",
-            f"{VH}:244",
-            "chunked_prefill_size must be divisible by page_size",
-        ),
-    },
+    sglang=raises("check", "AssertionError"),
     fields=("attention.page_size", "memory.chunked_prefill_size"),
     when=lambda ctx, a: (
         a.get("disaggregation_mode") != "decode"
@@ -2045,14 +1507,7 @@ PP_SPEC_ALGO_23 = Rule(
     title="Pipeline parallelism supports only EAGLE speculative decoding (0.5.23)",
     severity="error",
     why="0.5.23 relays draft state between pipeline stages only for the single-layer EAGLE worker (and DSPARK on PD prefill).",
-    raises={
-        V23: _raise(
-            "check",
-            "AssertionError",
-            f"{VH}:133",
-            "Pipeline parallelism currently only supports EAGLE (non-multi-layer) speculative decoding",
-        )
-    },
+    sglang=raises("check", "AssertionError"),
     fields=("parallel.pp", "speculative.algorithm"),
     when=lambda ctx, a: (
         a.get("pp_size", 1) > 1
@@ -2073,26 +1528,13 @@ PP_SPEC = Rule(
         "0.5.11 refuses any speculative algorithm with pp > 1 in check_server_args (after a successful "
         "resolution). 0.5.23 allows EAGLE only on PD-prefill nodes or with SGLANG_ENABLE_PP_SPEC=1."
     ),
-    raises={
-        V11: _raise(
-            "check",
-            "AssertionError",
-            f"{SA}:6788",
-            "Pipeline parallelism is not compatible with overlap schedule, speculative decoding",
-        ),
-        V23: _raise(
-            "check",
-            "AssertionError",
-            f"{VH}:161",
-            "PP + speculative decoding (MTP) is only supported on prefill nodes (disaggregation-mode=prefill)",
-        ),
-    },
+    sglang=raises("check", "AssertionError"),
     fields=("parallel.pp", "speculative.algorithm"),
     when=lambda ctx, a: (
         a.get("pp_size", 1) > 1
         and algo(a) is not None
         and (
-            ctx.version == V11
+            variant(ctx, "R-PP-SPEC") == 0
             or (
                 algo(a) == "EAGLE"
                 and not a.get("enable_multi_layer_eagle")
@@ -2104,7 +1546,7 @@ PP_SPEC = Rule(
     ),
     message=lambda ctx, a: (
         "Pipeline parallelism is not compatible with overlap schedule, speculative decoding"
-        if ctx.version == V11
+        if variant(ctx, "R-PP-SPEC") == 0
         else "PP + speculative decoding (MTP) is only supported on prefill nodes (disaggregation-mode=prefill)"
     ),
     fixes=lambda ctx, a: [Fix("pp 1 (use tp instead)", {"parallel.pp": 1})],
@@ -2115,14 +1557,7 @@ LORA_SPEC = Rule(
     title="LoRA with speculative decoding (0.5.11: NGRAM only)",
     severity="error",
     why="0.5.11's draft workers cannot apply LoRA adapters; only NGRAM (no draft model) works with LoRA.",
-    raises={
-        V11: _raise(
-            "check",
-            "ValueError",
-            f"{SA}:7004",
-            "Currently LoRA is only compatible with NGRAM speculative decoding.",
-        )
-    },
+    sglang=raises("check", "ValueError"),
     fields=("speculative.algorithm", "extra_args"),
     when=lambda ctx, a: (
         bool(a.get("enable_lora") or a.get("lora_paths")) and algo(a) not in ("NGRAM", None)
@@ -2141,16 +1576,7 @@ ADAPTIVE_OFF = Rule(
         "Adaptive steps only run on EAGLE/EAGLE3 chains; in 0.5.11 also only on the non-overlap worker, so with the "
         "default overlap scheduler it is always switched off."
     ),
-    raises={
-        V11: resolve(
-            f"{SA}:3626",
-            "speculative_adaptive disabled: <reason>. Falling back to static speculative params.",
-        ),
-        V23: resolve(
-            f"{SH}:1374",
-            "speculative_adaptive disabled: <reason>. Falling back to static speculative params.",
-        ),
-    },
+    sglang=SILENT,
     fields=("speculative.adaptive",),
     when=lambda ctx, a: (
         bool(a.get("speculative_adaptive")) and _adaptive_reason(ctx, a) is not None
@@ -2164,7 +1590,7 @@ ADAPTIVE_OFF = Rule(
                 {"scheduling.disable_overlap_schedule": True, "speculative.eagle_topk": 1},
             )
         ]
-        if ctx.version == V11
+        if ctx.release.trait("spec_v1_fallback_for_trees")
         else []
     ),
 )
@@ -2177,14 +1603,7 @@ ADAPTIVE_STEPS_23 = Rule(
     title="Adaptive steps must be one of the candidate steps",
     severity="error",
     why="0.5.23's adaptive mode switches between precomputed step tiers; a typed --speculative-num-steps must be one of them.",
-    raises={
-        V23: _raise(
-            "resolve",
-            "ValueError",
-            f"{SH}:1417",
-            "--speculative-num-steps=N is not in the adaptive config candidate_steps [0, 1, 3, 5, 7]. Pass one of those values.",
-        )
-    },
+    sglang=raises("resolve", "ValueError"),
     fields=("speculative.num_steps", "speculative.adaptive"),
     when=lambda ctx, a: (
         bool(a.get("speculative_adaptive"))
@@ -2203,13 +1622,12 @@ def _adaptive_reason(ctx: Ctx, a: Args) -> str | None:
     if algo(a) not in ("EAGLE", "EAGLE3"):
         return f"speculative_algorithm={algo(a)} (only EAGLE/EAGLE3 are supported)"
     topk = a.get("speculative_eagle_topk")
-    if (ctx.version == V11 and topk != 1) or (
-        ctx.version == V23 and topk is not None and topk != 1
-    ):
+    explicit = ctx.release.trait("adaptive_needs_explicit_topk_one")
+    if (explicit and topk != 1) or (not explicit and topk is not None and topk != 1):
         return f"speculative_eagle_topk={topk} (only topk=1 is supported)"
     if dp_attention(ctx, a):
         return "enable_dp_attention=True is not supported"
-    if ctx.version == V11 and not a.get("disable_overlap_schedule"):
+    if ctx.release.trait("adaptive_needs_spec_v1") and not a.get("disable_overlap_schedule"):
         return "the overlap scheduler (spec v2) is enabled (adaptive is only implemented for EAGLEWorker v1)"
     if a.get("enable_multi_layer_eagle"):
         return "enable_multi_layer_eagle=True is not supported"
@@ -2228,7 +1646,7 @@ SPEC_V2_ENV = Rule(
         "selects the slower non-overlap spec v1 worker. 0.5.23 no longer reads it at all. An unrecognised value is "
         "ignored with a Python warning."
     ),
-    raises={V11: advice(), V23: advice()},
+    sglang=WIZARD,
     fields=("env",),
     when=lambda ctx, a: "SGLANG_ENABLE_SPEC_V2" in ctx.env,
     message=lambda ctx, a: _spec_v2_env_message(ctx),
@@ -2238,12 +1656,17 @@ SPEC_V2_ENV = Rule(
 
 def _spec_v2_env_message(ctx: Ctx) -> str:
     raw = ctx.env.get("SGLANG_ENABLE_SPEC_V2", "")
-    if ctx.version == V23:
-        return f"SGLANG_ENABLE_SPEC_V2={raw} has no effect in SGLang {ctx.version} (the variable was removed)."
+    if not ctx.release.reads_spec_v2_env:
+        return f"SGLANG_ENABLE_SPEC_V2={raw} has no effect in SGLang {ctx.version} (it does not read it)."
     if raw.strip().lower() not in ("true", "1", "yes", "y", "false", "0", "no", "n"):
-        return f"SGLANG_ENABLE_SPEC_V2={raw!r} is not a boolean: SGLang warns and uses the default (True)."
+        return (
+            f"SGLANG_ENABLE_SPEC_V2={raw!r} is not a boolean: SGLang warns and uses the default "
+            f"({ctx.release.spec_v2_default})."
+        )
+    if _spec_v2_env(ctx) == ctx.release.spec_v2_default:
+        return f"SGLANG_ENABLE_SPEC_V2={raw} is already the default in SGLang {ctx.version}."
     if _spec_v2_env(ctx):
-        return f"SGLANG_ENABLE_SPEC_V2={raw} is already the default in SGLang 0.5.11."
+        return f"SGLANG_ENABLE_SPEC_V2={raw} selects the overlap spec v2 worker."
     return f"SGLANG_ENABLE_SPEC_V2={raw} selects the non-overlap spec v1 worker (slower)."
 
 
@@ -2256,10 +1679,11 @@ V2_TREE = Rule(
         "keeps the overlap (spec v2) worker although SGLang then picks topk 4; SGLang's own comment says spec v2 "
         "only supports topk 1."
     ),
-    raises={V11: wizard_only()},
+    sglang=RUNTIME,
     fields=("speculative.num_steps", "speculative.eagle_topk", "speculative.num_draft_tokens"),
     when=lambda ctx, a: (
-        eagle_family(a)
+        ctx.release.trait("spec_v1_fallback_for_trees")
+        and eagle_family(a)
         and gt(a.get("speculative_eagle_topk"), 1)
         and not a.get("disable_overlap_schedule")
         and ctx.typed_value("speculative_eagle_topk") is None
@@ -2294,7 +1718,7 @@ TRACK_INTERVAL_FINAL = Rule(
     title="Track interval below the final draft tokens",
     severity="warning",
     why="SGLang checks the track interval only against typed draft tokens; auto-chosen or rewritten values are never checked.",
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("hybrid.track_interval",),
     when=lambda ctx, a: (
         strategy(a) in ("extra_buffer", "extra_buffer_lazy")
@@ -2318,7 +1742,7 @@ TREE_CAPACITY = Rule(
         "A tree of `steps` levels with `topk` branches holds at most topk + (steps - 1) * topk^2 candidate tokens "
         "besides the root; SGLang only hits this at the first decode step."
     ),
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("speculative.num_draft_tokens", "speculative.num_steps", "speculative.eagle_topk"),
     when=lambda ctx, a: (
         eagle_family(a)
@@ -2354,7 +1778,7 @@ DRAFT_MISSING = Rule(
         "loads the target checkpoint as its draft and fails or misbehaves at model load. NEXTN needs an "
         "architecture with a built-in MTP layer."
     ),
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("speculative.draft_model_path", "speculative.algorithm"),
     when=lambda ctx, a: (
         ctx.facts is not None
@@ -2380,7 +1804,7 @@ NEXTN_NO_MTP = Rule(
     title="NEXTN on a model without MTP layers",
     severity="error",
     why="NEXTN drafts with the model's own MTP / NextN layer; this checkpoint declares none, so SGLang fails at model load.",
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("speculative.algorithm", "model.path"),
     when=lambda ctx, a: (
         ctx.facts is not None
@@ -2411,7 +1835,7 @@ EAGLE3_DRAFT_AS_EAGLE = Rule(
         "EAGLE-3 drafts read hidden states from three target layers; run under EAGLE they get the wrong inputs and "
         "every draft token is rejected (accept length 1.00): slower than no speculation."
     ),
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("speculative.algorithm", "speculative.draft_model_path"),
     when=lambda ctx, a: (
         ctx.draft_facts is not None
@@ -2441,7 +1865,7 @@ DRAFT_HIDDEN_MISMATCH = Rule(
     title="Draft hidden size does not match the target",
     severity="error",
     why="The draft consumes the target's hidden states; a draft trained for another target fails at load or accepts nothing.",
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("speculative.draft_model_path",),
     when=lambda ctx, a: (
         ctx.facts is not None
@@ -2460,7 +1884,7 @@ DRAFT_VOCAB_MISMATCH = Rule(
     title="Draft vocabulary differs from the target",
     severity="warning",
     why="Draft tokens must be target tokens; a smaller draft vocabulary needs a token map (--speculative-token-map / d2t).",
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("speculative.draft_model_path", "speculative.token_map"),
     when=lambda ctx, a: (
         ctx.facts is not None
@@ -2483,7 +1907,7 @@ FACTS_MISSING = Rule(
         "Several SGLang rules depend on the model's config.json (architecture, MTP and hybrid layers). Without it "
         "these checks assume a plain non-hybrid model without MTP: the auto values shown are the generic 3/1/4."
     ),
-    raises={V11: advice(), V23: advice()},
+    sglang=WIZARD,
     fields=("model.path",),
     when=lambda ctx, a: ctx.facts is None,
     message=lambda ctx, a: (
@@ -2496,7 +1920,7 @@ GPU_ASSUMED = Rule(
     title="GPU kind not given",
     severity="info",
     why="Default attention backend, page size and several checks depend on the GPU generation.",
-    raises={V11: advice(), V23: advice()},
+    sglang=WIZARD,
     fields=("gpu.kind",),
     when=lambda ctx, a: ctx.gpu_assumed,
     message=lambda ctx, a: f"no GPU kind in the profile: assuming {ctx.gpu.name} (sm{ctx.gpu.sm}).",
@@ -2505,15 +1929,16 @@ GPU_ASSUMED = Rule(
 
 VERSION_NEAREST = Rule(
     id="R-VERSION-NEAREST",
-    title="SGLang version without an exact rule set",
+    title="SGLang version without release data of its own",
     severity="warning",
-    why="The wizard carries exact rules for 0.5.11 and 0.5.23; other versions are checked with the nearest set.",
-    raises={V11: advice(), V23: advice()},
-    fields=("sglang_version",),
-    when=lambda ctx, a: ctx.requested_version != ctx.version,
-    message=lambda ctx, a: (
-        f"SGLang {ctx.requested_version}: checked with the {ctx.version} rules (nearest supported version)."
+    why=(
+        "The wizard holds data for every release in its registry (derived from each wheel); a version "
+        "outside it is checked with the nearest release, and the remote dry-run stays the authority."
     ),
+    sglang=WIZARD,
+    fields=("sglang_version",),
+    when=lambda ctx, a: ctx.release_note is not None,
+    message=lambda ctx, a: str(ctx.release_note),
 )
 
 DRAFT_PATH_MISSING_23 = Rule(
@@ -2521,14 +1946,7 @@ DRAFT_PATH_MISSING_23 = Rule(
     title="0.5.23 opens the draft config at start",
     severity="error",
     why="0.5.23 reads the draft's config.json during argument resolution (to detect Gemma4 assistant drafts), so a wrong draft path fails at once.",
-    raises={
-        V23: _raise(
-            "resolve",
-            "OSError",
-            "sglang/srt/configs/model_config.py:328",
-            "Repo id must be in the form 'repo_name' or 'namespace/repo_name'",
-        )
-    },
+    sglang=raises("resolve", "OSError"),
     fields=("speculative.draft_model_path",),
     when=lambda ctx, a: (
         ctx.paths_local
@@ -2659,7 +2077,7 @@ MEMORY_PLAN = Rule(
         "takes the draft / MTP weights and the speculative state buffers out of the same pool; a set-up "
         "that barely fits starts, then serves very few requests or dies out of memory in CUDA-graph capture."
     ),
-    raises={V11: wizard_only(), V23: wizard_only()},
+    sglang=RUNTIME,
     fields=("memory.mem_fraction_static", "memory.max_running_requests", "parallel.tp", "gpu.kind"),
     when=lambda ctx, a: (plan := memory_plan(ctx, a)) is not None and plan.verdict != "fits",
     message=lambda ctx, a: (
@@ -2759,9 +2177,9 @@ def rule_for_location(version: str, where: str) -> Rule | None:
     Accepts a traceback's path in any prefix form (`.../site-packages/sglang/srt/...`) and a line
     anywhere inside a multi-line statement (within 3 lines after its first line).
     """
-    from wizard.sglang.versions import resolve_version
+    from wizard.sglang.releases import release_for
 
-    ver = resolve_version(version)[0]
+    release = release_for(version)
     idx = where.find("sglang/")
     if idx < 0:
         return None
@@ -2773,10 +2191,10 @@ def rule_for_location(version: str, where: str) -> Rule | None:
     best: Rule | None = None
     best_line = -1
     for rule in ALL_RULES:
-        raised = rule.raises.get(ver)
-        if raised is None or raised.where is None or raised.exception is None:
+        site = release.site(rule.id)
+        if site is None or rule.sglang.exception is None:
             continue
-        r_path, _, r_line = raised.where.rpartition(":")
+        r_path, _, r_line = site.where.rpartition(":")
         if r_path != path or not r_line.isdigit():
             continue
         if 0 <= line - int(r_line) <= 3 and (best is None or int(r_line) > best_line):

@@ -1,14 +1,15 @@
-"""The rule engine: run one version's pipeline over a profile's arguments, collect findings in
-SGLang's own order and the values SGLang will really use. Pure and fast: no I/O, no imports of
+"""The rule engine: run one release's resolution order over a profile's arguments, collect findings
+in SGLang's own order and the values SGLang will really use. Pure and fast: no I/O, no imports of
 anything heavy, well under a millisecond per check."""
 
 from __future__ import annotations
 
 from wizard.rules import catalog as c
 from wizard.rules.model import Args, Ctx, Rule
-from wizard.rules.pipeline import DEFAULTS, PIPELINES
+from wizard.rules.pipeline import ORDERS, Step, defaults_for
 from wizard.rules.report import Finding, Report, SglangRaise
-from wizard.sglang.fields import version_dest
+from wizard.sglang.fields import release_dest
+from wizard.sglang.releases import Release
 
 # Fields reported as effective values (canonical names; output uses the version's spelling).
 EFFECTIVE_FIELDS: tuple[str, ...] = (
@@ -36,30 +37,27 @@ EFFECTIVE_FIELDS: tuple[str, ...] = (
     "enable_multi_layer_eagle",
     "device",
 )
-EFFECTIVE_FIELDS_23: tuple[str, ...] = (*EFFECTIVE_FIELDS, "attn_dp_size")
+EFFECTIVE_FIELDS_ATTN_DP: tuple[str, ...] = (*EFFECTIVE_FIELDS, "attn_dp_size")
 
 
-_CONTEXT = {v: tuple(r for r in c.CONTEXT_RULES if r.holds_for(v)) for v in PIPELINES}
-_RUNTIME = {v: tuple(r for r in c.RUNTIME_RULES if r.holds_for(v)) for v in PIPELINES}
+_STEPS: dict[str, tuple[tuple[Rule, ...], tuple[Step, ...], tuple[Rule, ...]]] = {}
 
 
-def _check_pipelines() -> None:
-    """Every rule placed in a version's pipeline must hold for that version (checked at import)."""
-    for version, steps in PIPELINES.items():
-        for step in steps:
-            if isinstance(step, Rule) and not step.holds_for(version):
-                raise AssertionError(
-                    f"{step.id} is in the {version} pipeline but does not hold for it"
-                )
+def _steps(release: Release) -> tuple[tuple[Rule, ...], tuple[Step, ...], tuple[Rule, ...]]:
+    """The release's context rules, resolution steps and runtime rules (rules it lacks dropped)."""
+    cached = _STEPS.get(release.name)
+    if cached is None:
+        context = tuple(r for r in c.CONTEXT_RULES if r.holds_for(release))
+        order = tuple(s for s in ORDERS[release.resolution]
+                      if not isinstance(s, Rule) or s.holds_for(release))
+        runtime = tuple(r for r in c.RUNTIME_RULES if r.holds_for(release))
+        cached = _STEPS[release.name] = (context, order, runtime)
+    return cached
 
 
 def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
-    raised = rule.raises[ctx.version]
     message = rule.message(ctx, a)
-    if raised.bare:
-        shown = raised
-    else:
-        shown = SglangRaise(raised.stage, raised.exception, raised.where, raised.bare, message)
+    shown = rule.sglang.for_release(ctx.release, rule.id, message)
     return Finding(
         rule=rule.id,
         severity=rule.severity,
@@ -71,9 +69,6 @@ def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
         fixes=tuple(rule.fixes(ctx, a)),
         order=order,
     )
-
-
-_check_pipelines()
 
 
 def _internal(step: object, ctx: Ctx, exc: Exception, order: int) -> Finding:
@@ -95,16 +90,17 @@ def _internal(step: object, ctx: Ctx, exc: Exception, order: int) -> Finding:
 
 
 def evaluate(ctx: Ctx) -> Report:
-    """Run every rule of `ctx.version` in SGLang's order; the first error is the one SGLang raises first."""
-    a = Args(DEFAULTS[ctx.version])
+    """Run every rule of `ctx.release` in SGLang's order; the first error is the one SGLang raises first."""
+    context, steps, runtime = _steps(ctx.release)
+    a = Args(defaults_for(ctx.release))
     a.update(ctx.typed)
     findings: list[Finding] = []
     order = 0
-    for rule in _CONTEXT[ctx.version]:
+    for rule in context:
         order += 1
         if rule.when(ctx, a):
             findings.append(_finding(rule, ctx, a, order))
-    for step in PIPELINES[ctx.version]:
+    for step in steps:
         order += 1
         try:
             if not isinstance(step, Rule):
@@ -120,16 +116,16 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
-    for rule in _RUNTIME[ctx.version]:
+    for rule in runtime:
         order += 1
         try:
             if rule.when(ctx, a):
                 findings.append(_finding(rule, ctx, a, order))
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             findings.append(_internal(rule, ctx, exc, order))
-    names = EFFECTIVE_FIELDS_23 if ctx.version == c.V23 else EFFECTIVE_FIELDS
-    effective = {version_dest(n, ctx.version): a.get(n) for n in names}
-    typed = {version_dest(n, ctx.version): v for n, v in ctx.typed.items()}
+    names = EFFECTIVE_FIELDS_ATTN_DP if ctx.release.attn_dp_field else EFFECTIVE_FIELDS
+    effective = {release_dest(n, ctx.release): a.get(n) for n in names}
+    typed = {release_dest(n, ctx.release): v for n, v in ctx.typed.items()}
     return Report(
         sglang_version=ctx.requested_version,
         rules_version=ctx.version,

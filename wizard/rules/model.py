@@ -7,11 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wizard.rules.report import Fix, Severity, SglangRaise
+from wizard.rules.report import Fix, Severity, SglangRaise, Stage
 
 if TYPE_CHECKING:
     from wizard.gpus import GpuKind
     from wizard.model_info import ModelFacts
+    from wizard.sglang.releases import Release
 
 
 class Args(dict[str, Any]):
@@ -31,7 +32,7 @@ class Args(dict[str, Any]):
 class Ctx:
     """Everything a check reads besides the arguments: version, model facts, GPU, environment."""
 
-    version: str  # the supported rule set in use ("0.5.11" or "0.5.23")
+    release: Release  # the SGLang release whose data checks this profile
     requested_version: str
     typed: Mapping[str, Any]  # canonical field -> value the user typed
     env: Mapping[str, str]
@@ -43,6 +44,12 @@ class Ctx:
     draft_facts: ModelFacts | None
     draft_error: str | None
     paths_local: bool = True  # model paths are on this machine (so a missing path is an error)
+    release_note: str | None = None  # why the release data is not exact for `requested_version`
+
+    @property
+    def version(self) -> str:
+        """The name of the release in use (for messages; rules read `release`, never compare it)."""
+        return self.release.name
 
     @property
     def arch(self) -> str | None:
@@ -70,11 +77,49 @@ def _no_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
 
 
 @dataclass(frozen=True)
+class Raises:
+    """What kind of SGLang statement a rule stands for; the release data says where it stands.
+
+    `located` rules hold only in the releases whose source has their statement (the onboarding
+    tool locates it by the statement itself); the others hold wherever their resolution order
+    places them. `argparse_with_choices`: in a release that declares the algorithm as an argparse
+    choice list, argparse refuses first (SystemExit, no source line).
+    """
+
+    stage: Stage
+    exception: str | None = None
+    located: bool = False
+    argparse_with_choices: bool = False
+
+    def for_release(self, release: Release, rule_id: str, message: str) -> SglangRaise:
+        """What SGLang does in `release` (the raise site read from its data)."""
+        if self.argparse_with_choices and release.algorithm_choices:
+            return SglangRaise("argparse", "SystemExit", None, False, message)
+        site = release.site(rule_id)
+        if site is None:
+            return SglangRaise(self.stage, self.exception, None, False, message)
+        exception = (site.exception or self.exception) if self.exception else None
+        bare = site.bare and exception == "AssertionError"
+        return SglangRaise(self.stage, exception, site.where, bare, site.source if bare else message)
+
+
+def raises(stage: Stage, exception: str) -> Raises:
+    """A rule that raises `exception` at a located statement of SGLang's argument code."""
+    return Raises(stage, exception, located=True)
+
+
+SILENT = Raises("resolve")  # a silent rewrite or log line during resolution
+RUNTIME = Raises("runtime")  # a trap SGLang's argument code does not check (fails after start)
+WIZARD = Raises("wizard")  # the wizard's own context (assumptions, environment)
+ALGORITHM_CHECK = Raises("resolve", "ValueError", located=False, argparse_with_choices=True)
+
+
+@dataclass(frozen=True)
 class Rule:
     """One SGLang rule as data.
 
-    `raises` maps each SGLang version the rule holds for to what SGLang does there (exception,
-    `file:line` of the raising statement, bare assert or message). `when` reads the inputs and the
+    `sglang` says what kind of statement SGLang has for it; the release data gives the raise site
+    (`file:line`, bare or not) in each release. `when` reads the inputs and the
     arguments as SGLang sees them at that point of its own resolution order; `apply` performs
     SGLang's rewrite for `adjusted` rules; `recover` puts the record into the state a user who
     applied the first fix would reach, so the rules after an error are still evaluated.
@@ -84,7 +129,7 @@ class Rule:
     title: str
     severity: Severity
     why: str
-    raises: Mapping[str, SglangRaise]
+    sglang: Raises
     fields: tuple[str, ...]
     when: Predicate
     message: Text
@@ -92,9 +137,9 @@ class Rule:
     apply: Effect | None = None
     recover: Effect | None = None
 
-    def holds_for(self, version: str) -> bool:
-        """Whether the rule exists in this SGLang version."""
-        return version in self.raises
+    def holds_for(self, release: Release) -> bool:
+        """Whether the rule exists in this release (located rules: their statement is there)."""
+        return not self.sglang.located or release.site(self.id) is not None
 
 
 def gt(value: Any, other: int) -> bool:

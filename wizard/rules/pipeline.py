@@ -1,10 +1,13 @@
-"""SGLang's own resolution order, per version: which rule or silent default runs when.
+"""SGLang's own resolution orders: which rule or silent default runs when.
 
-Each pipeline is a flat, ordered tuple of steps. A step is either a `Rule` from the catalog or a
+Each order is a flat, ordered tuple of steps. A step is either a `Rule` from the catalog or a
 `Resolver`: one of SGLang's silent defaults (page size None -> 1, the default attention backend,
-...). The order follows `ServerArgs.__post_init__` (0.5.11) and `run_resolution_pipeline`
-(0.5.23), then `check_server_args`; see reference §0 for why the order matters (hybrid-cache
-checks run before the speculative ones, the attention backend is chosen from the *typed* topk).
+...). SGLang has had two shapes: `ServerArgs.__post_init__` calling its `_handle_*` methods
+(releases whose data says `resolution: post_init`) and `run_resolution_pipeline` over the
+`arg_groups` hooks (`resolution: pipeline`), each followed by `check_server_args`. A release's
+data picks the order; a located rule whose statement a release lacks is skipped there. See
+reference §0 for why the order matters (hybrid-cache checks run before the speculative ones, the
+attention backend is chosen from the *typed* topk).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 
 from wizard.rules import catalog as c
 from wizard.rules.model import Args, Ctx, Rule
+from wizard.sglang.releases import Release
 
 
 @dataclass(frozen=True)
@@ -27,8 +31,7 @@ class Resolver:
 Step = Rule | Resolver
 
 # SGLang defaults of the fields the rules read (ServerArgs dataclass defaults).
-DEFAULTS: dict[str, dict[str, object]] = {
-    c.V11: {
+DEFAULTS: dict[str, object] = {
         "speculative_algorithm": None,
         "speculative_draft_model_path": None,
         "speculative_draft_model_revision": None,
@@ -70,14 +73,16 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "enable_lora": None,
         "lora_paths": None,
         "disaggregation_mode": "null",
-    },
+        "speculative_use_rejection_sampling": False,
 }
-DEFAULTS[c.V23] = {
-    **DEFAULTS[c.V11],
-    "attn_dp_size": 1,
-    "speculative_use_rejection_sampling": False,
-}
-DEFAULTS[c.V23].pop("speculative_skip_dp_mlp_sync")
+
+
+def defaults_for(release: Release) -> dict[str, object]:
+    """`DEFAULTS` with the release's own flag defaults and its extra fields."""
+    out = {**DEFAULTS, **{k: v for k, v in release.defaults.items() if k in DEFAULTS}}
+    if release.attn_dp_field:
+        out["attn_dp_size"] = 1
+    return out
 
 
 def auto_params(ctx: Ctx, a: Args) -> tuple[int, int, int]:
@@ -102,7 +107,9 @@ def default_attention_backend(ctx: Ctx, a: Args) -> str:
     if not ctx.is_mla:
         if gpu.is_hopper and _no_spec_or_topk_one(a):
             return "fa3"
-        forced_one = ctx.version == c.V23 and str(a.get("speculative_algorithm") or "").upper() in (
+        forced_one = ctx.release.trait("dflash_family_counts_as_topk_one") and str(
+            a.get("speculative_algorithm") or ""
+        ).upper() in (
             "DFLASH",
             "DSPARK",
         )
@@ -134,8 +141,10 @@ def _device(ctx: Ctx, a: Args) -> None:
         a.device = "cuda"
 
 
-def _mamba_auto_11(ctx: Ctx, a: Args) -> None:
-    if a.get("mamba_scheduler_strategy") == "auto":
+def _mamba_auto_no_buffer(ctx: Ctx, a: Args) -> None:
+    if not ctx.release.trait("mamba_auto_resolves_no_buffer"):
+        _mamba_auto_choose(ctx, a)
+    elif a.get("mamba_scheduler_strategy") == "auto":
         a.mamba_scheduler_strategy = "no_buffer"
 
 
@@ -147,8 +156,8 @@ _MLA_SM100_ARCHS = frozenset(
         "PixtralForConditionalGeneration",
     }
 )
-# 0.5.23 model_overrides/qwen3_5.py registers the SM100 backend override for these.
-_QWEN_HYBRID_SM100_23 = c.QWEN_HYBRID_SM100 | {
+# The pipeline releases' model_overrides/qwen3_5.py registers the SM100 override for these too.
+_QWEN_HYBRID_SM100_WIDE = c.QWEN_HYBRID_SM100 | {
     "InternS2PreviewForConditionalGeneration",
     "InternS2MobiusForConditionalGeneration",
 }
@@ -172,14 +181,14 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         )
     if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
         a.enable_multi_layer_eagle = True
-    v11 = ctx.version == c.V11
-    if v11 and arch in c.HYBRID_NO_RADIX_11:
+    sets_page = bool(ctx.release.trait("qwen_hybrid_sm100_sets_page"))
+    if arch in ctx.release.arch_set("hybrid_no_radix"):
         a.disable_radix_cache = True
-    qwen_archs = c.QWEN_HYBRID_SM100 if v11 else _QWEN_HYBRID_SM100_23
+    qwen_archs = _QWEN_HYBRID_SM100_WIDE if sets_page else c.QWEN_HYBRID_SM100
     if arch in qwen_archs and ctx.gpu.is_sm100 and a.get("attention_backend") is None:
         # trtllm_mha needs pages of 16+; only radix cache on with neither extra_buffer nor
         # speculative decoding needs page size 1 (0.5.11 SA:2213-2241, 0.5.23 qwen3_5.py).
-        if v11:
+        if not sets_page:
             extra_buffer = a.get("mamba_scheduler_strategy") == "extra_buffer"
         else:
             extra_buffer = a.get("mamba_scheduler_strategy") in (
@@ -193,12 +202,12 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         )
         trtllm = default_attention_backend(ctx, a) == "trtllm_mha" and not needs_page_one
         a.attention_backend = "trtllm_mha" if trtllm else "triton"
-        if not v11:
+        if sets_page:
             a.page_size = 64 if trtllm else 1
 
 
-def _mamba_auto_23(ctx: Ctx, a: Args) -> None:
-    if not c.hybrid_23(ctx) or a.get("disable_radix_cache"):
+def _mamba_auto_choose(ctx: Ctx, a: Args) -> None:
+    if not c.is_hybrid(ctx) or a.get("disable_radix_cache"):
         return
     if a.get("mamba_scheduler_strategy") == "auto":
         wants_overlap = not a.get("disable_overlap_schedule")
@@ -235,12 +244,12 @@ def _page_default(ctx: Ctx, a: Args) -> None:
         a.page_size = 1
 
 
-def _dp_11(ctx: Ctx, a: Args) -> None:
+def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
     if a.get("dp_size", 1) == 1:
         a.enable_dp_attention = False
 
 
-def _dp_deprecated_23(ctx: Ctx, a: Args) -> None:
+def _dp_deprecated(ctx: Ctx, a: Args) -> None:
     if a.get("enable_dp_attention") and a.get("dp_size", 1) > 1:
         a.attn_dp_size = a.dp_size
         a.dp_size = 1
@@ -255,7 +264,7 @@ def _pp(ctx: Ctx, a: Args) -> None:
 def _moe_runner_default(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_moe_runner_backend") is None:
         runner = a.get("moe_runner_backend")
-        if ctx.version == c.V11:
+        if ctx.release.trait("spec_moe_runner_default") == "trtllm_to_auto":
             a.speculative_moe_runner_backend = (
                 "auto" if runner in ("flashinfer_trtllm", "flashinfer_trtllm_routed") else runner
             )
@@ -265,17 +274,17 @@ def _moe_runner_default(ctx: Ctx, a: Args) -> None:
             )
 
 
-def _upper_algorithm_23(ctx: Ctx, a: Args) -> None:
+def _upper_algorithm(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_algorithm") is not None:
         a.speculative_algorithm = str(a.speculative_algorithm).upper()
 
 
-def _unknown_algorithm_off_23(ctx: Ctx, a: Args) -> None:
-    if a.get("speculative_algorithm") not in (None, *c.ALGORITHMS[c.V23]):
+def _unknown_algorithm_off(ctx: Ctx, a: Args) -> None:
+    if a.get("speculative_algorithm") not in (None, *ctx.release.algorithms):
         a.speculative_algorithm = None
 
 
-def _dflash_11(ctx: Ctx, a: Args) -> None:
+def _dflash_defaults(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_algorithm") != "DFLASH":
         return
     a.speculative_num_steps = 1
@@ -287,11 +296,11 @@ def _dflash_11(ctx: Ctx, a: Args) -> None:
         if ctx.draft_facts is not None:
             block = getattr(ctx.draft_facts, "dflash_block_size", None)
         a.speculative_num_draft_tokens = block or 16
-    if ctx.version == c.V11:
+    if ctx.release.trait("dflash_disables_overlap"):
         a.disable_overlap_schedule = True
 
 
-def _cpu_overlap_23(ctx: Ctx, a: Args) -> None:
+def _cpu_overlap(ctx: Ctx, a: Args) -> None:
     if a.get("device") == "cpu":
         a.disable_overlap_schedule = True
 
@@ -321,17 +330,21 @@ def _topk1_fill(ctx: Ctx, a: Args) -> None:
 def _ngram(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_algorithm") != "NGRAM":
         return
-    if ctx.version == c.V11:
+    if ctx.release.trait("ngram_disables_overlap"):
         a.disable_overlap_schedule = True
     a.enable_mixed_chunk = False
     a.speculative_eagle_topk = a.speculative_ngram_max_bfs_breadth
     if a.get("speculative_num_draft_tokens") is None:
         a.speculative_num_draft_tokens = 12
-    if ctx.version == c.V23 and a.get("speculative_num_steps") is None and a.speculative_eagle_topk:
+    if (
+        ctx.release.trait("ngram_sets_steps")
+        and a.get("speculative_num_steps") is None
+        and a.speculative_eagle_topk
+    ):
         a.speculative_num_steps = a.speculative_num_draft_tokens // a.speculative_eagle_topk
 
 
-def _adaptive_init_23(ctx: Ctx, a: Args) -> None:
+def _adaptive_init(ctx: Ctx, a: Args) -> None:
     if not a.get("speculative_adaptive"):
         return
     if a.get("speculative_eagle_topk") is None:
@@ -342,11 +355,11 @@ def _adaptive_init_23(ctx: Ctx, a: Args) -> None:
 
 
 R = Resolver
-PIPELINE_0_5_11: tuple[Step, ...] = (
+POST_INIT_ORDER: tuple[Step, ...] = (
     c.ALGO_CHOICE,
     R("device", _device),
     c.MAMBA_AUTO_NO_BUFFER,
-    R("_handle_missing_default_values", _mamba_auto_11),
+    R("_handle_missing_default_values", _mamba_auto_no_buffer),
     R("_handle_model_specific_adjustments", _model_specific),
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_EXTRA_NORADIX,
@@ -365,7 +378,7 @@ PIPELINE_0_5_11: tuple[Step, ...] = (
     c.TRTLLM_PAGE,
     R("attention page rules", _attention_misc),
     R("_handle_page_size", _page_default),
-    R("_handle_data_parallelism", _dp_11),
+    R("_handle_data_parallelism", _dp_off_without_dp),
     c.DPATTN_TP_DIVISIBLE,
     R("_handle_pipeline_parallelism", _pp),
     R("speculative MoE runner default", _moe_runner_default),
@@ -376,7 +389,7 @@ PIPELINE_0_5_11: tuple[Step, ...] = (
     c.DFLASH_PP,
     c.DFLASH_DRAFT,
     c.DFLASH_BLOCK_MISMATCH,
-    R("DFLASH defaults", _dflash_11),
+    R("DFLASH defaults", _dflash_defaults),
     c.STANDALONE_DPATTN,
     c.MAXREQ_48,
     c.SPEC_V1_SELECT,
@@ -405,11 +418,11 @@ PIPELINE_0_5_11: tuple[Step, ...] = (
     c.LORA_SPEC,
 )
 
-PIPELINE_0_5_23: tuple[Step, ...] = (
-    R("handle_deprecated_dp_attention", _dp_deprecated_23),
+PIPELINE_ORDER: tuple[Step, ...] = (
+    R("handle_deprecated_dp_attention", _dp_deprecated),
     R("device", _device),
     R("handle_model_specific_adjustments", _model_specific),
-    R("_mamba_radix_cache_resolution", _mamba_auto_23),
+    R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_TRACK_INTERVAL,
@@ -428,23 +441,23 @@ PIPELINE_0_5_23: tuple[Step, ...] = (
     c.DPATTN_TP_DIVISIBLE,
     R("_pipeline_parallel_overlap_disable", _pp),
     R("_speculative_moe_runner_default", _moe_runner_default),
-    R("upper-case algorithm", _upper_algorithm_23),
+    R("upper-case algorithm", _upper_algorithm),
     c.ALGO_CHOICE,
-    R("unknown algorithm stops", _unknown_algorithm_off_23),
+    R("unknown algorithm stops", _unknown_algorithm_off),
     c.DRAFT_PATH_MISSING_23,
     c.SINK_NEEDS_WINDOW_23,
     c.NEXTN_ALIAS,
     c.ADAPTIVE_OFF,
     c.ADAPTIVE_STEPS_23,
-    R("_init_adaptive_speculative_params", _adaptive_init_23),
+    R("_init_adaptive_speculative_params", _adaptive_init),
     c.DFLASH_DPATTN,
     c.DFLASH_PP,
     c.DFLASH_DRAFT,
     c.DFLASH_BLOCK_MISMATCH,
-    R("DFLASH defaults", _dflash_11),
+    R("DFLASH defaults", _dflash_defaults),
     c.STANDALONE_DPATTN,
     c.MAXREQ_48,
-    R("_disable_overlap_schedule_for_cpu", _cpu_overlap_23),
+    R("_disable_overlap_schedule_for_cpu", _cpu_overlap),
     c.MIXED_CHUNK_OFF,
     c.DRAFT_AUTO,
     c.DRAFT_NOT_NEEDED,
@@ -470,4 +483,4 @@ PIPELINE_0_5_23: tuple[Step, ...] = (
     c.CHUNKED_PAGE,
 )
 
-PIPELINES: dict[str, tuple[Step, ...]] = {c.V11: PIPELINE_0_5_11, c.V23: PIPELINE_0_5_23}
+ORDERS: dict[str, tuple[Step, ...]] = {"post_init": POST_INIT_ORDER, "pipeline": PIPELINE_ORDER}

@@ -9,28 +9,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wizard.sglang.releases import Release
 
 
 @dataclass(frozen=True)
 class FieldSpec:
-    """One profile field and the SGLang field it sets."""
+    """One profile field and the SGLang field it sets.
+
+    `dest` is the canonical (0.5.11) spelling; `renamed` lists later spellings, oldest first. Which
+    spelling a release uses, and whether it has the field at all, is read from that release's
+    dumped flag table (`Release.dests`), not from version ranges.
+    """
 
     path: str
     dest: str
-    renamed: tuple[tuple[str, str], ...] = ()  # (sglang minor series, dest) overrides
-    removed_in: str | None = None  # first supported version that no longer has the flag
-    added_in: str | None = None  # first supported version that has the flag
+    renamed: tuple[tuple[str, str], ...] = ()  # (first release seen with it, dest): for docs
+
+    def spellings(self) -> tuple[str, ...]:
+        """Every known spelling, newest first."""
+        return (*reversed([name for _since, name in self.renamed]), self.dest)
 
     def dest_for(self, version: str) -> str | None:
-        """The SGLang field name in `version` (None when the version has no such flag)."""
-        if self.removed_in is not None and _ge(version, self.removed_in):
-            return None
-        if self.added_in is not None and not _ge(version, self.added_in):
-            return None
-        for since, name in self.renamed:
-            if _ge(version, since):
+        """The SGLang field name in `version` (None when that release has no such flag)."""
+        from wizard.sglang.releases import release_for
+
+        return self.dest_in(release_for(version).dests)
+
+    def dest_in(self, dests: frozenset[str]) -> str | None:
+        """The spelling present in a release's set of field names (None: not there)."""
+        for name in self.spellings():
+            if name in dests:
                 return name
-        return self.dest
+        return None
 
     def flag_for(self, version: str) -> str | None:
         """The primary CLI flag in `version`."""
@@ -60,15 +73,13 @@ def _ge(version: str, other: str) -> bool:
 
 # argparse dests that `ServerArgs.from_cli_args` copies to another field name
 # (0.5.11 server_args.py:6676-6682; 0.5.23 uses the field names as dests).
-SERVER_ARGS_FIELDS: dict[str, dict[str, str]] = {
-    "0.5.11": {
-        "tensor_parallel_size": "tp_size",
-        "pipeline_parallel_size": "pp_size",
-        "attention_context_parallel_size": "attn_cp_size",
-        "moe_data_parallel_size": "moe_dp_size",
-        "data_parallel_size": "dp_size",
-        "expert_parallel_size": "ep_size",
-    }
+SERVER_ARGS_FIELDS: dict[str, str] = {
+    "tensor_parallel_size": "tp_size",
+    "pipeline_parallel_size": "pp_size",
+    "attention_context_parallel_size": "attn_cp_size",
+    "moe_data_parallel_size": "moe_dp_size",
+    "data_parallel_size": "dp_size",
+    "expert_parallel_size": "ep_size",
 }
 
 FIELDS: tuple[FieldSpec, ...] = (
@@ -86,7 +97,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("parallel.dp", "dp_size"),
     FieldSpec("parallel.pp", "pp_size"),
     FieldSpec("parallel.enable_dp_attention", "enable_dp_attention"),
-    FieldSpec("parallel.attn_dp_size", "attn_dp_size", added_in="0.5.23"),
+    FieldSpec("parallel.attn_dp_size", "attn_dp_size"),
     FieldSpec("parallel.ep", "ep_size"),
     FieldSpec("parallel.nnodes", "nnodes"),
     FieldSpec("speculative.algorithm", "speculative_algorithm"),
@@ -105,7 +116,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("speculative.draft_model_quantization", "speculative_draft_model_quantization"),
     FieldSpec("speculative.adaptive", "speculative_adaptive"),
     FieldSpec("speculative.enable_multi_layer_eagle", "enable_multi_layer_eagle"),
-    FieldSpec("speculative.skip_dp_mlp_sync", "speculative_skip_dp_mlp_sync", removed_in="0.5.23"),
+    FieldSpec("speculative.skip_dp_mlp_sync", "speculative_skip_dp_mlp_sync"),
     FieldSpec("speculative.dflash_block_size", "speculative_dflash_block_size"),
     FieldSpec(
         "speculative.draft_window_size",
@@ -116,11 +127,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("speculative.ngram_max_bfs_breadth", "speculative_ngram_max_bfs_breadth"),
     FieldSpec("speculative.ngram_external_corpus_path", "speculative_ngram_external_corpus_path"),
     FieldSpec("speculative.ngram_external_sam_budget", "speculative_ngram_external_sam_budget"),
-    FieldSpec(
-        "speculative.use_rejection_sampling",
-        "speculative_use_rejection_sampling",
-        added_in="0.5.23",
-    ),
+    FieldSpec("speculative.use_rejection_sampling", "speculative_use_rejection_sampling"),
     FieldSpec(
         "hybrid.cache_strategy",
         "mamba_scheduler_strategy",
@@ -158,7 +165,7 @@ for _f in FIELDS:
         BY_DEST.setdefault(_name, _f)
 
 
-_FIELD_OF_ARGPARSE_DEST = SERVER_ARGS_FIELDS["0.5.11"]
+_FIELD_OF_ARGPARSE_DEST = SERVER_ARGS_FIELDS
 
 
 def canonical_dest(version_dest: str) -> str:
@@ -175,3 +182,11 @@ def version_dest(canonical: str, version: str) -> str:
     if spec is None:
         return canonical
     return spec.dest_for(version) or canonical
+
+
+def release_dest(canonical: str, release: Release) -> str:
+    """A release's spelling of a canonical field name (the canonical name when it has none)."""
+    spec = BY_DEST.get(canonical)
+    if spec is None:
+        return canonical
+    return spec.dest_in(release.dests) or canonical

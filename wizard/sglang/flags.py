@@ -23,7 +23,8 @@ from typing import Any, NoReturn
 
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
 from wizard.sglang.fields import SERVER_ARGS_FIELDS, version_tuple
-from wizard.sglang.versions import SUPPORTED, resolve_version
+from wizard.sglang.releases import release_names
+from wizard.sglang.versions import resolve_version
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 _MISSING: Any = object()
@@ -249,7 +250,7 @@ def table_from_data(data: Mapping[str, Any], source: str = "<flag table>") -> Fl
         if not isinstance(actions_raw, list):
             raise TypeError("'actions' must be a list")
         actions = []
-        renamed_fields = SERVER_ARGS_FIELDS.get(version, {})
+        renamed_fields = SERVER_ARGS_FIELDS
         for index, entry in enumerate(actions_raw):
             try:
                 action = _action_from(entry)
@@ -881,7 +882,7 @@ def unknown_flag_error(option: str, table: FlagTable) -> CommandError:
             suggestion=change,
             exit_like_sglang=True,
         )
-    for other in SUPPORTED:
+    for other in reversed(release_names()):
         if other == table.version:
             continue
         try:

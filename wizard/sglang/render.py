@@ -18,7 +18,7 @@ from typing import Any
 
 from wizard.profile import Profile, field_default
 from wizard.sglang.errors import FlagDataError, RenderError
-from wizard.sglang.fields import BY_DEST, FIELDS, FieldSpec, canonical_dest, version_tuple
+from wizard.sglang.fields import BY_DEST, FIELDS, FieldSpec, canonical_dest
 from wizard.sglang.flags import FlagAction, FlagTable, group_pieces, load_table
 from wizard.sglang.versions import VersionError, resolve_version
 
@@ -95,13 +95,9 @@ def _field_groups(profile: Profile, supported: str, table: FlagTable) -> list[li
             continue
         dest = spec.dest_for(supported)
         if dest is None:
-            why = (
-                f"was removed in {spec.removed_in}"
-                if spec.removed_in and version_tuple(supported) >= version_tuple(spec.removed_in)
-                else f"exists only from {spec.added_in}"
-            )
             raise RenderError(
-                f"{spec.path} has no flag in SGLang {supported} (the flag {why}); "
+                f"{spec.path} has no flag in SGLang {supported} (its flag table has none of "
+                f"{', '.join(spec.spellings())}); "
                 "remove it from the profile or choose another version",
                 field=spec.path,
                 version=supported,

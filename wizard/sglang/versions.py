@@ -1,79 +1,32 @@
 """Which SGLang versions the wizard knows exactly, and what each one reads from the environment.
 
-Only two rule sets exist: SGLang 0.5.11 (the incidents' version) and 0.5.23 (newest). Any other
-version gets the nearest of the two plus a warning that says so. Environment-variable facts are
-data here (read from each version's `sglang/srt/environ.py`), so the rule engine and the importer
-can tell what `SGLANG_ENABLE_SPEC_V2=1` really does in the chosen version.
+The versions are the release registry's (`wizard.sglang.releases`: one data file per release,
+derived from its wheel); this module re-exports its version parsing and adds the environment
+variable facts, read from each release's dumped `environ.py` table.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-SUPPORTED: tuple[str, ...] = ("0.5.11", "0.5.23")
-
-_VERSION_RE = re.compile(
-    r"^\s*v?(?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?"
-    r"(?P<suffix>(?:[.-]?(?:post|dev|rc|a|b)\d*)*(?:\+[A-Za-z0-9.]+)?)\s*$"
+from wizard.sglang.releases import (
+    VersionError,
+    known_versions,
+    parse_version,
+    release_names,
+    resolve_version,
 )
 
-
-class VersionError(ValueError):
-    """A version string that is not a version at all (`--sglang-version banana`)."""
-
-
-def parse_version(version: str) -> tuple[tuple[int, int, int], str]:
-    """`"0.5.11.post1"` -> ((0, 5, 11), ".post1"); raise `VersionError` when unparseable."""
-    match = _VERSION_RE.match(version) if isinstance(version, str) else None
-    if match is None:
-        raise VersionError(
-            f"{version!r} is not an SGLang version; use the form 0.5.11 "
-            f"(supported exactly: {', '.join(SUPPORTED)})"
-        )
-    numbers = (int(match["major"]), int(match["minor"]), int(match["patch"] or 0))
-    return numbers, match["suffix"] or ""
+__all__ = ["VersionError", "known_versions", "parse_version", "release_names",
+           "resolve_version", "supported_versions"]
 
 
-def _distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> tuple[int, int, int]:
-    return (abs(a[0] - b[0]), abs(a[1] - b[1]), abs(a[2] - b[2]))
-
-
-def resolve_version(version: str) -> tuple[str, str | None]:
-    """The supported rule set to use for `version`, and a warning text when it is not exact.
-
-    Older than every supported version -> the oldest (0.5.9 -> 0.5.11); newer than all -> the
-    newest (0.6.0 -> 0.5.23); in between -> the numerically nearest (ties go to the newer one).
-    A pre/post-release suffix (`0.5.11.post1`, `0.5.23rc0`) uses its base version's rules, with a
-    warning. Unparseable text raises `VersionError`.
-    """
-    numbers, suffix = parse_version(version)
-    known = [(parse_version(v)[0], v) for v in SUPPORTED]
-    for known_numbers, name in known:
-        if known_numbers == numbers:
-            if suffix:
-                return name, (
-                    f"SGLang {version.strip()} is checked with the {name} rule set "
-                    f"(same base version; the {suffix!r} suffix is not modelled separately)"
-                )
-            return name, None
-    if numbers < known[0][0]:
-        chosen = known[0][1]
-        why = "it is older than every supported version"
-    elif numbers > known[-1][0]:
-        chosen = known[-1][1]
-        why = "it is newer than every supported version"
-    else:
-        ranked = sorted(known, key=lambda item: (_distance(item[0], numbers), -item[0][2]))
-        chosen = ranked[0][1]
-        why = "it is the nearest supported version"
-    return chosen, (
-        f"SGLang {version.strip()} is not modelled exactly; using the {chosen} rule set because "
-        f"{why} (exact: {', '.join(SUPPORTED)}). Flags and rules may differ."
-    )
+def supported_versions() -> tuple[str, ...]:
+    """Every release with data of its own (from the registry's index; no release file is read)."""
+    return tuple(release_names())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,411 @@
+"""Onboard an SGLang release: derive its release data from its wheel and review what changed.
+
+`sglang-wizard conformance add-release V` does, in order:
+
+1. builds (or reuses) the release's venv (`venvs.ensure_venv`),
+2. dumps its argparse flag table and its `SGLANG_*` environment table with the stdlib runner
+   (`wizard/sglang/data/flags-V.json`, `env-V.json`),
+3. locates every rule's raising statement in its source by the statement itself
+   (`locate.SourceTree`, anchors in `anchors.json`), extracts its architecture lists (the string
+   collections most like the known ones) and probes its behaviour switches (`TRAIT_PROBES`),
+4. writes `wizard/sglang/releases/data/V.json` and the registry index; a `.postN` whose argument
+   code is byte-identical to its base release becomes an alias of it instead,
+5. prints a review list: rules not found, fuzzy matches, sites that moved file, traits that came
+   from the resolution template instead of a probe, and `assert`/`raise` statements of the
+   argument code that no rule covers.
+
+Run the conformance sweep afterwards (`conformance run --version V`) to see agreement.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
+from wizard.sglang.fields import SERVER_ARGS_FIELDS
+
+ANCHORS_PATH = Path(__file__).with_name("anchors.json")
+RELEASES_DIR = Path(__file__).resolve().parents[1] / "sglang" / "releases" / "data"
+FLAGS_DIR = Path(__file__).resolve().parents[1] / "sglang" / "data"
+ARCH_MATCH_MIN = 0.5  # Jaccard similarity for a string collection to count as the named list
+
+# Behaviour switches whose value follows the resolution order a release uses, unless a probe
+# below reads it from the release's own source. Named for what SGLang does.
+TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
+    "post_init": {
+        "mamba_auto_resolves_no_buffer": True,
+        "extra_buffer_check_skips_disabled_radix": False,
+        "dflash_disables_overlap": True,
+        "ngram_disables_overlap": True,
+        "ngram_sets_steps": False,
+        "spec_moe_runner_default": "trtllm_to_auto",
+        "trtllm_mha_page_sizes": [16, 32, 64],
+        "dflash_family_counts_as_topk_one": False,
+        "qwen_hybrid_sm100_sets_page": False,
+        "mixed_chunk_off_algorithms": ["EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH"],
+        "trio_skipped_when_adaptive": False,
+        "chunked_prefill_24gb": 2048,
+        "chunked_prefill_split_by_dp": True,
+        "adaptive_needs_explicit_topk_one": True,
+        "adaptive_needs_spec_v1": True,
+        "spec_v1_fallback_for_trees": True,
+        "upper_cases_algorithm": False,
+        "unknown_algorithm_turns_off": False,
+        "hybrid_lists": "split",
+        "trtllm_mla_page_rule": True,
+    },
+    "pipeline": {
+        "mamba_auto_resolves_no_buffer": False,
+        "extra_buffer_check_skips_disabled_radix": True,
+        "dflash_disables_overlap": False,
+        "ngram_disables_overlap": False,
+        "ngram_sets_steps": True,
+        "spec_moe_runner_default": "megamoe_to_trtllm",
+        "trtllm_mha_page_sizes": [16, 32, 64, 128],
+        "dflash_family_counts_as_topk_one": True,
+        "qwen_hybrid_sm100_sets_page": True,
+        "mixed_chunk_off_algorithms": ["STANDALONE", "NGRAM"],
+        "trio_skipped_when_adaptive": True,
+        "chunked_prefill_24gb": 4096,
+        "chunked_prefill_split_by_dp": False,
+        "adaptive_needs_explicit_topk_one": False,
+        "adaptive_needs_spec_v1": False,
+        "spec_v1_fallback_for_trees": False,
+        "upper_cases_algorithm": True,
+        "unknown_algorithm_turns_off": True,
+        "hybrid_lists": "radix",
+        "trtllm_mla_page_rule": False,
+    },
+}
+
+
+# ------------------------------------------------------------------ probes
+
+
+def _flag(flags: dict[str, Any], dest: str) -> dict[str, Any] | None:
+    for action in flags.get("actions", []):
+        if action.get("dest") == dest:
+            return dict(action)
+    return None
+
+
+def _resolution(tree: SourceTree) -> str:
+    pipeline = tree.files.get("sglang/srt/arg_groups/pipeline.py", "")
+    return "pipeline" if "def run_resolution_pipeline" in pipeline else "post_init"
+
+
+def _enum_members(tree: SourceTree) -> list[str]:
+    text = tree.files.get("sglang/srt/speculative/spec_info.py", "")
+    match = re.search(r"class SpeculativeAlgorithm\(.*?\):\n(.*?)\n    (?:@|def )", text, re.S)
+    if not match:
+        return []
+    return [m for m in re.findall(r"^    ([A-Z][A-Z0-9_]*) = ", match.group(1), re.M)
+            if m != "NONE"]
+
+
+def _algorithms(tree: SourceTree, flags: dict[str, Any]) -> tuple[list[str], bool]:
+    action = _flag(flags, "speculative_algorithm") or {}
+    choices = action.get("choices")
+    if choices:
+        return [str(c) for c in choices], True
+    names = _enum_members(tree)
+    if "NEXTN" not in names:
+        names.append("NEXTN")  # reserved alias of EAGLE in every registry release
+    return names, False
+
+
+def _string_collections(tree: SourceTree) -> list[tuple[str, frozenset[str]]]:
+    """Every list/set/tuple/frozenset literal of architecture-like strings, with its location."""
+    found: list[tuple[str, frozenset[str]]] = []
+    for rel, text in tree.files.items():
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(module):
+            if isinstance(node, ast.List | ast.Set | ast.Tuple):
+                values = [e.value for e in node.elts
+                          if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                if values and len(values) == len(node.elts) and any(
+                        re.search(r"For(CausalLM|ConditionalGeneration)", v) for v in values):
+                    found.append((f"{rel}:{node.lineno}", frozenset(values)))
+    return found
+
+
+def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str, list[str]],
+                                                                        dict[str, str]]:
+    """For each seed list, the release's most similar architecture collection (Jaccard)."""
+    collections = _string_collections(tree)
+    archs: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
+    for name, seed in seeds.items():
+        seed_set = set(seed)
+        best: tuple[float, str, frozenset[str]] | None = None
+        for loc, values in collections:
+            score = len(seed_set & values) / len(seed_set | values)
+            if best is None or score > best[0]:
+                best = (score, loc, values)
+        if best is not None and best[0] >= ARCH_MATCH_MIN:
+            archs[name] = sorted(best[2])
+            where[name] = f"{best[1]} (similarity {best[0]:.2f})"
+        else:
+            archs[name] = []
+            where[name] = "not found"
+    return archs, where
+
+
+def _trtllm_pages(tree: SourceTree, site: dict[str, Any] | None) -> list[int] | None:
+    if not site:
+        return None
+    rel, _, line = site["where"].rpartition(":")
+    module = ast.parse(tree.files[rel])
+    for node in ast.walk(module):
+        if isinstance(node, ast.If) and node.lineno == int(line):
+            for inner in ast.walk(node):
+                if not isinstance(inner, ast.List | ast.Tuple | ast.Set) or not inner.elts:
+                    continue
+                values = [e.value for e in inner.elts
+                          if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+                if len(values) == len(inner.elts):
+                    return sorted(values)
+    return None
+
+
+TraitProbe = Callable[[SourceTree, dict[str, Any]], Any]
+
+
+def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict[str, Any]],
+                  resolution: str, algorithm_choices: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    traits = dict(TEMPLATE_TRAITS[resolution])
+    origin = {name: "template" for name in traits}
+
+    def probed(name: str, value: Any, how: str) -> None:
+        if value is not None:
+            traits[name] = value
+            origin[name] = how
+
+    probed("upper_cases_algorithm", not algorithm_choices, "flag table (choices)")
+    probed("mamba_auto_resolves_no_buffer", "R-MAMBA-AUTO" in sites, "site of R-MAMBA-AUTO")
+    probed("trtllm_mha_page_sizes", _trtllm_pages(tree, sites.get("R-TRTLLM-PAGE")),
+           "list in R-TRTLLM-PAGE's statement")
+    radix_list = any("_MAMBA_RADIX_CACHE_ARCHS" in text for text in tree.files.values())
+    probed("hybrid_lists", "radix" if radix_list else "split", "_MAMBA_RADIX_CACHE_ARCHS")
+    probed("trtllm_mla_page_rule", "R-TRTLLM-MLA-PAGE" in sites, "site of R-TRTLLM-MLA-PAGE")
+    return traits, origin
+
+
+# ------------------------------------------------------------------ onboarding
+
+
+def load_anchors() -> dict[str, Any]:
+    """The committed anchors: per rule the statements to look for, plus architecture seeds."""
+    return json.loads(ANCHORS_PATH.read_text(encoding="utf-8"))
+
+
+def argument_code_hash(root: Path) -> str:
+    """A hash of a release's argument code (decides whether a .postN is its base's alias)."""
+    digest = hashlib.sha256()
+    for entry in ARGUMENT_CODE:
+        base = root / entry
+        for path in sorted(base.rglob("*.py")) if base.is_dir() else [base]:
+            if path.is_file():
+                digest.update(path.relative_to(root).as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def derive_release(version: str, root: Path, flags: dict[str, Any],
+                   env: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The release data of `version` from its source tree and dumps, and the review lines."""
+    anchors = load_anchors()
+    tree = SourceTree(root)
+    review: list[str] = []
+    sites: dict[str, dict[str, Any]] = {}
+    for rule_id, entries in anchors["rules"].items():
+        options = [Anchor(**e) for e in entries]
+        located = tree.locate(options)
+        if located is None:
+            continue
+        variant = next((i for i, a in enumerate(options) if a.text == _text_at(tree, located)),
+                       _closest(options, _text_at(tree, located)))
+        sites[rule_id] = {
+            "where": located.where, "exception": located.exception, "bare": located.bare,
+            "source": located.source, "variant": variant, "match": located.match,
+        }
+        if located.match != "exact":
+            review.append(f"fuzzy   {rule_id}: {located.match} at {located.where}: {located.source}")
+    missing = sorted(set(anchors["rules"]) - set(sites))
+    for rule_id in missing:
+        review.append(f"absent  {rule_id}: no matching statement (the rule does not hold here)")
+    resolution = _resolution(tree)
+    algorithms, choices = _algorithms(tree, flags)
+    traits, origin = _probe_traits(tree, flags, sites, resolution, choices)
+    for name, how in sorted(origin.items()):
+        if how == "template":
+            review.append(f"trait   {name} = {traits[name]!r} (from the {resolution} template)")
+    archs, arch_where = _arch_lists(tree, anchors["arch_seeds"])
+    for name, loc in sorted(arch_where.items()):
+        review.append(f"archs   {name}: {len(archs[name])} from {loc}")
+    covered = {s["where"] for s in sites.values()}
+    for where, text in tree.raise_sites():
+        if where not in covered and _speculative(text):
+            review.append(f"uncovered {where}: {text[:150]}")
+    spec_v2 = next((v for v in env.get("variables", [])
+                    if v.get("name") == "SGLANG_ENABLE_SPEC_V2"), None)
+    data = {
+        "name": version,
+        "aliases": [],
+        "argument_code_hash": argument_code_hash(root),
+        "resolution": resolution,
+        "algorithms": algorithms,
+        "algorithm_choices": choices,
+        "strategy_field": ("mamba_radix_cache_strategy"
+                           if _flag(flags, "mamba_radix_cache_strategy")
+                           else "mamba_scheduler_strategy"),
+        "attn_dp_field": _flag(flags, "attn_dp_size") is not None,
+        "reads_spec_v2_env": spec_v2 is not None,
+        "spec_v2_default": bool(spec_v2 and spec_v2.get("default")),
+        "archs": archs,
+        "traits": traits,
+        "trait_origin": origin,
+        "sites": dict(sorted(sites.items())),
+        "defaults": _defaults(flags),
+        "dests": sorted({SERVER_ARGS_FIELDS.get(a["dest"], a["dest"])
+                         for a in flags.get("actions", []) if a.get("dest") != "help"}),
+    }
+    return data, review
+
+
+_SPECULATIVE_WORDS = re.compile(r"specul|eagle|draft|mamba|topk|ngram|dflash|page_size|"
+                                r"dp_attention|attn_dp|pp_size|nnodes|tp_size", re.I)
+
+
+def _speculative(text: str) -> bool:
+    return bool(_SPECULATIVE_WORDS.search(text))
+
+
+def _text_at(tree: SourceTree, located: Any) -> str:
+    anchor = tree.anchor_at(located.where)
+    return anchor.text if anchor else ""
+
+
+def _closest(options: list[Anchor], text: str) -> int:
+    import difflib
+
+    ratios = [difflib.SequenceMatcher(None, a.text, text, autojunk=False).ratio() for a in options]
+    return ratios.index(max(ratios)) if ratios else 0
+
+
+_DEFAULT_DESTS = ("mamba_track_interval", "speculative_ngram_max_bfs_breadth",
+                  "speculative_ngram_min_bfs_breadth", "chunked_prefill_size", "page_size")
+
+
+def _defaults(flags: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for dest in _DEFAULT_DESTS:
+        action = _flag(flags, dest)
+        if action is not None and action.get("default") not in ("==SUPPRESS==",):
+            out[dest] = action.get("default")
+    return out
+
+
+def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
+    """Write one release file (atomic) and refresh the index, folding identical .postN releases."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{data['name']}.json"
+    _atomic_write(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+    rebuild_index(directory)
+    return path
+
+
+def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> dict[str, Any]:
+    """index.json: every release and the .postN aliases whose argument code equals their base's."""
+    from wizard.sglang.releases import parse_version, version_key
+
+    entries = {}
+    for path in directory.glob("*.json"):
+        if path.name in ("index.json", "aliases.json"):
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries[data["name"]] = data
+    releases: dict[str, list[str]] = {}
+    for name in sorted(entries, key=version_key):
+        numbers, suffix = parse_version(name)
+        base = ".".join(map(str, numbers))
+        if suffix and base in entries and (entries[base]["argument_code_hash"]
+                                           == entries[name]["argument_code_hash"]):
+            releases.setdefault(base, []).append(name)
+            continue
+        releases.setdefault(name, [])
+    aliases_file = directory / "aliases.json"
+    if aliases_file.exists():
+        for base, names in json.loads(aliases_file.read_text(encoding="utf-8")).items():
+            if base in releases:
+                releases[base] = sorted(set(releases[base]) | set(names), key=version_key)
+    index = {"default": default, "releases": releases}
+    _atomic_write(directory / "index.json", json.dumps(index, indent=1) + "\n")
+    return index
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def site_packages(python: Path) -> Path:
+    """The site-packages folder of a venv's Python."""
+    candidates = sorted(python.parent.parent.glob("lib/python*/site-packages"))
+    if not candidates:
+        raise FileNotFoundError(f"no site-packages beside {python}")
+    return candidates[0]
+
+
+def review_summary(review: list[str]) -> str:
+    """The review list, grouped by kind, for the terminal."""
+    order = ("absent", "fuzzy", "uncovered", "trait", "archs")
+    lines = sorted(review, key=lambda line: (next((i for i, k in enumerate(order)
+                                                    if line.startswith(k)), 9), line))
+    return "\n".join(lines)
+
+
+__all__ = ["asdict", "derive_release", "load_anchors", "rebuild_index", "review_summary",
+           "site_packages", "write_release"]
+
+
+def dump_tables(version: str, python: Path, log: Callable[[str], None]) -> tuple[dict[str, Any],
+                                                                                 dict[str, Any]]:
+    """The release's flag and env tables: the committed dumps, else dumped now with the runner."""
+    import subprocess
+
+    from wizard.conformance.venvs import RUNNER_PATH
+
+    tables: list[dict[str, Any]] = []
+    for kind in ("flags", "env"):
+        path = FLAGS_DIR / f"{kind}-{version}.json"
+        if not path.exists():
+            log(f"dumping the {kind} table of SGLang {version}")
+            proc = subprocess.run([str(python), str(RUNNER_PATH), "--fake-gpu", "H100",
+                                   f"--dump-{kind}"], capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise RuntimeError(f"--dump-{kind} failed: {proc.stderr.strip()[-500:]}")
+            _atomic_write(path, proc.stdout)
+        tables.append(json.loads(path.read_text(encoding="utf-8")))
+    return tables[0], tables[1]
+
+
+def onboard(version: str, log: Callable[[str], None]) -> tuple[Path, list[str]]:
+    """Build the venv, dump the tables, derive and write the release data; the review lines."""
+    from wizard.conformance.venvs import ensure_venv
+
+    python = ensure_venv(version, log=log)
+    flags, env = dump_tables(version, python, log)
+    data, review = derive_release(version, site_packages(python), flags, env)
+    return write_release(data), review

@@ -1,0 +1,196 @@
+"""The SGLang release registry: one generated, reviewable data file per release.
+
+Every fact the rules need that differs between SGLang releases lives in `data/<release>.json`,
+written by `sglang-wizard conformance add-release V` from that release's wheel (see
+`wizard/conformance/onboard.py`): where each rule's raising statement stands (`sites`), which
+resolution order the release follows (`resolution`), its algorithm list, architecture lists,
+the spelling of renamed fields, and the behaviour switches (`traits`). The rules in `wizard/rules/`
+read a `Release`; they never compare version strings.
+
+Loading is lazy and per release: a check loads only the release it was asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+INDEX_PATH = DATA_DIR / "index.json"
+
+_VERSION_RE = re.compile(
+    r"^\s*v?(?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?"
+    r"(?P<suffix>(?:[.-]?(?:post|dev|rc|a|b)\d*)*(?:\+[A-Za-z0-9.]+)?)\s*$"
+)
+
+
+class VersionError(ValueError):
+    """A version string that is not a version at all (`--sglang-version banana`)."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where one rule's statement stands in one release (located by `wizard.conformance.locate`)."""
+
+    where: str  # "sglang/srt/server_args.py:3521"
+    exception: str | None  # "AssertionError", "ValueError", ... (None: not a raising statement)
+    bare: bool  # an `assert` without a message
+    source: str  # the statement's first source line (what a bare assert shows)
+    variant: int  # which anchor matched (0: the older wording, 1: the newer one)
+    match: str  # "exact" or "fuzzy 0.91" (fuzzy matches are listed for review)
+
+
+@dataclass(frozen=True)
+class Release:
+    """Everything the rules know about one SGLang release."""
+
+    name: str
+    aliases: tuple[str, ...]  # .postN releases whose argument code is byte-identical
+    resolution: str  # "post_init" (ServerArgs.__post_init__) or "pipeline" (run_resolution_pipeline)
+    algorithms: tuple[str, ...]
+    algorithm_choices: bool  # argparse checks the algorithm name (case-sensitive) before resolution
+    strategy_field: str  # "mamba_scheduler_strategy" or "mamba_radix_cache_strategy"
+    attn_dp_field: bool  # the release has `attn_dp_size` (attention DP as its own size)
+    reads_spec_v2_env: bool  # SGLANG_ENABLE_SPEC_V2 is declared in its environ.py
+    spec_v2_default: bool
+    archs: Mapping[str, frozenset[str]]
+    traits: Mapping[str, Any]
+    sites: Mapping[str, Site]
+    dests: frozenset[str]  # every ServerArgs field its argparse parser sets
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def site(self, rule_id: str) -> Site | None:
+        """The located statement of a rule in this release (None: the rule is not here)."""
+        return self.sites.get(rule_id)
+
+    def arch_set(self, name: str) -> frozenset[str]:
+        """A named architecture list (empty when this release has no such list)."""
+        return self.archs.get(name, frozenset())
+
+    def trait(self, name: str) -> Any:
+        """A behaviour switch of this release (KeyError names the missing trait)."""
+        try:
+            return self.traits[name]
+        except KeyError:
+            raise KeyError(f"release {self.name} has no trait {name!r}; re-run add-release") from None
+
+    @property
+    def pipeline(self) -> bool:
+        """The release resolves arguments with the hook pipeline (`run_resolution_pipeline`)."""
+        return self.resolution == "pipeline"
+
+
+def parse_version(version: str) -> tuple[tuple[int, int, int], str]:
+    """`"0.5.11.post1"` -> ((0, 5, 11), ".post1"); raise `VersionError` when unparseable."""
+    match = _VERSION_RE.match(version) if isinstance(version, str) else None
+    if match is None:
+        raise VersionError(
+            f"{version!r} is not an SGLang version; use the form 0.5.11 "
+            f"(exact: {release_range()})"
+        )
+    numbers = (int(match["major"]), int(match["minor"]), int(match["patch"] or 0))
+    return numbers, match["suffix"] or ""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A sort key: 0.5.5 < 0.5.5.post2 < 0.5.6 < 0.5.11."""
+    numbers, suffix = parse_version(version)
+    post = re.search(r"post(\d+)", suffix)
+    return (*numbers, int(post.group(1)) if post else 0)
+
+
+@cache
+def _index() -> dict[str, Any]:
+    return json.loads(INDEX_PATH.read_text(encoding="utf-8"))
+
+
+def release_names() -> tuple[str, ...]:
+    """Every release with its own data file, oldest first."""
+    return tuple(sorted(_index()["releases"], key=version_key))
+
+
+def known_versions() -> tuple[str, ...]:
+    """Every version checked exactly: the releases and their identical .postN aliases."""
+    names: list[str] = []
+    for name, aliases in _index()["releases"].items():
+        names.extend([name, *aliases])
+    return tuple(sorted(names, key=version_key))
+
+
+def default_version() -> str:
+    """The version a new profile gets (the incidents' release)."""
+    return str(_index()["default"])
+
+
+def release_range() -> str:
+    """`0.5.5-0.5.23` for messages."""
+    names = release_names()
+    return f"{names[0]}-{names[-1]}" if names else "none"
+
+
+@cache
+def load_release(name: str) -> Release:
+    """The release data of `name` (one of `release_names()`), read from its JSON file."""
+    data = json.loads((DATA_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    return Release(
+        name=data["name"],
+        aliases=tuple(data.get("aliases", ())),
+        resolution=data["resolution"],
+        algorithms=tuple(data["algorithms"]),
+        algorithm_choices=bool(data["algorithm_choices"]),
+        strategy_field=data["strategy_field"],
+        attn_dp_field=bool(data["attn_dp_field"]),
+        reads_spec_v2_env=bool(data["reads_spec_v2_env"]),
+        spec_v2_default=bool(data.get("spec_v2_default", False)),
+        archs={k: frozenset(v) for k, v in data["archs"].items()},
+        traits=dict(data["traits"]),
+        sites={k: Site(**v) for k, v in data["sites"].items()},
+        dests=frozenset(data["dests"]),
+        defaults=dict(data.get("defaults", {})),
+    )
+
+
+def resolve_version(version: str) -> tuple[str, str | None]:
+    """The release whose data checks `version`, and a warning when that is not exact.
+
+    A release or one of its identical `.postN` aliases -> itself, no warning. Outside the range:
+    the nearest release (older -> the oldest, newer -> the newest) and a warning. Another suffix
+    (`0.5.11rc0`, a `.postN` with changed argument code we do not hold) -> its base release with a
+    warning. Unparseable text raises `VersionError`.
+    """
+    numbers, suffix = parse_version(version)
+    clean = version.strip().lstrip("v")
+    index = _index()["releases"]
+    for name, aliases in index.items():
+        if clean == name or clean in aliases:
+            return name, None
+    names = release_names()
+    by_numbers = {parse_version(n)[0]: n for n in names}
+    if numbers in by_numbers:
+        chosen = by_numbers[numbers]
+        return chosen, (
+            f"SGLang {clean} is checked with the {chosen} release data (same base release; "
+            f"{suffix!r} is not held separately). The remote dry-run stays the authority."
+        )
+    oldest, newest = parse_version(names[0])[0], parse_version(names[-1])[0]
+    if numbers < oldest:
+        chosen, why = names[0], "it is older than every release the wizard holds"
+    elif numbers > newest:
+        chosen, why = names[-1], "it is newer than every release the wizard holds"
+    else:
+        chosen = min(names, key=lambda n: (abs(parse_version(n)[0][2] - numbers[2]), n))
+        why = "it is the nearest release the wizard holds"
+    return chosen, (
+        f"SGLang {clean} is not held exactly; using the {chosen} release data because {why} "
+        f"(exact: {release_range()}). Flags and rules may differ; the remote dry-run is the authority."
+    )
+
+
+def release_for(version: str) -> Release:
+    """The `Release` that checks `version` (see `resolve_version`)."""
+    return load_release(resolve_version(version)[0])
