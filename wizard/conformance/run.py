@@ -25,15 +25,21 @@ def models_root() -> Path:
     return cache_dir() / "conformance" / "models"
 
 
-def runner_command(python: Path, gpu: str, gpus: int = 1, jobs: int = 2) -> list[str]:
-    """The runner command line for one GPU kind of the wizard's catalog."""
+def gpu_spec(gpu: str) -> dict[str, Any]:
+    """How the runner's fake presents one GPU kind of the wizard's catalog."""
     kind = gpu_catalog.lookup(gpu)
     major, minor = kind.compute_capability
-    name = kind.smi_names[0] if kind.smi_names else f"NVIDIA {kind.name}"
+    return {"name": kind.smi_names[0] if kind.smi_names else f"NVIDIA {kind.name}",
+            "capability": f"{major}.{minor}", "memory_mib": kind.memory_mib}
+
+
+def runner_command(python: Path, gpu: str, gpus: int = 1, jobs: int = 2) -> list[str]:
+    """The runner command line, its fake starting as GPU kind ``gpu`` of the wizard's catalog."""
+    spec = gpu_spec(gpu)
     return [
-        str(python), str(RUNNER_PATH), "--fake-gpu", kind.name, "--gpu-name", name,
-        "--capability", f"{major}.{minor}", "--memory-mib", str(kind.memory_mib),
-        "--gpus", str(gpus), "--jobs", str(jobs),
+        str(python), str(RUNNER_PATH), "--fake-gpu", gpu_catalog.lookup(gpu).name,
+        "--gpu-name", spec["name"], "--capability", spec["capability"],
+        "--memory-mib", str(spec["memory_mib"]), "--gpus", str(gpus), "--jobs", str(jobs),
     ]
 
 
@@ -42,36 +48,45 @@ def run_cases(
     cases: Sequence[dict[str, Any]],
     jobs: int = 2,
     log: Callable[[str], None] = lambda _m: None,
+    per_gpu_process: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """Run ``cases`` through SGLang ``version``'s real argument code; results by case id."""
+    """Run ``cases`` through SGLang ``version``'s real argument code; results by case id.
+
+    One runner process imports SGLang once and forks a child per case; each child becomes the
+    case's GPU kind (``gpu_spec``). ``per_gpu_process`` starts one runner per GPU kind instead
+    (slower: one import per kind), which is how the single-process mode is checked.
+    """
     python = venv_python(version)
     if not python.exists():
         raise RunnerError(f"no venv for SGLang {version}: run `sglang-wizard conformance build`")
-    by_gpu: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[dict[str, Any]]] = {}
     for case in cases:
-        by_gpu.setdefault(str(case.get("gpu") or "H100"), []).append(case)
+        gpu = str(case.get("gpu") or "H100")
+        groups.setdefault(gpu if per_gpu_process else "all", []).append(case)
     results: dict[str, dict[str, Any]] = {}
-    for gpu, group in by_gpu.items():
+    for group_name, group in groups.items():
         started = time.monotonic()
+        first_gpu = str(group[0].get("gpu") or "H100")
         payload = "".join(
-            json.dumps({k: case[k] for k in RUNNER_CASE_KEYS if k in case}) + "\n"
+            json.dumps({**{k: case[k] for k in RUNNER_CASE_KEYS if k in case},
+                        "gpu_spec": gpu_spec(str(case.get("gpu") or "H100"))}) + "\n"
             for case in group
         )
         # Only the case's own SGLANG_* / SGL_* variables may reach SGLang, not the caller's.
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_"))}
         proc = subprocess.run(
-            runner_command(python, gpu, jobs=jobs), input=payload, capture_output=True,
+            runner_command(python, first_gpu, jobs=jobs), input=payload, capture_output=True,
             text=True, env=env, check=False,
         )
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-12:])
-            raise RunnerError(f"SGLang {version} runner failed on {gpu} (exit "
+            raise RunnerError(f"SGLang {version} runner failed ({group_name}, exit "
                               f"{proc.returncode}):\n{tail}")
         for line in proc.stdout.splitlines():
             if line.strip():
                 result = json.loads(line)
                 results[str(result.get("id"))] = result
-        log(f"sglang {version} on {gpu}: {len(group)} cases in "
+        log(f"sglang {version} ({group_name} GPUs): {len(group)} cases in "
             f"{time.monotonic() - started:.1f}s")
     missing = [str(c["id"]) for c in cases if str(c["id"]) not in results]
     if missing:

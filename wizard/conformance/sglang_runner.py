@@ -178,7 +178,13 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self, backend: str, capability: tuple[int, int]) -> None:
         self.backend = backend
         self.capability = capability
+        self.target = types.SimpleNamespace(backend=backend, arch=capability[0] * 10 + capability[1])
         self.used: set[str] = set()
+
+    def retarget(self, capability: tuple[int, int]) -> None:
+        """The stub triton reports another architecture from now on."""
+        self.capability = capability
+        self.target.arch = capability[0] * 10 + capability[1]
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname.split(".")[0] in STUB_REASONS:
@@ -193,9 +199,7 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.used.add(spec.name.split(".")[0])
         if spec.name == "triton":
             # fla/utils.py asks triton for the active backend at import time.
-            target = types.SimpleNamespace(
-                backend=self.backend, arch=self.capability[0] * 10 + self.capability[1]
-            )
+            target = self.target
             active = types.SimpleNamespace(get_current_target=lambda: target)
             driver = types.SimpleNamespace(active=active)
             module.__dict__["runtime"] = types.SimpleNamespace(driver=driver)
@@ -249,16 +253,31 @@ def neutralize_torch_compile() -> None:
 
 # ------------------------------------------------------------------ GPU fake
 
+
+def clear_probe_caches() -> None:
+    """Forget every ``functools`` cache in SGLang's modules (device probes are cached there)."""
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("sglang") or module is None:
+            continue
+        for value in list(vars(module).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear) and getattr(value, "__module__", None) == name:
+                with contextlib.suppress(Exception):
+                    clear()
+
 NVIDIA_SMI_TEMPLATE = """#!/bin/sh
 # nvidia-smi stand-in written by sglang_runner.py (answers the queries SGLang's argument code makes)
 count=${SGLANG_RUNNER_FAKE_GPU_COUNT:-%(count)d}
+memory=${SGLANG_RUNNER_FAKE_GPU_MEMORY:-%(memory)d}
+cap=${SGLANG_RUNNER_FAKE_GPU_CAP:-%(cap)s}
+name=${SGLANG_RUNNER_FAKE_GPU_NAME:-"%(name)s"}
 line() { i=0; while [ $i -lt $count ]; do echo "$1"; i=$((i+1)); done; }
 case "$*" in
-  *memory.total*) line "%(memory)d" ;;
-  *compute_cap*) line "%(cap)s" ;;
-  *name*) line "%(name)s" ;;
+  *memory.total*) line "$memory" ;;
+  *compute_cap*) line "$cap" ;;
+  *name*) line "$name" ;;
   *memory.used*) line "0" ;;
-  *) echo "NVIDIA-SMI stand-in: %(name)s x $count"; line "%(name)s, %(memory)d MiB" ;;
+  *) echo "NVIDIA-SMI stand-in: $name x $count"; line "$name, $memory MiB" ;;
 esac
 """
 
@@ -280,33 +299,20 @@ class FakeGpu:
         self.count = count
         self.cuda_version = cuda_version
         self.bin_dir = tempfile.mkdtemp(prefix="sglang-runner-bin-")
+        self.finder: StubFinder | None = None  # the stub triton's target follows retarget()
 
     def install(self) -> None:
         """Patch torch.cuda probes and put an nvidia-smi stand-in first on PATH."""
         import torch
 
         fake = self
-        total = self.memory_mib * 1024 * 1024
-        props = types.SimpleNamespace(
-            name=self.name,
-            major=self.capability[0],
-            minor=self.capability[1],
-            total_memory=total,
-            multi_processor_count=132,
-            is_integrated=False,
-            is_multi_gpu_board=False,
-            gcnArchName="",
-            uuid="fake",
-            L2_cache_size=50 << 20,
-            warp_size=32,
-        )
         cuda = torch.cuda
         cuda.is_available = lambda: True
         cuda.device_count = lambda: fake.count
         cuda.get_device_capability = lambda device=None: fake.capability
         cuda.get_device_name = lambda device=None: fake.name
-        cuda.get_device_properties = lambda device=None: props
-        cuda.mem_get_info = lambda device=None: (total - (500 << 20), total)
+        cuda.get_device_properties = lambda device=None: fake.properties()
+        cuda.mem_get_info = lambda device=None: (fake.total_bytes - (500 << 20), fake.total_bytes)
         cuda.current_device = lambda: 0
         cuda.set_device = lambda device: None
         cuda.is_bf16_supported = lambda *a, **k: True
@@ -326,10 +332,47 @@ class FakeGpu:
         os.chmod(path, 0o755)
         os.environ["PATH"] = self.bin_dir + os.pathsep + os.environ.get("PATH", "")
 
+    @property
+    def total_bytes(self) -> int:
+        return self.memory_mib * 1024 * 1024
+
+    def properties(self) -> Any:
+        """What ``torch.cuda.get_device_properties`` reports for this kind."""
+        return types.SimpleNamespace(
+            name=self.name,
+            major=self.capability[0],
+            minor=self.capability[1],
+            total_memory=self.total_bytes,
+            multi_processor_count=132,
+            is_integrated=False,
+            is_multi_gpu_board=False,
+            gcnArchName="",
+            uuid="fake",
+            L2_cache_size=50 << 20,
+            warp_size=32,
+        )
+
     def set_count(self, count: int) -> None:
         """Change the number of visible GPUs (inside a forked child, for one case)."""
         self.count = count
         os.environ["SGLANG_RUNNER_FAKE_GPU_COUNT"] = str(count)
+
+    def retarget(self, spec: dict[str, Any]) -> None:
+        """Become another GPU kind (inside a forked child, for one case).
+
+        Equivalent to a process started with that kind: every probe reads these attributes at
+        call time, nvidia-smi reads the environment, and SGLang's cached probe results
+        (``functools`` caches in its modules) are cleared so they are asked again.
+        """
+        self.name = str(spec["name"])
+        self.capability = _parse_capability(str(spec["capability"]))
+        self.memory_mib = int(spec["memory_mib"])
+        os.environ["SGLANG_RUNNER_FAKE_GPU_NAME"] = self.name
+        os.environ["SGLANG_RUNNER_FAKE_GPU_CAP"] = f"{self.capability[0]}.{self.capability[1]}"
+        os.environ["SGLANG_RUNNER_FAKE_GPU_MEMORY"] = str(self.memory_mib)
+        if self.finder is not None:
+            self.finder.retarget(self.capability)
+        clear_probe_caches()
 
 
 # ------------------------------------------------------------------ SGLang access
@@ -561,6 +604,8 @@ def run_case(
             os.environ.pop(key, None)
         else:
             os.environ[key] = str(value)
+    if fake is not None and case.get("gpu_spec"):
+        fake.retarget(case["gpu_spec"])
     if fake is not None and case.get("gpus"):
         fake.set_count(int(case["gpus"]))
 
@@ -850,6 +895,7 @@ def main(argv: list[str] | None = None) -> int:
             options.gpus,
             options.cuda_version,
         )
+        fake.finder = finder
         fake.install()
         fake.set_count(options.gpus)
 
