@@ -30,3 +30,7 @@ bench: $(STAMP)
 
 snapshots: $(STAMP)
 	$(BIN)/pytest tests/tui --snapshot-update
+
+# The full matrix: every release, 2,000 generated cases each with a new seed, plus the named cases.
+conformance: $(STAMP)
+	$(BIN)/sglang-wizard conformance run --cases 2000 --seed $$(date +%s) --report conformance-report.md

@@ -1,17 +1,20 @@
-"""The CI gate: the wizard's check agrees with SGLang's real argument code on >= 99% of cases.
+"""The CI gate: for every SGLang release, the wizard agrees with its real argument code >= 99%.
 
-Builds the per-version venvs on first use (cached in the user cache; `SGLANG_WIZARD_CACHE_DIR`
-moves it), runs `SGLANG_WIZARD_CONFORMANCE_CASES` (default 300) generated cases per version
-through the real code and through `wizard.api.check_case`, prints the agreement table and fails
-below 99%. `SGLANG_WIZARD_CONFORMANCE=0` skips these tests (e.g. on a machine without PyPI).
-The full sweep is `sglang-wizard conformance run --cases 2000 --seed S --report FILE`.
+Builds the per-release venvs on first use (cached in the user cache; `SGLANG_WIZARD_CACHE_DIR`
+moves it), then runs every release's named cases plus `SGLANG_WIZARD_CONFORMANCE_CASES` (default
+50) generated ones through the real code and through `wizard.api.check_case`, two releases at a
+time, and fails a release below 99%. The generator seed is new each run (printed; set
+`SGLANG_WIZARD_CONFORMANCE_SEED` to replay one). `SGLANG_WIZARD_CONFORMANCE=0` skips these tests
+(e.g. on a machine without PyPI). The full matrix is `make conformance`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,46 +34,61 @@ pytestmark = [
                        reason="SGLANG_WIZARD_CONFORMANCE=0"),
 ]
 
-CASES_PER_VERSION = int(os.environ.get("SGLANG_WIZARD_CONFORMANCE_CASES", "300"))
-CI_SEED = 4242  # the CI subset; the 2,000-case sweeps use fresh seeds (docs/conformance.md)
+CASES_PER_VERSION = int(os.environ.get("SGLANG_WIZARD_CONFORMANCE_CASES", "50"))
+SEED = int(os.environ.get("SGLANG_WIZARD_CONFORMANCE_SEED") or random.SystemRandom().randrange(10**6))
 MIN_AGREEMENT = 0.99
 FIXTURES = Path(__file__).parent / "fixtures"
+PARALLEL_RELEASES = 2
+
+Run = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]
+
+
+def _run_release(version: str, models: dict[str, Path]) -> Run:
+    """Generated and named cases of one release in one runner pass (one SGLang import)."""
+    started = time.monotonic()
+    ensure_venv(version, log=print)
+    built = time.monotonic()
+    generated = generate(version, CASES_PER_VERSION, SEED, models)
+    named = named_cases(version, models)
+    results = run_cases(version, generated + named, jobs=1)
+    print(f"SGLang {version}: venv {built - started:.0f}s, {len(generated)} generated (seed "
+          f"{SEED}) + {len(named)} named cases {time.monotonic() - built:.0f}s", flush=True)
+    return generated, named, results
 
 
 @pytest.fixture(scope="module")
-def models() -> dict[str, Path]:
-    return write_model_folders(models_root())
+def runs() -> dict[str, Run | BaseException]:
+    """Every release's run, two at a time (a failed release holds its exception)."""
+    models = write_model_folders(models_root())
+    print(f"\nconformance seed {SEED} (replay: SGLANG_WIZARD_CONFORMANCE_SEED={SEED})")
+    out: dict[str, Run | BaseException] = {}
+    with ThreadPoolExecutor(PARALLEL_RELEASES) as pool:
+        futures = {v: pool.submit(_run_release, v, models) for v in supported_versions()}
+        for version, future in futures.items():
+            try:
+                out[version] = future.result()
+            except Exception as exc:  # reported by that release's test
+                out[version] = exc
+    return out
 
 
-_RUNS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]] = {}
-
-
-def _run_version(version: str, models: dict[str, Path]) -> tuple[
-    list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]
-]:
-    """Generated and named cases of one version in one runner pass (one SGLang start per GPU)."""
-    if version not in _RUNS:
-        started = time.monotonic()
-        ensure_venv(version, log=print)
-        built = time.monotonic()
-        generated = generate(version, CASES_PER_VERSION, CI_SEED, models)
-        named = named_cases(version, models)
-        results = run_cases(version, generated + named, log=print)
-        print(f"SGLang {version}: venv {built - started:.0f}s, {len(generated)} generated + "
-              f"{len(named)} named cases {time.monotonic() - built:.0f}s")
-        _RUNS[version] = (generated, named, results)
-    return _RUNS[version]
+def _run(runs: dict[str, Run | BaseException], version: str) -> Run:
+    run = runs[version]
+    if isinstance(run, BaseException):
+        raise run
+    return run
 
 
 @pytest.mark.parametrize("version", supported_versions())
-def test_wizard_agrees_with_real_sglang(version: str, models: dict[str, Path]) -> None:
-    generated, _named, results = _run_version(version, models)
-    summary = summarise(generated, results, wizard_reports(generated))
+def test_wizard_agrees_with_real_sglang(version: str, runs: dict[str, Run | BaseException]) -> None:
+    generated, named, results = _run(runs, version)
+    cases = generated + named
+    summary = summarise(cases, results, wizard_reports(cases))
     print(f"\n{summary.table()}")
     if summary.agreement(version) < MIN_AGREEMENT:
-        report = markdown_report(summary, f"CI conformance {version}")
-        pytest.fail(f"agreement {summary.agreement(version):.1%} < {MIN_AGREEMENT:.0%}\n"
-                    + report[:6000])
+        report = markdown_report(summary, f"CI conformance {version} (seed {SEED})")
+        pytest.fail(f"agreement {summary.agreement(version):.1%} < {MIN_AGREEMENT:.0%} "
+                    f"(seed {SEED})\n" + report[:6000])
 
 
 def _identity(result: dict[str, Any]) -> tuple[Any, ...]:
@@ -81,12 +99,13 @@ def _identity(result: dict[str, Any]) -> tuple[Any, ...]:
             effective.get("speculative_num_draft_tokens"))
 
 
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
-def test_committed_named_results_are_what_sglang_does(version: str,
-                                                      models: dict[str, Path]) -> None:
+@pytest.mark.parametrize("version", sorted(p.stem.removeprefix("named-results-")
+                                           for p in FIXTURES.glob("named-results-*.json")))
+def test_committed_named_results_are_what_sglang_does(
+        version: str, runs: dict[str, Run | BaseException]) -> None:
     """The fixture other areas' tests rely on still matches the real code."""
     fixture = json.loads((FIXTURES / f"named-results-{version}.json").read_text())
     committed = {c["name"]: c["result"] for c in fixture["cases"]}
-    _generated, named, results = _run_version(version, models)
+    _generated, named, results = _run(runs, version)
     for case in named:
         assert _identity(results[case["id"]]) == _identity(committed[case["name"]]), case["name"]

@@ -251,6 +251,37 @@ def neutralize_torch_compile() -> None:
     torch.compile = compile_identity
 
 
+def tolerate_fakes_of_stubbed_ops() -> None:
+    """``torch.library.register_fake`` on an op of a stubbed package registers nothing.
+
+    Why it cannot change validation: older releases register fake (meta) kernels for
+    ``sgl_kernel::...`` ops at import time, guarded by ``_is_cuda``; on a GPU host the op exists
+    because the real ``sgl_kernel`` defines it. A fake kernel only matters when torch traces the
+    op, which the argument code never does. Ops of real packages keep torch's own behaviour.
+    """
+    import torch
+
+    real = torch.library.register_fake
+
+    def register_fake(op: Any, *args: Any, **kwargs: Any) -> Any:
+        name = op if isinstance(op, str) else ""
+        if name.split("::")[0] not in STUB_REASONS:
+            return real(op, *args, **kwargs)
+        if args and callable(args[0]):  # register_fake(op, fn)
+            with contextlib.suppress(RuntimeError, ValueError):
+                return real(op, *args, **kwargs)
+            return args[0]
+
+        def decorate(fn: Any) -> Any:
+            with contextlib.suppress(RuntimeError, ValueError):
+                return real(op, *args, **kwargs)(fn)
+            return fn
+
+        return decorate
+
+    torch.library.register_fake = register_fake
+
+
 # ------------------------------------------------------------------ GPU fake
 
 
@@ -886,6 +917,7 @@ def main(argv: list[str] | None = None) -> int:
         finder = StubFinder("cuda", capability)
         sys.meta_path.append(finder)
         neutralize_torch_compile()
+        tolerate_fakes_of_stubbed_ops()
     fake = None
     if options.fake_gpu:
         fake = FakeGpu(
