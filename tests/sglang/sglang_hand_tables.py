@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SEEDS = Path(__file__).resolve().parents[1] / "fixtures" / "seeds"  # copies of the incident seeds
 
 ALGOS_11 = ["DFLASH", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"]
 ATTN = ["triton", "torch_native", "flex_attention", "fa3", "flashinfer", "trtllm_mha"]

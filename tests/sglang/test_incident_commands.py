@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from sglang_hand_tables import SHARED
+from sglang_hand_tables import SEEDS
 
 from wizard.sglang.errors import CommandError
 from wizard.sglang.parse import parse_command
@@ -15,7 +15,7 @@ QWEN35 = "/root/models/Qwen3.5-397B-A17B-NVFP4"
 
 
 def _seed(name: str) -> str:
-    return (SHARED / "seeds" / name).read_text(encoding="utf-8")
+    return (SEEDS / name).read_text(encoding="utf-8")
 
 
 def _incident1_try3_literal() -> str:
