@@ -229,11 +229,14 @@ def check_profile(
     paths_local: bool | None = None,
     facts: ModelFacts | None = None,
     draft_facts: ModelFacts | None = None,
+    verify_fixes: bool = True,
 ) -> Report:
     """Check a profile: what SGLang will do with it, in SGLang's order, and the values it will run.
 
     `facts` / `draft_facts` replace reading the local `config.json` (the screens pass facts read
-    from the GPU host over SSH)."""
+    from the GPU host over SSH). With `verify_fixes` an error's fixes are kept only when applying
+    one really removes that error (a fix SGLang would undo, e.g. a page size the backend forces,
+    is not offered)."""
     version, _ = resolve_version(profile.sglang_version)
     typed = typed_from_profile(profile)
     extra, argparse_problem = _extra_typed(profile.extra_args, version)
@@ -262,7 +265,39 @@ def check_profile(
             report.typed,
             report.memory_plan,
         )
+    if verify_fixes:
+        report = _with_verified_fixes(report, profile, gpu, gpus, paths_local, facts, draft_facts)
     return report
+
+
+def _with_verified_fixes(report: Report, profile: Profile, gpu: str | None, gpus: int | None,
+                         paths_local: bool | None, facts: ModelFacts | None,
+                         draft_facts: ModelFacts | None) -> Report:
+    """`report` whose errors keep only the fixes after which the same error is gone."""
+    from dataclasses import replace
+
+    changed = False
+    findings = []
+    for finding in report.findings:
+        if finding.severity == "error" and finding.fixes:
+            kept = []
+            for fix in finding.fixes:
+                try:
+                    after = check_profile(apply_fix(profile, fix), gpu=gpu, gpus=gpus,
+                                          paths_local=paths_local, facts=facts,
+                                          draft_facts=draft_facts, verify_fixes=False)
+                except ValueError:  # the edit itself is invalid for this profile
+                    continue
+                if not any(f.rule == finding.rule and f.message == finding.message
+                           for f in after.findings):
+                    kept.append(fix)
+            if len(kept) != len(finding.fixes):
+                finding = replace(finding, fixes=tuple(kept))
+                changed = True
+        findings.append(finding)
+    if not changed:
+        return report
+    return replace(report, findings=tuple(findings))
 
 
 def check_argv(

@@ -83,3 +83,25 @@ def test_batch_case_shape(models: dict[str, str]) -> None:
         }
     )
     assert bad["verdict"] == "error" and bad["findings"][0]["sglang"]["exception"] == "SystemExit"
+
+
+def test_a_fix_sglang_would_undo_is_not_offered(models: dict[str, str]) -> None:
+    """trtllm_mha forces pages of 64: "page size 1" cannot cure topk>1 with pages; flashinfer can."""
+    profile = Profile.model_validate({
+        "sglang_version": "0.5.11",
+        "model": {"path": models["llama"]},
+        "speculative": {"algorithm": "EAGLE", "draft_model_path": models["llama"],
+                        "num_steps": 3, "eagle_topk": 4, "num_draft_tokens": 8},
+        "attention": {"backend": "trtllm_mha"},
+        "gpu": {"kind": "H100"},
+    })
+    raw = check_profile(profile, verify_fixes=False)
+    checked = check_profile(profile)
+    raw_labels = {f.label for x in raw.findings if x.rule == "R-TOPK-PAGE" for f in x.fixes}
+    labels = {f.label for x in checked.findings if x.rule == "R-TOPK-PAGE" for f in x.fixes}
+    assert "Page size 1" in raw_labels and "Page size 1" not in labels
+    assert "Use flashinfer" in labels
+    for finding in checked.findings:
+        for fix in finding.fixes:
+            after = check_profile(apply_fix(profile, fix), verify_fixes=False)
+            assert finding.message not in {f.message for f in after.findings}

@@ -114,7 +114,13 @@ def test_engine_never_raises_and_fixes_are_applicable(models: dict[str, str]) ->
             assert rule_for_location(report.rules_version, first.sglang.where) is not None
         for finding in report.findings:
             for fix in finding.fixes:
-                apply_fix(profile, fix)  # every offered fix yields a valid profile
+                fixed = apply_fix(profile, fix)  # every offered fix yields a valid profile
+                if finding.severity != "error":
+                    continue
+                after = check_profile(fixed)
+                assert not [f for f in after.findings if f.rule == finding.rule
+                            and f.message == finding.message], (
+                    f"fix {fix.label!r} of {finding.rule} leaves the finding: {finding.message}")
 
     run()
 
