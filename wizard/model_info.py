@@ -347,6 +347,7 @@ class ModelFacts:
     vision_hidden_size: int | None = None
     generation_defaults: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    config_model_type: str | None = None  # config.json's top-level model_type (what AutoConfig reads)
 
     @property
     def full_attention_layers(self) -> int:
@@ -750,6 +751,7 @@ def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
         architectures=architectures,
         architecture=architecture,
         model_type=model_type,
+        config_model_type=top_model_type,
         family=_family(architecture, top_model_type, text_model_type, is_eagle, is_eagle3),
         mtp_layers=mtp_layers,
         hybrid=hybrid,

@@ -23,6 +23,8 @@ ARGUMENT_CODE: tuple[str, ...] = (
     "sglang/srt/arg_groups",
     "sglang/srt/speculative/spec_info.py",
     "sglang/srt/configs/model_config.py",
+    "sglang/srt/utils/hf_transformers_utils.py",  # loading the model's config.json
+    "sglang/srt/hf_transformers_utils.py",  # (its older place)
 )
 FUZZY_MIN = 0.82
 _RECEIVERS = re.compile(r"\b(?:self|cfg|view|server_args|args|sa)\.")
@@ -36,10 +38,16 @@ class Anchor:
     kind: str  # "Assert", "Raise", "If", ...
     text: str  # normalised statement text (see `statement_text`)
     function: str | None  # the enclosing function's name
+    # For an assert whose test is `a and b and c`: the text of the operand this rule makes
+    # false. Python's traceback names that operand's line, not the assert's first line.
+    operand: str | None = None
 
     def to_json(self) -> dict[str, str | None]:
         """JSON form (the committed anchors file)."""
-        return {"kind": self.kind, "text": self.text, "function": self.function}
+        out = {"kind": self.kind, "text": self.text, "function": self.function}
+        if self.operand:
+            out["operand"] = self.operand
+        return out
 
 
 @dataclass(frozen=True)
@@ -142,8 +150,8 @@ class SourceTree:
                      if type(s.node).__name__ == anchor.kind and s.text == anchor.text]
             if exact:
                 same = [s for s in exact if s.function == anchor.function]
-                return self._located((same or exact)[0], "exact")
-        best: tuple[float, _Stmt] | None = None
+                return self._located((same or exact)[0], "exact", anchor.operand)
+        best: tuple[float, _Stmt, Anchor] | None = None
         for anchor in anchors:
             for stmt in self.statements:
                 if type(stmt.node).__name__ != anchor.kind:
@@ -153,12 +161,12 @@ class SourceTree:
                     continue
                 ratio = matcher.ratio() + (0.02 if stmt.function == anchor.function else 0.0)
                 if ratio >= FUZZY_MIN and (best is None or ratio > best[0]):
-                    best = (ratio, stmt)
+                    best = (ratio, stmt, anchor)
         if best is None:
             return None
-        return self._located(best[1], f"fuzzy {min(best[0], 1.0):.2f}")
+        return self._located(best[1], f"fuzzy {min(best[0], 1.0):.2f}", best[2].operand)
 
-    def _located(self, stmt: _Stmt, match: str) -> Located:
+    def _located(self, stmt: _Stmt, match: str, operand: str | None = None) -> Located:
         node = stmt.node
         exception: str | None = None
         bare = False
@@ -169,11 +177,16 @@ class SourceTree:
             exception = ast.unparse(target).rsplit(".", 1)[-1]
         source = stmt.lines[node.lineno - 1].strip() if node.lineno <= len(stmt.lines) else ""
         # A traceback names the line Python reports for the raising instruction: for an assert
-        # its test's first line (of the last operand of an and/or), for an `if` whose comparison crashes (a
+        # its test's first line (for `a and b`: the line of the operand that was false, the
+        # anchor's `operand`, else the last one), for an `if` whose comparison crashes (a
         # TypeError on None) the first comparison's line, for a raise its first line.
         line = node.lineno
         if isinstance(node, ast.Assert):
-            test = node.test.values[-1] if isinstance(node.test, ast.BoolOp) else node.test
+            test = node.test
+            if isinstance(test, ast.BoolOp):
+                named = [v for v in test.values
+                         if operand and operand in _RECEIVERS.sub("", ast.unparse(v))]
+                test = named[0] if named else test.values[-1]
             line = test.lineno
         elif isinstance(node, ast.If):
             compare = next((n for n in ast.walk(node.test) if isinstance(n, ast.Compare)), None)

@@ -222,7 +222,8 @@ def argument_code_hash(root: Path) -> str:
 
 
 def derive_release(version: str, root: Path, flags: dict[str, Any],
-                   env: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+                   env: dict[str, Any], model_types: dict[str, Any] | None = None,
+                   ) -> tuple[dict[str, Any], list[str]]:
     """The release data of `version` from its source tree and dumps, and the review lines."""
     anchors = load_anchors()
     tree = SourceTree(root)
@@ -279,6 +280,7 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         "defaults": _defaults(flags),
         "dests": sorted({SERVER_ARGS_FIELDS.get(a["dest"], a["dest"])
                          for a in flags.get("actions", []) if a.get("dest") != "help"}),
+        "model_types": sorted((model_types or {}).get("model_types", [])),
     }
     return data, review
 
@@ -380,15 +382,15 @@ __all__ = ["asdict", "derive_release", "load_anchors", "rebuild_index", "review_
            "site_packages", "write_release"]
 
 
-def dump_tables(version: str, python: Path, log: Callable[[str], None]) -> tuple[dict[str, Any],
-                                                                                 dict[str, Any]]:
-    """The release's flag and env tables: the committed dumps, else dumped now with the runner."""
+def dump_tables(version: str, python: Path, log: Callable[[str], None],
+                ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The release's flag, env and model-type tables: the committed dumps, else dumped now."""
     import subprocess
 
     from wizard.conformance.venvs import RUNNER_PATH
 
     tables: list[dict[str, Any]] = []
-    for kind in ("flags", "env"):
+    for kind in ("flags", "env", "model-types"):
         path = FLAGS_DIR / f"{kind}-{version}.json"
         if not path.exists():
             log(f"dumping the {kind} table of SGLang {version}")
@@ -398,7 +400,7 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None]) -> tuple
                 raise RuntimeError(f"--dump-{kind} failed: {proc.stderr.strip()[-500:]}")
             _atomic_write(path, proc.stdout)
         tables.append(json.loads(path.read_text(encoding="utf-8")))
-    return tables[0], tables[1]
+    return tables[0], tables[1], tables[2]
 
 
 def onboard(version: str, log: Callable[[str], None]) -> tuple[Path, list[str]]:
@@ -406,6 +408,6 @@ def onboard(version: str, log: Callable[[str], None]) -> tuple[Path, list[str]]:
     from wizard.conformance.venvs import ensure_venv
 
     python = ensure_venv(version, log=log)
-    flags, env = dump_tables(version, python, log)
-    data, review = derive_release(version, site_packages(python), flags, env)
+    flags, env, model_types = dump_tables(version, python, log)
+    data, review = derive_release(version, site_packages(python), flags, env, model_types)
     return write_release(data), review

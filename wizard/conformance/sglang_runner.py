@@ -528,6 +528,21 @@ def dump_env() -> dict[str, Any]:
     }
 
 
+def dump_model_types() -> dict[str, Any]:
+    """The config `model_type`s this release can load: its transformers' and its own registered."""
+    import importlib
+
+    for name in ("sglang.srt.utils.hf_transformers_utils", "sglang.srt.hf_transformers_utils"):
+        try:
+            importlib.import_module(name)  # registers SGLang's own config classes
+            break
+        except ImportError:
+            continue
+    from transformers import CONFIG_MAPPING
+
+    return {"sglang_version": sglang_version(), "model_types": sorted(CONFIG_MAPPING.keys())}
+
+
 # ------------------------------------------------------------------ one case (in the child)
 
 
@@ -902,6 +917,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--dump-flags", action="store_true", help="print the flag table JSON")
     parser.add_argument("--dump-env", action="store_true", help="print the env variable JSON")
+    parser.add_argument("--dump-model-types", action="store_true",
+                        help="print the config model types this release can load")
     parser.add_argument(
         "--info", action="store_true", help="print the SGLang version and the stubbed packages"
     )
@@ -947,6 +964,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if options.dump_env:
         json.dump(dump_env(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    if options.dump_model_types:
+        json.dump(dump_model_types(), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     if options.info:

@@ -39,7 +39,8 @@ _COMMON_LIGHT = (
     "tqdm", "IPython", "pydantic", "aiohttp", "transformers", "pyzmq", "openai",
     "partial_json_parser", "sentencepiece", "msgspec",
 )
-LIGHT_REQUIREMENTS: tuple[str, ...] = (*_COMMON_LIGHT, "xxhash", "zstandard", "einops", "uvloop")
+LIGHT_REQUIREMENTS: tuple[str, ...] = (*_COMMON_LIGHT, "xxhash", "zstandard", "einops", "uvloop",
+                                         "setproctitle")
 # Imported by the argument code, installed WITHOUT dependencies: their declared dependencies pull
 # triton / CUDA wheels, which the argument code never needs (their pure deps are listed above).
 # 0.5.23's xgrammar needs the real tvm-ffi (imported lazily, e.g. by the DFLASH path).

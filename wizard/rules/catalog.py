@@ -639,6 +639,51 @@ MULTI_LAYER_EAGLE = Rule(
 # ---------------------------------------------------------------------------------------------
 # Attention backend and page size
 
+FA4_DECODE = Rule(
+    id="R-FA4-DECODE",
+    title="fa4 is a prefill-only attention backend here",
+    severity="error",
+    why=(
+        "Releases whose FA4 kernels have no decode path refuse fa4 as the attention or decode "
+        "backend; only --prefill-attention-backend fa4 is accepted."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("attention.backend",),
+    when=lambda ctx, a: "fa4" in (a.get("attention_backend"), a.get("decode_attention_backend")),
+    message=lambda ctx, a: (
+        "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` "
+        "instead."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use fa4 for prefill only", {"attention.backend": None,
+                                         "attention.prefill_backend": "fa4"}),
+        Fix("Let SGLang choose the attention backend", {"attention.backend": None}),
+    ],
+)
+
+MODEL_TYPE_UNKNOWN = Rule(
+    id="R-MODEL-TYPE-UNKNOWN",
+    title="This release cannot read the model's config",
+    severity="error",
+    why=(
+        "SGLang reads config.json with the transformers it pins (plus its own config classes); "
+        "a model type newer than that transformers stops the start with a ValueError."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("sglang_version",),
+    when=lambda ctx, a: (
+        ctx.facts is not None
+        and bool(ctx.release.model_types)
+        and bool(ctx.facts.config_model_type)
+        and ctx.facts.config_model_type not in ctx.release.model_types
+    ),
+    message=lambda ctx, a: (
+        f"The checkpoint you are trying to load has model type `{ctx.facts.config_model_type}` "
+        "but Transformers does not recognize this architecture."
+        if ctx.facts is not None else ""
+    ),
+)
+
 FLEX_NO_SPEC = Rule(
     id="R-FLEX-NO-SPEC",
     title="Flex attention does not support speculative decoding",
@@ -1525,8 +1570,9 @@ PP_SPEC = Rule(
     title="Pipeline parallelism with speculative decoding",
     severity="error",
     why=(
-        "0.5.11 refuses any speculative algorithm with pp > 1 in check_server_args (after a successful "
-        "resolution). 0.5.23 allows EAGLE only on PD-prefill nodes or with SGLANG_ENABLE_PP_SPEC=1."
+        "Older releases refuse any speculative algorithm with pp > 1 in check_server_args (after a "
+        "successful resolution); newer ones allow EAGLE only on PD-prefill nodes or with "
+        "SGLANG_ENABLE_PP_SPEC=1."
     ),
     sglang=raises("check", "AssertionError"),
     fields=("parallel.pp", "speculative.algorithm"),
@@ -1534,7 +1580,7 @@ PP_SPEC = Rule(
         a.get("pp_size", 1) > 1
         and algo(a) is not None
         and (
-            variant(ctx, "R-PP-SPEC") == 0
+            variant(ctx, "R-PP-SPEC") != 1
             or (
                 algo(a) == "EAGLE"
                 and not a.get("enable_multi_layer_eagle")
@@ -1544,11 +1590,13 @@ PP_SPEC = Rule(
             )
         )
     ),
-    message=lambda ctx, a: (
-        "Pipeline parallelism is not compatible with overlap schedule, speculative decoding"
-        if variant(ctx, "R-PP-SPEC") == 0
-        else "PP + speculative decoding (MTP) is only supported on prefill nodes (disaggregation-mode=prefill)"
-    ),
+    message=lambda ctx, a: {
+        0: "Pipeline parallelism is not compatible with overlap schedule, speculative decoding",
+        2: "Pipeline parallelism is not compatible with overlap schedule, speculative decoding, "
+        "mixed chunked prefill.",
+    }.get(variant(ctx, "R-PP-SPEC"),
+          "PP + speculative decoding (MTP) is only supported on prefill nodes "
+          "(disaggregation-mode=prefill)"),
     fixes=lambda ctx, a: [Fix("pp 1 (use tp instead)", {"parallel.pp": 1})],
 )
 
@@ -2108,6 +2156,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
 )
 
 ALL_RULES: tuple[Rule, ...] = (
+    FA4_DECODE,
+    MODEL_TYPE_UNKNOWN,
     DPATTN_TP_DIVISIBLE,
     FA4_PAGE_23,
     SINK_NEEDS_WINDOW_23,

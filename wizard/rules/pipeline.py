@@ -360,6 +360,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("device", _device),
     c.MAMBA_AUTO_NO_BUFFER,
     R("_handle_missing_default_values", _mamba_auto_no_buffer),
+    c.MODEL_TYPE_UNKNOWN,
     R("_handle_model_specific_adjustments", _model_specific),
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_EXTRA_NORADIX,
@@ -377,6 +378,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.TRTLLM_MHA_PREFILL_GPU,
     c.TRTLLM_PAGE,
     R("attention page rules", _attention_misc),
+    c.FA4_DECODE,
     R("_handle_page_size", _page_default),
     R("_handle_data_parallelism", _dp_off_without_dp),
     c.DPATTN_TP_DIVISIBLE,
@@ -421,6 +423,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
 PIPELINE_ORDER: tuple[Step, ...] = (
     R("handle_deprecated_dp_attention", _dp_deprecated),
     R("device", _device),
+    c.MODEL_TYPE_UNKNOWN,
     R("handle_model_specific_adjustments", _model_specific),
     R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,

@@ -63,6 +63,9 @@ class Release:
     sites: Mapping[str, Site]
     dests: frozenset[str]  # every ServerArgs field its argparse parser sets
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    # Config `model_type`s its pinned transformers (plus SGLang's own registered configs) can
+    # load; empty when not dumped (then nothing is concluded from it).
+    model_types: frozenset[str] = frozenset()
 
     def site(self, rule_id: str) -> Site | None:
         """The located statement of a rule in this release (None: the rule is not here)."""
@@ -152,6 +155,7 @@ def load_release(name: str) -> Release:
         sites={k: Site(**v) for k, v in data["sites"].items()},
         dests=frozenset(data["dests"]),
         defaults=dict(data.get("defaults", {})),
+        model_types=frozenset(data.get("model_types", ())),
     )
 
 
