@@ -2,8 +2,9 @@
 
 Builds the per-release venvs on first use (cached in the user cache; `SGLANG_WIZARD_CACHE_DIR`
 moves it), then runs every release's named cases plus `SGLANG_WIZARD_CONFORMANCE_CASES` (default
-50) generated ones through the real code and through `wizard.api.check_case`, two releases at a
-time, and fails a release below 99%. The generator seed is new each run (printed; set
+50) generated ones through the real code and through `wizard.api.check_case`, and fails a release
+below 99%. The runs start in the background when collection ends (see `background.py`); these
+tests run last and each waits for its own release. The generator seed is new each run (printed; set
 `SGLANG_WIZARD_CONFORMANCE_SEED` to replay one). `SGLANG_WIZARD_CONFORMANCE=0` skips these tests
 (e.g. on a machine without PyPI). The full matrix is `make conformance`.
 """
@@ -14,7 +15,6 @@ import json
 import os
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,11 @@ from wizard.conformance.run import models_root, run_cases
 from wizard.conformance.score import markdown_report, summarise
 from wizard.conformance.venvs import ensure_venv, supported_versions
 
+from .background import BackgroundRuns
+
 pytestmark = [
     pytest.mark.conformance,
+    pytest.mark.timeout(1500),
     pytest.mark.skipif(os.environ.get("SGLANG_WIZARD_CONFORMANCE", "1") == "0",
                        reason="SGLANG_WIZARD_CONFORMANCE=0"),
 ]
@@ -39,6 +42,7 @@ SEED = int(os.environ.get("SGLANG_WIZARD_CONFORMANCE_SEED") or random.SystemRand
 MIN_AGREEMENT = 0.99
 FIXTURES = Path(__file__).parent / "fixtures"
 PARALLEL_RELEASES = 2
+RELEASE_TIMEOUT = 1200.0  # one release's wait, after the suite (a hang fails that release)
 
 Run = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]
 
@@ -56,32 +60,30 @@ def _run_release(version: str, models: dict[str, Path]) -> Run:
     return generated, named, results
 
 
-@pytest.fixture(scope="module")
-def runs() -> dict[str, Run | BaseException]:
-    """Every release's run, two at a time (a failed release holds its exception)."""
-    models = write_model_folders(models_root())
-    print(f"\nconformance seed {SEED} (replay: SGLANG_WIZARD_CONFORMANCE_SEED={SEED})")
-    out: dict[str, Run | BaseException] = {}
-    with ThreadPoolExecutor(PARALLEL_RELEASES) as pool:
-        futures = {v: pool.submit(_run_release, v, models) for v in supported_versions()}
-        for version, future in futures.items():
-            try:
-                out[version] = future.result()
-            except Exception as exc:  # reported by that release's test
-                out[version] = exc
-    return out
+_BACKGROUND: BackgroundRuns[Run] | None = None
 
 
-def _run(runs: dict[str, Run | BaseException], version: str) -> Run:
-    run = runs[version]
-    if isinstance(run, BaseException):
-        raise run
-    return run
+def background() -> BackgroundRuns[Run]:
+    """The session's background runs of every release (started on first call, one worker)."""
+    global _BACKGROUND
+    if _BACKGROUND is None:
+        models = write_model_folders(models_root())
+        print(f"\nconformance seed {SEED} (replay: SGLANG_WIZARD_CONFORMANCE_SEED={SEED})")
+        _BACKGROUND = BackgroundRuns(supported_versions(),
+                                     lambda version: _run_release(version, models),
+                                     max_workers=PARALLEL_RELEASES)
+        if os.environ.get("SGLANG_WIZARD_CONFORMANCE", "1") != "0":
+            _BACKGROUND.add_worker()
+    return _BACKGROUND
+
+
+def _run(version: str) -> Run:
+    return background().result(version, timeout=RELEASE_TIMEOUT)
 
 
 @pytest.mark.parametrize("version", supported_versions())
-def test_wizard_agrees_with_real_sglang(version: str, runs: dict[str, Run | BaseException]) -> None:
-    generated, named, results = _run(runs, version)
+def test_wizard_agrees_with_real_sglang(version: str) -> None:
+    generated, named, results = _run(version)
     cases = generated + named
     summary = summarise(cases, results, wizard_reports(cases))
     print(f"\n{summary.table()}")
@@ -101,11 +103,10 @@ def _identity(result: dict[str, Any]) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("version", sorted(p.stem.removeprefix("named-results-")
                                            for p in FIXTURES.glob("named-results-*.json")))
-def test_committed_named_results_are_what_sglang_does(
-        version: str, runs: dict[str, Run | BaseException]) -> None:
+def test_committed_named_results_are_what_sglang_does(version: str) -> None:
     """The fixture other areas' tests rely on still matches the real code."""
     fixture = json.loads((FIXTURES / f"named-results-{version}.json").read_text())
     committed = {c["name"]: c["result"] for c in fixture["cases"]}
-    _generated, named, results = _run(runs, version)
+    _generated, named, results = _run(version)
     for case in named:
         assert _identity(results[case["id"]]) == _identity(committed[case["name"]]), case["name"]

@@ -161,6 +161,48 @@ def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str
     return archs, where
 
 
+def _int_tuple(node: ast.AST) -> list[int] | None:
+    if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+        values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+        if len(values) == len(node.value.elts) and all(isinstance(v, int) for v in values):
+            return values
+    return None
+
+
+def auto_params_table(tree: SourceTree) -> dict[str, Any] | None:
+    """SGLang's `auto_choose_speculative_params` as data, read from its if/elif chain.
+
+    `{"algorithms": {"STANDALONE": [3, 1, 4]}, "archs": [[[arch, ...], [5, 4, 8]], ...],
+    "default": [3, 1, 4]}`: the first matching branch wins, as in the source.
+    """
+    for rel, text in tree.files.items():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef) and node.name.lstrip("_") == (
+                    "auto_choose_speculative_params"):
+                table: dict[str, Any] = {"algorithms": {}, "archs": [], "default": None,
+                                         "where": f"{rel}:{node.lineno}"}
+                _read_branches(node.body, table)
+                return table if table["default"] else None
+    return None
+
+
+def _read_branches(body: list[ast.stmt], table: dict[str, Any]) -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            result = next((r for r in map(_int_tuple, stmt.body) if r), None)
+            test = stmt.test
+            if result and isinstance(test, ast.Compare) and len(test.comparators) == 1:
+                right = test.comparators[0]
+                if isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant):
+                    table["algorithms"].setdefault(str(right.value), result)
+                elif isinstance(test.ops[0], ast.In) and isinstance(right, ast.List | ast.Tuple):
+                    archs = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+                    table["archs"].append([archs, result])
+            _read_branches(stmt.orelse, table)
+        elif (result := _int_tuple(stmt)) and table["default"] is None:
+            table["default"] = result
+
+
 def _trtllm_pages(tree: SourceTree, site: dict[str, Any] | None) -> list[int] | None:
     if not site:
         return None
@@ -280,6 +322,7 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         "defaults": _defaults(flags),
         "dests": sorted({SERVER_ARGS_FIELDS.get(a["dest"], a["dest"])
                          for a in flags.get("actions", []) if a.get("dest") != "help"}),
+        "auto_params": auto_params_table(tree),
         "model_types": sorted((model_types or {}).get("model_types", [])),
     }
     return data, review

@@ -17,6 +17,7 @@ temporary path in their shebangs: always call `bin/python -m pip`, never `bin/pi
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -40,7 +41,7 @@ _COMMON_LIGHT = (
     "partial_json_parser", "sentencepiece", "msgspec",
 )
 LIGHT_REQUIREMENTS: tuple[str, ...] = (*_COMMON_LIGHT, "xxhash", "zstandard", "einops", "uvloop",
-                                         "setproctitle")
+                                         "setproctitle", "uvicorn")
 # Imported by the argument code, installed WITHOUT dependencies: their declared dependencies pull
 # triton / CUDA wheels, which the argument code never needs (their pure deps are listed above).
 # 0.5.23's xgrammar needs the real tvm-ffi (imported lazily, e.g. by the DFLASH path).
@@ -184,7 +185,22 @@ def ensure_venv(version: str, log: Callable[[str], None] = lambda _m: None,
     """Build the venv of ``version`` unless a finished one with the same recipe exists.
 
     Returns the venv's Python. Raises `VenvBuildError` with pip's last lines when a step fails.
+    Builds of one version are serialised by a lock file (two test processes or threads asking
+    for the same venv build it once; the second waits and then finds it ready).
     """
+    if not force and is_ready(version):
+        return venv_python(version)
+    lock_path = venv_dir(version).parent / f".venv-{version}.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _ensure_venv_locked(version, log, force)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _ensure_venv_locked(version: str, log: Callable[[str], None], force: bool) -> Path:
     target = venv_dir(version)
     if not force and is_ready(version):
         return venv_python(version)

@@ -29,7 +29,6 @@ EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
 NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
 
 # auto_choose_speculative_params: (steps, topk, draft) wider for these (unchanged since 0.5.5).
-AUTO_PARAMS_WIDE_ARCHS = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
 
 # Hybrid mamba models without the extra_buffer state in releases that keep split lists (those
 # releases detect them through the model config, not through a literal list in their source).

@@ -86,12 +86,15 @@ def defaults_for(release: Release) -> dict[str, object]:
 
 
 def auto_params(ctx: Ctx, a: Args) -> tuple[int, int, int]:
-    """SGLang's `auto_choose_speculative_params`: (steps, topk, draft tokens)."""
-    if a.get("speculative_algorithm") == "STANDALONE":
-        return (3, 1, 4)
-    if ctx.arch in c.AUTO_PARAMS_WIDE_ARCHS:
-        return (5, 4, 8)
-    return (3, 1, 4)
+    """SGLang's `auto_choose_speculative_params`: (steps, topk, draft tokens), from the release."""
+    table = ctx.release.auto_params
+    by_algorithm = table.get("algorithms", {}).get(str(a.get("speculative_algorithm")))
+    if by_algorithm:
+        return tuple(by_algorithm)  # type: ignore[return-value]
+    for archs, params in table.get("archs", ()):
+        if ctx.arch in archs:
+            return tuple(params)  # type: ignore[return-value]
+    return tuple(table.get("default") or (3, 1, 4))  # type: ignore[return-value]
 
 
 def _no_spec_or_topk_one(a: Args) -> bool:

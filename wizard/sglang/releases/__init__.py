@@ -66,6 +66,9 @@ class Release:
     # Config `model_type`s its pinned transformers (plus SGLang's own registered configs) can
     # load; empty when not dumped (then nothing is concluded from it).
     model_types: frozenset[str] = frozenset()
+    # `auto_choose_speculative_params` as read from the source: per algorithm, per architecture
+    # list (first match wins), default.
+    auto_params: Mapping[str, Any] = field(default_factory=dict)
 
     def site(self, rule_id: str) -> Site | None:
         """The located statement of a rule in this release (None: the rule is not here)."""
@@ -156,6 +159,7 @@ def load_release(name: str) -> Release:
         dests=frozenset(data["dests"]),
         defaults=dict(data.get("defaults", {})),
         model_types=frozenset(data.get("model_types", ())),
+        auto_params=dict(data.get("auto_params") or {}),
     )
 
 
