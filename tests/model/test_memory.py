@@ -110,7 +110,12 @@ def test_incident2_on_0523_keeps_no_spec_reserve(tmp_path: Path) -> None:
     old = plan_memory(target, PRO6000, 8, 8, algorithm="NEXTN", sglang_version="0.5.11")
     new = plan_memory(target, PRO6000, 8, 8, algorithm="NEXTN", sglang_version="0.5.23")
     assert new.mem_fraction_static > old.mem_fraction_static
-    assert new.headroom_gib == pytest.approx(old.headroom_gib - 4.0, abs=0.3)
+    # 0.5.14+ loads the draft before sizing the KV cache: it comes out of the static pool.
+    assert new.draft_in_static_pool and not old.draft_in_static_pool
+    smaller_reserve = (new.mem_fraction_static - old.mem_fraction_static) * new.free_before_load_gib
+    assert new.headroom_gib == pytest.approx(
+        old.headroom_gib - smaller_reserve + old.draft_weights_gib, abs=0.3
+    )
     assert new.verdict == "fits"
 
 
@@ -159,7 +164,7 @@ def test_70b_bf16_on_one_a6000_will_not_fit_and_suggests_tp(tmp_path: Path) -> N
 def test_given_fraction_too_high_leaves_no_room_for_the_draft(tmp_path: Path) -> None:
     target = _facts(fam.qwen36_27b, tmp_path)
     plan = plan_memory(
-        target, A6000, 2, 2, mem_fraction=0.95, algorithm="NEXTN", num_draft_tokens=2
+        target, A6000, 2, 2, mem_fraction=0.99, algorithm="NEXTN", num_draft_tokens=2
     )
     assert plan.mem_fraction_source == "given"
     assert plan.verdict == "will_not_fit"
