@@ -57,11 +57,16 @@ WORKSPACE_GIB = 0.5
 # Llama-3.1-8B on H100 logs 15.11 GiB for 14.96 GiB of weights + 0.06 GiB rotary cache).
 LOAD_KERNELS_GIB = 0.1
 
-# GPU memory that SGLang's process holds before it loads weights (CUDA context, cuBLAS/NCCL
-# communicators): card total minus the `Load weight begin. avail mem=` of real logs. Hopper and
-# Blackwell: 0.84-1.22 GiB on H100 (tp 1-2, 2025-2026 logs), Ada/Ampere: 0.86 GiB on 4x L4.
-CONTEXT_RESERVE_GIB = {"Hopper": 1.0, "Blackwell": 1.0, "Ada": 0.86, "Ampere": 0.86}
-CONTEXT_RESERVE_DEFAULT_GIB = 1.0
+# GPU memory that SGLang's process holds before it loads weights: card total minus the
+# `Load weight begin. avail mem=` of real logs. The CUDA context: 0.84-1.22 GiB on H100 at tp 1
+# (2025-2026 logs), 0.73 GiB on L4. NCCL and custom all-reduce buffers grow with the TP peers:
+# "Init torch distributed ends. mem usage=" 1.77-2.01 GiB at tp 8 on NVLink H200 (~0.28 GiB a
+# peer), 0.13 GiB at tp 4 on PCIe-only L4. B200 (SM100): 3.72 GiB at tp 4 (one log, 2025-08),
+# so a larger context (2.9 GiB) is assumed there.
+CONTEXT_GIB = {"Hopper": 1.0, "Blackwell": 1.0, "Ada": 0.73, "Ampere": 0.73}
+CONTEXT_SM100_GIB = 2.9
+CONTEXT_DEFAULT_GIB = 1.0
+NCCL_PER_PEER_GIB = {True: 0.28, False: 0.045}  # keyed by NVLink
 
 
 @dataclass(frozen=True)
@@ -95,9 +100,13 @@ def accounting(version: str) -> Accounting:
     return chosen
 
 
-def context_reserve_gib(gpu: GpuKind) -> float:
-    """Memory SGLang's own process holds before loading weights (CUDA context, NCCL)."""
-    return CONTEXT_RESERVE_GIB.get(gpu.generation, CONTEXT_RESERVE_DEFAULT_GIB)
+def context_reserve_gib(gpu: GpuKind, tp: int = 1) -> float:
+    """Memory SGLang's own process holds before loading weights: CUDA context + NCCL/custom
+    all-reduce buffers for the other `tp - 1` ranks of its TP group."""
+    context = (
+        CONTEXT_SM100_GIB if gpu.is_sm100 else CONTEXT_GIB.get(gpu.generation, CONTEXT_DEFAULT_GIB)
+    )
+    return context + NCCL_PER_PEER_GIB[gpu.nvlink] * (max(tp, 1) - 1)
 
 
 @dataclass(frozen=True)
@@ -283,7 +292,7 @@ def plan_memory(
     assumptions: list[str] = []
     total_mib = gpu.memory_mib
     total_gib = total_mib / 1024
-    reserve_ctx = context_reserve_gib(gpu)
+    reserve_ctx = context_reserve_gib(gpu, tp)
     if free_gib is not None:
         free_before = max(min(free_gib, total_gib) - reserve_ctx, 0.0)
         free_source: Literal["card", "nvidia-smi"] = "nvidia-smi"
