@@ -195,7 +195,8 @@ class MemoryPlan:
             f"{word}: per GPU {self.weights_gib:.1f} GiB weights + {self.kv_budget_gib:.1f} GiB "
             f"KV/state of {self.static_pool_gib:.1f} GiB static pool "
             f"({self.mem_fraction_static:.3f} x {self.free_before_load_gib:.1f} GiB free before "
-            f"loading), {self.kv_tokens:,} KV tokens, headroom {self.headroom_gib:+.1f} GiB"
+            f"loading{' by nvidia-smi' if self.free_memory_source == 'nvidia-smi' else ''}), "
+            f"{self.kv_tokens:,} KV tokens, headroom {self.headroom_gib:+.1f} GiB"
         )
 
 
