@@ -317,10 +317,8 @@ def plan_memory(
             total_mib, chunked, graph_bs, tp, target, pp=pp, dp=dp if attention_dp else 1
         )
         spec_reserve = 0
-        if algo is not None and acc.spec_reserve_mib:
-            spec_reserve = 6 * 1024 if algo == "STANDALONE" else (
-                0 if algo == "NGRAM" else acc.spec_reserve_mib
-            )
+        if algo is not None and algo != "NGRAM" and acc.spec_reserve_mib:
+            spec_reserve = 6 * 1024 if algo == "STANDALONE" else acc.spec_reserve_mib
         fraction = round((total_mib - base_reserve_mib - spec_reserve) / total_mib, 3)
         fraction = _vlm_adjust(fraction, target)
         fraction_source: Literal["given", "sglang-heuristic"] = "sglang-heuristic"
@@ -341,7 +339,6 @@ def plan_memory(
         weights.per_gpu(tp, pp, attn_tp, target.num_layers, stage_layers, attention_dp) / GIB
         + load_overhead_gib
     )
-    # With pp the last stage also holds the MTP layers (NEXTN), which SGLang loads as a draft.
 
     # --- draft / MTP ---------------------------------------------------------------------------
     draft_gib = 0.0
@@ -837,11 +834,6 @@ def _kv_cell(
     v_dim = facts.v_head_dim if facts.attention != "MLA" and facts.v_head_dim else facts.head_dim
     size = int(kv_heads * (facts.head_dim + v_dim) * layers * elem)
     return size, size, f"{facts.attention} {dtype_word}: {kv_heads} KV heads x {layers} layers"
-
-
-def _kv_per_token(facts: ModelFacts, tp: int, elem: float, *, layers: int) -> int:
-    """KV bytes per token per GPU over `layers` full-attention layers."""
-    return _kv_cell(facts, tp, elem, layers=layers)[1]
 
 
 def _mamba_state_per_request(facts: ModelFacts, tp: int, pp: int = 1) -> int:
