@@ -104,3 +104,12 @@ def test_free_memory_before_loading_is_close_to_the_log(row: LogRow, tmp_path: P
     assert plan.free_before_load_gib == pytest.approx(row.free_before_gib, abs=1.5)
     assert plan.free_memory_source == "card"
     assert _plan(row, tmp_path, logged_free=True).free_memory_source == "nvidia-smi"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
+def test_launches_that_started_are_not_refused(row: LogRow, tmp_path: Path) -> None:
+    """Every logged launch started and served: the plan must not say it will not fit, nor be
+    short of room outside the static pool ("tight" only for the context-length reason)."""
+    plan = _plan(row, tmp_path)
+    assert plan.verdict != "will_not_fit", plan.reasons
+    assert plan.headroom_gib >= 0, plan.reasons
