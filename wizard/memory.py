@@ -76,17 +76,21 @@ class Accounting:
     spec_reserve_mib: int  # the mem-fraction heuristic's speculative term (STANDALONE: 6 GiB)
     draft_in_static_pool: bool  # draft weights are loaded before the KV cache is sized
     nsa_scaled_cell: bool  # the token count uses the fp8 NSA layout (scales + bf16 rope)
+    small_card_chunked: int = 2048  # default chunked prefill on 20-35 GiB cards
+    small_card_graph_bs: tuple[int, int] = (24, 80)  # default cuda_graph_max_bs there (tp<4, tp>=4)
 
 
 # (first release, accounting): 0.5.5-0.5.9 add 2 GiB for a draft, 0.5.10-0.5.13 4 GiB;
 # 0.5.14 dropped the term and counts the draft weights in the static pool
 # (`_profile_available_bytes`: "draft weights are now counted"); 0.5.17 sizes NSA tokens with
-# `calculate_mla_kv_cache_dim` (pool_configurator._compute_cell_size).
+# `calculate_mla_kv_cache_dim` (pool_configurator._compute_cell_size); 0.5.20 raised the 20-35 GiB
+# card defaults to chunked prefill 4096 and CUDA-graph batch 48 / 160 (`memory_hook`).
 _ACCOUNTING: tuple[tuple[tuple[int, ...], Accounting], ...] = (
     ((0, 0, 0), Accounting(2048, False, False)),
     ((0, 5, 10), Accounting(4096, False, False)),
     ((0, 5, 14), Accounting(0, True, False)),
     ((0, 5, 17), Accounting(0, True, True)),
+    ((0, 5, 20), Accounting(0, True, True, 4096, (48, 160))),
 )
 
 
@@ -310,8 +314,8 @@ def plan_memory(
         )
 
     # --- SGLang's heuristic defaults -----------------------------------------------------------
-    chunked = chunked_prefill_size or _default_chunked_prefill(total_mib)
-    graph_bs = cuda_graph_max_bs or _default_cuda_graph_max_bs(total_mib, tp)
+    chunked = chunked_prefill_size or _default_chunked_prefill(total_mib, acc)
+    graph_bs = cuda_graph_max_bs or _default_cuda_graph_max_bs(total_mib, tp, acc)
     if mem_fraction is None:
         base_reserve_mib = _sglang_base_reserve_mib(
             total_mib, chunked, graph_bs, tp, target, pp=pp, dp=dp if attention_dp else 1
@@ -633,10 +637,12 @@ def _activation_gib(target: ModelFacts, chunked: int, tp: int, attn_tp: int) -> 
 # --------------------------------------------------------------------------------------------
 
 
-def _default_chunked_prefill(total_mib: int) -> int:
-    """0.5.11 `_handle_gpu_memory_settings`: chunked prefill size by card memory."""
-    if total_mib < 35 * 1024:
+def _default_chunked_prefill(total_mib: int, acc: Accounting) -> int:
+    """`_handle_gpu_memory_settings`: chunked prefill size by card memory."""
+    if total_mib < 20 * 1024:
         return 2048
+    if total_mib < 35 * 1024:
+        return acc.small_card_chunked
     if total_mib < 60 * 1024:
         return 4096
     if total_mib < 160 * 1024:
@@ -644,12 +650,12 @@ def _default_chunked_prefill(total_mib: int) -> int:
     return 16384
 
 
-def _default_cuda_graph_max_bs(total_mib: int, tp: int) -> int:
-    """0.5.11 `_handle_gpu_memory_settings`: CUDA-graph max batch by card memory and tp."""
+def _default_cuda_graph_max_bs(total_mib: int, tp: int, acc: Accounting) -> int:
+    """`_handle_gpu_memory_settings`: CUDA-graph max batch by card memory and tp."""
     if total_mib < 20 * 1024:
         return 8
     if total_mib < 35 * 1024:
-        return 24 if tp < 4 else 80
+        return acc.small_card_graph_bs[0 if tp < 4 else 1]
     if total_mib < 60 * 1024:
         return 32 if tp < 4 else 160
     if total_mib < 160 * 1024:

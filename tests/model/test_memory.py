@@ -315,6 +315,10 @@ def test_release_accounting() -> None:
     assert accounting("0.5.14").spec_reserve_mib == 0 and accounting("0.5.14").draft_in_static_pool
     assert not accounting("0.5.16").nsa_scaled_cell and accounting("0.5.17").nsa_scaled_cell
     assert accounting("0.5.23.post1") == accounting("0.5.23")
+    # 20-35 GiB cards: 0.5.20 raised the defaults (read from the 0.5.19 and 0.5.20 wheels).
+    assert accounting("0.5.19").small_card_graph_bs == (24, 80)
+    assert accounting("0.5.20").small_card_chunked == 4096
+    assert accounting("0.5.20").small_card_graph_bs == (48, 160)
 
 
 def test_req_to_token_table_counts_outside_the_pool(tmp_path: Path) -> None:
