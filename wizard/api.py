@@ -189,10 +189,12 @@ def check_typed(
     paths_local: bool = True,
     facts: ModelFacts | None = None,
     draft_facts: ModelFacts | None = None,
+    gpu_free_gib: float | None = None,
 ) -> Report:
     """Check canonical typed arguments (as SGLang would get them) for one version.
 
     Model facts are read from the local `config.json` files unless given (e.g. read over SSH).
+    `gpu_free_gib`: free memory of one GPU read on the host (`nvidia-smi`) for the memory plan.
     """
     version, warning = resolve_version(sglang_version)
     gpu_kind, assumed = _gpu_for(gpu)
@@ -217,6 +219,7 @@ def check_typed(
         draft_error=draft_error,
         paths_local=paths_local,
         release_note=warning,
+        gpu_free_gib=gpu_free_gib,
     )
     return evaluate(ctx)
 
@@ -230,6 +233,7 @@ def check_profile(
     facts: ModelFacts | None = None,
     draft_facts: ModelFacts | None = None,
     verify_fixes: bool = True,
+    gpu_free_gib: float | None = None,
 ) -> Report:
     """Check a profile: what SGLang will do with it, in SGLang's order, and the values it will run.
 
@@ -251,6 +255,7 @@ def check_profile(
         paths_local=local,
         facts=facts,
         draft_facts=draft_facts,
+        gpu_free_gib=gpu_free_gib,
     )
     early = _unavailable_fields(typed, version)
     if argparse_problem is not None:

@@ -55,7 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_app()
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    args, extra = parser.parse_known_args(args_list)
+    if extra and extra[0] == "--" and hasattr(args, "launch"):
+        # `inspect MODEL --gpu H100 -- --tp 8`: argparse has already closed the positionals.
+        args.launch = [*(args.launch or []), *extra[1:]]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

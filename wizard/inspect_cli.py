@@ -42,6 +42,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument("model_dir", nargs="?", metavar="MODEL_DIR", help="model folder")
+    parser.add_argument(
+        "launch",
+        nargs="*",
+        metavar="-- FLAGS",
+        help=(
+            "after `--`: SGLang launch flags, as `check` takes them (`-- --tp 8 --pp-size 4 "
+            "--mem-fraction-static 0.85`); the plan is then exactly the one `check` makes"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (keys in docs/inspect.md)")
     parser.add_argument(
         "--profile", metavar="P.toml", help="take GPUs, tp and flags from a profile"
@@ -169,6 +178,62 @@ def _gpu_setup(s: dict[str, Any]) -> tuple[GpuKind, int, int] | None:
     return gpu, gpus, tp
 
 
+_INSPECT_ONLY = (
+    "tp",
+    "draft",
+    "algorithm",
+    "num_draft_tokens",
+    "num_steps",
+    "topk",
+    "mem_fraction",
+    "max_running_requests",
+    "context_length",
+    "kv_cache_dtype",
+)
+
+
+def _plan_from_launch(
+    model_path: Path, launch: list[str], s: dict[str, Any], args: argparse.Namespace
+) -> tuple[MemoryPlan | None, list[str]]:
+    """The plan `check` makes for MODEL_DIR with these SGLang flags (and what SGLang would refuse)."""
+    from wizard.api import check_argv
+    from wizard.sglang.errors import CommandError
+    from wizard.sglang.parse import split_launch
+    from wizard.sglang.versions import VersionError, resolve_version
+
+    given = [f"--{n.replace('_', '-')}" for n in _INSPECT_ONLY if getattr(args, n, None) is not None]
+    if given:
+        raise ToolInputError(
+            f"{', '.join(given)} and SGLang flags after `--` both set the plan; give them as "
+            "SGLang flags after `--` (e.g. --tp-size, --mem-fraction-static)"
+        )
+    if s["gpu"] is None:
+        raise ToolInputError("a memory plan needs --gpu KIND (e.g. --gpu H100)")
+    try:
+        gpu = lookup(s["gpu"])
+        resolve_version(s["sglang_version"])
+        parts = split_launch(launch if len(launch) > 1 else launch[0])
+    except (UnknownGpuError, VersionError, CommandError) as exc:
+        raise ToolInputError(str(exc)) from None
+    argv = list(parts.argv)
+    if any(a in ("--model-path", "--model") or a.startswith(("--model-path=", "--model="))
+           for a in argv):
+        raise ToolInputError("give the model as MODEL_DIR, not as --model-path after `--`")
+    report = check_argv(
+        ["--model-path", str(model_path), *argv],
+        sglang_version=s["sglang_version"],
+        env=parts.env,
+        gpu=gpu.name,
+        gpus=s["gpus"],
+    )
+    errors = [f"{f.rule}: {f.message}" for f in report.errors]
+    if any(f.rule == "R-ARGPARSE" for f in report.errors):
+        raise ToolInputError(f"SGLang's parser refuses the flags after `--`: {errors[0]}")
+    if report.memory_plan is None:
+        raise ToolInputError("no memory plan for these flags (tp x pp larger than --gpus?)")
+    return report.memory_plan, errors
+
+
 def _draft_checks(
     target: ModelFacts, draft: ModelFacts | None, s: dict[str, Any]
 ) -> list[DraftCheck]:
@@ -201,8 +266,12 @@ def run_inspect(args: argparse.Namespace) -> int:
         )
     target = _load(model_path, "model")
     draft = _load(Path(s["draft"]).expanduser(), "draft") if s["draft"] else None
-    setup = _gpu_setup(s)
+    launch = list(getattr(args, "launch", None) or [])
+    setup = None if launch else _gpu_setup(s)
     plan: MemoryPlan | None = None
+    launch_errors: list[str] = []
+    if launch:
+        plan, launch_errors = _plan_from_launch(model_path, launch, s, args)
     if setup is not None:
         gpu, gpus, tp = setup
         try:
@@ -242,6 +311,7 @@ def run_inspect(args: argparse.Namespace) -> int:
                     "algorithms": [o.__dict__ for o in options],
                     "draft_checks": [c.__dict__ for c in checks],
                     "memory": None if plan is None else plan.to_json(),
+                    "launch_errors": launch_errors,
                 },
                 indent=2,
             )
@@ -261,6 +331,8 @@ def run_inspect(args: argparse.Namespace) -> int:
         if plan is not None:
             print()
             print(render_plan(plan))
+        for e in launch_errors:
+            print(f"  SGLang would refuse the launch: {e}")
     return 1 if plan is not None and plan.verdict == "will_not_fit" else 0
 
 
@@ -333,13 +405,27 @@ def _bar(plan: MemoryPlan, width: int = 50) -> str:
 def render_plan(p: MemoryPlan) -> str:
     """Human-readable memory plan with a bar per GPU."""
     word = {"fits": "FITS", "tight": "TIGHT", "will_not_fit": "WILL NOT FIT"}[p.verdict]
-    lines = [f"Memory plan per GPU: {p.gpus} x {p.gpu}, tp {p.tp}: {word}"]
+    layout = f"tp {p.tp}"
+    if p.pp > 1:
+        layout += f", pp {p.pp} ({p.layers_per_gpu} layers per GPU)"
+    if p.attention_dp:
+        layout += f", dp {p.dp} DP attention (attention TP {p.attention_tp})"
+    if p.ep > 1:
+        layout += f", ep {p.ep}"
+    lines = [f"Memory plan per GPU: {p.gpus} x {p.gpu}, {layout} (SGLang {p.sglang_version}): {word}"]
     lines.append(f"  {_bar(p)}  W weights S state K KV D draft A activations/graphs")
+    source = "nvidia-smi" if p.free_memory_source == "nvidia-smi" else f"card {p.gpu_total_gib:.1f}"
     lines.append(
-        f"  card {p.gpu_total_gib:.1f} GiB x mem-fraction-static {p.mem_fraction_static:.3f} "
-        f"({p.mem_fraction_source}) = static pool {p.static_pool_gib:.1f} GiB"
+        f"  free before loading {p.free_before_load_gib:.1f} GiB ({source} - "
+        f"{p.context_reserve_gib:.2f} CUDA context/NCCL) x mem-fraction-static "
+        f"{p.mem_fraction_static:.3f} ({p.mem_fraction_source}) = static pool "
+        f"{p.static_pool_gib:.1f} GiB"
     )
-    lines.append(f"  weights        {p.weights_gib:.2f} GiB ({p.weights_source})")
+    lines.append(
+        f"  weights        {p.weights_gib:.2f} GiB ({p.weights_source}; incl. "
+        f"{p.load_overhead_gib:.2f} rotary cache/kernels)"
+        + (f" + draft {p.draft_weights_gib:.2f} in the pool" if p.draft_in_static_pool else "")
+    )
     if p.mamba_state_per_request_mib:
         lines.append(
             f"  hybrid state   {p.mamba_state_per_request_mib:.1f} MiB per request; pool "
@@ -351,17 +437,21 @@ def render_plan(p: MemoryPlan) -> str:
             )
         )
     lines.append(
-        f"  KV cache       {p.kv_budget_gib:.2f} GiB / {p.kv_bytes_per_token:,} B per token = "
-        f"{p.kv_tokens:,} tokens (context length {p.context_length or 'unknown'})"
+        f"  KV cache       {p.kv_budget_gib:.2f} GiB / {p.kv_cell_bytes:,} B per token = "
+        f"{p.kv_tokens:,} tokens (context length {p.context_length or 'unknown'}); {p.kv_layout}"
+        + (f"; allocated {p.kv_bytes_per_token:,} B per token" if p.kv_cell_bytes != p.kv_bytes_per_token else "")
+        + (f"; sliding-window pool {p.swa_kv_tokens:,} tokens" if p.swa_kv_tokens else "")
     )
     if p.draft_kind:
+        where = "in the static pool" if p.draft_in_static_pool else "outside the static pool"
         lines.append(
-            f"  draft          {p.draft_kind}: {p.draft_weights_gib:.2f} GiB weights + "
-            f"{p.draft_kv_gib:.2f} GiB KV, loaded outside the static pool"
+            f"  draft          {p.draft_kind}: {p.draft_weights_gib:.2f} GiB weights ({where}) + "
+            f"{p.draft_kv_gib:.2f} GiB KV"
         )
     lines.append(
-        f"  outside pool   {p.reserve_gib:.1f} GiB for activations ~{p.activation_estimate_gib:.1f} "
-        f"+ CUDA graphs ~{p.cuda_graph_estimate_gib:.1f}"
+        f"  outside pool   {p.reserve_gib:.1f} GiB for workspace {p.workspace_gib:.1f} + "
+        f"req-to-token {p.req_to_token_gib:.2f} + prefill activations "
+        f"~{p.activation_estimate_gib:.2f} + CUDA graphs ~{p.cuda_graph_estimate_gib:.2f}"
         + (" + draft" if p.draft_kind else "")
         + f": headroom {p.headroom_gib:+.1f} GiB"
     )

@@ -1,21 +1,27 @@
 """GPU memory plan for one launch: will the weights, the draft and the KV cache fit per GPU?
 
-SGLang splits each GPU in two (0.5.11 `server_args._handle_gpu_memory_settings`,
-`model_runner_kv_cache_mixin`):
+The plan follows SGLang's own accounting (0.5.11 `model_runner_kv_cache_mixin._profile_available_bytes`,
+0.5.23 `mem_cache/kv_cache_configurator.py`, `pool_configurator.DefaultPoolConfigurator`):
 
-* the *static pool* = card memory x `--mem-fraction-static`: the target weights, then the KV cache
-  (and, for hybrid Gated DeltaNet models, the recurrent-state pool) fill it;
-* the rest is left for activations and CUDA graphs, and (speculative decoding) the draft / MTP
-  weights and the draft's KV cache, which are loaded *after* the target's pools are sized. The
-  0.5.11 heuristic adds a fixed 4 GiB (6 GiB STANDALONE) for that; 0.5.23 adds nothing.
+* `free_before` = the GPU memory free when the weights start loading: the card minus the CUDA
+  context and NCCL buffers of SGLang's own process (or the free memory `nvidia-smi` reports on the
+  host, minus that context, when it was read);
+* the KV budget is `free after loading - free_before x (1 - mem_fraction_static)`, that is
+  `free_before x mem_fraction_static - weights` (the *static pool* is `free_before x fraction`,
+  not the card x fraction); hybrid models take the recurrent-state pool out of it first;
+* KV tokens = budget / SGLang's cell size (bytes per token per GPU over the layers of one
+  pipeline stage, per attention-TP rank), rounded down to the page size;
+* everything else (req-to-token table, attention workspace, prefill activations, CUDA graphs, and
+  on releases before 0.5.14 the draft weights) must fit in `free_before x (1 - fraction)`.
 
 `plan_memory` follows those steps with the numbers from `ModelFacts` and the GPU catalog. It is an
-estimate (weights from the safetensors index or the config, activations from SGLang's own
-heuristic), meant to catch set-ups that cannot start and to show how much room is left.
+estimate (weights from the safetensors index or the config), checked against real SGLang start-up
+logs in `tests/model/memory_logs.py` (docs/inspect.md has the table).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,8 +46,71 @@ MAMBA_FULL_MEMORY_RATIO = 0.9
 MAMBA_CACHE_RATIO = 3  # mamba slots per running request
 MAMBA_EXTRA_BUFFER_RATIO_OVERLAP = 2
 SPEC_DEFAULT_MAX_RUNNING_REQUESTS = 48
+SWA_FULL_TOKENS_RATIO = 0.8  # server_args.swa_full_tokens_ratio default
+NSA_QUANT_BLOCK = 128  # NSATokenToKVPool.quant_block_size
 TIGHT_HEADROOM_GIB = 0.0
-RUNTIME_OVERHEAD_GIB = 1.0
+# SGLang's own "constant meta data (e.g. from attention backend)" term of its reserve: the
+# attention workspace and the sampler's buffers that are allocated after the KV pool.
+WORKSPACE_GIB = 0.5
+# What "Load weight end. mem usage=" shows beyond the weights: the rotary cos/sin cache (fp32,
+# max positions x head dim) and the CUDA kernels loaded while weights are processed (calibrated:
+# Llama-3.1-8B on H100 logs 15.11 GiB for 14.96 GiB of weights + 0.06 GiB rotary cache).
+LOAD_KERNELS_GIB = 0.1
+
+# GPU memory that SGLang's process holds before it loads weights: card total minus the
+# `Load weight begin. avail mem=` of real logs. The CUDA context: 0.84-1.22 GiB on H100 at tp 1
+# (2025-2026 logs), 0.73 GiB on L4. NCCL and custom all-reduce buffers grow with the TP peers:
+# "Init torch distributed ends. mem usage=" 1.77-2.01 GiB at tp 8 on NVLink H200 (~0.28 GiB a
+# peer), 0.13 GiB at tp 4 on PCIe-only L4. B200 (SM100): 3.72 GiB at tp 4 (one log, 2025-08),
+# so a larger context (2.9 GiB) is assumed there.
+CONTEXT_GIB = {"Hopper": 1.0, "Blackwell": 1.0, "Ada": 0.73, "Ampere": 0.73}
+CONTEXT_SM100_GIB = 2.9
+CONTEXT_DEFAULT_GIB = 1.0
+NCCL_PER_PEER_GIB = {True: 0.28, False: 0.045}  # keyed by NVLink
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What differs between SGLang releases in how memory is sized (read from their source)."""
+
+    spec_reserve_mib: int  # the mem-fraction heuristic's speculative term (STANDALONE: 6 GiB)
+    draft_in_static_pool: bool  # draft weights are loaded before the KV cache is sized
+    nsa_scaled_cell: bool  # the token count uses the fp8 NSA layout (scales + bf16 rope)
+    small_card_chunked: int = 2048  # default chunked prefill on 20-35 GiB cards
+    small_card_graph_bs: tuple[int, int] = (24, 80)  # default cuda_graph_max_bs there (tp<4, tp>=4)
+
+
+# (first release, accounting): 0.5.5-0.5.9 add 2 GiB for a draft, 0.5.10-0.5.13 4 GiB;
+# 0.5.14 dropped the term and counts the draft weights in the static pool
+# (`_profile_available_bytes`: "draft weights are now counted"); 0.5.17 sizes NSA tokens with
+# `calculate_mla_kv_cache_dim` (pool_configurator._compute_cell_size); 0.5.20 raised the 20-35 GiB
+# card defaults to chunked prefill 4096 and CUDA-graph batch 48 / 160 (`memory_hook`).
+_ACCOUNTING: tuple[tuple[tuple[int, ...], Accounting], ...] = (
+    ((0, 0, 0), Accounting(2048, False, False)),
+    ((0, 5, 10), Accounting(4096, False, False)),
+    ((0, 5, 14), Accounting(0, True, False)),
+    ((0, 5, 17), Accounting(0, True, True)),
+    ((0, 5, 20), Accounting(0, True, True, 4096, (48, 160))),
+)
+
+
+def accounting(version: str) -> Accounting:
+    """The memory accounting of one SGLang release (the newest entry at or below it)."""
+    key = version_tuple(version) or (9, 9, 9)
+    chosen = _ACCOUNTING[0][1]
+    for first, acc in _ACCOUNTING:
+        if key >= first:
+            chosen = acc
+    return chosen
+
+
+def context_reserve_gib(gpu: GpuKind, tp: int = 1) -> float:
+    """Memory SGLang's own process holds before loading weights: CUDA context + NCCL/custom
+    all-reduce buffers for the other `tp - 1` ranks of its TP group."""
+    context = (
+        CONTEXT_SM100_GIB if gpu.is_sm100 else CONTEXT_GIB.get(gpu.generation, CONTEXT_DEFAULT_GIB)
+    )
+    return context + NCCL_PER_PEER_GIB[gpu.nvlink] * (max(tp, 1) - 1)
 
 
 @dataclass(frozen=True)
@@ -91,6 +160,23 @@ class MemoryPlan:
     suggestions: list[str] = field(default_factory=list)
     assumptions: tuple[str, ...] = ()
     fixes: list[PlanFix] = field(default_factory=list)
+    pp: int = 1
+    dp: int = 1
+    attention_dp: bool = False
+    ep: int = 1
+    attention_tp: int = 1
+    free_before_load_gib: float = 0.0
+    free_memory_source: Literal["card", "nvidia-smi"] = "card"
+    context_reserve_gib: float = 0.0
+    kv_layout: str = ""
+    kv_cell_bytes: int = 0
+    swa_kv_tokens: int | None = None
+    req_to_token_gib: float = 0.0
+    workspace_gib: float = WORKSPACE_GIB
+    draft_in_static_pool: bool = False
+    layers_per_gpu: int = 0
+    sglang_version: str = ""
+    load_overhead_gib: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md."""
@@ -112,24 +198,45 @@ class MemoryPlan:
         return (
             f"{word}: per GPU {self.weights_gib:.1f} GiB weights + {self.kv_budget_gib:.1f} GiB "
             f"KV/state of {self.static_pool_gib:.1f} GiB static pool "
-            f"({self.mem_fraction_static:.3f} x {self.gpu_total_gib:.1f} GiB), "
+            f"({self.mem_fraction_static:.3f} x {self.free_before_load_gib:.1f} GiB free before "
+            f"loading{' by nvidia-smi' if self.free_memory_source == 'nvidia-smi' else ''}), "
             f"{self.kv_tokens:,} KV tokens, headroom {self.headroom_gib:+.1f} GiB"
         )
 
 
 @dataclass(frozen=True)
 class _Weights:
-    """Bytes of one model per GPU, split into what TP shards and what every GPU holds."""
+    """Bytes of one model (whole model, not per GPU), split the way SGLang shards them."""
 
-    sharded: float
-    replicated: float
-    mtp_total: float  # bytes of the MTP layers (whole model, not per GPU)
+    layers_sharded: float  # decoder layers except attention: split by tp (experts by ep x moe-tp)
+    attention: float  # attention projections: split by the attention-TP size
+    layers_replicated: float  # norms, router, MLA down-projections, replicated KV heads
+    mtp_total: float  # bytes of the MTP layers
     embedding: float
     lm_head: float
+    vision: float
     source: Literal["index", "estimate"]
 
-    def per_gpu(self, tp: int) -> float:
-        return self.sharded / tp + self.replicated
+    def per_gpu(
+        self,
+        tp: int,
+        pp: int = 1,
+        attn_tp: int | None = None,
+        layers: int = 1,
+        stage_layers: int | None = None,
+        dp_attention: bool = False,
+    ) -> float:
+        """Bytes on the busiest GPU: one pipeline stage's layers (experts and MLP split by tp,
+        attention by the attention-TP size), the embedding on the first stage (replicated under
+        DP attention, `VocabParallelEmbedding(enable_tp=False)`), the head on the last stage."""
+        attn_tp = attn_tp or tp
+        stage = stage_layers if stage_layers is not None else math.ceil(layers / pp)
+        share = stage / max(layers, 1)
+        body = (self.layers_sharded / tp + self.attention / attn_tp + self.layers_replicated) * share
+        embedding = self.embedding / (1 if dp_attention else tp)
+        head = self.lm_head / tp
+        ends = embedding + head if pp == 1 else max(embedding, head)
+        return body + ends + self.vision / tp
 
 
 def plan_memory(
@@ -154,33 +261,68 @@ def plan_memory(
     mamba_extra_buffer: bool | None = None,
     num_steps: int | None = None,
     topk: int | None = None,
+    pp: int = 1,
+    dp: int = 1,
+    enable_dp_attention: bool = False,
+    ep: int = 1,
+    page_size: int | None = None,
+    free_gib: float | None = None,
+    disable_cuda_graph: bool = False,
+    swa_full_tokens_ratio: float | None = None,
     _with_suggestions: bool = True,
 ) -> MemoryPlan:
     """Plan the memory of one GPU for `target` on `gpus` x `gpu` at tensor parallel `tp`.
 
+    `pp` pipeline stages (each GPU holds one stage's layers), `dp` with `enable_dp_attention`
+    (attention weights replicated over the `dp` attention groups, a KV pool per group), `ep`
+    (experts split over ep x moe-tp = tp GPUs: the same bytes per GPU). `free_gib` is the free
+    memory of one GPU read on the host (`nvidia-smi`), else the card minus SGLang's context.
     `num_draft_tokens` is what the user typed; with `num_steps`/`topk` the plan uses the count
     SGLang will really use (auto table, topk-1 rewrite). Raises ValueError for impossible inputs
-    (tp larger than the GPU count, tp < 1, unknown algorithm).
+    (tp x pp larger than the GPU count, sizes < 1, unknown algorithm).
     """
-    if tp < 1 or gpus < 1:
-        raise ValueError("tp and the GPU count must be at least 1")
-    if tp > gpus:
-        raise ValueError(f"tp {tp} needs {tp} GPUs but only {gpus} are given")
+    if tp < 1 or gpus < 1 or pp < 1 or dp < 1:
+        raise ValueError("tp, pp, dp and the GPU count must be at least 1")
+    if tp * pp > gpus:
+        what = f"tp {tp}" if pp == 1 else f"tp {tp} x pp {pp}"
+        raise ValueError(f"{what} needs {tp * pp} GPUs but only {gpus} are given")
+    attention_dp = enable_dp_attention and dp > 1
+    if attention_dp and tp % dp:
+        raise ValueError(f"--dp {dp} with DP attention must divide --tp {tp}")
+    attn_tp = tp // dp if attention_dp else tp
     algo = (algorithm or "").upper() or None
     if algo is not None and algo not in SPEC_ALGORITHMS:
         raise ValueError(f"unknown speculative algorithm {algorithm!r}")
+    acc = accounting(sglang_version)
     assumptions: list[str] = []
     total_mib = gpu.memory_mib
     total_gib = total_mib / 1024
+    reserve_ctx = context_reserve_gib(gpu, tp)
+    if free_gib is not None:
+        free_before = max(min(free_gib, total_gib) - reserve_ctx, 0.0)
+        free_source: Literal["card", "nvidia-smi"] = "nvidia-smi"
+        assumptions.append(
+            f"free memory before loading: {free_gib:.2f} GiB read with nvidia-smi minus "
+            f"{reserve_ctx:.2f} GiB CUDA context/NCCL = {free_before:.2f} GiB"
+        )
+    else:
+        free_before = total_gib - reserve_ctx
+        free_source = "card"
+        assumptions.append(
+            f"free memory before loading: card {total_gib:.2f} GiB minus {reserve_ctx:.2f} GiB "
+            f"CUDA context/NCCL ({gpu.generation}) = {free_before:.2f} GiB (nothing else on the GPU)"
+        )
 
     # --- SGLang's heuristic defaults -----------------------------------------------------------
-    chunked = chunked_prefill_size or _default_chunked_prefill(total_mib)
-    graph_bs = cuda_graph_max_bs or _default_cuda_graph_max_bs(total_mib, tp)
-    base_reserve_mib = _sglang_base_reserve_mib(total_mib, chunked, graph_bs, tp, target)
+    chunked = chunked_prefill_size or _default_chunked_prefill(total_mib, acc)
+    graph_bs = cuda_graph_max_bs or _default_cuda_graph_max_bs(total_mib, tp, acc)
     if mem_fraction is None:
+        base_reserve_mib = _sglang_base_reserve_mib(
+            total_mib, chunked, graph_bs, tp, target, pp=pp, dp=dp if attention_dp else 1
+        )
         spec_reserve = 0
-        if algo is not None and version_tuple(sglang_version) < (0, 5, 23):
-            spec_reserve = 6 * 1024 if algo == "STANDALONE" else (0 if algo == "NGRAM" else 4096)
+        if algo is not None and algo != "NGRAM" and acc.spec_reserve_mib:
+            spec_reserve = 6 * 1024 if algo == "STANDALONE" else acc.spec_reserve_mib
         fraction = round((total_mib - base_reserve_mib - spec_reserve) / total_mib, 3)
         fraction = _vlm_adjust(fraction, target)
         fraction_source: Literal["given", "sglang-heuristic"] = "sglang-heuristic"
@@ -190,12 +332,17 @@ def plan_memory(
     else:
         fraction = mem_fraction
         fraction_source = "given"
-    static_gib = total_gib * fraction
-    reserve_gib = total_gib - static_gib
+    static_gib = free_before * fraction
+    reserve_gib = free_before - static_gib
 
     # --- weights --------------------------------------------------------------------------------
-    weights = _weights(target, dtype=dtype, quantization=quantization, tp=tp)
-    weights_gib = weights.per_gpu(tp) / GIB
+    weights = _weights(target, dtype=dtype, quantization=quantization, tp=attn_tp)
+    stage_layers = math.ceil(target.num_layers / pp)
+    load_overhead_gib = LOAD_KERNELS_GIB + (target.context_length or 0) * target.head_dim * 4 / GIB
+    weights_gib = (
+        weights.per_gpu(tp, pp, attn_tp, target.num_layers, stage_layers, attention_dp) / GIB
+        + load_overhead_gib
+    )
 
     # --- draft / MTP ---------------------------------------------------------------------------
     draft_gib = 0.0
@@ -205,22 +352,26 @@ def plan_memory(
     if algo in DRAFT_ALGORITHMS:
         if draft is not None:
             draft_kind = f"draft model {draft.architecture or draft.family}"
-            dw = _weights(draft, dtype=dtype or target.dtype, quantization=None, tp=tp)
+            dw = _weights(draft, dtype=dtype or target.dtype, quantization=None, tp=attn_tp)
+            full = dw.per_gpu(tp, 1, attn_tp, draft.num_layers)
             shared = dw.embedding if algo == "EAGLE3" else dw.embedding + dw.lm_head
             if algo in ("STANDALONE", "DFLASH"):
                 shared = 0.0
-            draft_gib = max(dw.per_gpu(tp) - shared / tp, 0.0) / GIB
-            draft_kv_per_token = _kv_per_token(draft, tp, kv_elem, layers=draft.num_layers)
+            draft_gib = max(full - shared / tp, 0.0) / GIB
+            draft_kv_per_token = _kv_cell(draft, attn_tp, kv_elem, layers=draft.num_layers)[0]
             if algo in ("EAGLE", "EAGLE3"):
-                draft_kv_per_token = _kv_per_token(draft, tp, kv_elem, layers=1)
+                draft_kv_per_token = _kv_cell(draft, attn_tp, kv_elem, layers=1)[0]
         elif weights.mtp_total > 0:
             draft_kind = f"{target.mtp_layers} MTP layer(s) of the checkpoint"
             draft_gib = weights.mtp_total / tp / GIB
-            draft_kv_per_token = _kv_per_token(target, tp, kv_elem, layers=1)
+            draft_kv_per_token = _kv_cell(target, attn_tp, kv_elem, layers=1)[0]
         elif algo == "NEXTN":
             draft_kind = "MTP layer (not found in config.json: counted as one decoder layer)"
-            draft_gib = (weights.sharded / max(target.num_layers, 1)) / tp / GIB
-            draft_kv_per_token = _kv_per_token(target, tp, kv_elem, layers=1)
+            per_layer = (weights.layers_sharded / tp + weights.attention / attn_tp) / max(
+                target.num_layers, 1
+            )
+            draft_gib = per_layer / GIB
+            draft_kv_per_token = _kv_cell(target, attn_tp, kv_elem, layers=1)[0]
             assumptions.append("no MTP layer count in config.json; one decoder layer assumed")
 
     # --- requests ------------------------------------------------------------------------------
@@ -237,18 +388,37 @@ def plan_memory(
         assumptions.append("draft tokens unknown (mixed steps/topk/draft tokens): 4 assumed")
 
     # --- KV cache and recurrent state ----------------------------------------------------------
-    kv_per_token = _kv_per_token(target, tp, kv_elem, layers=target.full_attention_layers)
-    rest_gib = static_gib - weights_gib
-    mamba_per_req = _mamba_state_per_request(target, tp)
+    full_layers = target.full_attention_layers
+    stage_full = math.ceil(full_layers / pp)
+    sliding = target.sliding_window_layers if target.sliding_window_layers < target.num_layers else 0
+    swa_ratio = SWA_FULL_TOKENS_RATIO if swa_full_tokens_ratio is None else swa_full_tokens_ratio
+    if sliding and target.architecture in _HYBRID_SWA_ARCHS:
+        stage_swa = math.ceil(sliding / pp)
+        stage_full = max(stage_full - stage_swa, 0)
+    else:
+        stage_swa = 0
+    cell, kv_per_token, layout = _kv_cell(
+        target, attn_tp, kv_elem, layers=stage_full, nsa_scaled=acc.nsa_scaled_cell,
+        sm100=gpu.is_sm100, kv_cache_dtype=kv_cache_dtype,
+    )
+    if stage_swa:
+        swa_one = _kv_cell(target, attn_tp, kv_elem, layers=stage_swa)[0]
+        cell = int(cell + swa_ratio * swa_one)
+        kv_per_token = int(kv_per_token + swa_ratio * swa_one)
+        layout += f" + {stage_swa} sliding-window layers at {swa_ratio:g} x the tokens"
+    draft_counted_gib = draft_gib if acc.draft_in_static_pool else 0.0
+    rest_gib = static_gib - weights_gib - draft_counted_gib
+    mamba_per_req = _mamba_state_per_request(target, attn_tp, pp)
     spec_mamba_gib = 0.0
     mamba_pool_gib = 0.0
     running_limit: int | None = None
     if mamba_per_req > 0:
-        if algo is not None and running and draft_tokens:
-            spec_mamba_gib = mamba_per_req * running * draft_tokens / GIB
+        per_group = running // dp if (running and attention_dp) else running
+        if algo is not None and per_group and draft_tokens:
+            spec_mamba_gib = mamba_per_req * per_group * draft_tokens / GIB
         after_spec = rest_gib - spec_mamba_gib
-        if disable_radix_cache and running:
-            slots = running
+        if disable_radix_cache and per_group:
+            slots = per_group
         else:
             slots = max(
                 int(after_spec * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO) * GIB)
@@ -266,28 +436,38 @@ def plan_memory(
         kv_budget_gib = after_spec - mamba_pool_gib
     else:
         kv_budget_gib = rest_gib
-    kv_tokens = int(max(kv_budget_gib, 0) * GIB // kv_per_token) if kv_per_token else 0
+    page = max(page_size or 1, 1)
+    kv_tokens = int(max(kv_budget_gib, 0) * GIB // cell) if cell else 0
+    kv_tokens = kv_tokens // page * page
+    swa_tokens = int(kv_tokens * swa_ratio) // page * page if stage_swa else None
 
     # --- what must fit outside the static pool -------------------------------------------------
-    draft_kv_gib = kv_tokens * draft_kv_per_token / GIB
-    activation_gib = (512 + max(chunked, 2048) * 1.5) / 1024
-    graph_gib = graph_bs * 2 / 1024 * (2 if algo in DRAFT_ALGORITHMS else 1)
-    need_gib = activation_gib + graph_gib + draft_gib + draft_kv_gib
-    headroom = reserve_gib - need_gib
-    # Below this the process cannot even start: CUDA context and NCCL buffers (~1 GiB), a quarter
-    # of SGLang's (generous) activation estimate, the graphs and the whole draft.
-    minimum_gib = (
-        RUNTIME_OVERHEAD_GIB + 0.25 * activation_gib + graph_gib + draft_gib + draft_kv_gib
-    )
-
     ctx = context_length or target.context_length
+    draft_kv_gib = kv_tokens * draft_kv_per_token / GIB
+    req_slots = _max_running_requests(running, kv_tokens, ctx, dp if attention_dp else 1)
+    if running_limit is not None:
+        req_slots = min(req_slots, max(running_limit, 1))
+    extra_ctx = 4 + (draft_tokens or 0)
+    req_to_token_gib = req_slots * ((ctx or 4096) + extra_ctx) * 4 / GIB
+    activation_gib = _activation_gib(target, chunked, tp, attn_tp)
+    graph_gib = 0.0 if disable_cuda_graph else (
+        graph_bs * 2 / 1024 * (2 if algo in DRAFT_ALGORITHMS else 1)
+    )
+    outside_draft = 0.0 if acc.draft_in_static_pool else draft_gib
+    need_gib = (
+        WORKSPACE_GIB + req_to_token_gib + activation_gib + graph_gib + outside_draft + draft_kv_gib
+    )
+    headroom = reserve_gib - need_gib
+    # Below this the process cannot even start: everything allocated before it serves.
+    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib
+
     reasons: list[str] = []
     verdict: Verdict = "fits"
     if rest_gib <= 0:
         verdict = "will_not_fit"
         reasons.append(
-            f"weights need {weights_gib:.1f} GiB per GPU but the static pool is "
-            f"{static_gib:.1f} GiB ({fraction:.3f} x {total_gib:.1f} GiB)"
+            f"weights need {weights_gib + draft_counted_gib:.1f} GiB per GPU but the static pool "
+            f"is {static_gib:.1f} GiB ({fraction:.3f} x {free_before:.1f} GiB free before loading)"
         )
     elif kv_tokens <= 0:
         verdict = "will_not_fit"
@@ -296,8 +476,10 @@ def plan_memory(
         verdict = "will_not_fit"
         reasons.append(
             f"outside the static pool {reserve_gib:.1f} GiB must hold at least "
-            f"{minimum_gib:.1f} GiB (CUDA context, activations, CUDA graphs"
-            + (f", draft weights {draft_gib:.1f}, draft KV {draft_kv_gib:.1f}" if draft_gib else "")
+            f"{minimum_gib:.1f} GiB (attention workspace, req-to-token table "
+            f"{req_to_token_gib:.2f}"
+            + (f", draft weights {outside_draft:.1f}" if outside_draft else "")
+            + (f", draft KV {draft_kv_gib:.1f}" if draft_kv_gib else "")
             + ")"
         )
     if verdict == "fits":
@@ -305,7 +487,7 @@ def plan_memory(
             verdict = "tight"
             reasons.append(
                 f"outside the static pool {reserve_gib:.1f} GiB is {-headroom:.1f} GiB short of "
-                f"SGLang's own activation and graph estimate"
+                f"the workspace, req-to-token table, prefill activations and CUDA graphs"
                 + (" once the draft is loaded" if draft_gib else "")
             )
         if ctx and kv_tokens < ctx:
@@ -313,7 +495,9 @@ def plan_memory(
             reasons.append(
                 f"{kv_tokens:,} KV tokens is less than one request of the context length {ctx:,}"
             )
-        if running_limit is not None and running and running_limit < running:
+        if running_limit is not None and running and running_limit < (
+            running // dp if attention_dp else running
+        ):
             verdict = "tight"
             reasons.append(
                 f"the recurrent-state pool holds {running_limit} running requests, "
@@ -350,6 +534,22 @@ def plan_memory(
         verdict=verdict,
         reasons=tuple(reasons),
         assumptions=tuple(assumptions),
+        pp=pp,
+        dp=dp,
+        attention_dp=attention_dp,
+        ep=ep,
+        attention_tp=attn_tp,
+        free_before_load_gib=free_before,
+        free_memory_source=free_source,
+        context_reserve_gib=reserve_ctx,
+        kv_layout=layout,
+        kv_cell_bytes=cell,
+        swa_kv_tokens=swa_tokens,
+        req_to_token_gib=req_to_token_gib,
+        draft_in_static_pool=acc.draft_in_static_pool and draft_gib > 0,
+        layers_per_gpu=stage_layers,
+        sglang_version=sglang_version,
+        load_overhead_gib=load_overhead_gib,
     )
     if _with_suggestions:
         replan = partial(
@@ -373,6 +573,14 @@ def plan_memory(
             mamba_extra_buffer=mamba_extra_buffer,
             num_steps=num_steps,
             topk=topk,
+            pp=pp,
+            dp=dp,
+            enable_dp_attention=enable_dp_attention,
+            ep=ep,
+            page_size=page_size,
+            free_gib=free_gib,
+            disable_cuda_graph=disable_cuda_graph,
+            swa_full_tokens_ratio=swa_full_tokens_ratio,
             _with_suggestions=False,
         )
         fixes = _suggest(plan, weights, gpus, graph_bs, kv_cache_dtype, replan)
@@ -381,15 +589,60 @@ def plan_memory(
     return plan
 
 
+# Architectures SGLang runs with a hybrid sliding-window KV pool (0.5.11
+# `configs/model_config.is_hybrid_swa_model`).
+_HYBRID_SWA_ARCHS = frozenset(
+    {
+        "Llama4ForConditionalGeneration",
+        "GptOssForCausalLM",
+        "MiMoV2FlashForCausalLM",
+        "Step3p5ForCausalLM",
+        "Gemma4ForCausalLM",
+        "Gemma4ForConditionalGeneration",
+    }
+)
+
+
+def _max_running_requests(
+    running: int | None, kv_tokens: int, context: int | None, dp: int
+) -> int:
+    """0.5.11 `_resolve_max_num_reqs`: the request slots of the req-to-token table (per DP group)."""
+    estimated = int(kv_tokens / max(context or 4096, 1) * 512)
+    estimated = max(min(estimated, 4096), 2048)
+    if running is not None:
+        return min(running // dp, estimated)
+    return min(estimated, kv_tokens // 2)
+
+
+def _activation_gib(target: ModelFacts, chunked: int, tp: int, attn_tp: int) -> float:
+    """Peak activations of one prefill chunk on one GPU (bf16): hidden states, the attention
+    projections and the MLP's widest tensor (MoE: the active experts' intermediate)."""
+    hidden = target.hidden_size
+    moe = target.moe
+    if moe is not None and moe.expert_intermediate_size:
+        width = moe.expert_intermediate_size * max(moe.active_experts, 1) + (
+            moe.expert_intermediate_size * moe.shared_experts
+        )
+    else:
+        layers = max(target.num_layers, 1)
+        parts = target.params_estimate
+        width = (parts.dense_mlp // layers // max(hidden, 1) // 3) if parts else 4 * hidden
+    heads = target.num_attention_heads * target.head_dim
+    per_token = 2 * (4 * hidden + 3 * heads / attn_tp + 3 * width / tp)
+    return chunked * per_token / GIB
+
+
 # --------------------------------------------------------------------------------------------
 # SGLang heuristics
 # --------------------------------------------------------------------------------------------
 
 
-def _default_chunked_prefill(total_mib: int) -> int:
-    """0.5.11 `_handle_gpu_memory_settings`: chunked prefill size by card memory."""
-    if total_mib < 35 * 1024:
+def _default_chunked_prefill(total_mib: int, acc: Accounting) -> int:
+    """`_handle_gpu_memory_settings`: chunked prefill size by card memory."""
+    if total_mib < 20 * 1024:
         return 2048
+    if total_mib < 35 * 1024:
+        return acc.small_card_chunked
     if total_mib < 60 * 1024:
         return 4096
     if total_mib < 160 * 1024:
@@ -397,12 +650,12 @@ def _default_chunked_prefill(total_mib: int) -> int:
     return 16384
 
 
-def _default_cuda_graph_max_bs(total_mib: int, tp: int) -> int:
-    """0.5.11 `_handle_gpu_memory_settings`: CUDA-graph max batch by card memory and tp."""
+def _default_cuda_graph_max_bs(total_mib: int, tp: int, acc: Accounting) -> int:
+    """`_handle_gpu_memory_settings`: CUDA-graph max batch by card memory and tp."""
     if total_mib < 20 * 1024:
         return 8
     if total_mib < 35 * 1024:
-        return 24 if tp < 4 else 80
+        return acc.small_card_graph_bs[0 if tp < 4 else 1]
     if total_mib < 60 * 1024:
         return 32 if tp < 4 else 160
     if total_mib < 160 * 1024:
@@ -423,10 +676,23 @@ def _piecewise_graph_tokens(max_tokens: int) -> int:
 
 
 def _sglang_base_reserve_mib(
-    total_mib: int, chunked: int, graph_bs: int, tp: int, target: ModelFacts
+    total_mib: int,
+    chunked: int,
+    graph_bs: int,
+    tp: int,
+    target: ModelFacts,
+    *,
+    pp: int = 1,
+    dp: int = 1,
 ) -> float:
-    """SGLang's estimate of activations + CUDA graphs (MiB), before the speculative reserve."""
-    reserve = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp / 8 * 1024
+    """SGLang's estimate of activations + CUDA graphs (MiB), before the speculative reserve
+    (0.5.11 `_handle_gpu_memory_settings`; 0.5.23 `memory_hook` + `reserve_for_graph_mb`).
+    `dp` > 1 only with DP attention."""
+    reserve = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
+    if dp > 1:
+        reserve += graph_bs * dp * 3
+        if graph_bs > 300:
+            reserve += graph_bs * dp * 1.5
     if target.attention == "MLA":
         reserve += 1.5 * 1024
     else:
@@ -461,7 +727,7 @@ def _unquantized_bytes(dtype: str | None) -> float:
 def _weights(
     facts: ModelFacts, *, dtype: str | None, quantization: str | None, tp: int
 ) -> _Weights:
-    """Weight bytes split into TP-sharded and replicated parts, MTP layers apart."""
+    """Weight bytes of the whole model split the way SGLang shards them (`tp` = attention TP)."""
     parts = facts.params_estimate or ParamBreakdown(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else facts.dtype)
     online_fp8 = quantization in ("fp8", "w8a8_fp8") and facts.quant is None
@@ -470,7 +736,7 @@ def _weights(
     )
     shared_name = "shared_expert" if facts.family.startswith("qwen3") else "shared_experts"
 
-    def linear(params: int, module: str) -> float:
+    def linear(params: float, module: str) -> float:
         if facts.quant is not None and facts.quant.quantizes(module):
             return params * facts.quant.bytes_per_param()
         if online_fp8:
@@ -478,26 +744,15 @@ def _weights(
         return params * plain
 
     layer = "model.layers.7"
-    sharded = (
-        parts.embedding * plain
-        + parts.lm_head * plain
-        + linear(parts.attention, f"{layer}.self_attn.o_proj")
-        + linear(parts.linear_attention, f"{layer}.linear_attn.out_proj")
+    attention = linear(parts.attention, f"{layer}.self_attn.o_proj")
+    body = (
+        linear(parts.linear_attention, f"{layer}.linear_attn.out_proj")
         + linear(parts.dense_mlp, "model.layers.0.mlp.down_proj")
         + linear(parts.routed_experts, f"{layer}.mlp.experts.3.down_proj")
         + linear(parts.shared_experts, f"{layer}.mlp.{shared_name}.down_proj")
-        + parts.vision * plain
     )
-    replicated = (parts.norms + parts.router) * plain
-    if facts.attention == "MLA" and facts.kv_lora_rank:
-        # q_a_proj / kv_a_proj_with_mqa are replicated on every TP rank.
-        per_layer = facts.hidden_size * (facts.kv_lora_rank + (facts.qk_rope_head_dim or 0))
-        replicated_mla = per_layer * facts.full_attention_layers
-        replicated += linear(replicated_mla, f"{layer}.self_attn.kv_a_proj_with_mqa") * (1 - 1 / tp)
-    elif facts.num_kv_heads < tp:
-        # KV heads are replicated when tp exceeds them.
-        kv = 2 * facts.hidden_size * facts.head_dim * facts.full_attention_layers
-        replicated += linear(kv, f"{layer}.self_attn.k_proj") * (1 - facts.num_kv_heads / tp)
+    small = (parts.norms + parts.router) * plain
+    embedding, lm_head, vision = parts.embedding * plain, parts.lm_head * plain, parts.vision * plain
     mtp_module = (
         f"{mtp_prefix}.mlp.experts.3.down_proj" if facts.moe else f"{mtp_prefix}.mlp.down_proj"
     )
@@ -505,17 +760,31 @@ def _weights(
     source: Literal["index", "estimate"] = "estimate"
     if facts.checkpoint_bytes:
         # The index holds the stored size: scale the estimate to it (MTP layers included there).
-        estimated = sharded + replicated * tp + mtp_total
+        estimated = attention + body + small + embedding + lm_head + vision + mtp_total
         if estimated > 0:
-            scale = facts.checkpoint_bytes / estimated
-            sharded, replicated, mtp_total = sharded * scale, replicated * scale, mtp_total * scale
+            k = facts.checkpoint_bytes / estimated
+            attention, body, small, mtp_total = attention * k, body * k, small * k, mtp_total * k
+            embedding, lm_head, vision = embedding * k, lm_head * k, vision * k
             source = "index"
+    # What every attention-TP rank holds in full on top of its shard.
+    duplicated = 0.0
+    if facts.attention == "MLA" and facts.kv_lora_rank:
+        # q_a_proj / kv_a_proj_with_mqa are replicated on every TP rank.
+        per_layer = facts.hidden_size * (facts.kv_lora_rank + (facts.qk_rope_head_dim or 0))
+        duplicated = linear(per_layer * facts.full_attention_layers,
+                            f"{layer}.self_attn.kv_a_proj_with_mqa") * (1 - 1 / tp)
+    elif facts.num_kv_heads < tp:
+        # KV heads are replicated when tp exceeds them.
+        kv = 2 * facts.hidden_size * facts.head_dim * facts.full_attention_layers
+        duplicated = linear(kv, f"{layer}.self_attn.k_proj") * (1 - facts.num_kv_heads / tp)
     return _Weights(
-        sharded=sharded,
-        replicated=replicated,
+        layers_sharded=body,
+        attention=attention,
+        layers_replicated=small + duplicated,
         mtp_total=mtp_total,
-        embedding=parts.embedding * plain,
-        lm_head=parts.lm_head * plain,
+        embedding=embedding,
+        lm_head=lm_head,
+        vision=vision,
         source=source,
     )
 
@@ -531,17 +800,51 @@ def _kv_bytes(kv_cache_dtype: str | None, model_dtype: str | None) -> float:
     return _unquantized_bytes(model_dtype) if is_float_dtype(model_dtype) else 2.0
 
 
-def _kv_per_token(facts: ModelFacts, tp: int, elem: float, *, layers: int) -> int:
-    """KV bytes per token per GPU over `layers` full-attention layers."""
+def _kv_cell(
+    facts: ModelFacts,
+    attn_tp: int,
+    elem: float,
+    *,
+    layers: int,
+    nsa_scaled: bool = False,
+    sm100: bool = False,
+    kv_cache_dtype: str | None = None,
+) -> tuple[int, int, str]:
+    """(bytes per token SGLang divides the budget by, bytes per token it allocates, layout) for
+    `layers` full-attention layers on one attention-TP rank (`pool_configurator._compute_cell_size`,
+    `calculate_mla_kv_cache_dim`)."""
+    dtype_word = {1.0: "fp8", 2.0: "bf16", 4.0: "fp32"}.get(elem, "fp4")
     if facts.attention == "MLA" and facts.kv_lora_rank:
-        # MLA stores one latent (kv_lora_rank + rope dim) per token, the same on every TP rank.
-        return int((facts.kv_lora_rank + (facts.qk_rope_head_dim or 0)) * layers * elem)
-    kv_heads = max(1, facts.num_kv_heads // tp)
-    return int(2 * kv_heads * facts.head_dim * layers * elem)
+        rank, rope = facts.kv_lora_rank, facts.qk_rope_head_dim or 0
+        latent = rank + rope
+        if facts.index_head_dim:
+            # DeepSeek sparse attention (V3.2): fp8 by default on SM100, else bf16; fp8 latent
+            # stored with one fp32 scale per 128 and a bf16 rope part; fp8 indexer keys + scale.
+            if (kv_cache_dtype or "auto").lower() == "auto":
+                elem = 1.0 if sm100 else 2.0
+                dtype_word = "fp8" if sm100 else "bf16"
+            index = facts.index_head_dim + facts.index_head_dim // NSA_QUANT_BLOCK * 4
+            if elem == 1.0:
+                stored = rank + rank // NSA_QUANT_BLOCK * 4 + rope * 2
+            else:
+                stored = int(latent * elem)
+            counted = stored if nsa_scaled else int(latent * elem)
+            return (
+                (counted + index) * layers,
+                (stored + index) * layers,
+                f"NSA {dtype_word}: latent {stored} B + indexer {index} B x {layers} layers",
+            )
+        size = int(latent * layers * elem)
+        return size, size, f"MLA {dtype_word}: latent {latent} x {layers} layers (every rank)"
+    kv_heads = max(1, facts.num_kv_heads // attn_tp)
+    v_dim = facts.v_head_dim if facts.attention != "MLA" and facts.v_head_dim else facts.head_dim
+    size = int(kv_heads * (facts.head_dim + v_dim) * layers * elem)
+    return size, size, f"{facts.attention} {dtype_word}: {kv_heads} KV heads x {layers} layers"
 
 
-def _mamba_state_per_request(facts: ModelFacts, tp: int) -> int:
-    """Gated DeltaNet state of one request per GPU: conv (bf16) + recurrent state (fp32)."""
+def _mamba_state_per_request(facts: ModelFacts, tp: int, pp: int = 1) -> int:
+    """Gated DeltaNet state of one request per GPU: conv (bf16) + recurrent state (fp32), over
+    the linear layers of one pipeline stage."""
     dims = facts.linear_attention
     if facts.hybrid is None or dims is None:
         return 0
@@ -549,7 +852,7 @@ def _mamba_state_per_request(facts: ModelFacts, tp: int) -> int:
     value_dim = dims.num_value_heads * dims.value_head_dim
     conv = (2 * key_dim + value_dim) // tp * (dims.conv_kernel - 1) * 2
     ssm = (dims.num_value_heads // tp) * dims.value_head_dim * dims.key_head_dim * 4
-    return (conv + ssm) * facts.hybrid.linear_layers
+    return (conv + ssm) * math.ceil(facts.hybrid.linear_layers / pp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -581,17 +884,18 @@ def _suggest(
     total = plan.gpu_total_gib
     if plan.static_pool_gib <= plan.weights_gib:
         for tp in (2, 4, 8, 16):
-            if plan.tp < tp <= gpus and weights.per_gpu(tp) / GIB < 0.75 * total:
+            at = weights.per_gpu(tp, plan.pp, tp, plan.layers_per_gpu * plan.pp)
+            if plan.tp < tp and tp * plan.pp <= gpus and at / GIB < 0.75 * total:
                 out.append(
                     PlanFix(
                         f"use --tp-size {tp}: weights drop to "
-                        f"{weights.per_gpu(tp) / GIB:.1f} GiB per GPU",
+                        f"{at / GIB:.1f} GiB per GPU",
                         {"parallel.tp": tp},
                     )
                 )
                 break
         else:
-            need = weights.per_gpu(plan.tp) / GIB / 0.75
+            need = plan.weights_gib / 0.75
             out.append(
                 PlanFix(
                     f"the weights need about {need * plan.tp:.0f} GiB of GPU memory at this tp; "

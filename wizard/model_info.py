@@ -338,6 +338,7 @@ class ModelFacts:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
+    index_head_dim: int | None = None  # DeepSeek sparse attention (NSA) indexer key size
     linear_attention: LinearAttentionDims | None = None
     sliding_window: int | None = None
     sliding_window_layers: int = 0
@@ -654,6 +655,7 @@ def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
     qk_rope = cfg.opt_int("qk_rope_head_dim")
     qk_nope = cfg.opt_int("qk_nope_head_dim")
     v_head_dim = cfg.opt_int("v_head_dim")
+    index_head_dim = cfg.opt_int("index_head_dim") if kv_lora_rank else None
     attention: AttentionKind
     if kv_lora_rank is not None:
         attention = "MLA"
@@ -779,6 +781,7 @@ def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
         kv_lora_rank=kv_lora_rank,
         qk_rope_head_dim=qk_rope,
         v_head_dim=v_head_dim,
+        index_head_dim=index_head_dim,
         linear_attention=linear_dims,
         sliding_window=sliding_window if sliding_layers else None,
         sliding_window_layers=sliding_layers,

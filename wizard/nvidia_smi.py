@@ -86,6 +86,14 @@ class GpuReport:
         """Number of GPUs."""
         return len(self.gpus)
 
+    def free_gib(self, first: int) -> float | None:
+        """Free memory (GiB) of the fullest of the first `first` GPUs by index (those a launch
+        with base GPU 0 uses), for the memory plan; None without GPUs."""
+        chosen = sorted(self.gpus, key=lambda g: g.index)[: max(first, 1)]
+        if not chosen:
+            return None
+        return min(g.memory_free_mib for g in chosen) / 1024
+
     def busy_gpus(self) -> list[int]:
         """Indexes of GPUs with processes holding memory."""
         return sorted({p.gpu_index for p in self.processes if p.gpu_index is not None})

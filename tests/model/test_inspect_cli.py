@@ -103,3 +103,39 @@ def test_input_errors_exit_2(tmp_path: Path, capsys, argv: list[str], message: s
     code, _, err = _run(capsys, *[a.format(**names) for a in argv])
     assert code == 2
     assert message in err
+
+
+def test_launch_flags_after_dashes_give_the_plan_check_makes(tmp_path: Path, capsys) -> None:
+    folder = fam.qwen3_32b().write(tmp_path / "q")
+    code, out, _ = _run(
+        capsys, str(folder), "--json", "--gpu", "H100", "--gpus", "16",
+        "--", "--tp", "4", "--pp-size", "4", "--mem-fraction-static", "0.85",
+    )
+    assert code == 0
+    data = json.loads(out)
+    plan = data["memory"]
+    assert (plan["tp"], plan["pp"], plan["layers_per_gpu"], plan["gpus"]) == (4, 4, 16, 16)
+    assert plan["mem_fraction_static"] == 0.85 and plan["mem_fraction_source"] == "given"
+    assert data["launch_errors"] == []
+    # `check --json` on the same flags carries the same plan.
+    assert main([
+        "check", "--json", "--gpu", "H100", "--gpus", "16", "--",
+        "--model-path", str(folder), "--tp", "4", "--pp-size", "4", "--mem-fraction-static", "0.85",
+    ]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert checked["memory_plan"] == plan
+
+
+def test_launch_flags_errors(tmp_path: Path, capsys) -> None:
+    folder = fam.qwen3_32b().write(tmp_path / "q")
+    code, _, err = _run(capsys, str(folder), "--gpu", "H100", "--tp", "2", "--", "--tp", "2")
+    assert code == 2 and "--tp and SGLang flags after `--`" in err
+    code, _, err = _run(capsys, str(folder), "--gpu", "H100", "--", "--tp", "2", "--bogus-flag")
+    assert code == 2 and "SGLang's parser refuses" in err and "--bogus-flag" in err
+    code, _, err = _run(capsys, str(folder), "--", "--tp", "2")
+    assert code == 2 and "needs --gpu" in err
+    code, _, err = _run(capsys, str(folder), "--gpu", "H100", "--", "--model-path", "/x")
+    assert code == 2 and "MODEL_DIR" in err
+    # Anything else argparse does not know still fails as before.
+    with pytest.raises(SystemExit):
+        main(["inspect", str(folder), "--bogus"])

@@ -107,7 +107,8 @@ def test_crash_after_launch_is_explained(cli_args: list[str], tmp_path: Path, ca
     (tmp_path / "model dir" / "config.json").write_text(json.dumps(llama_8b))  # read on the host for the plan
     assert main(["launch", str(profile), "--quiet-log", *cli_args]) == 1
     out = capsys.readouterr().out
-    assert "[plan] memory per GPU: fits: per GPU 15.0 GiB weights" in out  # 2 x A6000 from nvidia-smi
+    assert "[plan] memory per GPU: fits: per GPU 15.1 GiB weights" in out  # 2 x A6000 from nvidia-smi
+    assert "GiB free before loading by nvidia-smi" in out  # the free memory read on the host
     assert "the server crashed (exit code 1)" in out
     assert "torch.OutOfMemoryError" in out and "memory plan" in out
     assert "the memory plan for this profile said: fits" in out

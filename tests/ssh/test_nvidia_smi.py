@@ -66,3 +66,38 @@ def test_malformed_rows_name_the_line() -> None:
 def test_not_available_values() -> None:
     apps = parse_compute_apps("4242, GPU-a, [N/A]\n")
     assert apps[0].used_memory_mib is None
+
+
+def test_free_memory_for_the_memory_plan() -> None:
+    """The plan starts from the fullest of the GPUs the launch uses: left-over workers shrink it."""
+    leftover = build_report(*load("a6000x2-leftover"))
+    assert leftover.free_gib(2) == pytest.approx((49140 - 46180) / 1024)
+    assert leftover.free_gib(1) == pytest.approx((49140 - 46180) / 1024)
+    idle = build_report(*load("a6000x2-idle"))
+    assert idle.free_gib(2) is not None and idle.free_gib(2) > 40
+    assert build_report("", "").free_gib(2) is None
+
+
+def test_leftover_memory_makes_the_plan_refuse(tmp_path: Path) -> None:
+    """With 2.9 GiB free per A6000 (a crashed run's workers) the same launch will not fit."""
+    import json
+
+    from wizard.api import check_typed
+
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "vocab_size": 128256, "max_position_embeddings": 8192, "torch_dtype": "bfloat16",
+    }))
+    typed = {"model_path": str(folder), "tp_size": 2}
+    idle = check_typed(typed, sglang_version="0.5.11", gpu="RTX A6000", gpus=2)
+    busy = check_typed(
+        typed, sglang_version="0.5.11", gpu="RTX A6000", gpus=2,
+        gpu_free_gib=build_report(*load("a6000x2-leftover")).free_gib(2),
+    )
+    assert idle.memory_plan.verdict == "fits"
+    assert busy.memory_plan.free_memory_source == "nvidia-smi"
+    assert busy.memory_plan.verdict == "will_not_fit"
+    assert "MEMORY" in " ".join(f.rule for f in busy.findings).upper()

@@ -168,6 +168,10 @@ def _local_check(
             paths_local=False,
             facts=facts,
             draft_facts=draft,
+            # the plan starts from the memory really free on the host (left-over workers shrink it)
+            gpu_free_gib=gpus.free_gib(profile.parallel.tp * profile.parallel.pp)
+            if host_gpu
+            else None,
         )
     except Exception as exc:
         # e.g. a version without a rule set: say so; the host's dry run decides

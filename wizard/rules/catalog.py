@@ -2013,7 +2013,9 @@ def memory_plan(ctx: Ctx, a: Args) -> Any:
     if ctx.facts is None:
         return None
     tp = int(a.get("tp_size") or 1)
-    gpus = max(ctx.gpus or 0, tp * int(a.get("pp_size") or 1))
+    pp = int(a.get("pp_size") or 1)
+    gpus = max(ctx.gpus or 0, tp * pp)
+    attn_dp = dp_attention(ctx, a)
     key = (
         id(ctx.facts),
         id(ctx.draft_facts),
@@ -2035,6 +2037,14 @@ def memory_plan(ctx: Ctx, a: Args) -> Any:
         strategy(a),
         a.get("speculative_num_steps"),
         a.get("speculative_eagle_topk"),
+        pp,
+        attention_dp_size(ctx, a) if attn_dp else 1,
+        attn_dp,
+        int(a.get("ep_size") or 1),
+        a.get("page_size"),
+        ctx.gpu_free_gib,
+        bool(a.get("disable_cuda_graph")),
+        a.get("swa_full_tokens_ratio"),
     )
     return _cached_plan(key, ctx.facts, ctx.draft_facts, ctx.gpu)
 
@@ -2076,6 +2086,14 @@ def _cached_plan(key: tuple[Any, ...], facts: Any, draft: Any, gpu: Any) -> Any:
         strat,
         steps,
         topk,
+        pp,
+        dp,
+        attn_dp,
+        ep,
+        page,
+        free,
+        no_graph,
+        swa_ratio,
     ) = key
     try:
         plan = plan_memory(
@@ -2099,6 +2117,14 @@ def _cached_plan(key: tuple[Any, ...], facts: Any, draft: Any, gpu: Any) -> Any:
             mamba_extra_buffer=strat in ("extra_buffer", "extra_buffer_lazy"),
             num_steps=steps,
             topk=topk,
+            pp=pp,
+            dp=dp,
+            enable_dp_attention=attn_dp,
+            ep=ep,
+            page_size=page,
+            free_gib=free,
+            disable_cuda_graph=no_graph,
+            swa_full_tokens_ratio=swa_ratio,
         )
     except ValueError:
         plan = None
@@ -2120,9 +2146,9 @@ MEMORY_PLAN = Rule(
     title="GPU memory plan",
     severity="warning",
     why=(
-        "SGLang sizes its static pool (weights + KV cache + state) as mem_fraction_static of the card and "
-        "takes the draft / MTP weights and the speculative state buffers out of the same pool; a set-up "
-        "that barely fits starts, then serves very few requests or dies out of memory in CUDA-graph capture."
+        "SGLang sizes its static pool (weights + KV cache + state) as mem_fraction_static of the "
+        "memory free before loading and takes the speculative state buffers (and, where the release "
+        "loads the draft first, the draft weights) out of the same pool; a set-up that barely fits starts, then serves very few requests or dies out of memory in CUDA-graph capture."
     ),
     sglang=RUNTIME,
     fields=("memory.mem_fraction_static", "memory.max_running_requests", "parallel.tp", "gpu.kind"),

@@ -45,6 +45,7 @@ class Ctx:
     draft_error: str | None
     paths_local: bool = True  # model paths are on this machine (so a missing path is an error)
     release_note: str | None = None  # why the release data is not exact for `requested_version`
+    gpu_free_gib: float | None = None  # free memory of the emptiest-used GPU read on the host
 
     @property
     def version(self) -> str:

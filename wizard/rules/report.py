@@ -126,4 +126,6 @@ class Report:
             "verdict": self.verdict,
             "findings": [f.to_json() for f in self.findings],
             "effective": dict(self.effective),
+            # Always present: the plan, or null when the model's config.json was not readable.
+            "memory_plan": None if self.memory_plan is None else self.memory_plan.to_json(),
         }

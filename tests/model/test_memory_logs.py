@@ -1,0 +1,115 @@
+"""The memory plan against real SGLang start-up logs (`memory_logs.py`): the error per row.
+
+Run with `-s` to see the table. The plan is made as a user would make it (GPU kind, flags,
+mem-fraction of the log; the card's free memory and the weights estimated). The "formula" column
+puts the log's own free memory and weights into SGLang's formula with the plan's cell size
+(`free_before x fraction - weights) / cell`): it isolates the accounting from the two estimates.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+from memory_logs import ROWS, LogRow
+
+from wizard.gpus import lookup
+from wizard.memory import MemoryPlan, context_reserve_gib, plan_memory
+from wizard.model_info import load_model_facts
+
+
+def _plan(row: LogRow, tmp_path: Path, *, logged_free: bool = False) -> MemoryPlan:
+    folder = tmp_path / row.name.split(",")[0].replace(" ", "_")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(row.config), encoding="utf-8")
+    for name, data in row.extra_files.items():
+        (folder / name).write_text(json.dumps(data), encoding="utf-8")
+    gpu = lookup(row.gpu)
+    free = None
+    if logged_free and row.free_before_gib is not None:
+        # nvidia-smi's free memory before the launch = what SGLang saw + its own context.
+        free = row.free_before_gib + context_reserve_gib(gpu, row.tp)
+    return plan_memory(
+        load_model_facts(folder),
+        gpu,
+        row.gpus,
+        row.tp,
+        pp=row.pp,
+        dp=row.dp,
+        enable_dp_attention=row.dp_attention,
+        mem_fraction=row.mem_fraction,
+        sglang_version=row.version,
+        free_gib=free,
+    )
+
+
+def _err(planned: float, real: float) -> float:
+    return (planned - real) / real * 100
+
+
+def test_plan_against_real_logs(tmp_path: Path) -> None:
+    kv_err: list[float] = []
+    formula_err: list[float] = []
+    weights_err: list[float] = []
+    lines = [
+        f"{'row':<58} {'KV tokens real/plan (err)':>32} {'formula':>9} "
+        f"{'weights GiB real/plan (err)':>30} {'free GiB real/plan':>20} {'KV B/token':>22}"
+    ]
+    for row in ROWS:
+        plan = _plan(row, tmp_path)
+        kv = weights = free = per_token = with_free = "-"
+        if row.kv_tokens is not None:
+            e = _err(plan.kv_tokens, row.kv_tokens)
+            kv_err.append(e)
+            kv = f"{row.kv_tokens:,}/{plan.kv_tokens:,} ({e:+.1f}%)"
+            if row.free_before_gib is not None and row.weights_gib is not None:
+                fraction = plan.mem_fraction_static
+                budget = row.free_before_gib * fraction - row.weights_gib
+                e2 = _err(int(budget * 2**30 // plan.kv_cell_bytes), row.kv_tokens)
+                formula_err.append(e2)
+                with_free = f"{e2:+.2f}%"
+        if row.weights_gib is not None:
+            e = _err(plan.weights_gib, row.weights_gib)
+            weights_err.append(e)
+            weights = f"{row.weights_gib:.2f}/{plan.weights_gib:.2f} ({e:+.1f}%)"
+        if row.free_before_gib is not None:
+            free = f"{row.free_before_gib:.2f}/{plan.free_before_load_gib:.2f}"
+        if row.kv_bytes_per_token is not None:
+            e = _err(plan.kv_bytes_per_token, row.kv_bytes_per_token)
+            per_token = f"{row.kv_bytes_per_token:,.0f}/{plan.kv_bytes_per_token:,} ({e:+.2f}%)"
+            assert abs(e) < 0.5, f"{row.name}: KV bytes per token {per_token}"
+        lines.append(
+            f"{row.name:<58} {kv:>32} {with_free:>9} {weights:>30} {free:>20} {per_token:>22}"
+        )
+    abs_kv = [abs(e) for e in kv_err]
+    abs_w = [abs(e) for e in weights_err]
+    lines.append(
+        f"KV tokens: median {statistics.median(abs_kv):.1f}%, worst {max(abs_kv):.1f}% | "
+        f"SGLang's formula on the logged numbers: worst {max(abs(e) for e in formula_err):.2f}% | "
+        f"weights: median {statistics.median(abs_w):.1f}%, worst {max(abs_w):.1f}%"
+    )
+    print("\n" + "\n".join(lines))
+    assert statistics.median(abs_kv) <= 5.0 and max(abs_kv) <= 10.0
+    assert max(abs(e) for e in formula_err) <= 0.1
+    assert statistics.median(abs_w) <= 3.0 and max(abs_w) <= 6.0
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.free_before_gib], ids=lambda r: r.name)
+def test_free_memory_before_loading_is_close_to_the_log(row: LogRow, tmp_path: Path) -> None:
+    """The card minus CUDA context and NCCL buffers is what SGLang measured, within 1.5 GiB."""
+    plan = _plan(row, tmp_path)
+    assert row.free_before_gib is not None
+    assert plan.free_before_load_gib == pytest.approx(row.free_before_gib, abs=1.5)
+    assert plan.free_memory_source == "card"
+    assert _plan(row, tmp_path, logged_free=True).free_memory_source == "nvidia-smi"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
+def test_launches_that_started_are_not_refused(row: LogRow, tmp_path: Path) -> None:
+    """Every logged launch started and served: the plan must not say it will not fit, nor be
+    short of room outside the static pool ("tight" only for the context-length reason)."""
+    plan = _plan(row, tmp_path)
+    assert plan.verdict != "will_not_fit", plan.reasons
+    assert plan.headroom_gib >= 0, plan.reasons
