@@ -107,7 +107,7 @@ async def read_remote_facts(host: Any, path: str) -> Any:
     model_files = _core("wizard.model_info", "MODEL_FILES")
     facts_from_files = _core("wizard.model_info", "facts_from_files")
     files = await host.model_files(path, model_files)
-    return facts_from_files(files, f"{host.host_key}:{path}")
+    return facts_from_files(files, f"{host.host_key}:{path}", "host")
 
 
 def plan_memory(profile: Profile, target: Any, draft: Any) -> Any:

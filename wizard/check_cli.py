@@ -183,6 +183,11 @@ def render_text(report: Report) -> str:
     out.append(
         f"SGLang {report.sglang_version} (rules {report.rules_version}), GPU {report.gpu}: {verdict}"
     )
+    out.append(
+        f"model facts from {report.model_source}"
+        if report.model_source
+        else "model facts: not read (see R-FACTS-MISSING)"
+    )
     for f in report.findings:
         out.extend(_finding_text(f, f is first))
     if report.effective:
