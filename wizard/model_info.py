@@ -835,7 +835,8 @@ def checkpoint_params(
         if f8:
             return f8 + floats, "FP8 weights + unquantized tensors"
         return None
-    if method in ("awq", "gptq", "compressed-tensors") and i32 and quant.weight_bits < 8:
+    packed = method in ("awq", "gptq") or (method == "compressed-tensors" and quant.weight_bits < 8)
+    if packed and i32:
         pack = 32 // int(quant.weight_bits)
         size = quant.group_size or 0
         zeros = method in ("awq", "gptq")
