@@ -487,13 +487,22 @@ def search_models(query: str, limit: int = 20, settings: HubSettings | None = No
     if s.offline:
         return [m.repo_id for m in cached_models(s) if text.lower() in m.repo_id.lower()][:limit]
     _quiet_library(s)
-    from huggingface_hub import HfApi, errors
+    from huggingface_hub import errors, get_session
+    from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 
-    api = HfApi(endpoint=s.endpoint, token=s.token or False)
+    failures: tuple[type[BaseException], ...] = (errors.HfHubHTTPError, *_network_errors())
     try:
-        found = api.list_models(search=text, limit=limit, sort="downloads")
-        return [m.id for m in found]
-    except (errors.HfHubHTTPError, *_network_errors()) as exc:
+        # One page, no retries: `HfApi.list_models` backs off for ~20 s on a dead network.
+        response = get_session().get(
+            f"{s.endpoint}/api/models",
+            params={"search": text, "limit": limit, "sort": "downloads"},
+            headers=build_hf_headers(token=s.token or False),
+            timeout=10,
+        )
+        hf_raise_for_status(response)
+        data = response.json()
+        return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m][:limit]
+    except failures as exc:
         raise _map_error(exc, text, None, s) from None
 
 

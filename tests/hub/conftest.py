@@ -17,11 +17,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "fixtures"))
 sys.path.insert(0, str(ROOT / "model"))
 
-import families
-from stand_in_hub import Repo, StandInHub
+import families  # noqa: E402
+from stand_in_hub import Repo, StandInHub  # noqa: E402
 
-from wizard import api
-from wizard.model_info import INDEX_FILE, facts_from_files
+from wizard import api  # noqa: E402
+from wizard.model_info import INDEX_FILE, facts_from_files  # noqa: E402
 
 HF_VARS = (
     "HF_ENDPOINT",
