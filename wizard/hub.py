@@ -478,6 +478,27 @@ def cached_models(settings: HubSettings | None = None) -> list[CachedModel]:
     return out
 
 
+def complete_model_path(text: str, settings: HubSettings | None = None, limit: int = 20) -> list[str]:
+    """Completions for a model path as typed: local folders for a path (`/`, `.`, `~`), repo ids
+    of this machine's HF cache for anything else (case-insensitive prefix)."""
+    t = text.strip()
+    if not t:
+        return []
+    if t.startswith(("/", ".", "~")):
+        head, part = os.path.split(t)
+        folder = Path(os.path.expanduser(head or "."))
+        try:
+            names = sorted(
+                e.name for e in folder.iterdir() if e.is_dir() and e.name.startswith(part)
+            )
+        except OSError:
+            return []
+        prefix = t[: len(t) - len(part)]
+        return [prefix + name for name in names if not name.startswith(".") or part][:limit]
+    low = t.lower()
+    return [m.repo_id for m in cached_models(settings) if m.repo_id.lower().startswith(low)][:limit]
+
+
 def search_models(query: str, limit: int = 20, settings: HubSettings | None = None) -> list[str]:
     """Repo ids on the Hub whose name contains `query` (most downloaded first)."""
     s = settings or HubSettings.from_env()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import families
 import pytest
-from conftest import QWEN36_COMMIT, _files
+from hub_repos import QWEN36_COMMIT, files_of
 from stand_in_hub import StandInHub
 
 from wizard import api
@@ -238,6 +238,6 @@ def test_files_are_exactly_the_folder_files(hub: StandInHub) -> None:
     from wizard.hub import fetch_model_files
 
     got = fetch_model_files(QWEN)
-    assert got.files["config.json"] == _files(families.qwen36_27b())["config.json"]
+    assert got.files["config.json"] == files_of(families.qwen36_27b())["config.json"]
     assert set(got.files) == {"config.json", "model.safetensors.index.json",
                               "generation_config.json"}

@@ -440,6 +440,16 @@ class RemoteHost:
         data = await self._agent_json("model-files", payload={"path": path, "names": list(names)})
         return {str(k): str(v) for k, v in (data.get("files") or {}).items()}
 
+    async def list_models(self, roots: Sequence[str] = ()) -> list[dict[str, str | None]]:
+        """Models on the host: its HF cache (`kind` cache, `name` repo id, `path` snapshot) and
+        folders holding config.json directly under `roots` (`kind` folder)."""
+        data = await self._agent_json("list-models", payload={"roots": list(roots)})
+        return [
+            {"kind": str(m.get("kind")), "name": str(m.get("name")), "path": m.get("path")}
+            for m in data.get("models") or []
+            if isinstance(m, dict)
+        ]
+
     # ------------------------------------------------------------------ launch and runs
 
     async def launch(self, request: LaunchRequest) -> RunStatus:
