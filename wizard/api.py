@@ -117,6 +117,9 @@ def _hub_facts(
     miss = _HUB_MISSES.get((*key, fetch, settings.offline))
     if miss is not None and time.monotonic() - miss[0] < _MISSING_TTL_S:
         return None, miss[1]
+    fetched = _HUB_MISSES.get((*key, True, settings.offline))
+    if not fetch and fetched is not None:
+        return None, fetched[1]  # why the last fetch failed (gated, unknown) says more than the cache
     try:
         facts = load_hub_facts(repo, revision, network=fetch, settings=settings)
     except ModelReadError as exc:
