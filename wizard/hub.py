@@ -114,9 +114,9 @@ def _label(repo: str, revision: str | None) -> str:
 
 def _fill_hint(repo: str, revision: str | None, settings: HubSettings) -> str:
     rev = f" --revision {revision}" if revision else ""
-    files = " ".join(MODEL_FILES)
     return (
-        f"fill the cache while online: `hf download {repo}{rev} {files}` "
+        f"fill the cache while online: `hf download {repo}{rev} --include '*.json'` "
+        "(the JSON files only, no weights) "
         f"(the cache is {settings.cache_dir}; set HF_HOME / HF_HUB_CACHE if it lives elsewhere), "
         "or give a local model folder"
     )

@@ -81,12 +81,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _load(path: str, what: str, revision: str | None = None) -> ModelFacts:
     """A local folder, or a Hub repo id (ORG/NAME that is not a local path, as SGLang decides)."""
-    from wizard.hub import is_repo_id, load_hub_facts
+    from wizard.hub import HubError, is_repo_id, load_hub_facts
 
     try:
         if is_repo_id(path):
             return load_hub_facts(path, revision)
         return load_model_facts(Path(path).expanduser())
+    except HubError as exc:  # its message starts with the repo id
+        raise ToolInputError(f"{what}: {exc}") from None
     except ModelReadError as exc:
         raise ToolInputError(f"{what} {path}: {exc}") from None
 

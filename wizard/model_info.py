@@ -851,6 +851,24 @@ def checkpoint_params(
     return None
 
 
+_SAFETENSORS_BYTES = {
+    "F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2,
+    "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1,
+}
+
+
+def checkpoint_size(counts: Mapping[str, int]) -> int | None:
+    """Bytes the checkpoint stores, from its element counts per safetensors dtype (None when a
+    dtype is unknown)."""
+    total = 0
+    for dtype, count in counts.items():
+        size = _SAFETENSORS_BYTES.get(str(dtype).upper())
+        if size is None:
+            return None
+        total += size * int(count)
+    return total
+
+
 def with_checkpoint_params(facts: ModelFacts, counts: Mapping[str, int]) -> ModelFacts:
     """`facts` with the exact parameter count of the checkpoint (Hub safetensors metadata).
 
@@ -860,6 +878,10 @@ def with_checkpoint_params(facts: ModelFacts, counts: Mapping[str, int]) -> Mode
     """
     from dataclasses import replace
 
+    if facts.checkpoint_bytes is None:
+        stored_bytes = checkpoint_size(counts)
+        if stored_bytes:
+            facts = replace(facts, checkpoint_bytes=stored_bytes)
     got = checkpoint_params(counts, facts.quant)
     if got is None:
         note = (

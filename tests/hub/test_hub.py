@@ -222,7 +222,11 @@ def test_nvfp4_moe_counts_unpacked_and_memory_plan(
     assert model["quantization"] == "modelopt_fp4" and model["mtp_layers"] == 1
     assert model["params_source"] == "safetensors"
     assert abs(model["params_total"] / fam.params_total - 1) < 0.03
-    assert data["memory"] is not None
+    counts = hub.repos["nvidia/Qwen3.5-397B-A17B-NVFP4"].safetensors
+    assert counts is not None
+    stored = counts["U8"] + counts["F8_E4M3"] + 2 * counts["BF16"] + 4 * counts["F32"]
+    assert model["checkpoint_bytes"] == stored  # the weights the plan sizes: the stored bytes
+    assert data["memory"] is not None and data["memory"]["weights_source"] == "index"
     assert hub.weight_requests() == []
 
 
