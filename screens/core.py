@@ -137,11 +137,21 @@ def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
     return list(_core("wizard.applicability", "algorithm_options")(target, draft, version))
 
 
-async def read_remote_facts(host: Any, path: str) -> Any:
-    """`ModelFacts` of a model folder on a GPU host (`RemoteHost.model_files` + `facts_from_files`)."""
+#: Launch-env variables that say where the host's HF cache is (sent to the host's agent; no token).
+CACHE_ENV = ("HF_HOME", "HF_HUB_CACHE", "XDG_CACHE_HOME")
+
+
+def cache_env(env: dict[str, str]) -> dict[str, str]:
+    """The profile env entries that locate the HF cache on the host (never a token)."""
+    return {k: v for k, v in env.items() if k in CACHE_ENV}
+
+
+async def read_remote_facts(host: Any, path: str, env: dict[str, str] | None = None) -> Any:
+    """`ModelFacts` of a model folder (or a Hub id in the host's HF cache) on a GPU host
+    (`RemoteHost.model_files` + `facts_from_files`)."""
     model_files = _core("wizard.model_info", "MODEL_FILES")
     facts_from_files = _core("wizard.model_info", "facts_from_files")
-    files = await host.model_files(path, model_files)
+    files = await host.model_files(path, model_files, cache_env(env or {}))
     return facts_from_files(files, f"{host.host_key}:{path}", "host")
 
 

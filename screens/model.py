@@ -270,7 +270,7 @@ class ModelScreen(WizardScreen):
         host = None
         try:
             host = await self.wizard.connect_host(target, list(profile.ssh.jump) or None)
-            facts = await core.read_remote_facts(host, model_path)
+            facts = await core.read_remote_facts(host, model_path, dict(profile.env))
             self.wizard.remember_remote_facts(model_path, facts)
             parts: list[Content | str | tuple[str, str]] = [
                 (f"read on {target}\n", "$text-muted"),
@@ -313,7 +313,8 @@ class ModelScreen(WizardScreen):
             host = await self.wizard.connect_host(target, list(profile.ssh.jump) or None)
             try:
                 roots = {str(p).rsplit("/", 1)[0] for p in (profile.model.path,) if "/" in p}
-                return list(await host.list_models(sorted(r for r in roots if r.startswith("/"))))
+                folders = sorted(r for r in roots if r.startswith("/"))
+                return list(await host.list_models(folders, core.cache_env(dict(profile.env))))
             finally:
                 await host.close()
 

@@ -540,12 +540,15 @@ def cmd_versions():
     emit(python_versions(*python_and_env(json.load(sys.stdin))))
 
 
-def hf_cache_dir():
-    """This host's HF cache: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return os.path.expanduser(os.environ["HF_HUB_CACHE"])
-    home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+def hf_cache_dir(env=None):
+    """The HF cache SGLang uses on this host: HF_HUB_CACHE, else HF_HOME/hub, else
+    ~/.cache/huggingface/hub; `env` (the launch env of the profile) wins over the login env."""
+    e = dict(os.environ)
+    e.update(env or {})
+    if e.get("HF_HUB_CACHE"):
+        return os.path.expanduser(e["HF_HUB_CACHE"])
+    home = e.get("HF_HOME") or os.path.join(
+        e.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
         "huggingface",
     )
     return os.path.join(os.path.expanduser(home), "hub")
@@ -566,12 +569,12 @@ def cached_snapshot(repo_dir):
     return max(found)[1] if found else None
 
 
-def resolve_model_path(path):
+def resolve_model_path(path, env=None):
     """A folder as given, or a repo id ORG/NAME resolved in this host's HF cache (as SGLang)."""
     root = os.path.expanduser(path)
     if os.path.isdir(root) or path.count("/") != 1 or path.startswith((".", "/", "~")):
         return root
-    repo_dir = os.path.join(hf_cache_dir(), "models--" + path.replace("/", "--"))
+    repo_dir = os.path.join(hf_cache_dir(env), "models--" + path.replace("/", "--"))
     return cached_snapshot(repo_dir) or root
 
 
@@ -579,7 +582,7 @@ def cmd_list_models():
     """Models on this host: the HF cache (repo ids) and folders holding config.json under roots."""
     spec = json.load(sys.stdin)
     out = []
-    cache = hf_cache_dir()
+    cache = hf_cache_dir(spec.get("env"))
     with contextlib.suppress(OSError):
         for name in sorted(os.listdir(cache)):
             if name.startswith("models--"):
@@ -599,7 +602,7 @@ def cmd_list_models():
 def cmd_model_files():
     """The small text files of a model folder (config.json, index, quant configs), as JSON."""
     spec = json.load(sys.stdin)
-    root = resolve_model_path(spec["path"])
+    root = resolve_model_path(spec["path"], spec.get("env"))
     files = {}
     for name in spec["names"]:
         path = os.path.join(root, name)
