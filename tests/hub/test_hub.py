@@ -245,3 +245,33 @@ def test_files_are_exactly_the_folder_files(hub: StandInHub) -> None:
     assert got.files["config.json"] == files_of(families.qwen36_27b())["config.json"]
     assert set(got.files) == {"config.json", "model.safetensors.index.json",
                               "generation_config.json"}
+
+
+def test_draft_by_hub_id_is_checked_against_the_target(hub: StandInHub) -> None:
+    argv = ["--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "EAGLE3",
+            "--speculative-draft-model-path", "other/Qwen3-8B-eagle3-wide"]
+    report = check_argv(argv, sglang_version="0.5.11", gpu="H100")
+    assert "R-DRAFT-HIDDEN-SIZE" in {f.rule for f in report.findings}
+    argv[-1] = "AngelSlim/Qwen3-8B_eagle3"
+    fitting = check_argv(argv, sglang_version="0.5.11", gpu="H100")
+    assert not {"R-DRAFT-HIDDEN-SIZE", "R-DRAFT-VOCAB"} & {f.rule for f in fitting.findings}
+    argv[3] = "EAGLE"  # an EAGLE-3 head under EAGLE: starts, accepts nothing
+    mismatched = check_argv(argv, sglang_version="0.5.11", gpu="H100")
+    assert "R-EAGLE3-DRAFT-WITH-EAGLE" in {f.rule for f in mismatched.findings}
+    assert hub.weight_requests() == []
+
+
+def test_import_keeps_the_hub_id_and_revision_for_the_check(
+    hub: StandInHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "imported.toml"
+    command = (f"python -m sglang.launch_server --model-path {QWEN} --revision {QWEN36_COMMIT} "
+               "--tp 2 --speculative-algorithm NEXTN --speculative-num-draft-tokens 1")
+    assert main(["import", "-o", str(out), "--", command]) == 0
+    text = out.read_text()
+    assert f'path = "{QWEN}"' in text and f'revision = "{QWEN36_COMMIT}"' in text
+    capsys.readouterr()
+    assert main(["check", "--json", "--gpu", "A6000", "--gpus", "2", str(out)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["model_source"].startswith(f"{QWEN} @ {QWEN36_COMMIT[:12]}")
+    assert report["first_sglang_error"] == "R-MAMBA-NOBUF-SPEC"
