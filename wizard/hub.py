@@ -516,7 +516,7 @@ def search_models(query: str, limit: int = 20, settings: HubSettings | None = No
         # One page, no retries: `HfApi.list_models` backs off for ~20 s on a dead network.
         response = get_session().get(
             f"{s.endpoint}/api/models",
-            params={"search": text, "limit": limit, "sort": "downloads"},
+            params={"search": text, "limit": limit, "sort": "downloads", "direction": -1},
             headers=build_hf_headers(token=s.token or False),
             timeout=10,
         )
@@ -601,10 +601,14 @@ def draft_candidates(
     for repo in extra:
         names.setdefault(repo, "cache")
     if not s.offline:
-        try:
-            found = search_models(_short_name(target_name), limit=50, settings=s)
-        except HubError:
-            found = []
+        short_name = _short_name(target_name)
+        found: list[str] = []
+        # Draft repos spell the target's name with `-` or `_` (`Qwen3-8B_eagle3`, `qwen3_8b_eagle3`).
+        for query in dict.fromkeys((short_name, short_name.replace("-", "_"))):
+            try:
+                found += search_models(query, limit=50, settings=s)
+            except HubError:
+                continue
         for repo in found:
             if any(w in repo.lower() for w in _DRAFT_WORDS) and repo != target_name:
                 names.setdefault(repo, "hub")

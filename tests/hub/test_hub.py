@@ -122,6 +122,8 @@ def test_gated_repo_names_the_token(
     facts = _inspect_json(capsys, GATED)["model"]
     assert facts["architecture"] == "LlamaForCausalLM"
     assert hub.weight_requests() == []
+    written = [p for p in hf_env.parent.rglob("*") if p.is_file() and p != hf_env / "token"]
+    assert written and not [p for p in written if b"hf_" in p.read_bytes()]  # no token stored
 
 
 def test_unknown_repo_and_revision(hub: StandInHub, capsys: pytest.CaptureFixture[str]) -> None:
