@@ -10,6 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.widgets import Label, Select, Static
+from textual.worker import get_current_worker
 
 from screens import core
 from screens.base import WizardScreen
@@ -248,6 +249,8 @@ class ModelScreen(WizardScreen):
                                "$text-muted"),
             )
         card = build_card(profile, bar_width)
+        if get_current_worker().is_cancelled:
+            return  # the path changed while this one was read: a newer card is on its way
         self.app.call_from_thread(self.query_one("#model-card", Static).update, card)
         for name in (path, profile.speculative.draft_model_path):
             if name and _is_repo_id(name):

@@ -250,6 +250,13 @@ def _read(path: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ModelReadError(Path(path).name, None, f"is not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:  # a cache file that cannot be read (permissions, broken symlink)
+        raise ModelReadError(
+            Path(path).name,
+            None,
+            f"cannot be read from the HF cache ({exc.strerror or exc})",
+            f"check the permissions of {path} or delete that cache entry and read it again",
+        ) from None
 
 
 def _commit_of(path: str) -> str | None:
@@ -573,8 +580,6 @@ def draft_fit(target: ModelFacts, draft: ModelFacts, algorithm: str) -> tuple[st
         )
         if not c.ok
     ]
-    if draft.is_eagle3_draft and draft.draft_vocab_size and draft.vocab_size == target.vocab_size:
-        pass  # a reduced draft vocabulary with the target's vocabulary and a token map: fine
     return tuple(problems)
 
 
