@@ -277,3 +277,18 @@ def test_import_keeps_the_hub_id_and_revision_for_the_check(
     report = json.loads(capsys.readouterr().out)
     assert report["model_source"].startswith(f"{QWEN} @ {QWEN36_COMMIT[:12]}")
     assert report["first_sglang_error"] == "R-MAMBA-NOBUF-SPEC"
+
+
+def test_inspect_profile_and_draft_by_hub_id(
+    hub: StandInHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        'schema_version = 1\nsglang_version = "0.5.11"\n[model]\npath = "Qwen/Qwen3-8B"\n'
+        '[speculative]\nalgorithm = "EAGLE3"\n'
+        'draft_model_path = "other/Qwen3-8B-eagle3-wide"\n'
+    )
+    data = _inspect_json(capsys, "--profile", str(profile))
+    assert data["model"]["source"].startswith("Qwen/Qwen3-8B @ ")
+    assert data["draft"]["source"].startswith("other/Qwen3-8B-eagle3-wide @ ")
+    assert [c["check_id"] for c in data["draft_checks"]] == ["draft-hidden-size"]
