@@ -292,3 +292,12 @@ def test_inspect_profile_and_draft_by_hub_id(
     assert data["model"]["source"].startswith("Qwen/Qwen3-8B @ ")
     assert data["draft"]["source"].startswith("other/Qwen3-8B-eagle3-wide @ ")
     assert [c["check_id"] for c in data["draft_checks"]] == ["draft-hidden-size"]
+
+
+def test_the_suite_never_reaches_the_real_hub() -> None:
+    """Outside the stand-in fixtures a Hub id meets the suite's refused endpoint (tests/conftest.py)."""
+    _fresh_process()
+    report = check_argv(["--model-path", "Qwen/Qwen3.6-27B"], sglang_version="0.5.11")
+    missing = next(f for f in report.findings if f.rule == "R-FACTS-MISSING")
+    assert "cannot reach http://127.0.0.1:9" in missing.message
+    _fresh_process()
