@@ -94,3 +94,23 @@ def test_cached_drafts_are_found_offline(hub: StandInHub, monkeypatch: pytest.Mo
         ("Tengyunw/qwen3_8b_eagle3", "cache", True)
     ]
     assert hub.requests == []
+
+
+def test_completion_of_folders_and_cached_repo_ids(
+    hub: StandInHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wizard.hub import complete_model_path
+
+    (tmp_path / "models" / "Qwen3.6-27B").mkdir(parents=True)
+    (tmp_path / "models" / "Qwen3-8B").mkdir()
+    (tmp_path / "models" / "notes.txt").write_text("")
+    assert complete_model_path(str(tmp_path / "models" / "Qwen3")) == [
+        str(tmp_path / "models" / "Qwen3-8B"),
+        str(tmp_path / "models" / "Qwen3.6-27B"),
+    ]
+    monkeypatch.chdir(tmp_path)
+    assert complete_model_path("./models/Qwen3.") == ["./models/Qwen3.6-27B"]
+    assert complete_model_path("qwen/") == []
+    load_hub_facts("Qwen/Qwen3.6-27B")
+    assert complete_model_path("qwen/") == ["Qwen/Qwen3.6-27B"]
+    assert complete_model_path("") == []
