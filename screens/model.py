@@ -33,11 +33,12 @@ def _size(value: int | None, unit: str = "") -> str:
 
 def model_card(facts: Any) -> Content:
     """Architecture, MTP layers, hybrid layers, MoE, quantization and size of a checkpoint."""
-    where = {"local": "local folder", "hub": "Hugging Face Hub", "host": "GPU host"}.get(
-        str(getattr(facts, "origin", "local")), "local folder"
-    )
-    rows: list[tuple[str, str]] = [
-        ("read from", f"{facts.source} ({where})"),
+    origin = str(getattr(facts, "origin", "local"))
+    rows: list[tuple[str, str]] = []
+    if origin != "local":  # a local folder is the path in the form; say where the rest came from
+        where = "Hugging Face Hub" if origin == "hub" else "GPU host"
+        rows.append(("read from", f"{facts.source} ({where})"))
+    rows += [
         ("architecture", facts.architecture or "unknown"),
         ("family", str(facts.family)),
         ("layers", str(facts.num_layers)),
@@ -180,9 +181,8 @@ class ModelScreen(WizardScreen):
                     yield Label("SSH host", classes="label")
                     yield FieldInput("ssh.host", "str", placeholder="none: the model is local")
                 yield Static(
-                    "A folder is read locally, a Hub id ORG/NAME from the Hub or the HF cache "
-                    "(config.json and small JSON files only); F6 reads it on the SSH host. "
-                    "Ctrl+Y finds a model, F9 a fitting EAGLE draft.",
+                    "A folder is read here, a Hub id ORG/NAME from the Hub or HF cache (small "
+                    "JSON files only); F6 reads it on the SSH host instead.",
                     classes="hint",
                 )
             with VerticalScroll(id="model-card-box"):
