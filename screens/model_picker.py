@@ -169,7 +169,10 @@ class ModelPicker(ModalScreen[ModelPick | None]):
         typed: list[tuple[str, ModelPick]] = []
         if "/" in text or text.startswith(("~", ".")):
             typed = [(f"{text}  (use as typed)", ModelPick(text, "typed"))]
-        self._section("typed", "Typed", typed, "")
+        if typed:
+            self._section("typed", "Typed", typed, "")
+        else:
+            self._sections.pop("typed", None)
         self._section("hub", f"Hub search: {text}", [], f"searching the Hub for {text!r} …")
         self.search(text)
 
