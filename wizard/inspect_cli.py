@@ -288,7 +288,7 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 
 PARAMS_SOURCE_TEXT = {
-    "safetensors": "exact: the Hub's safetensors metadata",
+    "safetensors": "exact: safetensors metadata",
     "index": "safetensors index total_size / dtype",
     "estimate": "estimated from config",
 }

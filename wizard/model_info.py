@@ -422,9 +422,56 @@ class ModelFacts:
 
 
 def load_model_facts(path: str | Path) -> ModelFacts:
-    """Inspect a local model folder (plain or HF cache layout)."""
+    """Inspect a local model folder (plain or HF cache layout).
+
+    A quantized checkpoint whose shards are in the folder gets its exact parameter count from the
+    shards' safetensors headers (the JSON before the tensors; no weight is read), as the Hub's
+    metadata gives it for a repo id.
+    """
     root = resolve_model_dir(path)
-    return facts_from_reader(LocalReader(root))
+    facts = facts_from_reader(LocalReader(root))
+    if facts.quant is not None:
+        counts = safetensors_header_counts(root)
+        if counts:
+            facts = with_checkpoint_params(facts, counts)
+    return facts
+
+
+SAFETENSORS_HEADER_MAX = 100 * 1024 * 1024  # the format's own limit on the JSON header
+
+
+def safetensors_header_counts(root: Path) -> dict[str, int] | None:
+    """Elements per dtype over the `*.safetensors` shards of a folder, from their headers only
+    (8-byte length + JSON). None when there are no shards or one cannot be read."""
+    counts: dict[str, int] = {}
+    shards = sorted(root.glob("*.safetensors"))
+    if not shards:
+        return None
+    for shard in shards:
+        try:
+            with shard.open("rb") as handle:
+                size = int.from_bytes(handle.read(8), "little")
+                if not 0 < size <= SAFETENSORS_HEADER_MAX:
+                    return None
+                header = json.loads(handle.read(size))
+        except (OSError, ValueError):
+            return None  # a shard being downloaded or not safetensors: keep the other sources
+        if not isinstance(header, dict):
+            return None
+        for name, tensor in header.items():
+            if name == "__metadata__" or not isinstance(tensor, dict):
+                continue
+            shape = tensor.get("shape")
+            dtype = tensor.get("dtype")
+            if not isinstance(dtype, str) or not isinstance(shape, list):
+                return None
+            elements = 1
+            for dim in shape:
+                if not isinstance(dim, int) or dim < 0:
+                    return None
+                elements *= dim
+            counts[dtype] = counts.get(dtype, 0) + elements
+    return counts
 
 
 def facts_from_reader(reader: ModelReader) -> ModelFacts:
@@ -885,7 +932,7 @@ def with_checkpoint_params(facts: ModelFacts, counts: Mapping[str, int]) -> Mode
     got = checkpoint_params(counts, facts.quant)
     if got is None:
         note = (
-            "parameters estimated from config.json: the Hub's safetensors metadata "
+            "parameters estimated from config.json: the safetensors metadata "
             f"({', '.join(sorted(counts))}) has a layout the wizard does not unpack"
         )
         return replace(facts, notes=(*facts.notes, note))
@@ -899,7 +946,7 @@ def with_checkpoint_params(facts: ModelFacts, counts: Mapping[str, int]) -> Mode
     elif facts.moe is None:
         active = total
     notes = tuple(n for n in facts.notes if "parameters estimated from config.json" not in n)
-    note = f"parameters: exact count from the Hub's safetensors metadata ({how})"
+    note = f"parameters: exact count from the safetensors metadata ({how})"
     return replace(
         facts,
         params_total=total,

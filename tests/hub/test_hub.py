@@ -70,7 +70,7 @@ def test_text_output_says_where_the_facts_came_from(
     assert main(["inspect", QWEN]) == 0
     out = capsys.readouterr().out
     assert f"Model: {QWEN} @ {QWEN36_COMMIT[:12]}" in out and "(Hugging Face Hub)" in out
-    assert "exact: the Hub's safetensors metadata" in out
+    assert "exact: safetensors metadata" in out
 
 
 def test_cached_read_needs_one_request_and_offline_none(

@@ -99,3 +99,54 @@ def test_decoded_count_is_the_true_count(counts: Counter[str], quant: QuantInfo 
 
 def test_unknown_layout_keeps_the_estimate() -> None:
     assert checkpoint_params({"I32": 100}, QuantInfo("bitsandbytes", "bnb 4-bit", 4, 64)) is None
+
+
+def _write_shard(path, tensors: dict[str, tuple[str, list[int]]]) -> None:  # type: ignore[no-untyped-def]
+    """A safetensors file's header (the tensor bytes are not needed: only the header is read)."""
+    import json
+
+    header: dict[str, object] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, (dtype, shape) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset]}
+    raw = json.dumps(header).encode()
+    path.write_bytes(len(raw).to_bytes(8, "little") + raw)
+
+
+def test_local_quantized_folder_counts_from_shard_headers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An AWQ folder: the count comes from its shards' headers, not the config estimate."""
+    import json
+
+    from wizard.model_info import load_model_facts
+
+    config = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+        "intermediate_size": 14336, "num_hidden_layers": 2, "num_attention_heads": 32,
+        "num_key_value_heads": 32, "vocab_size": 32000, "torch_dtype": "float16",
+        "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128},
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    shards: list[dict[str, tuple[str, list[int]]]] = [{}, {}]
+    true_total = 2 * 32000 * 4096 + (2 * 2 + 1) * 4096
+    shards[0]["model.embed_tokens.weight"] = ("F16", [32000, 4096])
+    shards[1]["lm_head.weight"] = ("F16", [32000, 4096])
+    shards[1]["model.norm.weight"] = ("F16", [4096])
+    for layer in range(2):
+        for norm in ("input_layernorm", "post_attention_layernorm"):
+            shards[layer][f"model.layers.{layer}.{norm}.weight"] = ("F16", [4096])
+        for proj, (i, o) in {"q": (4096, 4096), "k": (4096, 4096), "v": (4096, 4096),
+                             "o": (4096, 4096), "gate": (4096, 14336), "up": (4096, 14336),
+                             "down": (14336, 4096)}.items():
+            base = f"model.layers.{layer}.{proj}_proj"
+            shards[layer][f"{base}.qweight"] = ("I32", [i, o // 8])
+            shards[layer][f"{base}.qzeros"] = ("I32", [i // 128, o // 8])
+            shards[layer][f"{base}.scales"] = ("F16", [i // 128, o])
+            true_total += i * o
+    for index, tensors in enumerate(shards):
+        _write_shard(tmp_path / f"model-0000{index + 1}-of-00002.safetensors", tensors)
+    facts = load_model_facts(tmp_path)
+    assert facts.params_source == "safetensors"
+    assert facts.params_total is not None
+    assert abs(facts.params_total / true_total - 1) < 0.002
+    (tmp_path / "model-00002-of-00002.safetensors").write_bytes(b"\x00")  # a broken shard
+    assert load_model_facts(tmp_path).params_source == "estimate"
