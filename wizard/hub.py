@@ -278,6 +278,15 @@ def fetch_model_files(
     falls back to the cache too. Raises HubError when config.json cannot be had.
     """
     s = settings or HubSettings.from_env()
+    if revision is not None and (
+        not revision.strip() or ".." in revision or revision.startswith("/") or "\\" in revision
+    ):
+        raise HubError(
+            repo_id,
+            "revision",
+            f"revision {revision!r} is not a branch, tag or commit",
+            "give a branch, tag or commit of the repository (--revision / model.revision)",
+        )
     _quiet_library(s)
     if s.offline or not network:
         return _from_cache(repo_id, revision, s, offline_reason="offline" if s.offline else None)

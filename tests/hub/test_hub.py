@@ -301,3 +301,9 @@ def test_the_suite_never_reaches_the_real_hub() -> None:
     missing = next(f for f in report.findings if f.rule == "R-FACTS-MISSING")
     assert "cannot reach http://127.0.0.1:9" in missing.message
     _fresh_process()
+
+
+def test_revision_cannot_leave_the_cache(hub: StandInHub, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", QWEN, "--revision", "../../etc"]) == 2
+    assert "revision '../../etc' is not a branch, tag or commit" in capsys.readouterr().err
+    assert hub.requests == []
