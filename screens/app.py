@@ -28,6 +28,7 @@ from screens.messages import (
     EditRequested,
     FixRequested,
     InputRejected,
+    ModelFactsRead,
     ProfileChanged,
     ProfileOpened,
     ProfileSaved,
@@ -261,6 +262,11 @@ class WizardApp(App[int]):
         if profile != self.profile:
             self.dirty = True
         self._update(profile, tuple(message.raw))
+
+    @on(ModelFactsRead)
+    def _on_facts_read(self, message: ModelFactsRead) -> None:
+        if message.path in (self.profile.model.path, self.profile.speculative.draft_model_path):
+            self._update(self.profile)
 
     @on(InputRejected)
     def _on_rejected(self, message: InputRejected) -> None:

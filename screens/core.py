@@ -39,8 +39,12 @@ def _core(module: str, name: str) -> Any:
 
 
 def check_profile(profile: Profile, facts: Any = None) -> Report:
-    """The rule engine's report for a profile (`wizard.api.check_profile`); `facts` read on the host."""
-    report: Report = _core("wizard.api", "check_profile")(profile, facts=facts)
+    """The rule engine's report for a profile (`wizard.api.check_profile`); `facts` read on the host.
+
+    A Hub id is only looked up in the HF cache here (the check runs on every keystroke); the
+    Model screen fetches it from the Hub in a worker and posts `ModelFactsRead`.
+    """
+    report: Report = _core("wizard.api", "check_profile")(profile, facts=facts, fetch=False)
     return report
 
 
@@ -89,12 +93,43 @@ class ModelUnreadable(Exception):
     """The model folder could not be read (the core's reason is the message)."""
 
 
-def model_facts(path: str) -> Any:
-    """`ModelFacts` of a local model folder (`wizard.api.load_facts`, cached by the core)."""
-    facts, why = _core("wizard.api", "load_facts")(path)
+def model_facts(path: str, revision: str | None = None) -> Any:
+    """`ModelFacts` of a local model folder or a Hub id (`wizard.api.load_facts`, cached by the
+    core). A Hub id is fetched from the Hub: call from a worker thread."""
+    facts, why = _core("wizard.api", "load_facts")(path, revision)
     if facts is None:
         raise ModelUnreadable(why or f"{path}: cannot read the model")
     return facts
+
+
+def is_repo_id(path: str) -> bool:
+    """Whether SGLang would download `path` from the Hub (`wizard.hub.is_repo_id`)."""
+    return bool(_core("wizard.hub", "is_repo_id")(path))
+
+
+def cached_models() -> list[Any]:
+    """Models in this machine's HF cache (`wizard.hub.cached_models`)."""
+    return list(_core("wizard.hub", "cached_models")())
+
+
+def search_hub(query: str, limit: int = 30) -> list[str]:
+    """Repo ids on the Hub containing `query` (`wizard.hub.search_models`); call from a worker."""
+    return list(_core("wizard.hub", "search_models")(query, limit))
+
+
+def complete_model_path(text: str) -> list[str]:
+    """Local folders / cached repo ids completing `text` (`wizard.hub.complete_model_path`)."""
+    return list(_core("wizard.hub", "complete_model_path")(text))
+
+
+def draft_candidates(target_name: str, target: Any, algorithm: str) -> list[Any]:
+    """Drafts for a target with their fit (`wizard.hub.draft_candidates`); call from a worker."""
+    return list(_core("wizard.hub", "draft_candidates")(target_name, target, algorithm))
+
+
+def hub_settings() -> dict[str, Any]:
+    """Endpoint, cache, offline flag and token source (never the token) (`wizard.hub`)."""
+    return dict(_core("wizard.hub", "describe_settings")())
 
 
 def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
@@ -102,12 +137,22 @@ def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
     return list(_core("wizard.applicability", "algorithm_options")(target, draft, version))
 
 
-async def read_remote_facts(host: Any, path: str) -> Any:
-    """`ModelFacts` of a model folder on a GPU host (`RemoteHost.model_files` + `facts_from_files`)."""
+#: Launch-env variables that say where the host's HF cache is (sent to the host's agent; no token).
+CACHE_ENV = ("HF_HOME", "HF_HUB_CACHE", "XDG_CACHE_HOME")
+
+
+def cache_env(env: dict[str, str]) -> dict[str, str]:
+    """The profile env entries that locate the HF cache on the host (never a token)."""
+    return {k: v for k, v in env.items() if k in CACHE_ENV}
+
+
+async def read_remote_facts(host: Any, path: str, env: dict[str, str] | None = None) -> Any:
+    """`ModelFacts` of a model folder (or a Hub id in the host's HF cache) on a GPU host
+    (`RemoteHost.model_files` + `facts_from_files`)."""
     model_files = _core("wizard.model_info", "MODEL_FILES")
     facts_from_files = _core("wizard.model_info", "facts_from_files")
-    files = await host.model_files(path, model_files)
-    return facts_from_files(files, f"{host.host_key}:{path}")
+    files = await host.model_files(path, model_files, cache_env(env or {}))
+    return facts_from_files(files, f"{host.host_key}:{path}", "host")
 
 
 def plan_memory(profile: Profile, target: Any, draft: Any) -> Any:

@@ -72,3 +72,11 @@ class FindingSelected(Message):
     """The findings panel's highlighted finding changed (index into the report's findings)."""
 
     index: int
+
+
+@dataclass
+class ModelFactsRead(Message):
+    """A screen read model facts the check could not get itself (a Hub id fetched in a worker):
+    the app checks the profile again."""
+
+    path: str

@@ -10,11 +10,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.widgets import Label, Select, Static
+from textual.worker import get_current_worker
 
 from screens import core
 from screens.base import WizardScreen
 from screens.forms import FieldInput
-from screens.messages import EditRequested
+from screens.messages import EditRequested, ModelFactsRead
+from screens.model_picker import DraftPick, DraftPicker, ModelPathSuggester, ModelPick, ModelPicker
 from screens.widgets.memory import memory_bar
 from wizard.profile import Profile
 from wizard.rules.report import Report
@@ -31,7 +33,12 @@ def _size(value: int | None, unit: str = "") -> str:
 
 def model_card(facts: Any) -> Content:
     """Architecture, MTP layers, hybrid layers, MoE, quantization and size of a checkpoint."""
-    rows: list[tuple[str, str]] = [
+    origin = str(getattr(facts, "origin", "local"))
+    rows: list[tuple[str, str]] = []
+    if origin != "local":  # a local folder is the path in the form; say where the rest came from
+        where = "Hugging Face Hub" if origin == "hub" else "GPU host"
+        rows.append(("read from", f"{facts.source} ({where})"))
+    rows += [
         ("architecture", facts.architecture or "unknown"),
         ("family", str(facts.family)),
         ("layers", str(facts.num_layers)),
@@ -69,19 +76,31 @@ def model_card(facts: Any) -> Content:
     return Content.assemble(*parts)
 
 
+def _is_repo_id(path: str) -> bool:
+    try:
+        return core.is_repo_id(path)
+    except core.CoreUnavailable:
+        return False
+
+
 def build_card(profile: Profile, bar_width: int = 40) -> Content:
     """The model card and, when the GPU is known, the memory plan (errors become text)."""
     try:
-        facts = core.model_facts(profile.model.path)
+        facts = core.model_facts(profile.model.path, profile.model.revision)
     except core.CoreUnavailable as exc:
         return Content.styled(f"Model inspection not available: {exc}", "$warning")
-    except Exception as exc:  # unreadable folder, bad config.json: shown, never raised
+    except Exception as exc:  # unreadable folder, bad config.json, Hub errors: shown, never raised
+        hub = _is_repo_id(profile.model.path)
         return Content.assemble(
-            ("Cannot read the model here: ", "bold $warning"),
+            ("Cannot read the model from the Hub: " if hub else "Cannot read the model here: ",
+             "bold $warning"),
             str(exc),
             (f"\n\nF6 reads it on {profile.ssh.host}." if profile.ssh.host else "", "$accent"),
             (
-                "\n\nThe checks still run; rules that depend on the architecture assume a generic model.",
+                "\n\nNot computed: the memory plan and the architecture-dependent checks; they "
+                "assume a generic model (not hybrid, no MTP, no MoE). To get them: "
+                + ("do what the message says, then Ctrl+R." if hub else
+                   "give a Hub id (ORG/NAME), a local folder (Ctrl+Y finds one) or F6 on the host."),
                 "$text-muted",
             ),
         )
@@ -89,7 +108,9 @@ def build_card(profile: Profile, bar_width: int = 40) -> Content:
     draft = None
     if profile.speculative.draft_model_path:
         try:
-            draft = core.model_facts(profile.speculative.draft_model_path)
+            draft = core.model_facts(
+                profile.speculative.draft_model_path, profile.speculative.draft_model_revision
+            )
         except Exception as exc:
             parts += ["\n", ("Draft: ", "bold $warning"), str(exc), "\n"]
     try:
@@ -114,6 +135,8 @@ class ModelScreen(WizardScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "reload_model", "Re-read model"),
         Binding("f6", "read_on_host", "Read on host"),
+        Binding("ctrl+y", "find_model", "Find model"),
+        Binding("f9", "find_draft", "Find draft"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -158,8 +181,8 @@ class ModelScreen(WizardScreen):
                     yield Label("SSH host", classes="label")
                     yield FieldInput("ssh.host", "str", placeholder="none: the model is local")
                 yield Static(
-                    "The model folder is read locally (config.json and the safetensors index "
-                    "only); F6 reads it on the SSH host instead.",
+                    "A folder is read here, a Hub id ORG/NAME from the Hub or HF cache (small "
+                    "JSON files only); F6 reads it on the SSH host instead.",
                     classes="hint",
                 )
             with VerticalScroll(id="model-card-box"):
@@ -170,6 +193,7 @@ class ModelScreen(WizardScreen):
         """Titles."""
         self.query_one("#model-form").border_title = "Model and hardware"
         self.query_one("#model-card-box").border_title = "Model card"
+        self.query_one("#model-path", FieldInput).suggester = ModelPathSuggester()
         self._shown_path: str | None = None
         self._choices: dict[str, list[str]] = {
             "#sglang-version": list(
@@ -186,7 +210,9 @@ class ModelScreen(WizardScreen):
         key = repr(
             (
                 profile.model.path,
+                profile.model.revision,
                 profile.speculative.draft_model_path,
+                profile.speculative.draft_model_revision,
                 profile.speculative.algorithm,
                 profile.gpu,
                 profile.parallel.tp,
@@ -212,27 +238,43 @@ class ModelScreen(WizardScreen):
 
     @work(exclusive=True, thread=True, group="model-card")
     def load_card(self, profile: Profile, bar_width: int) -> None:
-        """Read the model's config and plan memory in a thread so typing never waits on the disk."""
+        """Read the model's config and plan memory in a thread so typing never waits on the disk
+        (or the Hub: a Hub id is fetched here, then the app checks again with its facts)."""
+        path = profile.model.path
+        hub = _is_repo_id(path)
+        if hub:
+            self.app.call_from_thread(
+                self.query_one("#model-card", Static).update,
+                Content.styled(f"Reading {path} from the Hugging Face Hub (or the HF cache) …",
+                               "$text-muted"),
+            )
         card = build_card(profile, bar_width)
+        if get_current_worker().is_cancelled:
+            return  # the path changed while this one was read: a newer card is on its way
         self.app.call_from_thread(self.query_one("#model-card", Static).update, card)
+        for name in (path, profile.speculative.draft_model_path):
+            if name and _is_repo_id(name):
+                self.post_message(ModelFactsRead(name))
 
     @work(exclusive=True, group="model-card")
-    async def action_read_on_host(self) -> None:
-        """Read the model folder on the profile's SSH host (through `wizard.remote`)."""
+    async def action_read_on_host(self, path: str | None = None) -> None:
+        """Read the model folder (or a Hub id from the host's HF cache) on the profile's SSH host
+        (through `wizard.remote`)."""
         from screens.launch import host_target
 
         profile = self.wizard.profile
+        model_path = path or profile.model.path
         target = host_target(profile, "")
         card = self.query_one("#model-card", Static)
         if not target:
             card.update(Content.styled("Enter the SSH host first.", "$warning"))
             return
-        card.update(f"Reading {profile.model.path} on {target} …")
+        card.update(f"Reading {model_path} on {target} …")
         host = None
         try:
             host = await self.wizard.connect_host(target, list(profile.ssh.jump) or None)
-            facts = await core.read_remote_facts(host, profile.model.path)
-            self.wizard.remember_remote_facts(profile.model.path, facts)
+            facts = await core.read_remote_facts(host, model_path, dict(profile.env))
+            self.wizard.remember_remote_facts(model_path, facts)
             parts: list[Content | str | tuple[str, str]] = [
                 (f"read on {target}\n", "$text-muted"),
                 model_card(facts),
@@ -255,6 +297,61 @@ class ModelScreen(WizardScreen):
         finally:
             if host is not None:
                 await host.close()
+
+    def action_find_model(self) -> None:
+        """Find a model: this machine's HF cache, the GPU host's (over SSH), the Hub by name."""
+        profile = self.wizard.profile
+        host = profile.ssh.host
+        lister = self._host_lister() if host else None
+        name = profile.model.path.rstrip("/").split("/")[-1] if profile.model.path else ""
+        self.app.push_screen(ModelPicker(name, host, lister), self._picked_model)
+
+    def _host_lister(self) -> Any:
+        from screens.launch import host_target
+
+        profile = self.wizard.profile
+        target = host_target(profile, "")
+
+        async def list_host() -> list[dict[str, Any]]:
+            host = await self.wizard.connect_host(target, list(profile.ssh.jump) or None)
+            try:
+                roots = {str(p).rsplit("/", 1)[0] for p in (profile.model.path,) if "/" in p}
+                folders = sorted(r for r in roots if r.startswith("/"))
+                return list(await host.list_models(folders, core.cache_env(dict(profile.env))))
+            finally:
+                await host.close()
+
+        return list_host
+
+    def _picked_model(self, pick: ModelPick | None) -> None:
+        if pick is None:
+            return
+        self.post_message(EditRequested({"model.path": pick.value}, {"model.path": pick.value}))
+        if pick.where == "host":
+            self.action_read_on_host(pick.value)
+
+    def action_find_draft(self) -> None:
+        """Find an EAGLE / EAGLE3 draft for the model and show which ones fit before choosing."""
+        profile = self.wizard.profile
+        algorithm = (profile.speculative.algorithm or "").upper()
+        if algorithm not in ("EAGLE", "EAGLE3"):
+            algorithm = "EAGLE3"
+            if profile.speculative.algorithm:
+                self.notify(
+                    f"{profile.speculative.algorithm} takes no EAGLE draft; showing EAGLE3 drafts",
+                    title="Find draft",
+                )
+        self.app.push_screen(
+            DraftPicker(profile.model.path, profile.model.revision, algorithm), self._picked_draft
+        )
+
+    def _picked_draft(self, pick: DraftPick | None) -> None:
+        if pick is None:
+            return
+        edits: dict[str, Any] = {"speculative.draft_model_path": pick.repo_id}
+        if self.wizard.profile.speculative.algorithm is None and pick.kind:
+            edits["speculative.algorithm"] = pick.kind
+        self.post_message(EditRequested(edits, {"speculative.draft_model_path": pick.repo_id}))
 
     def _bar_width(self) -> int:
         width = self.query_one("#model-card-box").content_size.width

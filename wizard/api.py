@@ -42,10 +42,26 @@ _MISSING: dict[
 _MISSING_TTL_S = 2.0
 
 
-def load_facts(path: str | None) -> tuple[ModelFacts | None, str | None]:
-    """Model facts for a local model dir (cached by path + config mtime), or (None, why not)."""
+_HUB_FACTS: dict[tuple[Any, ...], ModelFacts] = {}
+_HUB_MISSES: dict[tuple[Any, ...], tuple[float, str]] = {}
+
+
+def load_facts(
+    path: str | None, revision: str | None = None, *, fetch: bool = True
+) -> tuple[ModelFacts | None, str | None]:
+    """Model facts for a local model dir or a Hub repo id, or (None, why not).
+
+    A local folder is cached by path + config mtime. A repo id (`ORG/NAME`, not a local path, as
+    SGLang decides) is read through `wizard.hub` at `revision` and kept for this process; with
+    `fetch=False` only the HF cache is read (the screens check on every keystroke and fetch from
+    the Hub in a worker).
+    """
     if not path:
         return None, "no path"
+    from wizard.hub import is_repo_id
+
+    if is_repo_id(path):
+        return _hub_facts(path, revision, fetch)
     from wizard.model_info import ModelReadError, load_model_facts, resolve_model_dir
 
     missing = _MISSING.get(path)
@@ -85,6 +101,36 @@ def load_facts(path: str | None) -> tuple[ModelFacts | None, str | None]:
         _FACTS_CACHE.clear()
     _FACTS_CACHE[key] = result
     return result
+
+
+def _hub_facts(
+    repo: str, revision: str | None, fetch: bool
+) -> tuple[ModelFacts | None, str | None]:
+    from wizard.hub import HubSettings, load_hub_facts
+    from wizard.model_info import ModelReadError
+
+    settings = HubSettings.from_env()
+    key = (repo, revision, settings.endpoint, str(settings.cache_dir), settings.token is not None)
+    facts = _HUB_FACTS.get(key)
+    if facts is not None:
+        return facts, None
+    miss = _HUB_MISSES.get((*key, fetch, settings.offline))
+    if miss is not None and time.monotonic() - miss[0] < _MISSING_TTL_S:
+        return None, miss[1]
+    fetched = _HUB_MISSES.get((*key, True, settings.offline))
+    if not fetch and fetched is not None:
+        return None, fetched[1]  # why the last fetch failed (gated, unknown) says more than the cache
+    try:
+        facts = load_hub_facts(repo, revision, network=fetch, settings=settings)
+    except ModelReadError as exc:
+        if len(_HUB_MISSES) > 256:
+            _HUB_MISSES.clear()
+        _HUB_MISSES[(*key, fetch, settings.offline)] = (time.monotonic(), str(exc))
+        return None, str(exc)
+    if len(_HUB_FACTS) > 64:
+        _HUB_FACTS.clear()
+    _HUB_FACTS[key] = facts
+    return facts, None
 
 
 def _field_defaults() -> tuple[tuple[str, str, str, Any], ...]:
@@ -190,10 +236,12 @@ def check_typed(
     facts: ModelFacts | None = None,
     draft_facts: ModelFacts | None = None,
     gpu_free_gib: float | None = None,
+    fetch: bool = True,
 ) -> Report:
     """Check canonical typed arguments (as SGLang would get them) for one version.
 
-    Model facts are read from the local `config.json` files unless given (e.g. read over SSH).
+    Model facts are read from the local `config.json` files (or the Hub / HF cache for a repo
+    id; only the cache with `fetch=False`) unless given (e.g. read over SSH).
     `gpu_free_gib`: free memory of one GPU read on the host (`nvidia-smi`) for the memory plan.
     """
     version, warning = resolve_version(sglang_version)
@@ -201,10 +249,14 @@ def check_typed(
     facts_error: str | None = None
     draft_error: str | None = None
     if facts is None:
-        facts, facts_error = load_facts(typed.get("model_path"))
+        facts, facts_error = load_facts(
+            typed.get("model_path"), typed.get("revision"), fetch=fetch
+        )
     draft_path = typed.get("speculative_draft_model_path")
     if draft_facts is None and draft_path:
-        draft_facts, draft_error = load_facts(draft_path)
+        draft_facts, draft_error = load_facts(
+            draft_path, typed.get("speculative_draft_model_revision"), fetch=fetch
+        )
     ctx = Ctx(
         release=load_release(version),
         requested_version=sglang_version,
@@ -234,6 +286,7 @@ def check_profile(
     draft_facts: ModelFacts | None = None,
     verify_fixes: bool = True,
     gpu_free_gib: float | None = None,
+    fetch: bool = True,
 ) -> Report:
     """Check a profile: what SGLang will do with it, in SGLang's order, and the values it will run.
 
@@ -256,6 +309,7 @@ def check_profile(
         facts=facts,
         draft_facts=draft_facts,
         gpu_free_gib=gpu_free_gib,
+        fetch=fetch,
     )
     early = _unavailable_fields(typed, version)
     if argparse_problem is not None:
@@ -269,15 +323,18 @@ def check_profile(
             report.effective,
             report.typed,
             report.memory_plan,
+            report.model_source,
         )
     if verify_fixes:
-        report = _with_verified_fixes(report, profile, gpu, gpus, paths_local, facts, draft_facts)
+        report = _with_verified_fixes(
+            report, profile, gpu, gpus, paths_local, facts, draft_facts, fetch
+        )
     return report
 
 
 def _with_verified_fixes(report: Report, profile: Profile, gpu: str | None, gpus: int | None,
                          paths_local: bool | None, facts: ModelFacts | None,
-                         draft_facts: ModelFacts | None) -> Report:
+                         draft_facts: ModelFacts | None, fetch: bool = True) -> Report:
     """`report` whose errors keep only the fixes after which the same error is gone."""
     from dataclasses import replace
 
@@ -290,7 +347,8 @@ def _with_verified_fixes(report: Report, profile: Profile, gpu: str | None, gpus
                 try:
                     after = check_profile(apply_fix(profile, fix), gpu=gpu, gpus=gpus,
                                           paths_local=paths_local, facts=facts,
-                                          draft_facts=draft_facts, verify_fixes=False)
+                                          draft_facts=draft_facts, verify_fixes=False,
+                                          fetch=fetch)
                 except ValueError:  # the edit itself is invalid for this profile
                     continue
                 if not any(f.rule == finding.rule and f.message == finding.message

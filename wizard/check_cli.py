@@ -21,6 +21,8 @@ examples:
   sglang-wizard check --sglang-version 0.5.11 --gpu A6000 -- \\
       SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server --model-path /m/Qwen3.6-27B \\
       --speculative-algorithm NEXTN --speculative-num-draft-tokens 1
+  sglang-wizard check --gpu A6000 --gpus 2 -- --model-path Qwen/Qwen3.6-27B --tp 2 \
+      --speculative-algorithm NEXTN          # a Hub id: its config.json is read (HF_* honoured)
   sglang-wizard check --jsonl cases.jsonl      # one JSON report per input line
 """
 
@@ -182,6 +184,11 @@ def render_text(report: Report) -> str:
     verdict = "SGLang would START this" if report.verdict == "ok" else "SGLang would REFUSE this"
     out.append(
         f"SGLang {report.sglang_version} (rules {report.rules_version}), GPU {report.gpu}: {verdict}"
+    )
+    out.append(
+        f"model facts from {report.model_source}"
+        if report.model_source
+        else "model facts: not read (see R-FACTS-MISSING)"
     )
     for f in report.findings:
         out.extend(_finding_text(f, f is first))

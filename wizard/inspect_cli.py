@@ -1,7 +1,9 @@
-"""`sglang-wizard inspect MODEL_DIR`: model facts, algorithm choices and the GPU memory plan.
+"""`sglang-wizard inspect MODEL`: model facts, algorithm choices and the GPU memory plan.
 
-Exit codes: 0 = inspected (and, with a plan, it fits or is tight), 1 = the plan says it will not
-fit, 2 = bad input (missing folder, broken config.json, unknown GPU, ...).
+MODEL is a local folder, an HF cache folder or a Hub repo id `ORG/NAME` (read through
+`wizard.hub`: config and small JSON files only). Exit codes: 0 = inspected (and, with a plan, it
+fits or is tight), 1 = the plan says it will not fit, 2 = bad input (missing folder, broken
+config.json, gated / unknown repo, offline without cache, unknown GPU, ...).
 """
 
 from __future__ import annotations
@@ -33,15 +35,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the `inspect` subcommand."""
     parser = subparsers.add_parser(
         "inspect",
-        help="show what a model folder holds and whether it fits the GPUs",
+        help="show what a model (folder or Hub id) holds and whether it fits the GPUs",
         description=(
-            "Read config.json (and the safetensors index, quantization files) of a model folder or "
-            "HF cache folder and print architecture, MTP layers, hybrid layout, MoE, attention, "
-            "quantization and parameter counts. With --gpu/--gpus/--tp or a profile, also print the "
-            "per-GPU memory plan."
+            "Read config.json (and the safetensors index, quantization files) of a model folder, "
+            "HF cache folder or Hub repo id ORG/NAME (never the weights) and print architecture, "
+            "MTP layers, hybrid layout, MoE, attention, quantization and parameter counts, and "
+            "where they came from. With --gpu/--gpus/--tp or a profile, also print the per-GPU "
+            "memory plan."
+        ),
+        epilog=(
+            "Hub ids honour HF_ENDPOINT (mirrors), HF_TOKEN or the stored `hf auth login`, "
+            "HF_HOME / HF_HUB_CACHE (the shared cache) and HF_HUB_OFFLINE=1 (cache only)."
         ),
     )
-    parser.add_argument("model_dir", nargs="?", metavar="MODEL_DIR", help="model folder")
+    parser.add_argument(
+        "model_dir",
+        nargs="?",
+        metavar="MODEL",
+        help="model folder, HF cache folder or Hub repo id ORG/NAME",
+    )
     parser.add_argument(
         "launch",
         nargs="*",
@@ -51,6 +63,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "--mem-fraction-static 0.85`); the plan is then exactly the one `check` makes"
         ),
     )
+    parser.add_argument(
+        "--revision", metavar="REV", help="Hub branch, tag or commit (as SGLang's --revision)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (keys in docs/inspect.md)")
     parser.add_argument(
         "--profile", metavar="P.toml", help="take GPUs, tp and flags from a profile"
@@ -58,7 +73,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--gpu", metavar="KIND", help="GPU kind, e.g. 'RTX A6000', H100, B200")
     parser.add_argument("--gpus", type=int, metavar="N", help="number of GPUs")
     parser.add_argument("--tp", type=int, metavar="N", help="tensor parallel size")
-    parser.add_argument("--draft", metavar="DIR", help="draft model folder (EAGLE/EAGLE3/...)")
+    parser.add_argument(
+        "--draft", metavar="MODEL", help="draft model folder or Hub id (EAGLE/EAGLE3/...)"
+    )
     parser.add_argument("--algorithm", metavar="ALGO", help="speculative algorithm, e.g. NEXTN")
     parser.add_argument("--num-draft-tokens", type=int, metavar="N")
     parser.add_argument("--num-steps", type=int, metavar="N")
@@ -71,9 +88,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run_inspect)
 
 
-def _load(path: str | Path, what: str) -> ModelFacts:
+def _load(path: str, what: str, revision: str | None = None) -> ModelFacts:
+    """A local folder, or a Hub repo id (ORG/NAME that is not a local path, as SGLang decides)."""
+    from wizard.hub import HubError, is_repo_id, load_hub_facts
+
     try:
-        return load_model_facts(path)
+        if is_repo_id(path):
+            return load_hub_facts(path, revision)
+        return load_model_facts(Path(path).expanduser())
+    except HubError as exc:  # its message starts with the repo id
+        raise ToolInputError(f"{what}: {exc}") from None
     except ModelReadError as exc:
         raise ToolInputError(f"{what} {path}: {exc}") from None
 
@@ -82,6 +106,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     """Merge the profile (if any) with the command-line flags (flags win)."""
     s: dict[str, Any] = {
         "model_dir": None,
+        "revision": None,
+        "draft_revision": None,
         "gpu": None,
         "gpus": None,
         "tp": None,
@@ -114,6 +140,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         strategy = p.hybrid.cache_strategy
         s.update(
             model_dir=p.model.path,
+            revision=p.model.revision,
+            draft_revision=p.speculative.draft_model_revision,
             gpu=p.gpu.kind,
             gpus=p.gpu.count,
             tp=p.parallel.tp,
@@ -136,6 +164,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         )
     for name in (
         "model_dir",
+        "revision",
         "gpu",
         "gpus",
         "tp",
@@ -193,7 +222,7 @@ _INSPECT_ONLY = (
 
 
 def _plan_from_launch(
-    model_path: Path, launch: list[str], s: dict[str, Any], args: argparse.Namespace
+    model_path: str | Path, launch: list[str], s: dict[str, Any], args: argparse.Namespace
 ) -> tuple[MemoryPlan | None, list[str]]:
     """The plan `check` makes for MODEL_DIR with these SGLang flags (and what SGLang would refuse)."""
     from wizard.api import check_argv
@@ -257,15 +286,10 @@ def run_inspect(args: argparse.Namespace) -> int:
     """Print facts (and a plan); return 1 when the plan says it will not fit."""
     s = _settings(args)
     if not s["model_dir"]:
-        raise ToolInputError("give MODEL_DIR (or a --profile with model.path)")
-    model_path = Path(s["model_dir"]).expanduser()
-    if args.profile and not model_path.exists() and args.model_dir is None:
-        raise ToolInputError(
-            f"model.path {s['model_dir']!r} of the profile is not a local folder; "
-            "pass the local MODEL_DIR (or its HF cache folder)"
-        )
-    target = _load(model_path, "model")
-    draft = _load(Path(s["draft"]).expanduser(), "draft") if s["draft"] else None
+        raise ToolInputError("give MODEL (a folder or Hub id ORG/NAME, or a --profile with model.path)")
+    target = _load(s["model_dir"], "model", s["revision"])
+    draft = _load(s["draft"], "draft", s["draft_revision"]) if s["draft"] else None
+    model_path = s["model_dir"]
     launch = list(getattr(args, "launch", None) or [])
     setup = None if launch else _gpu_setup(s)
     plan: MemoryPlan | None = None
@@ -336,6 +360,13 @@ def run_inspect(args: argparse.Namespace) -> int:
     return 1 if plan is not None and plan.verdict == "will_not_fit" else 0
 
 
+PARAMS_SOURCE_TEXT = {
+    "safetensors": "exact: safetensors metadata",
+    "index": "safetensors index total_size / dtype",
+    "estimate": "estimated from config",
+}
+
+
 def _billions(n: int | None) -> str:
     if n is None:
         return "unknown"
@@ -344,7 +375,8 @@ def _billions(n: int | None) -> str:
 
 def render_facts(f: ModelFacts, title: str = "Model") -> str:
     """Human-readable facts block."""
-    lines = [f"{title}: {f.source}"]
+    where = {"local": "local folder", "hub": "Hugging Face Hub", "host": "GPU host"}[f.origin]
+    lines = [f"{title}: {f.source} ({where})"]
     lines.append(f"  architecture   {f.architecture or 'unknown'} (family {f.family})")
     attn = f"{f.attention}, {f.num_attention_heads} heads"
     if f.attention == "MLA":
@@ -374,7 +406,7 @@ def render_facts(f: ModelFacts, title: str = "Model") -> str:
     params = f"{_billions(f.params_total)} total"
     if f.moe is not None:
         params += f", {_billions(f.params_active)} active"
-    params += f" ({'safetensors index' if f.params_source == 'index' else 'estimated from config'})"
+    params += " (" + PARAMS_SOURCE_TEXT[f.params_source] + ")"
     lines.append(f"  parameters     {params}")
     if f.is_eagle_draft:
         kind = "EAGLE-3" if f.is_eagle3_draft else "EAGLE"

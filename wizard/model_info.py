@@ -35,6 +35,11 @@ MODEL_FILES: tuple[str, ...] = (
 )
 
 AttentionKind = Literal["MHA", "GQA", "MLA"]
+#: Where `params_total` comes from: the Hub's safetensors metadata (exact element counts per
+#: dtype), the index's `total_size` with the dtype, or the estimate from config.json.
+ParamsSource = Literal["safetensors", "index", "estimate"]
+#: Where the files were read: a local folder, the Hub (or its cache), a GPU host over SSH.
+Origin = Literal["local", "hub", "host"]
 
 # Bytes of one element per checkpoint dtype name (config.json `torch_dtype` / `dtype`).
 DTYPE_BYTES: dict[str, float] = {
@@ -326,7 +331,7 @@ class ModelFacts:
     quantization: str | None
     params_total: int | None
     params_active: int | None
-    params_source: Literal["index", "estimate"]
+    params_source: ParamsSource
     is_eagle_draft: bool = False
     is_eagle3_draft: bool = False
     target_hidden_size: int | None = None
@@ -349,6 +354,8 @@ class ModelFacts:
     generation_defaults: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     config_model_type: str | None = None  # config.json's top-level model_type (what AutoConfig reads)
+    origin: Origin = "local"
+    revision: str | None = None  # the commit the Hub resolved to (origin "hub")
 
     @property
     def full_attention_layers(self) -> int:
@@ -361,6 +368,8 @@ class ModelFacts:
         """The documented JSON form (docs/inspect.md)."""
         return {
             "source": self.source,
+            "origin": self.origin,
+            "revision": self.revision,
             "architecture": self.architecture,
             "architectures": list(self.architectures),
             "model_type": self.model_type,
@@ -415,9 +424,56 @@ class ModelFacts:
 
 
 def load_model_facts(path: str | Path) -> ModelFacts:
-    """Inspect a local model folder (plain or HF cache layout)."""
+    """Inspect a local model folder (plain or HF cache layout).
+
+    A quantized checkpoint whose shards are in the folder gets its exact parameter count from the
+    shards' safetensors headers (the JSON before the tensors; no weight is read), as the Hub's
+    metadata gives it for a repo id.
+    """
     root = resolve_model_dir(path)
-    return facts_from_reader(LocalReader(root))
+    facts = facts_from_reader(LocalReader(root))
+    if facts.quant is not None:
+        counts = safetensors_header_counts(root)
+        if counts:
+            facts = with_checkpoint_params(facts, counts)
+    return facts
+
+
+SAFETENSORS_HEADER_MAX = 100 * 1024 * 1024  # the format's own limit on the JSON header
+
+
+def safetensors_header_counts(root: Path) -> dict[str, int] | None:
+    """Elements per dtype over the `*.safetensors` shards of a folder, from their headers only
+    (8-byte length + JSON). None when there are no shards or one cannot be read."""
+    counts: dict[str, int] = {}
+    shards = sorted(root.glob("*.safetensors"))
+    if not shards:
+        return None
+    for shard in shards:
+        try:
+            with shard.open("rb") as handle:
+                size = int.from_bytes(handle.read(8), "little")
+                if not 0 < size <= SAFETENSORS_HEADER_MAX:
+                    return None
+                header = json.loads(handle.read(size))
+        except (OSError, ValueError):
+            return None  # a shard being downloaded or not safetensors: keep the other sources
+        if not isinstance(header, dict):
+            return None
+        for name, tensor in header.items():
+            if name == "__metadata__" or not isinstance(tensor, dict):
+                continue
+            shape = tensor.get("shape")
+            dtype = tensor.get("dtype")
+            if not isinstance(dtype, str) or not isinstance(shape, list):
+                return None
+            elements = 1
+            for dim in shape:
+                if not isinstance(dim, int) or dim < 0:
+                    return None
+                elements *= dim
+            counts[dtype] = counts.get(dtype, 0) + elements
+    return counts
 
 
 def facts_from_reader(reader: ModelReader) -> ModelFacts:
@@ -611,7 +667,9 @@ _FULL_LAYER_NAMES = frozenset({"full_attention", "attention", "global", "full"})
 _SLIDING_LAYER_NAMES = frozenset({"sliding_attention", "sliding_window", "local"})
 
 
-def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
+def facts_from_files(
+    files: Mapping[str, str], source: str, origin: Origin = "local"
+) -> ModelFacts:
     """Turn the text of a model folder's JSON files into ModelFacts (pure, no I/O).
 
     `files` maps a file name of `MODEL_FILES` to its text; absent optional files are simply left
@@ -729,7 +787,7 @@ def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
     )
     params_total: int | None = breakdown.total
     params_active: int | None = _active_params(breakdown, moe)
-    params_source: Literal["index", "estimate"] = "estimate"
+    params_source: ParamsSource = "estimate"
     unquantized_bytes = DTYPE_BYTES.get(dtype or "bfloat16", 2)
     if index_bytes is not None and quant is None and is_float_dtype(dtype):
         # The index holds bytes; an unquantized checkpoint stores every parameter at `dtype`.
@@ -791,6 +849,115 @@ def facts_from_files(files: Mapping[str, str], source: str) -> ModelFacts:
         vision_hidden_size=vision.opt_int("hidden_size") if vision is not None else None,
         generation_defaults=_generation_defaults(files),
         notes=tuple(notes),
+        origin=origin,
+    )
+
+
+def checkpoint_params(
+    counts: Mapping[str, int], quant: QuantInfo | None
+) -> tuple[int, str] | None:
+    """Parameters stored in a checkpoint from its element counts per safetensors dtype.
+
+    `counts` is the Hub's `safetensors.parameters` (`{"BF16": n, "U8": m, ...}`: stored elements,
+    not parameters). Packed formats are unpacked and scales / zero points left out:
+    FP4 (ModelOpt, compressed-tensors NVFP4) = 2 per U8 element, F8 block scales dropped;
+    MXFP4 = 2 per U8 element with its U8 scales (1 per 32) dropped; AWQ / GPTQ / pack-quantized
+    INT-n = 32/n per I32 element, zero points (1 per group) and F16 scales (1 per group) dropped.
+    Returns (parameters, how) or None for a layout this does not know.
+    """
+    c = {str(k).upper(): int(v) for k, v in counts.items() if int(v) >= 0}
+    floats = sum(c.get(k, 0) for k in ("BF16", "F16", "F32", "F64"))
+    f8 = c.get("F8_E4M3", 0) + c.get("F8_E5M2", 0)
+    u8 = c.get("U8", 0)
+    i32 = c.get("I32", 0) + c.get("U32", 0)
+    if quant is None:
+        return sum(c.values()), "sum of the tensors' elements"
+    method = quant.method
+    fp4 = method == "modelopt_fp4" or (method == "compressed-tensors" and "NVFP4" in quant.scheme)
+    if fp4 and u8:
+        return 2 * u8 + floats, "packed FP4 (2 per U8 element) + unquantized tensors, scales left out"
+    if method == "mxfp4" and u8:
+        group = quant.group_size or 32
+        # U8 blocks (2 values each) and, unless stored as F8_E8M0, U8 scales (1 per group)
+        weights = 2 * u8 if c.get("F8_E8M0") else round(u8 * 2 * group / (group + 2))
+        return weights + floats, "packed MXFP4 (2 per U8 element) + unquantized tensors, scales left out"
+    if method in ("fp8", "modelopt_fp8") or (
+        method == "compressed-tensors" and quant.scheme.startswith("FP8")
+    ):
+        if f8:
+            return f8 + floats, "FP8 weights + unquantized tensors"
+        return None
+    packed = method in ("awq", "gptq") or (method == "compressed-tensors" and quant.weight_bits < 8)
+    if packed and i32:
+        pack = 32 // int(quant.weight_bits)
+        size = quant.group_size or 0
+        zeros = method in ("awq", "gptq")
+        weights = i32 * pack
+        if zeros and size:
+            weights = round(weights * size / (size + 1))  # qzeros: 1 I32 per group and pack
+        scales = weights // size if size else 0
+        how = f"INT{int(quant.weight_bits)} packed {pack} per I32 element + unquantized tensors"
+        return weights + max(floats - scales, 0) + c.get("I8", 0), how + ", scales left out"
+    if method == "compressed-tensors" and c.get("I8"):
+        return c["I8"] + floats, "INT8 weights + unquantized tensors"
+    return None
+
+
+_SAFETENSORS_BYTES = {
+    "F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2,
+    "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1,
+}
+
+
+def checkpoint_size(counts: Mapping[str, int]) -> int | None:
+    """Bytes the checkpoint stores, from its element counts per safetensors dtype (None when a
+    dtype is unknown)."""
+    total = 0
+    for dtype, count in counts.items():
+        size = _SAFETENSORS_BYTES.get(str(dtype).upper())
+        if size is None:
+            return None
+        total += size * int(count)
+    return total
+
+
+def with_checkpoint_params(facts: ModelFacts, counts: Mapping[str, int]) -> ModelFacts:
+    """`facts` with the exact parameter count of the checkpoint (Hub safetensors metadata).
+
+    Published sizes leave MTP layers out, so the estimated MTP part is taken off as for the
+    index; the active count of an MoE model is scaled by the same factor as the total.
+    Unknown layouts keep the estimate, with a note saying so.
+    """
+    from dataclasses import replace
+
+    if facts.checkpoint_bytes is None:
+        stored_bytes = checkpoint_size(counts)
+        if stored_bytes:
+            facts = replace(facts, checkpoint_bytes=stored_bytes)
+    got = checkpoint_params(counts, facts.quant)
+    if got is None:
+        note = (
+            "parameters estimated from config.json: the safetensors metadata "
+            f"({', '.join(sorted(counts))}) has a layout the wizard does not unpack"
+        )
+        return replace(facts, notes=(*facts.notes, note))
+    stored, how = got
+    estimate = facts.params_estimate
+    mtp = estimate.mtp if estimate is not None else 0
+    total = max(stored - mtp, 0)
+    active = facts.params_active
+    if facts.moe is not None and estimate is not None and estimate.total > 0 and active:
+        active = int(active * total / estimate.total)
+    elif facts.moe is None:
+        active = total
+    notes = tuple(n for n in facts.notes if "parameters estimated from config.json" not in n)
+    note = f"parameters: exact count from the safetensors metadata ({how})"
+    return replace(
+        facts,
+        params_total=total,
+        params_active=active,
+        params_source="safetensors",
+        notes=(*notes, note),
     )
 
 

@@ -90,7 +90,7 @@ def test_draft_checks_printed(tmp_path: Path, capsys) -> None:
         (["{model}", "--gpu", "H100", "--gpus", "2", "--tp", "4"], "--tp 4 needs 4 GPUs"),
         (["{model}", "--tp", "2"], "--tp needs --gpu"),
         (["{model}", "--profile", "{missing}"], "file not found"),
-        ([], "give MODEL_DIR"),
+        ([], "give MODEL (a folder or Hub id ORG/NAME"),
         (["{broken}"], "config.json: is not valid JSON"),
     ],
 )

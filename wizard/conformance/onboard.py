@@ -163,8 +163,9 @@ def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str
 
 def _int_tuple(node: ast.AST) -> list[int] | None:
     if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
-        values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
-        if len(values) == len(node.value.elts) and all(isinstance(v, int) for v in values):
+        values = [e.value for e in node.value.elts
+                  if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+        if len(values) == len(node.value.elts):
             return values
     return None
 

@@ -540,10 +540,69 @@ def cmd_versions():
     emit(python_versions(*python_and_env(json.load(sys.stdin))))
 
 
+def hf_cache_dir(env=None):
+    """The HF cache SGLang uses on this host: HF_HUB_CACHE, else HF_HOME/hub, else
+    ~/.cache/huggingface/hub; `env` (the launch env of the profile) wins over the login env."""
+    e = dict(os.environ)
+    e.update(env or {})
+    if e.get("HF_HUB_CACHE"):
+        return os.path.expanduser(e["HF_HUB_CACHE"])
+    home = e.get("HF_HOME") or os.path.join(
+        e.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "huggingface",
+    )
+    return os.path.join(os.path.expanduser(home), "hub")
+
+
+def cached_snapshot(repo_dir):
+    """The snapshot of refs/main in an HF cache repo folder, else the newest with a config."""
+    snapshots = os.path.join(repo_dir, "snapshots")
+    ref = read_text(os.path.join(repo_dir, "refs", "main"))
+    if ref and os.path.isfile(os.path.join(snapshots, ref.strip(), "config.json")):
+        return os.path.join(snapshots, ref.strip())
+    found = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(snapshots):
+            config = os.path.join(snapshots, name, "config.json")
+            if os.path.isfile(config):
+                found.append((os.path.getmtime(config), os.path.join(snapshots, name)))
+    return max(found)[1] if found else None
+
+
+def resolve_model_path(path, env=None):
+    """A folder as given, or a repo id ORG/NAME resolved in this host's HF cache (as SGLang)."""
+    root = os.path.expanduser(path)
+    if os.path.isdir(root) or path.count("/") != 1 or path.startswith((".", "/", "~")):
+        return root
+    repo_dir = os.path.join(hf_cache_dir(env), "models--" + path.replace("/", "--"))
+    return cached_snapshot(repo_dir) or root
+
+
+def cmd_list_models():
+    """Models on this host: the HF cache (repo ids) and folders holding config.json under roots."""
+    spec = json.load(sys.stdin)
+    out = []
+    cache = hf_cache_dir(spec.get("env"))
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(cache)):
+            if name.startswith("models--"):
+                snapshot = cached_snapshot(os.path.join(cache, name))
+                repo = name[len("models--"):].replace("--", "/", 1)
+                out.append({"kind": "cache", "name": repo, "path": snapshot})
+    for root in spec.get("roots", []):
+        base = os.path.expanduser(root)
+        with contextlib.suppress(OSError):
+            for name in sorted(os.listdir(base))[:500]:
+                folder = os.path.join(base, name)
+                if os.path.isfile(os.path.join(folder, "config.json")):
+                    out.append({"kind": "folder", "name": folder, "path": folder})
+    emit({"cache": cache, "models": out})
+
+
 def cmd_model_files():
     """The small text files of a model folder (config.json, index, quant configs), as JSON."""
     spec = json.load(sys.stdin)
-    root = os.path.expanduser(spec["path"])
+    root = resolve_model_path(spec["path"], spec.get("env"))
     files = {}
     for name in spec["names"]:
         path = os.path.join(root, name)
@@ -579,6 +638,8 @@ def main(argv):
         cmd_preflight()
     elif command == "model-files":
         cmd_model_files()
+    elif command == "list-models":
+        cmd_list_models()
     elif command == "versions":
         cmd_versions()
     else:

@@ -190,7 +190,7 @@ async def _host_facts(host: RemoteHost, launchable: _Launchable) -> tuple[Any, A
 
     async def read(path: str) -> Any:
         files = await host.model_files(path, MODEL_FILES)
-        return facts_from_files(files, f"{host.host_key}:{path}")
+        return facts_from_files(files, f"{host.host_key}:{path}", "host")
 
     if not _is_path(launchable.model_path):
         return None, None

@@ -435,10 +435,29 @@ class RemoteHost:
             await self._agent_json("versions", payload={"python": python, "env": dict(env or {})})
         )
 
-    async def model_files(self, path: str, names: Sequence[str]) -> dict[str, str]:
-        """The named small text files of a model folder on the host (missing ones are left out)."""
-        data = await self._agent_json("model-files", payload={"path": path, "names": list(names)})
+    async def model_files(
+        self, path: str, names: Sequence[str], env: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """The named small text files of a model folder on the host (missing ones are left out).
+        A repo id ORG/NAME is looked up in the host's HF cache (`env`: the launch env, e.g.
+        HF_HOME, as SGLang would see it)."""
+        payload = {"path": path, "names": list(names), "env": dict(env or {})}
+        data = await self._agent_json("model-files", payload=payload)
         return {str(k): str(v) for k, v in (data.get("files") or {}).items()}
+
+    async def list_models(
+        self, roots: Sequence[str] = (), env: Mapping[str, str] | None = None
+    ) -> list[dict[str, str | None]]:
+        """Models on the host: its HF cache (`kind` cache, `name` repo id, `path` snapshot; `env`
+        may set HF_HOME / HF_HUB_CACHE as the launch would) and folders holding config.json
+        directly under `roots` (`kind` folder)."""
+        payload = {"roots": list(roots), "env": dict(env or {})}
+        data = await self._agent_json("list-models", payload=payload)
+        return [
+            {"kind": str(m.get("kind")), "name": str(m.get("name")), "path": m.get("path")}
+            for m in data.get("models") or []
+            if isinstance(m, dict)
+        ]
 
     # ------------------------------------------------------------------ launch and runs
 

@@ -1957,10 +1957,25 @@ FACTS_MISSING = Rule(
     sglang=WIZARD,
     fields=("model.path",),
     when=lambda ctx, a: ctx.facts is None,
-    message=lambda ctx, a: (
-        f"model config not read ({ctx.facts_error}); architecture-dependent rules assume a generic model."
-    ),
+    message=lambda ctx, a: _facts_missing_message(ctx),
 )
+
+
+def _facts_missing_message(ctx: Ctx) -> str:
+    """Not computed: what, why, what was assumed instead and how to get the facts."""
+    why = ctx.facts_error or "no model path"
+    hub = "Hub" in why or "HF_" in why or "hf " in why
+    how = (
+        "do what the reason says (token, cache or repo id), then check again"
+        if hub
+        else "give the Hub id (ORG/NAME) or a local folder that holds config.json; for a folder "
+        "on the GPU host press F6 on the Model screen (or `sglang-wizard inspect` there)"
+    )
+    return (
+        f"not computed: the memory plan and the architecture-dependent checks (model config not "
+        f"read: {why}). Assumed instead: a generic model (not hybrid, no MTP layers, no MoE, "
+        f"auto draft values 3/1/4). To get them: {how}."
+    )
 
 GPU_ASSUMED = Rule(
     id="R-GPU-ASSUMED",

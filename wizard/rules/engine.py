@@ -134,6 +134,7 @@ def evaluate(ctx: Ctx) -> Report:
         effective=effective,
         typed=typed,
         memory_plan=c.memory_plan(ctx, a),
+        model_source=ctx.facts.source if ctx.facts is not None else None,
     )
 
 

@@ -90,6 +90,7 @@ class Report:
     memory_plan: Any = (
         None  # wizard.memory.MemoryPlan for the resolved values (None without model facts)
     )
+    model_source: str | None = None  # where the model facts came from (None: not read)
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -124,6 +125,7 @@ class Report:
             "rules_version": self.rules_version,
             "gpu": self.gpu,
             "verdict": self.verdict,
+            "model_source": self.model_source,
             "findings": [f.to_json() for f in self.findings],
             "effective": dict(self.effective),
             # Always present: the plan, or null when the model's config.json was not readable.
