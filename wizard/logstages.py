@@ -148,8 +148,10 @@ class StageTracker:
                 Stage.WEIGHTS, int(m["done"]), int(m["total"]), elapsed_s, text.strip()
             )
         elif _WEIGHTS_END.search(text):
-            # Weights are loaded (a draft model may follow): progress shows complete.
-            event = self._progress(Stage.WEIGHTS, 1, 1, elapsed_s, text.strip())
+            # Weights are loaded (a draft model may follow): progress shows complete, in the
+            # shard counts already shown (not a new "1/1" after "18/18").
+            total = self.progress[1] if self.progress and self.stage is Stage.WEIGHTS else 1
+            event = self._progress(Stage.WEIGHTS, total, total, elapsed_s, text.strip())
         elif _KV_ALLOCATED.search(text) or _MEMORY_POOL_END.search(text):
             event = self._enter(Stage.KV_CACHE, elapsed_s, text.strip())
         elif _GRAPH_BEGIN.search(text):
