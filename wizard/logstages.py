@@ -51,7 +51,9 @@ _SHARDS = re.compile(
 _WEIGHTS_END = re.compile(r"Load weight end\b")
 _KV_ALLOCATED = re.compile(r"KV Cache is allocated\b")
 _MEMORY_POOL_END = re.compile(r"Memory pool end\b")
-_GRAPH_BEGIN = re.compile(r"Capture (?:[\w ]+? )?(?:cuda|CUDA|npu|NPU|cpu|CPU|xpu|XPU) graph begin\b")
+_GRAPH_BEGIN = re.compile(
+    r"Capture (?:[\w ]+? )?(?:cuda|CUDA|npu|NPU|cpu|CPU|xpu|XPU) graph begin\b"
+)
 _GRAPH_BATCHES = re.compile(
     r"Capturing batches \((?P<desc>[^)]*)\):\s+(?P<pct>\d+)%.*?(?P<done>\d+)/(?P<total>\d+)"
 )
@@ -419,7 +421,13 @@ class OutOfMemory:
 
 
 # Substrings every OOM pattern above contains (substring tests are far cheaper than regexes).
-_OOM_WORDS: tuple[str, ...] = ("out of memory", "OutOfMemoryError", "Not enough memory", "ALLOC_FAILED", "MemoryAllocation")
+_OOM_WORDS: tuple[str, ...] = (
+    "out of memory",
+    "OutOfMemoryError",
+    "Not enough memory",
+    "ALLOC_FAILED",
+    "MemoryAllocation",
+)
 
 
 def may_report_oom(text: str) -> bool:

@@ -781,7 +781,12 @@ def main(argv):
     if command == "launch":
         cmd_launch()
     elif command == "follow":
-        cmd_follow(rest[0], rest[1], rest[2] if len(rest) > 2 else "0.1", rest[3] if len(rest) > 3 else None)
+        cmd_follow(
+            rest[0],
+            rest[1],
+            rest[2] if len(rest) > 2 else "0.1",
+            rest[3] if len(rest) > 3 else None,
+        )
     elif command == "status":
         cmd_status(rest[0] if rest else None, rest[1] if len(rest) > 1 else None)
     elif command == "prune":

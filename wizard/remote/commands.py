@@ -39,9 +39,7 @@ def _check_run_id(run_id: str) -> None:
         )
 
 
-def _reach(
-    args: argparse.Namespace, profile: Any = None, record: RunRecord | None = None
-) -> Reach:
+def _reach(args: argparse.Namespace, profile: Any = None, record: RunRecord | None = None) -> Reach:
     """How to reach the host: flags first, then the run's record, then the profile."""
     if profile is not None:
         base = reach_for_profile(profile, args.host)
@@ -206,7 +204,9 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                     host, final, started, report, on_chunk=printer, on_tick=printer.tick
                 )
             except asyncio.CancelledError:  # Ctrl-C: stop watching, not the server
-                say(f"detached from {run_id}: the server keeps running; follow it with: {follow_hint}")
+                say(
+                    f"detached from {run_id}: the server keeps running; follow it with: {follow_hint}"
+                )
                 raise
             _print_lines(flow.outcome_lines(result, run_id, reach, final.memory_plan), out)
             return flow.exit_code_of(result)
@@ -275,14 +275,18 @@ def _reconcile(records: RunRecords, run: RunStatus, reach: Reach) -> None:
     """Bring the local record in line with what the host says; hint at `stop` for leftovers."""
     record = records.get(run.run_id)
     if record is not None and not run.alive:
-        ended = "stopped" if run.stopped else ("crashed" if run.signal or run.exit_code else "exited")
+        ended = (
+            "stopped" if run.stopped else ("crashed" if run.signal or run.exit_code else "exited")
+        )
         if record.outcome in ("launched", "ready") and record.outcome != ended:
             print(f"    the local record said {record.outcome}; the host says {run.state}: updated")
             record.outcome = ended
             records.save(record)
     if run.leftover:
-        print(f"    processes left: {' '.join(map(str, run.leftover))}; stop them with: "
-              f"{Reach.from_record(record).command('stop', run.run_id) if record else reach.command('stop', run.run_id)}")
+        print(
+            f"    processes left: {' '.join(map(str, run.leftover))}; stop them with: "
+            f"{Reach.from_record(record).command('stop', run.run_id) if record else reach.command('stop', run.run_id)}"
+        )
 
 
 def _prune(args: argparse.Namespace, records: RunRecords, age_s: float) -> int:
@@ -303,8 +307,10 @@ def _prune(args: argparse.Namespace, records: RunRecords, age_s: float) -> int:
                 result = await host.prune(age_s, dry_run=args.dry_run)
                 removed = [r["run_id"] for r in result.get("removed", [])]
                 verb = "would remove" if args.dry_run else "removed"
-                print(f"{host.label}: {verb} {len(removed)} run director{'y' if len(removed) == 1 else 'ies'}"
-                      + (f": {' '.join(removed)}" if removed else ""))
+                print(
+                    f"{host.label}: {verb} {len(removed)} run director{'y' if len(removed) == 1 else 'ies'}"
+                    + (f": {' '.join(removed)}" if removed else "")
+                )
                 for kept in result.get("kept", []):
                     if kept.get("why") == "processes still running":
                         print(f"  kept {kept['run_id']}: processes still running")
@@ -329,8 +335,11 @@ def logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 out.write(tail.stdout)
                 print(f"-- {args.run}: {status.state}", file=out)
                 if status.leftover:
-                    print(f"-- processes left: {' '.join(map(str, status.leftover))}; stop them with: "
-                          f"{reach.command('stop', args.run)}", file=out)
+                    print(
+                        f"-- processes left: {' '.join(map(str, status.leftover))}; stop them with: "
+                        f"{reach.command('stop', args.run)}",
+                        file=out,
+                    )
                 return 0
             history = records.stage_history(host.host_key, record.profile_hash) if record else []
             result = await watch_run(

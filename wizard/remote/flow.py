@@ -102,7 +102,9 @@ def reach_for_profile(profile: Any, typed_host: str | None = None) -> Reach:
         host = f"{profile.ssh.user}@{host}"
     if host and profile.ssh.port and ":" not in host.rsplit("]", 1)[-1]:
         host = f"{host}:{profile.ssh.port}"
-    identity = [str(Path(profile.ssh.identity_file).expanduser())] if profile.ssh.identity_file else []
+    identity = (
+        [str(Path(profile.ssh.identity_file).expanduser())] if profile.ssh.identity_file else []
+    )
     return Reach(host, list(profile.ssh.jump) or None, identity=identity)
 
 
@@ -309,7 +311,9 @@ async def preflight(
     if report.dry_run_effective is not None and local.effective:
         disagreements = compare_effective(local.effective, report.dry_run_effective)
         for d in disagreements:
-            say(f"  [diff] {d.key}: local check says {d.local!r}, the host's SGLang uses {d.remote!r}")
+            say(
+                f"  [diff] {d.key}: local check says {d.local!r}, the host's SGLang uses {d.remote!r}"
+            )
         if not disagreements:
             say("  the host's SGLang and the local check agree on the effective values")
     if not ok:
@@ -427,9 +431,7 @@ def outcome_lines(
         stopped = " after a stop" if status is not None and status.stopped else ""
         lines.append(f"the server was ready, then exited{stopped} (exit code {code})")
         return lines
-    lines.append(
-        f"the server {result.outcome} (exit code {status.exit_code if status else '?'})"
-    )
+    lines.append(f"the server {result.outcome} (exit code {status.exit_code if status else '?'})")
     if result.crash is not None:
         lines.extend(f"  {line}" for line in result.crash.killed_lines(run_id, stop_hint))
         where = f" (log line {result.crash.traceback_line})" if result.crash.traceback_line else ""

@@ -213,7 +213,9 @@ async def watch_run(
             if on_chunk is not None:
                 on_chunk(watcher, chunk, events)
             if watcher.tracker.ready and stop_when_ready:
-                ready = await host.check_ready(port, api_key=api_key) if check_ready and port else None
+                ready = (
+                    await host.check_ready(port, api_key=api_key) if check_ready and port else None
+                )
                 status = await host.run_status(run_id)
                 outcome = "refused" if ready is not None and ready.problem else "ready"
                 return WatchResult(outcome, watcher, status, watcher.elapsed_s(), ready=ready)
