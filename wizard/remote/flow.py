@@ -429,7 +429,8 @@ def outcome_lines(
     if result.outcome == "exited":
         code = status.exit_code if status else None
         stopped = " after a stop" if status is not None and status.stopped else ""
-        lines.append(f"the server was ready, then exited{stopped} (exit code {code})")
+        was_ready = "was ready, then " if result.startup_s is not None else ""
+        lines.append(f"the server {was_ready}exited{stopped} (exit code {code})")
         return lines
     lines.append(f"the server {result.outcome} (exit code {status.exit_code if status else '?'})")
     if result.crash is not None:

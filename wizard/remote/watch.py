@@ -227,6 +227,9 @@ async def watch_run(
     status = host.last_status or await host.run_status(run_id)
     if watcher.tracker.ready:
         return WatchResult("exited", watcher, status, watcher.elapsed_s())
+    if status.exit_code == 0 and status.signal is None and not status.leftover:
+        # a clean exit whose ready line was before the part followed (`logs -n N`)
+        return WatchResult("exited", watcher, status, None)
     crash = await host.crash_report(run_id, sglang_version)
     outcome = "stopped" if status.stopped else "crashed"
     return WatchResult(outcome, watcher, status, None, crash=crash)
