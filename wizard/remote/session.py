@@ -463,7 +463,8 @@ class RemoteHost:
 
     def _agent_command(self, *args: str, python: str | None = None) -> str:
         root = ["--root", self.runs_root] if self.runs_root else []
-        return shlex.join([python or self.agent_python, "-c", agent_source(), *root, *args])
+        # -S: the helper is standard library only; skipping `site` starts it faster
+        return shlex.join([python or self.agent_python, "-S", "-c", agent_source(), *root, *args])
 
     async def _agent_json(
         self,
