@@ -222,7 +222,8 @@ def test_preflight_blocks_when_sglang_has_metadata_but_does_not_import(
     profile = _profile(tmp_path, "gpu-box", pythonpath=str(broken))
     assert main(["preflight", str(profile), "--skip-dry-run", *lab_args]) == 1
     out = capsys.readouterr().out
-    assert "[FAIL] sglang" in out and "does not import" in out and "(installed: 0.5.11)" in out
+    assert "[FAIL] sglang" in out and "not importable" in out and "(installed: 0.5.11)" in out
+    assert "broken-site/sglang/__init__.py" in out  # where the import failed
     assert "libcudart.so.12" in out and "launch blocked: sglang" in out
 
 

@@ -919,10 +919,14 @@ def build_preflight_report(raw: Mapping[str, Any], request: PreflightRequest) ->
         detail = f"SGLang {sglang_version} (selects the rule set; sglang.srt.server_args imports)"
     else:
         where = f" (installed: {sglang_version})" if sglang_version else ""
-        detail = f"SGLang does not import with {request.python}{where}: {versions.get('error')}"
-        last = str(versions.get("traceback") or "").strip().splitlines()[-3:-1]
-        if last:
-            detail += " at " + " / ".join(line.strip() for line in last)
+        detail = f"SGLang is not importable with {request.python}{where}: {versions.get('error')}"
+        frames = [
+            line.strip()
+            for line in str(versions.get("traceback") or "").splitlines()
+            if line.strip().startswith('File "') and '"<string>"' not in line
+        ]
+        if frames:
+            detail += f" (raised at {frames[-1]})"
     checks.append(PreflightCheck("sglang", bool(sglang_version) and import_ok, detail))
     smi = raw.get("nvidia_smi") or {}
     gpu_out = (smi.get("gpus") or {}).get("out", "")
