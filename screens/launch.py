@@ -103,7 +103,9 @@ class LaunchScreen(Screen[None]):
             return self.host
         self._say(f"Connecting to {target} …")
         try:
-            self.host = await self.wizard.connect_host(target, list(self.profile.ssh.jump) or None)
+            self.host = await self.wizard.connect_host(
+                target, list(self.profile.ssh.jump) or None, settings=self._reach().settings()
+            )
         except Exception as exc:  # RemoteError, OSError, config errors: shown, never raised
             self._say(Content.assemble(("Cannot connect: ", "bold $error"), str(exc)))
             return None

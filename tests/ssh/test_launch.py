@@ -144,7 +144,9 @@ async def test_injection_shaped_argv_and_secrets_arrive_exactly(
         assert env["HF_TOKEN"] == "hf_secret_value_123"
         assert "SGLANG_WIZARD_ARGV" not in environ_of(children_of(server)[0])  # not inherited
         # `ps` shows no secret: the argv travels in the exec's environment, not its command line
-        assert b"sk-api-secret-456" not in Path(f"/proc/{server}/cmdline").read_bytes()
+        cmdline = Path(f"/proc/{server}/cmdline").read_bytes()
+        assert b"sk-api-secret-456" not in cmdline
+        assert cmdline.split(b"\0")[0].decode() == req.python  # exactly the profile's python
         # the stand-in logs server_args with api_key, as SGLang does: the log file has it masked
         assert any("api_key='***'" in line for line in lines)
         # no file of the run directory holds a secret (the log, argv.json, meta.json...)

@@ -178,3 +178,50 @@ async def test_python_proxy_command_with_tokens(ssh_lab: SshLab, tmp_path: Path)
     )
     async with await RemoteHost.connect("via-relay", settings=_settings(config)) as host:
         assert (await host.run(["printf", "%s", "relayed"])).stdout == "relayed"
+
+
+def test_certificate_file_is_presented_with_its_key(ssh_lab: SshLab, tmp_path: Path) -> None:
+    """An sshd that trusts only a user CA: the key alone is refused, key + CertificateFile works."""
+    import subprocess
+
+    from .sshd_harness import keygen, start_sshd
+
+    ca = tmp_path / "user_ca"
+    keygen(ca)
+    key = tmp_path / "cert_user"
+    keygen(key)
+    cert_dir = tmp_path / "certs"
+    cert_dir.mkdir()
+    subprocess.run(
+        ["ssh-keygen", "-q", "-s", str(ca), "-I", "wizard-test", "-n", USER, f"{key}.pub"],
+        check=True, capture_output=True,
+    )
+    certificate = cert_dir / "issued-cert.pub"  # not beside the key: only CertificateFile finds it
+    Path(f"{key}-cert.pub").rename(certificate)
+    no_keys = tmp_path / "no_authorized_keys"
+    no_keys.write_text("")
+    sshd = start_sshd(tmp_path, "ca-only", no_keys, extra_config=[f"TrustedUserCAKeys {ca}.pub"])
+    try:
+        known = tmp_path / "known_hosts"
+        known.write_text(sshd.known_hosts_line() + "\n")
+        config = tmp_path / "config"
+        base = (
+            f"Host ca-host\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {USER}\n"
+            f"  IdentityFile {key}\n  UserKnownHostsFile {known}\n  GlobalKnownHostsFile none\n"
+            "  ServerAliveInterval 15\n"
+        )
+        config.write_text(base)
+        with pytest.raises(RemoteError, match="authentication refused"):
+            asyncio.run(RemoteHost.connect("ca-host", settings=_settings(config)))
+        config.write_text(base + f"  CertificateFile {certificate}\n")
+        hops = resolve_chain("ca-host", None, _settings(config))
+        assert hops[0].certificate_files == (str(certificate),)
+        assert hops[0].server_alive_interval_s == 15
+
+        async def certified() -> str:
+            async with await RemoteHost.connect("ca-host", settings=_settings(config)) as host:
+                return (await host.run("echo certified")).stdout
+
+        assert asyncio.run(certified()) == "certified\n"
+    finally:
+        sshd.stop()
