@@ -254,6 +254,9 @@ def test_stage_clock_ticks_through_quiet_phases() -> None:
     now[0] += 39  # 39 s of progress bars without timestamps, or of nothing
     event = watcher.tick()
     assert event is not None and event.stage is Stage.CUDA_GRAPH and event.elapsed_s == pytest.approx(39)
+    now[0] += 2  # a progress line without a timestamp carries the time it arrived
+    events = watcher.feed(LogChunk(10, 90, ["Capturing batches (bs=32 avail_mem=6.60 GB):  14%|#     | 1/7 [00:41<04:06]"]))
+    assert [(e.done, e.total, round(e.elapsed_s)) for e in events] == [(1, 7, 41)]
 
 
 def test_weights_end_does_not_print_one_of_one_after_the_shards() -> None:

@@ -86,9 +86,7 @@ class RunWatcher:
         Between timestamped lines the clock moves the elapsed time on; None once ready."""
         if self.tracker.ready:
             return None
-        now = self._clock()
-        since = now - self._last_feed_clock
-        self._elapsed = max(self._elapsed, self._elapsed_at_feed + since)
+        self._advance_clock()
         progress = self.tracker.progress
         return logstages.StageEvent(
             self.tracker.stage,
@@ -99,6 +97,13 @@ class RunWatcher:
             eta_s=self.eta_s(),
         )
 
+    def _advance_clock(self) -> None:
+        """Move the elapsed time on by the clock since the last chunk (lines without timestamps,
+        such as progress bars, then carry the real time; a fast re-read of an old log moves it
+        by almost nothing, so its timestamps still decide)."""
+        since = self._clock() - self._last_feed_clock
+        self._elapsed = max(self._elapsed, self._elapsed_at_feed + since)
+
     def _fed(self) -> None:
         self._last_feed_clock = self._clock()
         self._elapsed_at_feed = self._elapsed
@@ -106,6 +111,8 @@ class RunWatcher:
     def feed(self, chunk: LogChunk) -> list[logstages.StageEvent]:
         """Read one chunk; return the stage changes and progress it carried (its incomplete
         progress segment included, so a bar's newest state shows without waiting for the next)."""
+        if self._first_stamp is not None:
+            self._advance_clock()
         events = self._feed_lines(chunk)
         if chunk.partial and self.tracker.may_change_stage(chunk.partial):
             line_number = self.tracker.line_number
