@@ -86,6 +86,7 @@ def test_secrets_never_reach_the_hosts_disk_and_readiness_uses_the_api_key(
     assert "speculative values the server reports" not in out  # a plain server: none (not None)
     assert HF not in out and API not in out  # the streamed log is masked too
     run_id = _run_id(out)
+    assert f"stop it with: sglang-wizard stop {run_id} --host gpu-box --ssh-config " in out
     run_dir = runs_root / run_id
     for path in run_dir.rglob("*"):
         data = path.read_bytes()

@@ -209,6 +209,9 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 )
                 raise
             _print_lines(flow.outcome_lines(result, run_id, reach, final.memory_plan), out)
+            if result.outcome in ("ready", "refused"):
+                say(f"the server keeps running; follow it with: {follow_hint}")
+                say(f"stop it with: {reach.command('stop', run_id)}")
             return flow.exit_code_of(result)
 
     return _run(go())
