@@ -22,7 +22,9 @@ from wizard.remote.records import (
     api_key_of,
     is_secret_name,
     mask_argv,
+    mask_text,
     profile_hash,
+    secret_values,
 )
 from wizard.remote.session import (
     LaunchRequest,
@@ -291,6 +293,13 @@ async def preflight(
 ) -> tuple[PreflightReport, bool]:
     """Preflight on the host plus the local check; says the table, the memory plan, errors,
     fixes and where the host's SGLang and the local check disagree. True: nothing blocks."""
+    secrets = secret_values(plan.env, plan.argv)
+    if secrets:  # a dry run's error text may echo the arguments (SGLang's server_args repr)
+        unmasked = say
+
+        def say(line: str) -> None:
+            unmasked(mask_text(line, secrets))
+
     report = await host.preflight(preflight_request(plan, dry_run))
     say(f"preflight on {host.label}:")
     for line in preflight_lines(report):
