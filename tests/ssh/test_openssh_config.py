@@ -225,3 +225,16 @@ def test_certificate_file_is_presented_with_its_key(ssh_lab: SshLab, tmp_path: P
         assert asyncio.run(certified()) == "certified\n"
     finally:
         sshd.stop()
+
+
+async def test_failing_proxycommand_is_quoted_in_the_error(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text(
+        f"Host gone\n  HostName 10.255.255.1\n  User {USER}\n  ConnectTimeout 5\n"
+        "  ProxyCommand sh -c 'echo \"bastion: no route to %h\" >&2; exit 255'\n"
+    )
+    with pytest.raises(RemoteError) as caught:
+        await RemoteHost.connect("gone", settings=_settings(config))
+    message = str(caught.value)
+    assert message.startswith("hop 1 (gone = ") and "via ProxyCommand" in message
+    assert "the ProxyCommand said: bastion: no route to 10.255.255.1" in message

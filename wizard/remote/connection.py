@@ -15,13 +15,17 @@ Passwords are never asked for or stored: authentication is by agent and key file
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import getpass
 import os
 import re
+import socket
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import asyncssh
 from asyncssh.config import SSHClientConfig
@@ -382,13 +386,100 @@ async def connect_hop(
         # IdentitiesOnly: only the configured keys, never every key the agent holds (with key
         # files given asyncssh leaves the agent out anyway)
         options["agent_path"] = None
-    if hop.proxy_command and tunnel is None:
-        # as OpenSSH: `$SHELL -c "exec COMMAND"`, its stdin/stdout carry the SSH stream
-        options["proxy_command"] = ["/bin/sh", "-c", "exec " + hop.proxy_command]
     if tunnel is not None:
         options["tunnel"] = tunnel
-    via = f" via ProxyCommand `{hop.proxy_command}`" if "proxy_command" in options else ""
+    use_proxy = bool(hop.proxy_command) and tunnel is None
+    via = f" via ProxyCommand `{hop.proxy_command}`" if use_proxy else ""
     where = f"hop {hop_number} ({hop.alias} = {hop.label}{via})"
+    if not use_proxy:
+        return await _connect_once(hop, options, where, timeout, verdict)
+    proxy = await _ProxyCommand.start(str(hop.proxy_command), where)
+    options["sock"] = proxy.sock
+    try:
+        conn = await _connect_once(hop, options, where, timeout, verdict)
+    except RemoteError as exc:
+        said = await proxy.stop()
+        if said:
+            raise RemoteError(f"{exc}; the ProxyCommand said: {said}") from exc.__cause__
+        raise
+    except BaseException:
+        await proxy.stop()
+        raise
+    proxy.stop_with(conn)
+    return conn
+
+
+class _ProxyCommand:
+    """A ProxyCommand run as OpenSSH runs it: `sh -c "exec COMMAND"` with one end of a socket
+    pair as its stdin and stdout (the SSH stream). Its stderr goes to an unlinked temp file, not
+    over a full-screen UI, and is quoted when connecting fails."""
+
+    def __init__(
+        self, sock: socket.socket, process: asyncio.subprocess.Process, errors: IO[bytes]
+    ) -> None:
+        self.sock, self.process, self.errors = sock, process, errors
+        self._reaper: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, command: str, where: str) -> _ProxyCommand:
+        ours, theirs = socket.socketpair()
+        errors = tempfile.TemporaryFile(prefix="sglang-wizard-proxy-")  # noqa: SIM115 - closed in stop()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "/bin/sh",
+                "-c",
+                "exec " + command,
+                stdin=theirs.fileno(),
+                stdout=theirs.fileno(),
+                stderr=errors,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            ours.close()
+            errors.close()
+            raise RemoteError(f"{where}: cannot run the ProxyCommand: {exc}") from exc
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        return cls(ours, process, errors)
+
+    async def stop(self) -> str:
+        """End the command (it may already be gone) and return the end of its stderr."""
+        self.sock.close()
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+            try:
+                await asyncio.wait_for(self.process.wait(), 5)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.kill()
+                await self.process.wait()
+        self.errors.seek(0)
+        text = self.errors.read()[-4000:].decode(errors="replace").strip()
+        self.errors.close()
+        return " / ".join(text.splitlines()[-3:])[-500:]
+
+    def stop_with(self, conn: asyncssh.SSHClientConnection) -> None:
+        """Stop the command once the connection it carries is closed."""
+
+        async def reap() -> None:
+            try:
+                await conn.wait_closed()
+            finally:
+                await asyncio.shield(self.stop())
+
+        self._reaper = asyncio.get_running_loop().create_task(reap())
+        _REAPERS.add(self._reaper)
+        self._reaper.add_done_callback(_REAPERS.discard)
+
+
+_REAPERS: set[asyncio.Task[None]] = set()
+
+
+async def _connect_once(
+    hop: Hop, options: dict[str, Any], where: str, timeout: float, verdict: dict[str, Any]
+) -> asyncssh.SSHClientConnection:
     try:
         return await asyncssh.connect(hop.hostname, hop.port, **options)
     except asyncssh.HostKeyNotVerifiable as exc:
