@@ -175,11 +175,17 @@ class WizardApp(App[int]):
         return sorted(self.ready_dir.glob("*.toml")) if self.ready_dir.is_dir() else []
 
     async def connect_host(
-        self, target: str, jumps: list[str] | None, runs_root: str | None = None
+        self,
+        target: str,
+        jumps: list[str] | None,
+        runs_root: str | None = None,
+        settings: Any = None,
     ) -> Any:
         """Connect to a GPU host with `wizard.remote`, asking before trusting an unknown host key.
 
-        Call from a worker (the trust question waits for an answer). Raises the remote errors.
+        `settings` (how a run or profile reaches its host) is used when the app was not given
+        its own. Call from a worker (the trust question waits for an answer). Raises the remote
+        errors.
         """
         import wizard.remote as remote
         from screens.dialogs import ConfirmDialog
@@ -189,7 +195,7 @@ class WizardApp(App[int]):
                 return await remote.RemoteHost.connect(
                     target,
                     jumps=jumps,
-                    settings=self.ssh_settings,
+                    settings=self.ssh_settings or settings,
                     policy=remote.HostKeyPolicy(trusted_fingerprints=set(self.trusted_keys)),
                     agent_python=self.agent_python,
                     runs_root=runs_root or self.remote_runs_root,

@@ -8,7 +8,6 @@ builds the requests from the profile with the core's renderers and shows what co
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on, work
@@ -20,40 +19,21 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Log, Static
 
 from screens.messages import EditRequested
-from wizard.profile import Profile, profile_to_toml
+from wizard.profile import Profile
 
 if TYPE_CHECKING:
     from screens.app import WizardApp
 
 
-def _remote() -> Any:
-    import wizard.remote as remote
+def _flow() -> Any:
+    from wizard.remote import flow
 
-    return remote
-
-
-def remote_hash(profile: Profile) -> str:
-    """The run records' profile hash (same TOML text -> same hash -> shared ETA history)."""
-    from wizard.remote.records import profile_hash
-
-    return str(profile_hash(profile_to_toml(profile)))
-
-
-def mask(env: dict[str, str]) -> dict[str, str]:
-    """Env with secret values masked, as the run records keep it."""
-    from wizard.remote.records import mask_env
-
-    return dict(mask_env(env))
+    return flow
 
 
 def host_target(profile: Profile, typed: str) -> str:
     """The host spec to connect to: what was typed, else the profile's `[ssh]` host (+ user/port)."""
-    host = typed.strip() or (profile.ssh.host or "")
-    if host and profile.ssh.user and "@" not in host:
-        host = f"{profile.ssh.user}@{host}"
-    if host and profile.ssh.port and ":" not in host.rsplit("]", 1)[-1]:
-        host = f"{host}:{profile.ssh.port}"
-    return host
+    return str(_flow().reach_for_profile(profile, typed).host)
 
 
 class LaunchScreen(Screen[None]):
@@ -75,6 +55,7 @@ class LaunchScreen(Screen[None]):
         self.run_host: Any = None
         """The connection the followed run was launched over (`host` is dropped on a host edit)."""
         self.outcome: str | None = None
+        self.preflight_ok = False
 
     @property
     def wizard(self) -> WizardApp:
@@ -122,37 +103,55 @@ class LaunchScreen(Screen[None]):
             return self.host
         self._say(f"Connecting to {target} …")
         try:
-            self.host = await self.wizard.connect_host(target, list(self.profile.ssh.jump) or None)
+            self.host = await self.wizard.connect_host(
+                target, list(self.profile.ssh.jump) or None, settings=self._reach().settings()
+            )
         except Exception as exc:  # RemoteError, OSError, config errors: shown, never raised
             self._say(Content.assemble(("Cannot connect: ", "bold $error"), str(exc)))
             return None
         return self.host
 
-    async def _preflight(self) -> tuple[Any, Any] | None:
-        """(host, preflight report), or None when the host cannot be reached or checked."""
-        from wizard.sglang.render import render_argv, render_env
+    def _reach(self) -> Any:
+        """How this screen reaches the host (what the run record keeps for logs/stop)."""
+        flow = _flow()
+        reach = flow.reach_for_profile(self.profile, self.query_one("#launch-host", Input).value)
+        reach.runs_root = self.wizard.remote_runs_root
+        settings = self.wizard.ssh_settings
+        if settings is not None:
+            if settings.config_paths:
+                reach.ssh_config = str(settings.config_paths[0])
+            if settings.known_hosts is not None:
+                reach.known_hosts = [str(settings.known_hosts)]
+            if settings.client_keys:
+                reach.identity = [str(k) for k in settings.client_keys]
+            reach.use_agent = settings.use_agent
+        return reach
 
+    async def _preflight(self) -> tuple[Any, Any, Any] | None:
+        """(host, launch plan, preflight report) from the core's launch flow, or None when the
+        host cannot be reached or checked."""
         host = await self._connect()
         if host is None:
             return None
         profile = self.profile
-        remote = _remote()
-        local = lambda p: p if p and p.startswith(("/", "~", ".")) else None  # noqa: E731
-        request = remote.PreflightRequest(
-            python=profile.ssh.python,
-            env=render_env(profile),
-            port=profile.server.port or 30000,
-            model_path=local(profile.model.path),
-            draft_model_path=local(profile.speculative.draft_model_path),
-            argv=render_argv(profile),
-        )
+        flow = _flow()
+        said: list[str] = []
         self._say(f"Checking {host.label} …")
         try:
-            report = await host.preflight(request)
+            plan = await flow.for_host_version(
+                host, flow.LaunchPlan.from_profile(profile), said.append
+            )
+            report, ok = await flow.preflight(host, plan, said.append)
         except Exception as exc:
             self._say(Content.assemble(("Preflight failed: ", "bold $error"), str(exc)))
             return None
-        self._say(preflight_text(report))
+        table = set(flow.preflight_lines(report))
+        notes = [
+            line.strip()
+            for line in said
+            if line not in table and not line.startswith("preflight on ")
+        ]
+        self._say(preflight_text(report, notes, ok))
         detected = report.sglang_version
         if detected and detected != profile.sglang_version:
             # The host's SGLang decides: check and render the flags for the version it really has.
@@ -165,7 +164,8 @@ class LaunchScreen(Screen[None]):
                 f"(was {profile.sglang_version}).",
                 title="SGLang version detected",
             )
-        return host, report
+        self.preflight_ok = ok
+        return host, plan, report
 
     @work(exclusive=True, group="remote")
     async def action_preflight(self) -> None:
@@ -174,9 +174,8 @@ class LaunchScreen(Screen[None]):
 
     @work(exclusive=True, group="remote")
     async def action_launch(self) -> None:
-        """Preflight, then launch detached and follow the log until ready or crashed."""
-        from wizard.sglang.render import render_argv, render_env
-
+        """Preflight, then launch detached and follow the log until ready or crashed (the
+        core's launch flow: the same steps and record as `sglang-wizard launch`)."""
         if self.run_id is not None and self.outcome is None:
             self.app.notify("A run is being followed; ctrl+x stops it.", severity="warning")
             return
@@ -184,67 +183,38 @@ class LaunchScreen(Screen[None]):
         if checked is None:
             return
         # This host from here on: editing the host field meanwhile drops `self.host`.
-        host, report = checked
-        if not report.ok:
+        host, plan, report = checked
+        if not self.preflight_ok:
             self.app.notify("Preflight blocks the launch.", severity="error")
             return
-        profile = self.profile
-        remote = _remote()
+        flow = _flow()
+        reach = self._reach()
         try:
-            status = await host.launch(
-                remote.LaunchRequest(
-                    argv=render_argv(profile),
-                    env=render_env(profile),
-                    python=profile.ssh.python,
-                    profile_toml=profile_to_toml(profile),
-                    port=profile.server.port or 30000,
-                    workdir=profile.ssh.workdir,
-                )
-            )
+            started = await flow.start(host, plan, report, reach)
         except Exception as exc:
             self._say(Content.assemble(("Launch failed: ", "bold $error"), str(exc)))
             return
-        self.run_id, self.outcome, self.run_host = status.run_id, None, host
-        records = remote.RunRecords()
-        record = remote.RunRecord(
-            run_id=status.run_id,
-            host=host.host_key,
-            profile_hash=remote_hash(profile),
-            started_at=time.time(),
-            target=host_target(profile, self.query_one("#launch-host", Input).value),
-            jumps=list(profile.ssh.jump),
-            runs_root=self.wizard.remote_runs_root,
-            port=profile.server.port or 30000,
-            python=profile.ssh.python,
-            argv=render_argv(profile),
-            env=mask(render_env(profile)),
-            sglang_version=report.sglang_version,
-        )
-        records.save(record)  # `sglang-wizard runs` and the Runs screen (F7) find it
+        self.run_id, self.outcome, self.run_host = started.status.run_id, None, host
         log = self.query_one("#launch-log", Log)
         log.clear()
         stage = self.query_one("#launch-stage", Static)
 
         def on_chunk(watcher: Any, chunk: Any, events: list[Any]) -> None:
-            log.write_lines(chunk.lines)
+            if chunk.lines:
+                log.write_lines(chunk.lines)
             if events:
                 stage.update(stage_text(events[-1]))
 
+        def on_tick(watcher: Any, event: Any) -> None:
+            stage.update(stage_text(event))  # the clock moves while a stage prints no line
+
         try:
-            result = await remote.watch_run(
-                host,
-                status.run_id,
-                port=profile.server.port or 30000,
-                sglang_version=report.sglang_version,
-                history=records.stage_history(host.host_key, record.profile_hash),
-                on_chunk=on_chunk,
-            )
+            result = await flow.watch(host, plan, started, report, on_chunk, on_tick)
         except Exception as exc:
             self._say(Content.assemble(("Lost the log: ", "bold $error"), str(exc)))
             return
         self.outcome = result.outcome
-        stage.update(outcome_text(result))
-        records.save_outcome(record, result)
+        stage.update(outcome_text(result, reach))
 
     @work(exclusive=True, group="remote-stop")
     async def action_stop(self) -> None:
@@ -279,8 +249,9 @@ class LaunchScreen(Screen[None]):
         self.host = None  # connect again to the new host
 
 
-def preflight_text(report: Any) -> Content:
-    """The preflight table: one line per check, then the verdict."""
+def preflight_text(report: Any, notes: list[str] | None = None, ok: bool | None = None) -> Content:
+    """The preflight table: one line per check, the flow's notes (memory plan, local check,
+    disagreements), then the verdict."""
     parts: list[Content | tuple[str, str] | str] = []
     if report.sglang_version:
         parts += [("SGLang on the host: ", "bold"), str(report.sglang_version), "\n"]
@@ -299,8 +270,13 @@ def preflight_text(report: Any) -> Content:
             str(getattr(crash, "summary", lambda: crash)()),
             "\n",
         ]
-    if report.ok:
+    for note in notes or []:
+        if not note.startswith("launch blocked"):
+            parts += [note, "\n"]
+    if report.ok and ok is not False:
         parts.append(("Nothing blocks the launch.", "bold $success"))
+    elif report.ok:
+        parts.append(("Blocked by the local check (see above).", "bold $error"))
     else:
         parts += [("Blocked by: ", "bold $error"), ", ".join(c.name for c in report.blocking)]
     return Content.assemble(*parts)
@@ -316,8 +292,12 @@ def stage_text(event: Any) -> Content:
     )
 
 
-def outcome_text(result: Any) -> Content:
-    """Ready (with what the server really uses) or why it stopped."""
+def outcome_text(result: Any, reach: Any = None) -> Content:
+    """Ready (with what the server really uses) or why it is not (API key refused, crash,
+    SIGKILL and the processes it left, with the `stop` command)."""
+    if result.outcome == "refused":
+        problem = result.ready.problem if result.ready is not None else "refused"
+        return Content.assemble(("✗ not ready: ", "bold $error"), str(problem))
     if result.outcome == "ready":
         parts: list[Content | tuple[str, str] | str] = [("✓ ready", "bold $success")]
         if result.startup_s is not None:
@@ -333,5 +313,11 @@ def outcome_text(result: Any) -> Content:
     if result.crash is not None:
         explanation = result.crash.explanation
         summary = explanation.summary() if hasattr(explanation, "summary") else str(explanation)
-        return Content.assemble((f"✗ {result.outcome}: ", "bold $error"), summary)
+        run_id = result.status.run_id if result.status is not None else "RUN"
+        hint = (
+            reach.command("stop", run_id) if reach is not None else f"sglang-wizard stop {run_id}"
+        )
+        killed = result.crash.killed_lines(run_id, hint)
+        extra = "".join(f"\n{line}" for line in killed)
+        return Content.assemble((f"✗ {result.outcome}: ", "bold $error"), summary + extra)
     return Content.styled(f"{result.outcome}", "$warning")

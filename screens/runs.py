@@ -111,7 +111,7 @@ class RunsScreen(Screen[None]):
         host = None
         try:
             host = await self.wizard.connect_host(
-                record.target, record.jumps or None, record.runs_root
+                record.target, record.jumps or None, record.runs_root, _reach_settings(record)
             )
 
             def on_chunk(watcher: Any, chunk: Any, events: list[Any]) -> None:
@@ -149,7 +149,7 @@ class RunsScreen(Screen[None]):
         host = None
         try:
             host = await self.wizard.connect_host(
-                record.target, record.jumps or None, record.runs_root
+                record.target, record.jumps or None, record.runs_root, _reach_settings(record)
             )
             result = await host.stop(record.run_id)
         except Exception as exc:
@@ -170,3 +170,10 @@ class RunsScreen(Screen[None]):
         """Back to the wizard."""
         self.workers.cancel_group(self, "runs")
         self.dismiss(None)
+
+
+def _reach_settings(record: Any) -> Any:
+    """How the run's host was reached when it was launched (ssh config, known hosts, keys)."""
+    from wizard.remote.flow import Reach
+
+    return Reach.from_record(record).settings()

@@ -16,12 +16,19 @@ from collections.abc import Sequence
 COMMAND_MODULES: list[str] = ["wizard.check_cli", "wizard.sglang.cli", "wizard.inspect_cli", "wizard.remote.cli", "wizard.conformance.cli", "wizard.profiles_cli"]
 
 
+# Subcommands parsed with their own module only, so they start without importing the checker
+# (`logs --follow` and `stop` are often run in a loop or a script).
+FAST_COMMANDS: dict[str, str] = {
+    name: "wizard.remote.cli" for name in ("launch", "preflight", "runs", "logs", "stop")
+}
+
+
 class ToolInputError(Exception):
     """An error in what the user gave the tool (file, flag, value): exit code 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the full argument parser with every registered subcommand."""
+def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Build the argument parser with every registered subcommand (or those of `modules`)."""
     from wizard import __version__
 
     parser = argparse.ArgumentParser(
@@ -42,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sglang-wizard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if modules is None else modules:
         importlib.import_module(name).register(sub)
     return parser
 
@@ -54,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from screens.app import run_app  # the UI is only imported when it is wanted
 
         return run_app()
-    parser = build_parser()
+    fast = FAST_COMMANDS.get(args_list[0])
+    parser = build_parser([fast] if fast else None)
     args, extra = parser.parse_known_args(args_list)
     if extra and extra[0] == "--" and hasattr(args, "launch"):
         # `inspect MODEL --gpu H100 -- --tp 8`: argparse has already closed the positionals.

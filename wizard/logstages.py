@@ -51,7 +51,9 @@ _SHARDS = re.compile(
 _WEIGHTS_END = re.compile(r"Load weight end\b")
 _KV_ALLOCATED = re.compile(r"KV Cache is allocated\b")
 _MEMORY_POOL_END = re.compile(r"Memory pool end\b")
-_GRAPH_BEGIN = re.compile(r"Capture (?:[\w ]+? )?(?:cuda|CUDA|npu|NPU|cpu|CPU|xpu|XPU) graph begin\b")
+_GRAPH_BEGIN = re.compile(
+    r"Capture (?:[\w ]+? )?(?:cuda|CUDA|npu|NPU|cpu|CPU|xpu|XPU) graph begin\b"
+)
 _GRAPH_BATCHES = re.compile(
     r"Capturing batches \((?P<desc>[^)]*)\):\s+(?P<pct>\d+)%.*?(?P<done>\d+)/(?P<total>\d+)"
 )
@@ -148,8 +150,10 @@ class StageTracker:
                 Stage.WEIGHTS, int(m["done"]), int(m["total"]), elapsed_s, text.strip()
             )
         elif _WEIGHTS_END.search(text):
-            # Weights are loaded (a draft model may follow): progress shows complete.
-            event = self._progress(Stage.WEIGHTS, 1, 1, elapsed_s, text.strip())
+            # Weights are loaded (a draft model may follow): progress shows complete, in the
+            # shard counts already shown (not a new "1/1" after "18/18").
+            total = self.progress[1] if self.progress and self.stage is Stage.WEIGHTS else 1
+            event = self._progress(Stage.WEIGHTS, total, total, elapsed_s, text.strip())
         elif _KV_ALLOCATED.search(text) or _MEMORY_POOL_END.search(text):
             event = self._enter(Stage.KV_CACHE, elapsed_s, text.strip())
         elif _GRAPH_BEGIN.search(text):
@@ -417,7 +421,13 @@ class OutOfMemory:
 
 
 # Substrings every OOM pattern above contains (substring tests are far cheaper than regexes).
-_OOM_WORDS: tuple[str, ...] = ("out of memory", "OutOfMemoryError", "Not enough memory", "ALLOC_FAILED", "MemoryAllocation")
+_OOM_WORDS: tuple[str, ...] = (
+    "out of memory",
+    "OutOfMemoryError",
+    "Not enough memory",
+    "ALLOC_FAILED",
+    "MemoryAllocation",
+)
 
 
 def may_report_oom(text: str) -> bool:

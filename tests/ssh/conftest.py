@@ -31,6 +31,7 @@ class SshLab:
         return SshSettings(
             config_paths=[self.ssh_config],
             known_hosts=known_hosts or self.known_hosts,
+            global_known_hosts=[],  # hermetic: not the machine's /etc/ssh/ssh_known_hosts
             client_keys=[self.user_key],
             use_agent=False,
             keepalive_interval_s=5,
@@ -64,7 +65,8 @@ def ssh_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshLab]:
             f"Host bastion\n  HostName 127.0.0.1\n  Port {jump.port}\n  User {USER}\n  IdentityFile {user_key}\n\n"
             f"Host gpu-box\n  HostName 127.0.0.1\n  Port {target.port}\n  User {USER}\n  IdentityFile {user_key}\n\n"
             f"Host gpu-behind\n  HostName 127.0.0.1\n  Port {target.port}\n  User {USER}\n"
-            f"  IdentityFile {user_key}\n  ProxyJump bastion\n"
+            f"  IdentityFile {user_key}\n  ProxyJump bastion\n\n"
+            "Host *\n  GlobalKnownHostsFile none\n"  # hermetic: not /etc/ssh/ssh_known_hosts
         )
         yield SshLab(directory, target, jump, user_key, ssh_config, known_hosts)
     finally:

@@ -97,7 +97,13 @@ class Sshd:
         self.process = None
 
 
-def start_sshd(directory: Path, name: str, authorized_keys: Path, log_level: str = "ERROR") -> Sshd:
+def start_sshd(
+    directory: Path,
+    name: str,
+    authorized_keys: Path,
+    log_level: str = "ERROR",
+    extra_config: list[str] | None = None,
+) -> Sshd:
     """Write keys and config into directory/name and start sshd; wait until it speaks SSH."""
     if not SSHD.exists():
         raise SshdError(f"{SSHD} is missing: run scripts/ensure-system-packages.sh (Debian openssh-server)")
@@ -134,6 +140,7 @@ def start_sshd(directory: Path, name: str, authorized_keys: Path, log_level: str
                 "MaxSessions 100",
                 f"LogLevel {log_level}",
                 "Subsystem sftp internal-sftp",
+                *(extra_config or []),
                 "",
             ]
         )
@@ -144,7 +151,7 @@ def start_sshd(directory: Path, name: str, authorized_keys: Path, log_level: str
     log = open(log_path, "wb")  # noqa: SIM115 - handed to the child process
     process = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
     log.close()
-    server = Sshd(name, base, port, host_key, public, log_path, process)
+    server = Sshd(name, base, port, host_key, public, log_path, process, list(extra_config or []))
     deadline = time.monotonic() + READY_TIMEOUT_S
     while True:
         if process.poll() is not None:

@@ -183,7 +183,7 @@ def test_flags_are_rendered_for_the_hosts_sglang_version(
     assert main(["preflight", str(profile), *cli_args]) == 0
     out = capsys.readouterr().out
     assert "the host has SGLang 0.5.23 (profile: 0.5.11); flags rendered for the host's version" in out
-    assert "SGLang 0.5.23 (selects the rule set)" in out and "[ok  ] dry run" in out
+    assert "SGLang 0.5.23 (selects the rule set; sglang.srt.server_args imports)" in out and "[ok  ] dry run" in out
 
 
 def test_logs_follow_reattaches_to_a_finished_run(

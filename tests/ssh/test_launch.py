@@ -128,21 +128,32 @@ async def test_injection_shaped_argv_and_secrets_arrive_exactly(
     model = model_dir(tmp_path, weird.name)
     dump = tmp_path / "argv.json"
     port = free_port()
-    req = request(model, port, "--served-model-name", "$HOME;$(id)", STAND_IN_ARGV_DUMP=str(dump))
+    req = request(
+        model, port, "--served-model-name", "$HOME;$(id)", "--api-key", "sk-api-secret-456",
+        STAND_IN_ARGV_DUMP=str(dump),
+    )
     req.env["HF_TOKEN"] = "hf_secret_value_123"
     launched = await host.launch(req)
-    await collect(host, launched.run_id, until="ready to roll")
+    lines, _ = await collect(host, launched.run_id, until="ready to roll")
     try:
-        assert json.loads(dump.read_text()) == req.argv
+        assert json.loads(dump.read_text()) == req.argv  # the server got the real key
         assert not canary.exists()
-        server_pid = launched.processes[0]
-        server = [p for p in children_of(server_pid)] or [server_pid]
-        env = environ_of(server[0])
-        assert env["HF_TOKEN"] == "hf_secret_value_123"
         run_dir = runs_root / launched.run_id
-        assert not (run_dir / "secret_env.json").exists()  # read, then removed by start.py
-        assert "hf_secret_value_123" not in (run_dir / "env.json").read_text()
-        assert "hf_secret_value_123" not in (run_dir / "command.sh").read_text()
+        server = int((run_dir / "server_pid").read_text())
+        env = environ_of(server)
+        assert env["HF_TOKEN"] == "hf_secret_value_123"
+        assert "SGLANG_WIZARD_ARGV" not in environ_of(children_of(server)[0])  # not inherited
+        # `ps` shows no secret: the argv travels in the exec's environment, not its command line
+        cmdline = Path(f"/proc/{server}/cmdline").read_bytes()
+        assert b"sk-api-secret-456" not in cmdline
+        assert cmdline.split(b"\0")[0].decode() == req.python  # exactly the profile's python
+        # the stand-in logs server_args with api_key, as SGLang does: the log file has it masked
+        assert any("api_key='***'" in line for line in lines)
+        # no file of the run directory holds a secret (the log, argv.json, meta.json...)
+        for path in run_dir.rglob("*"):
+            data = path.read_bytes()
+            assert b"hf_secret_value_123" not in data and b"sk-api-secret-456" not in data, path
+        assert json.loads((run_dir / "argv.json").read_text())[-1] == "***"
         assert (run_dir.stat().st_mode & 0o077) == 0
     finally:
         await host.stop(launched.run_id, timeout_s=10)

@@ -4,14 +4,16 @@ Standard library only, Python >= 3.8, no file is installed on the host: the clie
 source text with every command. Every command prints one JSON document on stdout, except `follow`,
 which streams the raw bytes of a run's log. Runs live in `~/.cache/sglang-wizard/runs/RUN_ID/`:
 
-    argv.json        the argv after `python -m sglang.launch_server` (exact strings, no shell)
+    argv.json        the argv after `python -m sglang.launch_server`, secret flag values `***`
     env.json         non-secret env vars set for the server
-    secret_env.json  secret env vars (0600), deleted by start.py as soon as it has read them
-    profile.toml     copy of the profile      command.sh  readable command (secrets masked)
+    profile.toml     copy of the profile, secrets masked   command.sh  readable command (masked)
     meta.json        run id, python, port, workdir, creation time
-    start.py         reads the files above and exec()s the server
+    start.py         reads the files above and the secrets (JSON on its stdin, a pipe from this
+                     helper: no secret is ever written to a file), starts the server with the
+                     profile's python and copies its output to `log` with secret values masked
     pid              process group id (the wrapper shell's pid, group leader)
-    log              stdout + stderr of the server
+    server_pid       the server's own pid      server_exit.json  its exit code or signal
+    log              stdout + stderr of the server (secret values masked)
     exit_code        written by the wrapper when the server exits
     stopped.json     written by `stop` (signals used, processes left)
 """
@@ -38,20 +40,92 @@ OOM_MARKERS = (
 )
 EXIT_NOT_FOUND = 3
 
-START_PY = r"""import json, os, sys
+START_PY = r"""import json, os, select, signal, sys
+# Run by the profile's python ($1 of the wrapper); argv[1] is that python exactly as configured.
 here = os.path.dirname(os.path.abspath(__file__))
+python = sys.argv[1]
 with open(os.path.join(here, "argv.json")) as f:
     argv = json.load(f)
 env = dict(os.environ)
 with open(os.path.join(here, "env.json")) as f:
     env.update(json.load(f))
-secret = os.path.join(here, "secret_env.json")
-if os.path.exists(secret):
-    with open(secret) as f:
-        env.update(json.load(f))
-    os.unlink(secret)
+# Secrets arrive on stdin (a pipe from the ssh session), never from a file.
+raw = sys.stdin.buffer.read()
+secret = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+env.update(secret.get("env") or {})
+for index, value in (secret.get("argv") or {}).items():
+    argv[int(index)] = value
+values = sorted({v.encode() for v in secret.get("mask") or [] if len(v) >= 4}, key=len, reverse=True)
 env.setdefault("PYTHONUNBUFFERED", "1")
-os.execve(sys.executable, [sys.executable, "-m", "sglang.launch_server"] + argv, env)
+# The server's argv travels in the environment of the exec, so `ps` never shows a secret flag;
+# the bootstrap removes it before SGLang starts (its children do not inherit it).
+env["SGLANG_WIZARD_ARGV"] = json.dumps(argv)
+boot = ("import json, os, runpy, sys; sys.argv = ['-m'] + json.loads(os.environ.pop('SGLANG_WIZARD_ARGV')); "
+        "runpy._run_module_as_main('sglang.launch_server')")
+read_end, write_end = os.pipe()
+devnull = os.open(os.devnull, os.O_RDONLY)
+pid = os.fork()
+if pid == 0:
+    os.dup2(devnull, 0)
+    os.dup2(write_end, 1)
+    os.dup2(write_end, 2)
+    os.close(read_end)
+    os.close(write_end)
+    try:
+        os.execvpe(python, [python, "-c", boot], env)
+    except OSError as exc:
+        os.write(2, ("cannot run %s: %s\n" % (python, exc)).encode())
+        os._exit(127)
+os.close(write_end)
+for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(number, signal.SIG_IGN)  # the log filter outlives the server to drain its output
+with open(os.path.join(here, "server_pid.tmp"), "w") as f:
+    f.write(str(pid))
+os.replace(os.path.join(here, "server_pid.tmp"), os.path.join(here, "server_pid"))
+out = sys.stdout.buffer
+pending = b""
+status = None
+def masked(data):
+    for value in values:
+        data = data.replace(value, b"***")
+    return data
+def hold_back(data):
+    # the longest end of data that may be the start of a secret: kept until more arrives
+    keep = 0
+    for value in values:
+        for size in range(min(len(value) - 1, len(data)), keep, -1):
+            if value.startswith(data[-size:]):
+                keep = size
+                break
+    return keep
+while True:
+    ready, _, _ = select.select([read_end], [], [], 0.5 if status is None else 0)
+    data = os.read(read_end, 65536) if ready else b""
+    if data:
+        pending += data
+        keep = hold_back(pending) if values else 0
+        chunk, pending = (pending[: len(pending) - keep], pending[len(pending) - keep :]) if keep else (pending, b"")
+        out.write(masked(chunk))
+        out.flush()
+        continue
+    if ready or status is not None:
+        break  # end of output, or the server is gone and nothing more is waiting
+    done, status_code = os.waitpid(pid, os.WNOHANG)
+    if done:
+        status = status_code
+if status is None:
+    status = os.waitpid(pid, 0)[1]
+out.write(masked(pending))
+out.flush()
+record = {"pid": pid, "code": None, "signal": None}
+if os.WIFSIGNALED(status):
+    record["signal"] = os.WTERMSIG(status)
+else:
+    record["code"] = os.WEXITSTATUS(status)
+with open(os.path.join(here, "server_exit.json.tmp"), "w") as f:
+    json.dump(record, f)
+os.replace(os.path.join(here, "server_exit.json.tmp"), os.path.join(here, "server_exit.json"))
+sys.exit(128 + record["signal"] if record["signal"] else record["code"])
 """
 
 # $1 = python, $2 = run dir. The wrapper is the process group leader; it ignores HUP like nohup,
@@ -59,7 +133,7 @@ os.execve(sys.executable, [sys.executable, "-m", "sglang.launch_server"] + argv,
 WRAPPER_SH = r"""echo $$ > "$2/pid.tmp" && mv "$2/pid.tmp" "$2/pid"
 trap '' HUP
 trap 'true' TERM INT
-"$1" "$2/start.py"
+"$1" "$2/start.py" "$1"
 code=$?
 echo "$code" > "$2/exit_code.tmp" && mv "$2/exit_code.tmp" "$2/exit_code"
 """
@@ -156,17 +230,73 @@ def run_status(run_id, path):
         log_size = os.path.getsize(os.path.join(path, "log"))
     except OSError:
         log_size = 0
+    server_exit = None
+    try:
+        with open(os.path.join(path, "server_exit.json")) as f:
+            server_exit = json.load(f)
+    except (OSError, ValueError):
+        pass
+    exit_code = int(exit_text) if exit_text and exit_text.lstrip("-").isdigit() else None
+    ended = server_exit is not None or exit_code is not None
     return {
         "run_id": run_id,
         "run_dir": path,
         "pgid": pgid,
-        "alive": bool(members),
+        # the server runs: its group has members and it has not exited (members left after the
+        # server's death, e.g. children of a SIGKILLed server, are `leftover`)
+        "alive": bool(members) and not ended,
         "processes": members,
-        "exit_code": int(exit_text) if exit_text and exit_text.lstrip("-").isdigit() else None,
+        "leftover": members if ended else [],
+        "exit_code": exit_code,
+        "server_exit": server_exit,
         "stopped": stopped,
         "log_size": log_size,
         "meta": meta,
     }
+
+
+def tail_offset(log_path, lines):
+    """Byte offset where the last `lines` lines of the log begin (0 for a shorter log)."""
+    try:
+        size = os.path.getsize(log_path)
+    except OSError:
+        return 0
+    if lines <= 0:
+        return size
+    with open(log_path, "rb") as log:
+        end = size
+        log.seek(max(0, end - 1))
+        if end and log.read(1) == b"\n":
+            end -= 1  # the final newline ends the last line, it does not start one
+        seen = 0
+        position = end
+        while position > 0:
+            start = max(0, position - 65536)
+            log.seek(start)
+            block = log.read(position - start)
+            index = len(block)
+            while True:
+                index = block.rfind(b"\n", 0, index)
+                if index < 0:
+                    break
+                seen += 1
+                if seen == lines:
+                    return start + index + 1
+            position = start
+    return 0
+
+
+def kernel_kill_note(pid):
+    """What the kernel log says about `pid` being killed (OOM killer), if it is readable."""
+    for argv in (["dmesg"], ["journalctl", "-k", "-q", "--no-pager", "-n", "5000"]):
+        result = run_capture(argv, timeout=20)
+        if result["rc"] != 0:
+            continue
+        for line in reversed(result["out"].splitlines()):
+            if f"process {pid} " in line and ("Killed" in line or "oom" in line.lower()):
+                return {"readable": True, "oom": True, "line": line.strip()[-400:]}
+        return {"readable": True, "oom": False, "line": ""}
+    return {"readable": False, "oom": False, "line": ""}
 
 
 def cmd_launch():
@@ -179,10 +309,14 @@ def cmd_launch():
     os.makedirs(RUNS_ROOT, mode=0o700, exist_ok=True)
     path = os.path.join(RUNS_ROOT, run_id)
     os.mkdir(path, 0o700)
+    # argv.json holds `***` where a secret flag value goes; secrets stay in memory (see START_PY)
     write_file(os.path.join(path, "argv.json"), json.dumps(spec["argv"]))
     write_file(os.path.join(path, "env.json"), json.dumps(spec.get("env", {})))
-    if spec.get("secret_env"):
-        write_file(os.path.join(path, "secret_env.json"), json.dumps(spec["secret_env"]))
+    secret = {
+        "env": spec.get("secret_env") or {},
+        "argv": spec.get("secret_argv") or {},
+        "mask": spec.get("secret_mask") or [],
+    }
     write_file(os.path.join(path, "profile.toml"), spec.get("profile_toml", ""))
     write_file(os.path.join(path, "command.sh"), spec.get("command_text", ""), 0o700)
     write_file(os.path.join(path, "start.py"), START_PY)
@@ -197,17 +331,23 @@ def cmd_launch():
     write_file(os.path.join(path, "meta.json"), json.dumps(meta))
     workdir = os.path.expanduser(spec.get("workdir") or path)
     log_fd = os.open(os.path.join(path, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with open(os.devnull, "rb") as devnull:
-        subprocess.Popen(
-            ["bash", "-c", WRAPPER_SH, "sglang-wizard-run", python, path],
-            stdin=devnull,
-            stdout=log_fd,
-            stderr=log_fd,
-            cwd=workdir,
-            start_new_session=True,
-            close_fds=True,
-        )
+    process = subprocess.Popen(
+        ["bash", "-c", WRAPPER_SH, "sglang-wizard-run", python, path],
+        stdin=subprocess.PIPE,
+        stdout=log_fd,
+        stderr=log_fd,
+        cwd=workdir,
+        start_new_session=True,
+        close_fds=True,
+    )
     os.close(log_fd)
+    stdin = process.stdin
+    assert stdin is not None
+    try:
+        stdin.write(json.dumps(secret).encode("utf-8"))
+        stdin.close()
+    except BrokenPipeError:
+        pass  # the wrapper failed at once: its log and exit code say why
     deadline = time.time() + 10
     while not os.path.exists(os.path.join(path, "pid")) and time.time() < deadline:
         time.sleep(0.01)
@@ -230,14 +370,31 @@ def group_alive(path):
     return True
 
 
-def cmd_follow(run_id, offset, poll_s):
+def cmd_follow(run_id, offset, poll_s, tail=None):
+    """Stream the log from `offset` (or from the start of its last `tail` lines).
+
+    The first stdout line is a JSON header (`start` offset and the run's status), then the raw
+    log bytes; the run's final status is one JSON line on stderr when the stream ends."""
     path = run_dir_of(run_id)
     log_path = os.path.join(path, "log")
     exit_path = os.path.join(path, "exit_code")
     parent = os.getppid()
     out = sys.stdout.buffer
     offset = int(offset)
+    if tail is not None and tail != "-":
+        offset = max(offset, tail_offset(log_path, int(tail)))
     poll_s = float(poll_s)
+    header = {"start": offset, "status": run_status(run_id, path)}
+    out.write(json.dumps(header).encode() + b"\n")
+    out.flush()
+    try:
+        follow_bytes(run_id, path, log_path, exit_path, parent, out, offset, poll_s)
+    finally:
+        sys.stderr.write(json.dumps(run_status(run_id, path)) + "\n")
+        sys.stderr.flush()
+
+
+def follow_bytes(run_id, path, log_path, exit_path, parent, out, offset, poll_s):
     with open(log_path, "rb") as log:
         log.seek(offset)
         finishing = False
@@ -266,9 +423,13 @@ def cmd_follow(run_id, offset, poll_s):
             time.sleep(poll_s)
 
 
-def cmd_status(run_id=None):
+def cmd_status(run_id=None, tail=None):
     if run_id:
-        emit(run_status(run_id, run_dir_of(run_id)))
+        path = run_dir_of(run_id)
+        status = run_status(run_id, path)
+        if tail is not None:
+            status["tail_offset"] = tail_offset(os.path.join(path, "log"), int(tail))
+        emit(status)
         return
     runs = []
     if os.path.isdir(RUNS_ROOT):
@@ -277,6 +438,33 @@ def cmd_status(run_id=None):
             if os.path.isdir(path):
                 runs.append(run_status(name, path))
     emit(runs)
+
+
+def cmd_prune(older_than_s, dry):
+    """Delete run directories whose server ended more than `older_than_s` ago (never a live one)."""
+    removed, kept = [], []
+    now = time.time()
+    if os.path.isdir(RUNS_ROOT):
+        for name in sorted(os.listdir(RUNS_ROOT)):
+            path = os.path.join(RUNS_ROOT, name)
+            if not os.path.isdir(path):
+                continue
+            status = run_status(name, path)
+            if status["processes"]:
+                kept.append({"run_id": name, "why": "processes still running"})
+                continue
+            stamps = [os.path.getmtime(path)]
+            for leaf in ("exit_code", "stopped.json", "log", "meta.json"):
+                with contextlib.suppress(OSError):
+                    stamps.append(os.path.getmtime(os.path.join(path, leaf)))
+            age = now - max(stamps)
+            if age < older_than_s:
+                kept.append({"run_id": name, "why": "newer than the age given"})
+                continue
+            if not dry:
+                shutil.rmtree(path, ignore_errors=True)
+            removed.append({"run_id": name, "age_s": age})
+    emit({"removed": removed, "kept": kept, "dry": dry})
 
 
 def gpu_pids(env=None):
@@ -383,9 +571,16 @@ def cmd_inspect(run_id):
         if last_tb is not None:
             log.seek(last_tb[0])
             traceback_text = log.read(65536).decode("utf-8", "replace")
+    status = run_status(run_id, path)
+    server_exit = status.get("server_exit") or {}
+    kernel = None
+    if server_exit.get("signal") == signal.SIGKILL and server_exit.get("pid"):
+        kernel = kernel_kill_note(int(server_exit["pid"]))
     emit(
         {
             "run_id": run_id,
+            "status": status,
+            "kernel": kernel,
             "log_size": offset,
             "traceback_line": last_tb[1] if last_tb else None,
             "traceback_text": traceback_text,
@@ -431,14 +626,29 @@ def run_capture(argv, env=None, timeout=60, stdin_data=None, merge_stderr=True):
 
 
 VERSIONS_PY = r"""import json, sys
-info = {"python": sys.version.split()[0], "executable": sys.executable, "sglang": None, "error": None}
+info = {"python": sys.version.split()[0], "executable": sys.executable, "sglang": None,
+        "error": None, "import_ok": False}
 try:
     from importlib.metadata import version
     info["sglang"] = version("sglang")
 except Exception:
+    pass
+if sys.argv[1:] == ["--import"]:
+    # what the launch does first: a metadata entry alone does not make SGLang importable
+    try:
+        import sglang
+        import sglang.srt.server_args  # noqa: F401
+        info["import_ok"] = True
+        info["sglang"] = info["sglang"] or getattr(sglang, "__version__", None)
+    except BaseException as exc:
+        import traceback
+        info["error"] = "%s: %s" % (type(exc).__name__, exc)
+        info["traceback"] = traceback.format_exc()[-3000:]
+elif info["sglang"] is None:
     try:
         import sglang
         info["sglang"] = getattr(sglang, "__version__", None)
+        info["import_ok"] = True
     except Exception as exc:
         info["error"] = "%s: %s" % (type(exc).__name__, exc)
 print(json.dumps(info))
@@ -452,13 +662,16 @@ def python_and_env(spec):
     return os.path.expanduser(spec.get("python") or "python3"), env
 
 
-def python_versions(python, env):
-    """Python and SGLang versions of `python` with `env` (an `error` says why SGLang is missing)."""
-    result = run_capture([python, "-c", VERSIONS_PY], env=env, timeout=120)
+def python_versions(python, env, do_import=False):
+    """Python and SGLang versions of `python` with `env` (an `error` says why SGLang is missing);
+    with `do_import`, SGLang's argument module is really imported (`import_ok`)."""
+    argv = [python, "-c", VERSIONS_PY] + (["--import"] if do_import else [])
+    result = run_capture(argv, env=env, timeout=300, merge_stderr=False)
     try:
         return json.loads(result["out"].strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return {"python": None, "sglang": None, "error": result["out"][-2000:]}
+        detail = (result.get("err") or "") + result["out"]
+        return {"python": None, "sglang": None, "error": detail.strip()[-2000:]}
 
 
 def check_path(path):
@@ -492,7 +705,7 @@ def check_path(path):
 def cmd_preflight():
     spec = json.load(sys.stdin)
     python, env = python_and_env(spec)
-    report = {"versions": python_versions(python, env)}
+    report = {"versions": python_versions(python, env, do_import=True)}
     gpus = run_capture(
         env=env,
         argv=[
@@ -627,9 +840,16 @@ def main(argv):
     if command == "launch":
         cmd_launch()
     elif command == "follow":
-        cmd_follow(rest[0], rest[1], rest[2] if len(rest) > 2 else "0.1")
+        cmd_follow(
+            rest[0],
+            rest[1],
+            rest[2] if len(rest) > 2 else "0.1",
+            rest[3] if len(rest) > 3 else None,
+        )
     elif command == "status":
-        cmd_status(rest[0] if rest else None)
+        cmd_status(rest[0] if rest else None, rest[1] if len(rest) > 1 else None)
+    elif command == "prune":
+        cmd_prune(float(rest[0]), rest[1] == "dry" if len(rest) > 1 else False)
     elif command == "stop":
         cmd_stop(rest[0], rest[1] if len(rest) > 1 else "30")
     elif command == "inspect":

@@ -4,7 +4,8 @@ The implementation (`wizard.remote.commands`) imports asyncssh; it is loaded onl
 these commands runs, so other subcommands start fast.
 
 Exit codes: 0 ok (launch: the server is ready, or launched with --no-follow), 1 the remote action
-failed (preflight blocks, crash, unknown host key, connection failure), 2 the tool's input.
+failed (preflight blocks, crash, API key refused, unknown host key, connection failure), 2 the
+tool's input (profile, flags, an invalid or unknown run id).
 """
 
 from __future__ import annotations
@@ -45,13 +46,24 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
         help="accept this host-key fingerprint for an unknown host (and add it to known_hosts)",
     )
     group.add_argument(
-        "--ssh-config", type=Path, help="ssh client config to read (default ~/.ssh/config)"
+        "--ssh-config",
+        type=Path,
+        help="ssh client config to read (default ~/.ssh/config; Include, ProxyCommand, ProxyJump, "
+        "UserKnownHostsFile, GlobalKnownHostsFile, IdentityFile, IdentitiesOnly, CertificateFile, "
+        "ConnectTimeout, ServerAliveInterval are honoured)",
     )
     group.add_argument(
-        "--known-hosts", type=Path, help="known_hosts file (default ~/.ssh/known_hosts)"
+        "--known-hosts",
+        type=Path,
+        help="known_hosts file instead of the config's UserKnownHostsFile "
+        "(default ~/.ssh/known_hosts; /etc/ssh/ssh_known_hosts is read too)",
     )
     group.add_argument(
-        "-i", "--identity", type=Path, action="append", help="private key file (repeatable)"
+        "-i",
+        "--identity",
+        type=Path,
+        action="append",
+        help="private key file (repeatable; default: the profile's / the config's IdentityFile)",
     )
     group.add_argument("--no-agent", action="store_true", help="do not use the ssh agent")
     group.add_argument(
@@ -91,7 +103,18 @@ def register(sub: Any) -> None:
     preflight.set_defaults(func=_lazy("preflight"))
 
     runs = sub.add_parser(
-        "runs", help="list runs (on a host with --host, else the ones launched from here)"
+        "runs",
+        help="list runs (on a host with --host, else the ones launched from here); --prune AGE",
+    )
+    runs.add_argument(
+        "--prune",
+        metavar="AGE",
+        help="delete run directories on the host whose server ended more than AGE ago "
+        "(7d, 12h, 30m, 0 = every ended run; a running one is never touched); without --host, "
+        "on every host launched to from here",
+    )
+    runs.add_argument(
+        "--dry-run", action="store_true", help="with --prune: list what would be deleted"
     )
     _connection_options(runs)
     runs.set_defaults(func=_lazy("runs"))
@@ -102,7 +125,11 @@ def register(sub: Any) -> None:
         "--follow", "-f", action="store_true", help="keep streaming until the server exits"
     )
     logs.add_argument(
-        "--lines", "-n", type=int, default=200, help="lines of the end to show first (default 200)"
+        "--lines",
+        "-n",
+        type=int,
+        default=None,
+        help="start at the last N lines (default: 200; with --follow the whole log)",
     )
     _connection_options(logs)
     logs.set_defaults(func=_lazy("logs"))

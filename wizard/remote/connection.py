@@ -15,13 +15,17 @@ Passwords are never asked for or stored: authentication is by agent and key file
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import getpass
 import os
 import re
+import socket
+import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import asyncssh
 from asyncssh.config import SSHClientConfig
@@ -41,10 +45,14 @@ class HostSpecError(RemoteError, ValueError):
 class UnknownHostKeyError(RemoteError):
     """The host offered a key that known_hosts does not list: the user must confirm it."""
 
-    def __init__(self, host: str, port: int, fingerprint: str, key_type: str) -> None:
+    def __init__(
+        self, host: str, port: int, fingerprint: str, key_type: str, alias: str = ""
+    ) -> None:
         self.host, self.port, self.fingerprint, self.key_type = host, port, fingerprint, key_type
+        self.alias = alias
+        named = f"{alias} ({host}:{port})" if alias and alias != host else f"{host}:{port}"
         super().__init__(
-            f"host key of {host}:{port} is not known ({key_type} {fingerprint}). Verify this "
+            f"host key of {named} is not known ({key_type} {fingerprint}). Verify this "
             f"fingerprint with the host's administrator, then trust it explicitly "
             f"(CLI: --trust-host-key {fingerprint})."
         )
@@ -53,15 +61,18 @@ class UnknownHostKeyError(RemoteError):
 class ChangedHostKeyError(RemoteError):
     """known_hosts lists a different key for the host: refused (possible man-in-the-middle)."""
 
-    def __init__(self, host: str, port: int, fingerprint: str, known_hosts: Path) -> None:
+    def __init__(
+        self, host: str, port: int, fingerprint: str, known_hosts: Path, alias: str = ""
+    ) -> None:
         self.host, self.port, self.fingerprint, self.known_hosts = (
             host,
             port,
             fingerprint,
             known_hosts,
         )
+        named = f"{alias} ({host}:{port})" if alias and alias != host else f"{host}:{port}"
         super().__init__(
-            f"HOST KEY OF {host}:{port} HAS CHANGED: it now offers {fingerprint}, which does not "
+            f"HOST KEY OF {named} HAS CHANGED: it now offers {fingerprint}, which does not "
             f"match {known_hosts}. This can be a man-in-the-middle attack, or the host was "
             f"reinstalled. Connection refused; if the change is expected, remove the old entry "
             f"(ssh-keygen -R '{_known_hosts_name(host, port)}' -f {known_hosts}) and connect again."
@@ -97,13 +108,21 @@ class HostSpec:
 
 @dataclass(frozen=True)
 class Hop:
-    """One fully resolved connection hop."""
+    """One fully resolved connection hop (what OpenSSH would use for it from ssh config)."""
 
     alias: str
     hostname: str
     user: str
     port: int
     identity_files: tuple[str, ...] = ()
+    proxy_command: str | None = None  # tokens (%h %p %r ...) already expanded
+    user_known_hosts: tuple[str, ...] = ()  # UserKnownHostsFile (expanded); () = the default
+    global_known_hosts: tuple[str, ...] | None = None  # GlobalKnownHostsFile; None = the default
+    identities_only: bool = False
+    certificate_files: tuple[str, ...] = ()
+    connect_timeout_s: float | None = None
+    server_alive_interval_s: float | None = None
+    server_alive_count_max: int | None = None
 
     @property
     def label(self) -> str:
@@ -111,17 +130,42 @@ class Hop:
         return f"{self.user}@{self.hostname}:{self.port}"
 
 
+DEFAULT_USER_KNOWN_HOSTS = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")
+DEFAULT_GLOBAL_KNOWN_HOSTS = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
+
+
 @dataclass
 class SshSettings:
-    """Where keys, config and known_hosts come from; keepalives for long log streams."""
+    """Where keys, config and known_hosts come from; keepalives for long log streams.
+
+    `None` means "as OpenSSH would": the config's UserKnownHostsFile / GlobalKnownHostsFile /
+    IdentityFile / ConnectTimeout / ServerAliveInterval for each hop, else OpenSSH's defaults."""
 
     config_paths: Sequence[Path] | None = None  # None: ~/.ssh/config when it exists
-    known_hosts: Path = field(default_factory=lambda: Path("~/.ssh/known_hosts").expanduser())
+    known_hosts: Path | None = None  # one file instead of UserKnownHostsFile (--known-hosts)
+    global_known_hosts: Sequence[Path] | None = None  # None: config, else /etc/ssh/ssh_known_hosts
     client_keys: Sequence[Path] | None = None  # None: IdentityFile from config, else ssh defaults
     use_agent: bool = True
-    keepalive_interval_s: float = 30.0
-    keepalive_count_max: int = 3
-    connect_timeout_s: float = 20.0
+    keepalive_interval_s: float | None = None  # None: ServerAliveInterval, else 30
+    keepalive_count_max: int | None = None  # None: ServerAliveCountMax, else 3
+    connect_timeout_s: float | None = None  # None: ConnectTimeout, else 20
+
+    def user_known_hosts(self, hop: Hop) -> list[Path]:
+        """The known_hosts files the user keeps for this hop (new keys are added to the first)."""
+        if self.known_hosts is not None:
+            return [Path(self.known_hosts).expanduser()]
+        names = hop.user_known_hosts or DEFAULT_USER_KNOWN_HOSTS
+        return [Path(n).expanduser() for n in names]
+
+    def known_hosts_files(self, hop: Hop) -> list[Path]:
+        """Every known_hosts file read for this hop: the user's, then the global ones."""
+        if self.global_known_hosts is not None:
+            global_files = [Path(p).expanduser() for p in self.global_known_hosts]
+        else:
+            names = hop.global_known_hosts
+            default = DEFAULT_GLOBAL_KNOWN_HOSTS if names is None else names
+            global_files = [Path(n).expanduser() for n in default]
+        return self.user_known_hosts(hop) + global_files
 
     def resolved_config_paths(self) -> list[Path]:
         """The ssh config files to read."""
@@ -143,31 +187,79 @@ def _known_hosts_name(host: str, port: int) -> str:
     return host if port == 22 else f"[{host}]:{port}"
 
 
+def _strings(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)  # type: ignore[attr-defined]
+
+
+def _files(value: object) -> tuple[str, ...]:
+    """File names from a config value (`~` expanded; `none` means no file, as in OpenSSH)."""
+    return tuple(str(Path(v).expanduser()) for v in _strings(value) if v.lower() != "none")
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
 def resolve_hop(spec: HostSpec, settings: SshSettings) -> tuple[Hop, list[str]]:
-    """Apply ssh config (Hostname, User, Port, IdentityFile) to one host; return its ProxyJump list."""
+    """Apply ssh config to one host (Hostname, User, Port, IdentityFile, IdentitiesOnly,
+    CertificateFile, ProxyCommand, UserKnownHostsFile, GlobalKnownHostsFile, ConnectTimeout,
+    ServerAliveInterval/CountMax; Include and Match as asyncssh reads them); return it and its
+    ProxyJump list (empty when a ProxyCommand reaches the host, as in OpenSSH)."""
     local_user = getpass.getuser()
-    config = SSHClientConfig.load(
-        None,
-        [str(p) for p in settings.resolved_config_paths()],
-        False,
-        False,
-        False,
-        local_user,
-        spec.user if spec.user else (),
-        spec.host,
-        spec.port if spec.port else (),
-    )
+    paths = [str(p) for p in settings.resolved_config_paths()]
+    try:
+        config = SSHClientConfig.load(
+            None,
+            paths,
+            False,
+            False,
+            False,
+            local_user,
+            spec.user if spec.user else (),
+            spec.host,
+            spec.port if spec.port else (),
+        )
+    except (asyncssh.ConfigParseError, OSError) as exc:
+        raise HostSpecError(f"ssh config {', '.join(paths)}: {exc}") from exc
     hostname = str(config.get("Hostname", spec.host))
     user = str(spec.user or config.get("User", local_user))
     port = int(spec.port or config.get("Port", 22))  # type: ignore[call-overload]
-    identity = tuple(str(Path(p).expanduser()) for p in config.get("IdentityFile", ()))  # type: ignore[attr-defined]
+    identity = _files(config.get("IdentityFile"))
+    proxy_command = config.get("ProxyCommand", None)
+    command = (
+        str(proxy_command)
+        if isinstance(proxy_command, str) and proxy_command.strip().lower() != "none"
+        else None
+    )
     proxy_jump = config.get("ProxyJump", None)
     jumps: list[str] = []
-    if isinstance(proxy_jump, str) and proxy_jump.lower() != "none":
-        jumps = [j.strip() for j in proxy_jump.split(",") if j.strip()]
-    elif isinstance(proxy_jump, list | tuple):
-        jumps = [str(j) for j in proxy_jump if str(j).lower() != "none"]
-    return Hop(spec.host, hostname, user, port, identity), jumps
+    if command is None:  # OpenSSH: ProxyCommand and ProxyJump exclude each other
+        if isinstance(proxy_jump, str) and proxy_jump.lower() != "none":
+            jumps = [j.strip() for j in proxy_jump.split(",") if j.strip()]
+        elif isinstance(proxy_jump, list | tuple):
+            jumps = [str(j) for j in proxy_jump if str(j).lower() != "none"]
+    global_files = config.get("GlobalKnownHostsFile", None)
+    count_max = config.get("ServerAliveCountMax", None)
+    hop = Hop(
+        spec.host,
+        hostname,
+        user,
+        port,
+        identity,
+        proxy_command=command,
+        user_known_hosts=_files(config.get("UserKnownHostsFile")),
+        global_known_hosts=_files(global_files) if global_files is not None else None,
+        identities_only=bool(config.get("IdentitiesOnly", False)),
+        certificate_files=_files(config.get("CertificateFile")),
+        connect_timeout_s=_number(config.get("ConnectTimeout")),
+        server_alive_interval_s=_number(config.get("ServerAliveInterval")),
+        server_alive_count_max=int(count_max) if isinstance(count_max, int) else None,
+    )
+    return hop, jumps
 
 
 def resolve_chain(
@@ -186,6 +278,8 @@ def resolve_chain(
                 f"ProxyJump chain to {host} is longer than {MAX_JUMP_DEPTH} hops (a loop?)"
             )
         hop, config_jumps = resolve_hop(host, settings)
+        if explicit is not None and hop.proxy_command:
+            hop = replace(hop, proxy_command=None)  # jump hosts given: they replace ProxyCommand
         via = list(explicit) if explicit is not None else config_jumps
         hops: list[Hop] = []
         for jump in via:
@@ -204,30 +298,41 @@ class _PolicyClient(asyncssh.SSHClient):
     ) -> None:
         self._hop, self._settings, self._policy, self._verdict = hop, settings, policy, verdict
 
+    def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
+        self._verdict["conn"] = conn  # the transport is up (TCP or the proxy command's pipes)
+
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
     ) -> bool:
         fingerprint = key.get_fingerprint("sha256")
-        known = _load_known_hosts(self._settings.known_hosts)
-        trusted = known.match(host, addr, port)[0] if known is not None else []
+        hop = self._hop
+        host, port = hop.hostname, hop.port  # a proxy command's pipes have no address
+        known = _load_known_hosts(self._settings.known_hosts_files(hop))
+        trusted = known.match(host, addr or "", port)[0] if known is not None else []
+        own = self._settings.user_known_hosts(hop)[0]
         if trusted:
-            self._verdict["error"] = ChangedHostKeyError(
-                host, port, fingerprint, self._settings.known_hosts
-            )
+            self._verdict["error"] = ChangedHostKeyError(host, port, fingerprint, own, hop.alias)
             return False
         if fingerprint in self._policy.trusted_fingerprints:
             if self._policy.remember:
-                _append_known_host(self._settings.known_hosts, _known_hosts_name(host, port), key)
+                _append_known_host(own, _known_hosts_name(host, port), key)
             self._verdict["accepted"] = fingerprint
             return True
-        self._verdict["error"] = UnknownHostKeyError(host, port, fingerprint, key.get_algorithm())
+        self._verdict["error"] = UnknownHostKeyError(
+            host, port, fingerprint, key.get_algorithm(), hop.alias
+        )
         return False
 
 
-def _load_known_hosts(path: Path) -> asyncssh.SSHKnownHosts | None:
-    if not path.is_file():
+def _load_known_hosts(paths: Sequence[Path]) -> asyncssh.SSHKnownHosts | None:
+    """All entries of the existing files (hashed `|1|` names included) as one list."""
+    existing = [str(p) for p in paths if p.is_file()]
+    if not existing:
         return None
-    return asyncssh.read_known_hosts(str(path))
+    try:
+        return asyncssh.read_known_hosts(existing)
+    except (ValueError, OSError) as exc:
+        raise RemoteError(f"cannot read known_hosts ({', '.join(existing)}): {exc}") from exc
 
 
 def _append_known_host(path: Path, name: str, key: asyncssh.SSHKey) -> None:
@@ -254,29 +359,127 @@ async def connect_hop(
     tunnel: asyncssh.SSHClientConnection | None,
     hop_number: int,
 ) -> asyncssh.SSHClientConnection:
-    """Connect one hop (through `tunnel` when given) and turn failures into readable errors."""
+    """Connect one hop (through `tunnel`, or its ProxyCommand) and turn failures into readable
+    errors that name the hop."""
     verdict: dict[str, Any] = {}
-    known = _load_known_hosts(settings.known_hosts)
+    known = _load_known_hosts(settings.known_hosts_files(hop))
+    timeout = settings.connect_timeout_s or hop.connect_timeout_s or 20.0
     options: dict[str, Any] = {
         "username": hop.user,
         "config": None,
         "known_hosts": known if known is not None else asyncssh.import_known_hosts(""),
         "client_factory": lambda: _PolicyClient(hop, settings, policy, verdict),
-        "keepalive_interval": settings.keepalive_interval_s,
-        "keepalive_count_max": settings.keepalive_count_max,
-        "connect_timeout": settings.connect_timeout_s,
+        "keepalive_interval": settings.keepalive_interval_s or hop.server_alive_interval_s or 30.0,
+        "keepalive_count_max": settings.keepalive_count_max or hop.server_alive_count_max or 3,
+        "connect_timeout": timeout,
         "password_auth": False,
         "kbdint_auth": False,
     }
+    keys: list[str] = []
     if settings.client_keys is not None:
-        options["client_keys"] = [str(p) for p in settings.client_keys]
+        keys = [str(p) for p in settings.client_keys]
     elif hop.identity_files:
-        options["client_keys"] = list(hop.identity_files)
-    if not settings.use_agent:
+        keys = list(hop.identity_files)
+    if keys:
+        options["client_keys"] = _with_certificates(keys, hop.certificate_files)
+    if not settings.use_agent or hop.identities_only:
+        # IdentitiesOnly: only the configured keys, never every key the agent holds (with key
+        # files given asyncssh leaves the agent out anyway)
         options["agent_path"] = None
     if tunnel is not None:
         options["tunnel"] = tunnel
-    where = f"hop {hop_number} ({hop.alias} = {hop.label})"
+    use_proxy = bool(hop.proxy_command) and tunnel is None
+    via = f" via ProxyCommand `{hop.proxy_command}`" if use_proxy else ""
+    where = f"hop {hop_number} ({hop.alias} = {hop.label}{via})"
+    if not use_proxy:
+        return await _connect_once(hop, options, where, timeout, verdict)
+    proxy = await _ProxyCommand.start(str(hop.proxy_command), where)
+    options["sock"] = proxy.sock
+    try:
+        conn = await _connect_once(hop, options, where, timeout, verdict)
+    except RemoteError as exc:
+        said = await proxy.stop()
+        if said:
+            raise RemoteError(f"{exc}; the ProxyCommand said: {said}") from exc.__cause__
+        raise
+    except BaseException:
+        await proxy.stop()
+        raise
+    proxy.stop_with(conn)
+    return conn
+
+
+class _ProxyCommand:
+    """A ProxyCommand run as OpenSSH runs it: `sh -c "exec COMMAND"` with one end of a socket
+    pair as its stdin and stdout (the SSH stream). Its stderr goes to an unlinked temp file, not
+    over a full-screen UI, and is quoted when connecting fails."""
+
+    def __init__(
+        self, sock: socket.socket, process: asyncio.subprocess.Process, errors: IO[bytes]
+    ) -> None:
+        self.sock, self.process, self.errors = sock, process, errors
+        self._reaper: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, command: str, where: str) -> _ProxyCommand:
+        ours, theirs = socket.socketpair()
+        errors = tempfile.TemporaryFile(prefix="sglang-wizard-proxy-")  # noqa: SIM115 - closed in stop()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "/bin/sh",
+                "-c",
+                "exec " + command,
+                stdin=theirs.fileno(),
+                stdout=theirs.fileno(),
+                stderr=errors,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            ours.close()
+            errors.close()
+            raise RemoteError(f"{where}: cannot run the ProxyCommand: {exc}") from exc
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        return cls(ours, process, errors)
+
+    async def stop(self) -> str:
+        """End the command (it may already be gone) and return the end of its stderr."""
+        self.sock.close()
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+            try:
+                await asyncio.wait_for(self.process.wait(), 5)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.kill()
+                await self.process.wait()
+        self.errors.seek(0)
+        text = self.errors.read()[-4000:].decode(errors="replace").strip()
+        self.errors.close()
+        return " / ".join(text.splitlines()[-3:])[-500:]
+
+    def stop_with(self, conn: asyncssh.SSHClientConnection) -> None:
+        """Stop the command once the connection it carries is closed."""
+
+        async def reap() -> None:
+            try:
+                await conn.wait_closed()
+            finally:
+                await asyncio.shield(self.stop())
+
+        self._reaper = asyncio.get_running_loop().create_task(reap())
+        _REAPERS.add(self._reaper)
+        self._reaper.add_done_callback(_REAPERS.discard)
+
+
+_REAPERS: set[asyncio.Task[None]] = set()
+
+
+async def _connect_once(
+    hop: Hop, options: dict[str, Any], where: str, timeout: float, verdict: dict[str, Any]
+) -> asyncssh.SSHClientConnection:
     try:
         return await asyncssh.connect(hop.hostname, hop.port, **options)
     except asyncssh.HostKeyNotVerifiable as exc:
@@ -290,9 +493,46 @@ async def connect_hop(
             "and key files only (IdentityFile in ~/.ssh/config); check the key is authorised on the host."
         ) from exc
     except asyncssh.Error as exc:
-        raise RemoteError(f"{where}: ssh error: {exc.reason}") from exc
-    except (OSError, TimeoutError) as exc:
-        raise RemoteError(f"{where}: cannot connect: {exc}") from exc
+        raise RemoteError(f"{where}: ssh error: {exc.reason or type(exc).__name__}") from exc
+    except TimeoutError as exc:
+        raise RemoteError(_timeout_reason(where, timeout, verdict.get("conn"))) from exc
+    except OSError as exc:
+        raise RemoteError(f"{where}: cannot connect: {exc or type(exc).__name__}") from exc
+
+
+def _timeout_reason(where: str, timeout: float, conn: asyncssh.SSHClientConnection | None) -> str:
+    """Say which part of the connection did not finish within the timeout."""
+    if conn is None:
+        return f"{where}: cannot connect: no TCP connection within {timeout:g} s"
+    if not conn.get_extra_info("server_version"):
+        return (
+            f"{where}: connected but no SSH banner within {timeout:g} s (something that is not "
+            "an SSH server, or a stuck one, holds the port)"
+        )
+    return f"{where}: connected, but the SSH handshake did not finish within {timeout:g} s"
+
+
+def _with_certificates(keys: Sequence[str], certificates: Sequence[str]) -> list[Any]:
+    """Pair key files with the CertificateFile that certifies each (or KEY-cert.pub beside the
+    key, as OpenSSH does)."""
+    loaded: list[tuple[str, bytes]] = []
+    for name in certificates:
+        try:
+            loaded.append((name, asyncssh.read_certificate(name).key.public_data))
+        except (OSError, ValueError, asyncssh.KeyImportError):
+            continue
+    paired: list[Any] = []
+    for key in keys:
+        beside = f"{key}-cert.pub"
+        cert: str | None = beside if Path(beside).is_file() else None
+        if cert is None and loaded:
+            try:
+                public = asyncssh.read_public_key(f"{key}.pub").public_data
+            except (OSError, ValueError, asyncssh.KeyImportError):
+                public = b""
+            cert = next((name for name, data in loaded if data == public), None)
+        paired.append((key, cert) if cert else key)
+    return paired
 
 
 async def connect_chain(

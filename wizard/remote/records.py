@@ -67,6 +67,40 @@ def mask_argv(argv: Sequence[str]) -> list[str]:
     return masked
 
 
+def split_secret_argv(argv: Sequence[str]) -> tuple[list[str], dict[int, str]]:
+    """(argv with secret flag values `***`, {index: value} of what was masked).
+
+    `--api-key=X` masks the whole word: its value in the dict is that word."""
+    masked = mask_argv(argv)
+    return masked, {i: a for i, (a, m) in enumerate(zip(argv, masked, strict=True)) if a != m}
+
+
+def secret_values(env: Mapping[str, str], argv: Sequence[str]) -> list[str]:
+    """The secret values in env and argv (for masking them in streamed text)."""
+    values = [v for k, v in env.items() if is_secret_name(k)]
+    for word in split_secret_argv(argv)[1].values():
+        values.append(word.partition("=")[2] if word.startswith("--") and "=" in word else word)
+    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+
+
+def mask_text(text: str, secrets: Sequence[str]) -> str:
+    """`text` with every secret value replaced by `***`."""
+    for value in secrets:
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+def api_key_of(argv: Sequence[str]) -> str | None:
+    """The value of `--api-key` in an SGLang argv, if any."""
+    for index, arg in enumerate(argv):
+        if arg == "--api-key" and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--api-key="):
+            return arg.partition("=")[2]
+    return None
+
+
 def profile_hash(profile_text: str) -> str:
     """Short stable hash of the profile text (ties ETA history to one set-up)."""
     return hashlib.sha256(profile_text.encode()).hexdigest()[:16]
@@ -94,7 +128,10 @@ class RunRecord:
     argv: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     sglang_version: str | None = None
-    outcome: str = "launched"  # launched | ready | crashed | exited | stopped
+    ssh_config: str | None = None  # how the host was reached: config file, known_hosts, keys
+    known_hosts: list[str] = field(default_factory=list)
+    identity: list[str] = field(default_factory=list)
+    outcome: str = "launched"  # launched | ready | crashed | exited | stopped | refused
     startup_s: float | None = None
     stage_durations: dict[str, float] = field(default_factory=dict)
     detail: str = ""
@@ -124,6 +161,15 @@ class RunRecords:
                 continue
             records[record.run_id] = record
         return list(records.values())
+
+    def forget(self, run_ids: Iterable[str]) -> int:
+        """Drop the records of these runs (after `runs --prune`); returns how many were dropped."""
+        drop = set(run_ids)
+        records = self.load()
+        kept = [r for r in records if r.run_id not in drop]
+        if len(kept) != len(records):
+            self._write(kept)
+        return len(records) - len(kept)
 
     def get(self, run_id: str) -> RunRecord | None:
         """The record of one run, if this machine launched it."""

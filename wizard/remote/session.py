@@ -30,7 +30,14 @@ from wizard.remote.connection import (
     connect_chain,
     resolve_chain,
 )
-from wizard.remote.records import mask_argv, mask_env, new_run_id, split_secret_env
+from wizard.remote.records import (
+    mask_argv,
+    mask_env,
+    new_run_id,
+    secret_values,
+    split_secret_argv,
+    split_secret_env,
+)
 
 AGENT_EXIT_NOT_FOUND = 3
 MAX_PARTIAL_LINE = 1 << 20
@@ -80,6 +87,9 @@ class LogChunk:
     end_offset: int
     lines: list[str]
     reconnected: bool = False
+    partial: str = ""
+    """Text after the last line end, not complete yet (a progress bar's newest state): shown at
+    once, delivered again as a line when it completes (its bytes are not in `end_offset`)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,11 @@ class RunStatus:
     stopped: dict[str, Any] | None
     log_size: int
     meta: dict[str, Any]
+    leftover: list[int] = field(default_factory=list)
+    """Processes of the run still alive after the server itself ended (e.g. after a SIGKILL)."""
+    server_exit: dict[str, Any] | None = None
+    """`{"pid", "code", "signal"}` of the server process, as its log filter saw it end."""
+    tail_offset: int | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunStatus:
@@ -109,18 +124,43 @@ class RunStatus:
             stopped=data.get("stopped"),
             log_size=int(data.get("log_size") or 0),
             meta=dict(data.get("meta") or {}),
+            leftover=list(data.get("leftover") or []),
+            server_exit=data.get("server_exit"),
+            tail_offset=data.get("tail_offset"),
         )
 
     @property
+    def signal(self) -> int | None:
+        """The signal that ended the server (9 for SIGKILL, e.g. by the OOM killer), if any."""
+        value = (self.server_exit or {}).get("signal")
+        if value is None and self.exit_code is not None and 128 < self.exit_code < 160:
+            value = self.exit_code - 128
+        return int(value) if value else None
+
+    @property
     def state(self) -> str:
-        """running | stopped | exited(N) | unknown."""
+        """running | stopped | exited(N) | killed(SIGNAME) | unknown, plus `, N left` for
+        processes that outlived the server."""
+        left = f", {len(self.leftover)} process(es) left" if self.leftover else ""
         if self.alive:
             return "running"
         if self.stopped:
-            return "stopped"
+            return "stopped" + left
+        if self.signal is not None and not self.stopped:
+            return f"killed({signal_name(self.signal)})" + left
         if self.exit_code is not None:
-            return f"exited({self.exit_code})"
-        return "unknown"
+            return f"exited({self.exit_code})" + left
+        return "unknown" + left
+
+
+def signal_name(number: int) -> str:
+    """`SIGKILL` for 9 (the name on this machine; Linux numbering on the host is the same)."""
+    import signal as _signal
+
+    try:
+        return _signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 @dataclass(frozen=True)
@@ -235,6 +275,23 @@ class ReadyReport:
     generated_text: str
     speculative: dict[str, Any]
     avg_spec_accept_length: float | None
+    info_status: int = 200
+
+    @property
+    def problem(self) -> str | None:
+        """Why the server is not really ready (None when it answered everything)."""
+        statuses = {
+            "/health": self.health_status,
+            "/generate": self.generate_status,
+            "/get_server_info": self.info_status,
+        }
+        refused = [path for path, code in statuses.items() if code in (401, 403)]
+        if refused:
+            codes = ", ".join(f"HTTP {statuses[p]} on {p}" for p in refused)
+            return f"server refused the API key ({codes})"
+        del statuses["/get_server_info"]  # optional: only a refusal there counts
+        failed = [f"HTTP {code} on {path}" for path, code in statuses.items() if code != 200]
+        return f"the server answered {', '.join(failed)}" if failed else None
 
 
 @dataclass(frozen=True)
@@ -244,6 +301,38 @@ class CrashReport:
     explanation: logstages.CrashExplanation
     traceback_line: int | None
     log_size: int
+    status: RunStatus | None = None
+    kernel: dict[str, Any] | None = None
+    """`{"readable", "oom", "line"}`: the kernel log about a SIGKILLed server (OOM killer)."""
+
+    def killed_lines(self, run_id: str, stop_hint: str) -> list[str]:
+        """What to say about a server that died by a signal and the processes it left."""
+        lines: list[str] = []
+        status = self.status
+        if status is None:
+            return lines
+        number = status.signal
+        if number is not None:
+            name = signal_name(number)
+            pid = (status.server_exit or {}).get("pid")
+            lines.append(f"the server (pid {pid}) was killed by {name} (signal {number})")
+            kernel = self.kernel or {}
+            if number == 9:
+                if kernel.get("oom"):
+                    lines.append(f"the kernel's OOM killer killed it: {kernel.get('line')}")
+                elif kernel.get("readable"):
+                    lines.append("the kernel log does not mention it: not the OOM killer")
+                else:
+                    lines.append(
+                        "SIGKILL is what the kernel's OOM killer sends when the host runs out of "
+                        "RAM; the kernel log (dmesg) is not readable here to confirm it"
+                    )
+        if status.leftover:
+            lines.append(
+                f"processes of the run still alive: {' '.join(map(str, status.leftover))} "
+                f"(they may hold GPU memory); stop them with: {stop_hint}"
+            )
+        return lines
 
 
 class RemoteHost:
@@ -268,6 +357,8 @@ class RemoteHost:
         self.policy = policy
         self._connections = connections
         self.agent_python = agent_python
+        self.last_status: RunStatus | None = None
+        """The run status sent with the end of the last log stream (saves a round trip)."""
 
     @classmethod
     async def connect(
@@ -372,7 +463,8 @@ class RemoteHost:
 
     def _agent_command(self, *args: str, python: str | None = None) -> str:
         root = ["--root", self.runs_root] if self.runs_root else []
-        return shlex.join([python or self.agent_python, "-c", agent_source(), *root, *args])
+        # -S: the helper is standard library only; skipping `site` starts it faster
+        return shlex.join([python or self.agent_python, "-S", "-c", agent_source(), *root, *args])
 
     async def _agent_json(
         self,
@@ -386,7 +478,7 @@ class RemoteHost:
             self._agent_command(*args, python=python), input=data, timeout_s=timeout_s
         )
         if result.exit_status == AGENT_EXIT_NOT_FOUND:
-            raise RemoteError(f"{self.label}: {result.stderr.strip()}")
+            raise RunNotFoundError(f"{self.label}: {result.stderr.strip()}")
         if result.exit_status != 0:
             detail = (result.stderr or result.stdout).strip()[-2000:]
             raise RemoteError(
@@ -465,11 +557,14 @@ class RemoteHost:
         """Start the server detached in a new run directory; returns its status (pgid, dir)."""
         run_id = request.run_id or new_run_id()
         plain, secret = split_secret_env(request.env)
+        masked_argv, secret_argv = split_secret_argv(request.argv)
         payload = {
             "run_id": run_id,
-            "argv": list(request.argv),
+            "argv": masked_argv,
+            "secret_argv": {str(k): v for k, v in secret_argv.items()},
             "env": plain,
             "secret_env": secret,
+            "secret_mask": secret_values(request.env, request.argv),
             "python": request.python,
             "profile_toml": request.profile_toml,
             "port": request.port,
@@ -485,9 +580,16 @@ class RemoteHost:
         data = await self._agent_json("status")
         return [RunStatus.from_json(item) for item in data]
 
-    async def run_status(self, run_id: str) -> RunStatus:
-        """The status of one run (RemoteError when it does not exist)."""
-        return RunStatus.from_json(await self._agent_json("status", run_id))
+    async def run_status(self, run_id: str, tail_lines: int | None = None) -> RunStatus:
+        """The status of one run (`RunNotFoundError` when it does not exist); with `tail_lines`,
+        `tail_offset` is where the log's last lines begin."""
+        args = ["status", run_id] + ([str(tail_lines)] if tail_lines is not None else [])
+        return RunStatus.from_json(await self._agent_json(*args))
+
+    async def prune(self, older_than_s: float, dry_run: bool = False) -> dict[str, Any]:
+        """Delete run directories (never a live run's) that ended more than `older_than_s` ago."""
+        args = ["prune", str(older_than_s)] + (["dry"] if dry_run else [])
+        return dict(await self._agent_json(*args))
 
     async def stop(self, run_id: str, timeout_s: float = 30.0) -> StopResult:
         """TERM the run's process group, KILL after `timeout_s`, confirm nothing is left."""
@@ -514,7 +616,14 @@ class RemoteHost:
         for number, line in data.get("oom_lines") or []:
             oom = logstages.detect_oom(line, int(number)) or oom
         explanation = logstages.explain_crash(traceback, oom, sglang_version)
-        return CrashReport(explanation, data.get("traceback_line"), int(data.get("log_size") or 0))
+        status = RunStatus.from_json(data["status"]) if data.get("status") else None
+        return CrashReport(
+            explanation,
+            data.get("traceback_line"),
+            int(data.get("log_size") or 0),
+            status,
+            data.get("kernel"),
+        )
 
     # ------------------------------------------------------------------ log stream
 
@@ -526,19 +635,25 @@ class RemoteHost:
         poll_s: float = 0.1,
         max_reconnects: int = 20,
         reconnect_delay_s: float = 0.5,
+        tail_lines: int | None = None,
     ) -> AsyncIterator[LogChunk]:
-        """Stream a run's log from a byte offset as complete lines, until the server has exited.
+        """Stream a run's log from a byte offset (or its last `tail_lines` lines) as complete
+        lines, until the server has exited.
 
         A dropped connection is re-made and the stream resumes from the end of the last complete
         line delivered: no line is lost or repeated. Stop early by breaking out of the loop.
+        `last_status` is the run's status the host sent with the end of the stream.
         """
         offset = from_offset
         reconnected = False
         failures = 0
+        tail = tail_lines
+        self.last_status = None
         while True:
             try:
-                async for chunk in self._stream_once(run_id, offset, poll_s, reconnected):
+                async for chunk in self._stream_once(run_id, offset, poll_s, reconnected, tail):
                     offset = chunk.end_offset
+                    tail = None
                     reconnected = False
                     failures = 0
                     yield chunk
@@ -557,15 +672,20 @@ class RemoteHost:
                 reconnected = True
 
     async def _stream_once(
-        self, run_id: str, offset: int, poll_s: float, reconnected: bool
+        self, run_id: str, offset: int, poll_s: float, reconnected: bool, tail: int | None
     ) -> AsyncIterator[LogChunk]:
-        command = self._agent_command("follow", run_id, str(offset), str(poll_s))
+        extra = [str(tail)] if tail is not None else []
+        command = self._agent_command("follow", run_id, str(offset), str(poll_s), *extra)
         try:
+            await self.ensure_connected()
             process = await self.connection.create_process(command, encoding=None)
+        except RemoteError as exc:
+            raise _StreamDropped(str(exc)) from exc
         except (asyncssh.Error, OSError, IndexError) as exc:
             raise _StreamDropped(str(exc)) from exc
         buffer = b""
-        base = offset
+        base: int | None = None
+        shown_partial = b""
         try:
             while True:
                 try:
@@ -575,14 +695,28 @@ class RemoteHost:
                 if not data:
                     break
                 buffer += data
-                cut = _last_line_end(buffer)
-                if cut == 0:
-                    if len(buffer) < MAX_PARTIAL_LINE:
+                if base is None:  # the agent's header line: where the stream starts
+                    newline = buffer.find(b"\n")
+                    if newline < 0:
                         continue
+                    base = int(json.loads(buffer[:newline]).get("start", offset))
+                    buffer = buffer[newline + 1 :]
+                cut = _last_line_end(buffer)
+                if cut == 0 and len(buffer) >= MAX_PARTIAL_LINE:
                     cut = len(buffer)  # a pathological line: deliver it in pieces
                 complete, buffer = buffer[:cut], buffer[cut:]
-                lines = split_log_lines(complete.decode("utf-8", "replace"))
-                yield LogChunk(base, base + len(complete), lines, reconnected)
+                partial = buffer.strip(b"\r\n") if buffer != shown_partial else b""
+                shown_partial = buffer
+                if not complete and not partial:
+                    continue
+                lines = split_log_lines(complete.decode("utf-8", "replace")) if complete else []
+                yield LogChunk(
+                    base,
+                    base + len(complete),
+                    lines,
+                    reconnected,
+                    partial.decode("utf-8", "replace"),
+                )
                 reconnected = False
                 base += len(complete)
             try:
@@ -590,14 +724,16 @@ class RemoteHost:
             except (asyncssh.Error, OSError) as exc:
                 raise _StreamDropped(str(exc)) from exc
             status = process.exit_status
-            stderr = await _read_all(process.stderr) if status else ""
+            stderr = await _read_all(process.stderr)
         finally:
             process.close()
         if status is None or status < 0:
             raise _StreamDropped(f"stream ended without exit status (signal {process.exit_signal})")
         if status != 0:
             raise RemoteError(f"{self.label}: cannot follow {run_id}: {stderr.strip()}")
-        if buffer:  # the final line of a finished server without a newline
+        with contextlib.suppress(ValueError, IndexError, KeyError, TypeError):
+            self.last_status = RunStatus.from_json(json.loads(stderr.strip().splitlines()[-1]))
+        if buffer and base is not None:  # the final line of a finished server without a newline
             lines = split_log_lines(buffer.decode("utf-8", "replace"))
             yield LogChunk(base, base + len(buffer), lines, reconnected)
 
@@ -617,12 +753,15 @@ class RemoteHost:
         path: str,
         body: Mapping[str, Any] | None = None,
         timeout_s: float = 60,
+        api_key: str | None = None,
     ) -> tuple[int, bytes]:
-        """One HTTP/1.0 request to 127.0.0.1:port on the host, carried by the SSH connection."""
+        """One HTTP/1.0 request to 127.0.0.1:port on the host, carried by the SSH connection
+        (with `Authorization: Bearer API_KEY` when a key is given)."""
         payload = json.dumps(body).encode() if body is not None else b""
+        auth = f"Authorization: Bearer {api_key}\r\n" if api_key else ""
         head = (
             f"{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+            f"{auth}Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
         ).encode()
 
         await self.ensure_connected()
@@ -652,20 +791,26 @@ class RemoteHost:
             ) from exc
         return status, content
 
-    async def check_ready(self, port: int, prompt: str = "The capital of France is") -> ReadyReport:
-        """Health endpoint, one short generation, and the speculative values the server reports."""
-        health, _ = await self.http_request(port, "GET", "/health")
+    async def check_ready(
+        self, port: int, prompt: str = "The capital of France is", api_key: str | None = None
+    ) -> ReadyReport:
+        """Health endpoint, one short generation, and the speculative values the server reports
+        (sending the server's API key when it has one)."""
+        health, _ = await self.http_request(port, "GET", "/health", api_key=api_key)
         gen_status, gen_body = await self.http_request(
             port,
             "POST",
             "/generate",
             {"text": prompt, "sampling_params": {"max_new_tokens": 8, "temperature": 0}},
+            api_key=api_key,
         )
         try:
             generated = str(json.loads(gen_body).get("text", ""))
         except (ValueError, AttributeError):
             generated = gen_body.decode(errors="replace")[:200]
-        info_status, info_body = await self.http_request(port, "GET", "/get_server_info")
+        info_status, info_body = await self.http_request(
+            port, "GET", "/get_server_info", api_key=api_key
+        )
         speculative: dict[str, Any] = {}
         accept: float | None = None
         if info_status == 200:
@@ -674,12 +819,14 @@ class RemoteHost:
             except ValueError:
                 info = {}
             speculative = {
-                k: info.get(k) for k in EFFECTIVE_KEYS if k.startswith("speculative") and k in info
+                k: info.get(k)
+                for k in EFFECTIVE_KEYS
+                if k.startswith("speculative") and info.get(k) is not None
             }
             states = info.get("internal_states") or [{}]
             value = states[0].get("avg_spec_accept_length") if states else None
             accept = float(value) if isinstance(value, int | float) else None
-        return ReadyReport(health, gen_status, generated, speculative, accept)
+        return ReadyReport(health, gen_status, generated, speculative, accept, info_status)
 
 
 def _last_line_end(buffer: bytes) -> int:
@@ -703,6 +850,10 @@ def split_log_lines(text: str) -> list[str]:
         else:
             lines.append(part)
     return lines
+
+
+class RunNotFoundError(RemoteError):
+    """The host has no run directory of that id."""
 
 
 class _StreamDropped(Exception):
@@ -782,15 +933,20 @@ def build_preflight_report(raw: Mapping[str, Any], request: PreflightRequest) ->
             else f"{request.python} did not run: {versions.get('error')}",
         )
     )
-    checks.append(
-        PreflightCheck(
-            "sglang",
-            sglang_version is not None,
-            f"SGLang {sglang_version} (selects the rule set)"
-            if sglang_version
-            else f"SGLang is not importable with {request.python}: {versions.get('error')}",
-        )
-    )
+    import_ok = bool(versions.get("import_ok", sglang_version is not None))
+    if sglang_version and import_ok:
+        detail = f"SGLang {sglang_version} (selects the rule set; sglang.srt.server_args imports)"
+    else:
+        where = f" (installed: {sglang_version})" if sglang_version else ""
+        detail = f"SGLang is not importable with {request.python}{where}: {versions.get('error')}"
+        frames = [
+            line.strip()
+            for line in str(versions.get("traceback") or "").splitlines()
+            if line.strip().startswith('File "') and '"<string>"' not in line
+        ]
+        if frames:
+            detail += f" (raised at {frames[-1]})"
+    checks.append(PreflightCheck("sglang", bool(sglang_version) and import_ok, detail))
     smi = raw.get("nvidia_smi") or {}
     gpu_out = (smi.get("gpus") or {}).get("out", "")
     apps_out = (smi.get("apps") or {}).get("out", "")

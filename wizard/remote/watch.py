@@ -7,6 +7,8 @@ bounded set of lines to show, `tracker` the stage/progress state, `eta_s()` the 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import functools
 import time
@@ -61,6 +63,8 @@ class RunWatcher:
         self._clock_start = clock()
         self._first_stamp: float | None = None
         self._elapsed = 0.0
+        self._last_feed_clock = self._clock_start
+        self._elapsed_at_feed = 0.0
 
     def elapsed_s(self) -> float:
         """Seconds since the start of the log (timestamps) or of watching (clock)."""
@@ -75,8 +79,50 @@ class RunWatcher:
         elif self._first_stamp is None:
             self._elapsed = self._clock() - self._clock_start
 
+    def tick(self) -> logstages.StageEvent | None:
+        """The current stage with the time now, for a display that ticks every second while a
+        stage prints only progress bars (which carry no timestamp) or nothing at all.
+
+        Between timestamped lines the clock moves the elapsed time on; None once ready."""
+        if self.tracker.ready:
+            return None
+        self._advance_clock()
+        progress = self.tracker.progress
+        return logstages.StageEvent(
+            self.tracker.stage,
+            self.tracker.line_number,
+            self._elapsed,
+            progress[0] if progress else None,
+            progress[1] if progress else None,
+            eta_s=self.eta_s(),
+        )
+
+    def _advance_clock(self) -> None:
+        """Move the elapsed time on by the clock since the last chunk (lines without timestamps,
+        such as progress bars, then carry the real time; a fast re-read of an old log moves it
+        by almost nothing, so its timestamps still decide)."""
+        since = self._clock() - self._last_feed_clock
+        self._elapsed = max(self._elapsed, self._elapsed_at_feed + since)
+
+    def _fed(self) -> None:
+        self._last_feed_clock = self._clock()
+        self._elapsed_at_feed = self._elapsed
+
     def feed(self, chunk: LogChunk) -> list[logstages.StageEvent]:
-        """Read one chunk; return the stage changes and progress it carried."""
+        """Read one chunk; return the stage changes and progress it carried (its incomplete
+        progress segment included, so a bar's newest state shows without waiting for the next)."""
+        if self._first_stamp is not None:
+            self._advance_clock()
+        events = self._feed_lines(chunk)
+        if chunk.partial and self.tracker.may_change_stage(chunk.partial):
+            line_number = self.tracker.line_number
+            for event in self.tracker.feed(chunk.partial, self._elapsed):
+                events.append(dataclasses.replace(event, eta_s=self.eta_s()))
+            self.tracker.line_number = line_number  # counted when it arrives as a complete line
+        self._fed()
+        return events
+
+    def _feed_lines(self, chunk: LogChunk) -> list[logstages.StageEvent]:
         lines = chunk.lines
         self.window.extend(lines)
         self.offset = chunk.end_offset
@@ -122,7 +168,7 @@ class RunWatcher:
 class WatchResult:
     """How watching ended."""
 
-    outcome: str  # ready | exited (after ready) | crashed | stopped
+    outcome: str  # ready | refused (ready, but the probe was refused) | exited | crashed | stopped
     watcher: RunWatcher
     status: RunStatus | None
     startup_s: float | None
@@ -131,6 +177,16 @@ class WatchResult:
 
 
 ChunkCallback = Callable[[RunWatcher, LogChunk, list[logstages.StageEvent]], None]
+TickCallback = Callable[[RunWatcher, logstages.StageEvent], None]
+
+
+async def _ticking(watcher: RunWatcher, on_tick: TickCallback, every_s: float) -> None:
+    while True:
+        await asyncio.sleep(every_s)  # a display clock, not synchronisation
+        event = watcher.tick()
+        if event is None:
+            return
+        on_tick(watcher, event)
 
 
 async def watch_run(
@@ -142,23 +198,45 @@ async def watch_run(
     history: Sequence[Mapping[str, float]] = (),
     from_offset: int = 0,
     on_chunk: ChunkCallback | None = None,
+    on_tick: TickCallback | None = None,
+    tick_s: float = 1.0,
     stop_when_ready: bool = True,
     check_ready: bool = True,
+    api_key: str | None = None,
+    tail_lines: int | None = None,
 ) -> WatchResult:
-    """Follow the log until ready (then probe the server) or until the process exits (then find
-    the traceback in the whole log and explain it)."""
+    """Follow the log until ready (then probe the server, with its API key when it has one) or
+    until the process exits (then find the traceback in the whole log and explain it).
+
+    `on_tick` gets the current stage every `tick_s` seconds while nothing new arrives, so elapsed
+    time and ETA keep moving through phases that print only progress bars."""
     watcher = RunWatcher(history)
-    async for chunk in host.follow_log(run_id, from_offset):
-        events = watcher.feed(chunk)
-        if on_chunk is not None:
-            on_chunk(watcher, chunk, events)
-        if watcher.tracker.ready and stop_when_ready:
-            ready = await host.check_ready(port) if check_ready and port else None
-            status = await host.run_status(run_id)
-            return WatchResult("ready", watcher, status, watcher.elapsed_s(), ready=ready)
-    status = await host.run_status(run_id)
+    ticker = (
+        asyncio.create_task(_ticking(watcher, on_tick, tick_s)) if on_tick is not None else None
+    )
+    try:
+        async for chunk in host.follow_log(run_id, from_offset, tail_lines=tail_lines):
+            events = watcher.feed(chunk)
+            if on_chunk is not None:
+                on_chunk(watcher, chunk, events)
+            if watcher.tracker.ready and stop_when_ready:
+                ready = (
+                    await host.check_ready(port, api_key=api_key) if check_ready and port else None
+                )
+                status = await host.run_status(run_id)
+                outcome = "refused" if ready is not None and ready.problem else "ready"
+                return WatchResult(outcome, watcher, status, watcher.elapsed_s(), ready=ready)
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+    status = host.last_status or await host.run_status(run_id)
     if watcher.tracker.ready:
         return WatchResult("exited", watcher, status, watcher.elapsed_s())
+    if status.exit_code == 0 and status.signal is None and not status.leftover:
+        # a clean exit whose ready line was before the part followed (`logs -n N`)
+        return WatchResult("exited", watcher, status, None)
     crash = await host.crash_report(run_id, sglang_version)
     outcome = "stopped" if status.stopped else "crashed"
     return WatchResult(outcome, watcher, status, None, crash=crash)

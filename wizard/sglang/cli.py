@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.cli import ToolInputError
-from wizard.profile import ProfileError, load_profile, profile_to_toml, save_profile
+from wizard.profile import Profile, ProfileError, load_profile, profile_to_toml, save_profile
 from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.parse import parse_command
 from wizard.sglang.render import render_argv_json, render_shell, render_yaml_form
@@ -46,6 +46,11 @@ def register(subparsers: Any) -> None:
     )
     command.add_argument(
         "--single-line", action="store_true", help="shell format on one line (no continuations)"
+    )
+    command.add_argument(
+        "--show-secrets",
+        action="store_true",
+        help="print secret values (env vars like HF_TOKEN, --api-key) instead of ***",
     )
     command.set_defaults(func=run_command)
 
@@ -90,6 +95,8 @@ def run_command(args: argparse.Namespace) -> int:
     except ProfileError as exc:
         raise ToolInputError(str(exc)) from None
     version = args.sglang_version or profile.sglang_version
+    if not args.show_secrets:
+        profile = _masked(profile)
     _, warning = resolve_version(version)
     if warning:
         print(f"sglang-wizard: warning: {warning}", file=sys.stderr)
@@ -105,6 +112,14 @@ def run_command(args: argparse.Namespace) -> int:
         raise ToolInputError(f"{args.profile}: {exc.message}") from None
     sys.stdout.write(text)
     return 0
+
+
+def _masked(profile: Profile) -> Profile:
+    """The profile with secret env values and secret flag values (--api-key ...) as `***`."""
+    from wizard.remote.records import is_secret_name, mask_argv
+
+    env = {k: ("***" if is_secret_name(k) else v) for k, v in profile.env.items()}
+    return profile.model_copy(update={"env": env, "extra_args": mask_argv(profile.extra_args)})
 
 
 def _read_source(args: argparse.Namespace) -> tuple[str | list[str], str]:
