@@ -38,16 +38,9 @@ class Anchor:
     kind: str  # "Assert", "Raise", "If", ...
     text: str  # normalised statement text (see `statement_text`)
     function: str | None  # the enclosing function's name
-    # For an assert whose test is `a and b and c`: the text of the operand this rule makes
-    # false. Python's traceback names that operand's line, not the assert's first line.
-    operand: str | None = None
-
     def to_json(self) -> dict[str, str | None]:
         """JSON form (the committed anchors file)."""
-        out = {"kind": self.kind, "text": self.text, "function": self.function}
-        if self.operand:
-            out["operand"] = self.operand
-        return out
+        return {"kind": self.kind, "text": self.text, "function": self.function}
 
 
 @dataclass(frozen=True)
@@ -95,6 +88,24 @@ def _walk(tree: ast.AST, function: str | None = None) -> Iterator[tuple[ast.stmt
         if isinstance(child, _KINDS):
             yield child, function if isinstance(child, ast.FunctionDef) else inner
         yield from _walk(child, inner)
+
+
+def _assert_line(node: ast.Assert) -> int:
+    """The line CPython 3.11 reports when `node` fails (checked on every and/or/not shape)."""
+    line = node.lineno
+
+    def visit(expr: ast.expr) -> None:
+        nonlocal line
+        if isinstance(expr, ast.BoolOp):
+            for value in expr.values:
+                visit(value)
+        elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            visit(expr.operand)
+        elif isinstance(expr, ast.Compare):
+            line = expr.lineno
+
+    visit(node.test)
+    return line
 
 
 class SourceTree:
@@ -150,8 +161,8 @@ class SourceTree:
                      if type(s.node).__name__ == anchor.kind and s.text == anchor.text]
             if exact:
                 same = [s for s in exact if s.function == anchor.function]
-                return self._located((same or exact)[0], "exact", anchor.operand)
-        best: tuple[float, _Stmt, Anchor] | None = None
+                return self._located((same or exact)[0], "exact")
+        best: tuple[float, _Stmt] | None = None
         for anchor in anchors:
             for stmt in self.statements:
                 if type(stmt.node).__name__ != anchor.kind:
@@ -161,12 +172,12 @@ class SourceTree:
                     continue
                 ratio = matcher.ratio() + (0.02 if stmt.function == anchor.function else 0.0)
                 if ratio >= FUZZY_MIN and (best is None or ratio > best[0]):
-                    best = (ratio, stmt, anchor)
+                    best = (ratio, stmt)
         if best is None:
             return None
-        return self._located(best[1], f"fuzzy {min(best[0], 1.0):.2f}", best[2].operand)
+        return self._located(best[1], f"fuzzy {min(best[0], 1.0):.2f}")
 
-    def _located(self, stmt: _Stmt, match: str, operand: str | None = None) -> Located:
+    def _located(self, stmt: _Stmt, match: str) -> Located:
         node = stmt.node
         exception: str | None = None
         bare = False
@@ -176,18 +187,14 @@ class SourceTree:
             target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
             exception = ast.unparse(target).rsplit(".", 1)[-1]
         source = stmt.lines[node.lineno - 1].strip() if node.lineno <= len(stmt.lines) else ""
-        # A traceback names the line Python reports for the raising instruction: for an assert
-        # its test's first line (for `a and b`: the line of the operand that was false, the
-        # anchor's `operand`, else the last one), for an `if` whose comparison crashes (a
-        # TypeError on None) the first comparison's line, for a raise its first line.
+        # A traceback names the line Python reports for the raising instruction: for an assert,
+        # the line of the last comparison of its and/or/not chain (CPython's jump code leaves the
+        # location there), else the `assert` line itself, whichever operand was false; for an
+        # `if` whose comparison crashes (a TypeError on None) the first comparison's line, for a
+        # raise its first line.
         line = node.lineno
         if isinstance(node, ast.Assert):
-            test = node.test
-            if isinstance(test, ast.BoolOp):
-                named = [v for v in test.values
-                         if operand and operand in _RECEIVERS.sub("", ast.unparse(v))]
-                test = named[0] if named else test.values[-1]
-            line = test.lineno
+            line = _assert_line(node)
         elif isinstance(node, ast.If):
             compare = next((n for n in ast.walk(node.test) if isinstance(n, ast.Compare)), None)
             line = compare.lineno if compare is not None else node.lineno

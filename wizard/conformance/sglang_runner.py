@@ -286,13 +286,19 @@ def tolerate_fakes_of_stubbed_ops() -> None:
 
 
 def clear_probe_caches() -> None:
-    """Forget every ``functools`` cache in SGLang's modules (device probes are cached there)."""
+    """Forget every ``functools`` cache reachable from SGLang's modules (device probes are cached).
+
+    Every cache counts, not only functions defined in that module: SGLang builds some probes as
+    ``lru_cache(partial(...))`` (e.g. ``is_sm100_supported``), whose ``__module__`` is not its own.
+    """
+    seen: set[int] = set()
     for name, module in list(sys.modules.items()):
         if not name.startswith("sglang") or module is None:
             continue
         for value in list(vars(module).values()):
             clear = getattr(value, "cache_clear", None)
-            if callable(clear) and getattr(value, "__module__", None) == name:
+            if callable(clear) and id(value) not in seen:
+                seen.add(id(value))
                 with contextlib.suppress(Exception):
                     clear()
 
