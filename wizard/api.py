@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wizard.gpus import GpuKind, lookup
-from wizard.profile import Profile, field_default
 from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
 from wizard.rules.model import Ctx
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
@@ -25,6 +24,7 @@ from wizard.sglang.versions import resolve_version as _resolve_version_uncached
 
 if TYPE_CHECKING:
     from wizard.model_info import ModelFacts
+    from wizard.profile import Profile
 
 DEFAULT_GPU = "H100"
 
@@ -133,18 +133,20 @@ def _hub_facts(
     return facts, None
 
 
+@lru_cache(maxsize=1)
 def _field_defaults() -> tuple[tuple[str, str, str, Any], ...]:
     """(section, name, SGLang field, profile default) for every mapped field, computed once."""
+    from wizard.profile import field_default  # pydantic: only when a profile is checked
+
     return tuple((*spec.path.split(".", 1), spec.dest, field_default(spec.path)) for spec in FIELDS)
 
 
-_FIELD_DEFAULTS = _field_defaults()
 
 
 def typed_from_profile(profile: Profile) -> dict[str, Any]:
     """Canonical SGLang field -> value for every profile field that differs from its default."""
     typed: dict[str, Any] = {}
-    for section, name, dest, default in _FIELD_DEFAULTS:
+    for section, name, dest, default in _field_defaults():
         value = getattr(getattr(profile, section), name)
         if value != default or dest == "model_path":
             typed[dest] = value

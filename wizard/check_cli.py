@@ -100,7 +100,9 @@ def _check_command(words: list[str], args: argparse.Namespace) -> Report:
         parts = split_launch(text)
     except CommandError as exc:
         raise ToolInputError(str(exc)) from None
-    version = args.sglang_version or "0.5.11"
+    from wizard.sglang.releases import default_version
+
+    version = args.sglang_version or default_version()
     try:
         resolve_version(version)
     except VersionError as exc:

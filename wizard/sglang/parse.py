@@ -14,11 +14,8 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from wizard.profile import DEFAULT_SGLANG_VERSION, Profile
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
 from wizard.sglang.fields import BY_DEST, canonical_dest
 from wizard.sglang.flags import (
@@ -30,6 +27,11 @@ from wizard.sglang.flags import (
 )
 from wizard.sglang.shellwords import Word, is_name, split_commands, split_words
 from wizard.sglang.versions import VersionError, effective_env, resolve_version
+
+if TYPE_CHECKING:  # pydantic is imported only when a profile is built (cold `check` stays fast)
+    from pydantic import ValidationError
+
+    from wizard.profile import Profile
 
 __all__ = [
     "CommandError",
@@ -350,6 +352,10 @@ def parse_command(text: str | Sequence[str], version: str | None = None) -> Impo
     0.5.11); another version than the supported ones uses the nearest rule set and says so in
     `notes`. Raises `CommandError` only.
     """
+    from pydantic import ValidationError
+
+    from wizard.profile import DEFAULT_SGLANG_VERSION, Profile
+
     wanted = DEFAULT_SGLANG_VERSION if version is None else version
     try:
         supported, warning = resolve_version(wanted)
