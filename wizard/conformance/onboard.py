@@ -98,7 +98,10 @@ def _flag(flags: dict[str, Any], dest: str) -> dict[str, Any] | None:
 
 def _resolution(tree: SourceTree) -> str:
     pipeline = tree.files.get("sglang/srt/arg_groups/pipeline.py", "")
-    return "pipeline" if "def run_resolution_pipeline" in pipeline else "post_init"
+    server_args = tree.files.get("sglang/srt/server_args.py", "")
+    hooks = ("def run_resolution_pipeline" in pipeline
+             or "def _run_resolution_pipeline" in server_args)  # its first form (0.5.18)
+    return "pipeline" if hooks else "post_init"
 
 
 def _enum_members(tree: SourceTree) -> list[str]:
