@@ -38,9 +38,14 @@ class Anchor:
     kind: str  # "Assert", "Raise", "If", ...
     text: str  # normalised statement text (see `statement_text`)
     function: str | None  # the enclosing function's name
-    def to_json(self) -> dict[str, str | None]:
+    exact: bool = False  # never matched fuzzily (short statements that look like their neighbours)
+
+    def to_json(self) -> dict[str, object]:
         """JSON form (the committed anchors file)."""
-        return {"kind": self.kind, "text": self.text, "function": self.function}
+        out: dict[str, object] = {"kind": self.kind, "text": self.text, "function": self.function}
+        if self.exact:
+            out["exact"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -164,6 +169,8 @@ class SourceTree:
                 return self._located((same or exact)[0], "exact")
         best: tuple[float, _Stmt] | None = None
         for anchor in anchors:
+            if anchor.exact:
+                continue
             for stmt in self.statements:
                 if type(stmt.node).__name__ != anchor.kind:
                     continue

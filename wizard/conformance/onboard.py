@@ -49,6 +49,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "trtllm_mha_page_sizes": [16, 32, 64],
         "dflash_family_counts_as_topk_one": False,
         "qwen_hybrid_sm100_sets_page": False,
+        "qwen_hybrid_sm100_trtllm": True,
         "mixed_chunk_off_algorithms": ["EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH"],
         "trio_skipped_when_adaptive": False,
         "chunked_prefill_24gb": 2048,
@@ -71,6 +72,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "trtllm_mha_page_sizes": [16, 32, 64, 128],
         "dflash_family_counts_as_topk_one": True,
         "qwen_hybrid_sm100_sets_page": True,
+        "qwen_hybrid_sm100_trtllm": True,
         "mixed_chunk_off_algorithms": ["STANDALONE", "NGRAM"],
         "trio_skipped_when_adaptive": True,
         "chunked_prefill_24gb": 4096,
@@ -244,6 +246,11 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     radix_list = any("_MAMBA_RADIX_CACHE_ARCHS" in text for text in tree.files.values())
     probed("hybrid_lists", "radix" if radix_list else "split", "_MAMBA_RADIX_CACHE_ARCHS")
     probed("trtllm_mla_page_rule", "R-TRTLLM-MLA-PAGE" in sites, "site of R-TRTLLM-MLA-PAGE")
+    # Qwen hybrid models on SM100: trtllm_mha where SGLang's default allows it, or always triton.
+    picks = any(re.search(r'sm100_default_attn_backend\s*=\s*"trtllm_mha"', text)
+                or "qwen3_5" in rel and "trtllm_mha" in text
+                for rel, text in tree.files.items())
+    probed("qwen_hybrid_sm100_trtllm", picks, 'sm100_default_attn_backend = "trtllm_mha"')
     return traits, origin
 
 

@@ -785,9 +785,12 @@ TRTLLM_MLA_PAGE = Rule(
 
 MOE_RUNNER = Rule(
     id="R-MOE-RUNNER",
-    title="Draft MoE runner flashinfer_trtllm is rejected (0.5.11)",
+    title="Draft MoE runner flashinfer_trtllm is rejected",
     severity="error",
-    why="0.5.11 avoids trtllm MoE routing for draft models (their routing method is unknown); 0.5.23 allows it.",
+    why=(
+        "Releases that hold this check avoid trtllm MoE routing for draft models (their routing "
+        "method is unknown); later releases allow it."
+    ),
     sglang=raises("resolve", "AssertionError"),
     fields=("speculative.moe_runner_backend",),
     when=lambda ctx, a: (
@@ -795,7 +798,10 @@ MOE_RUNNER = Rule(
         in ("flashinfer_trtllm", "flashinfer_trtllm_routed")
     ),
     message=lambda ctx, a: (
-        "Currently speculative MoE runner backend doesn't support flashinfer_trtllm, please use "
+        "Currently speculative MoE runner backend cannot be flashinfer_trtllm for risk in some "
+        "draft models."
+        if variant(ctx, "R-MOE-RUNNER") == 1
+        else "Currently speculative MoE runner backend doesn't support flashinfer_trtllm, please use "
         "triton or auto backend for speculative moe runner instead."
     ),
     fixes=lambda ctx, a: [
@@ -1060,6 +1066,30 @@ REJECTION_TOPK_23 = Rule(
     ],
 )
 
+
+SPEC_V2_TOPK = Rule(
+    id="R-SPEC-V2-TOPK",
+    title="Spec v2 drafts chains only (topk 1)",
+    severity="error",
+    why=(
+        "With SGLANG_ENABLE_SPEC_V2 on, the releases that hold this check run the overlapped "
+        "speculative worker, which only drafts chains; a typed topk > 1 is refused instead of "
+        "falling back to spec v1."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("speculative.eagle_topk",),
+    when=lambda ctx, a: (
+        algo(a) in ("EAGLE", "EAGLE3", "STANDALONE")
+        and _spec_v2_env(ctx)
+        and gt(a.get("speculative_eagle_topk"), 1)
+    ),
+    message=lambda ctx, a: "Spec v2 currently only supports topk = 1 for speculative decoding.",
+    fixes=lambda ctx, a: [
+        Fix("Use a chain (topk 1)", {"speculative.eagle_topk": 1,
+                                     "speculative.num_draft_tokens": None}),
+        Fix("Turn spec v2 off (SGLANG_ENABLE_SPEC_V2=0)", {}, {"SGLANG_ENABLE_SPEC_V2": "0"}),
+    ],
+)
 
 SPEC_V1_SELECT = Rule(
     id="R-SPEC-V1-SELECT",
@@ -2196,6 +2226,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
 )
 
 ALL_RULES: tuple[Rule, ...] = (
+    SPEC_V2_TOPK,
     FA4_DECODE,
     MODEL_TYPE_UNKNOWN,
     DPATTN_TP_DIVISIBLE,

@@ -187,6 +187,8 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
     if arch in ctx.release.arch_set("hybrid_no_radix"):
         a.disable_radix_cache = True
     qwen_archs = _QWEN_HYBRID_SM100_WIDE if sets_page else c.QWEN_HYBRID_SM100
+    if not ctx.release.arch_set("qwen_hybrid_sm100"):
+        qwen_archs = frozenset()  # releases without the SM100 override for Qwen hybrids
     if arch in qwen_archs and ctx.gpu.is_sm100 and a.get("attention_backend") is None:
         # trtllm_mha needs pages of 16+; only radix cache on with neither extra_buffer nor
         # speculative decoding needs page size 1 (0.5.11 SA:2213-2241, 0.5.23 qwen3_5.py).
@@ -202,7 +204,11 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
             and not a.get("disable_radix_cache")
             and a.get("speculative_algorithm") is None
         )
-        trtllm = default_attention_backend(ctx, a) == "trtllm_mha" and not needs_page_one
+        trtllm = (
+            ctx.release.trait("qwen_hybrid_sm100_trtllm")
+            and default_attention_backend(ctx, a) == "trtllm_mha"
+            and not needs_page_one
+        )
         a.attention_backend = "trtllm_mha" if trtllm else "triton"
         if sets_page:
             a.page_size = 64 if trtllm else 1
@@ -398,6 +404,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("DFLASH defaults", _dflash_defaults),
     c.STANDALONE_DPATTN,
     c.MAXREQ_48,
+    c.SPEC_V2_TOPK,
     c.SPEC_V1_SELECT,
     c.MIXED_CHUNK_OFF,
     c.DRAFT_AUTO,
