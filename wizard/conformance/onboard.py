@@ -166,6 +166,30 @@ def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str
     return archs, where
 
 
+def _qwen_sm100_branch_archs(tree: SourceTree) -> tuple[list[str], str] | None:
+    """Qwen hybrid architectures of a `model_arch in [...]` / `== "..."` branch that picks the
+    attention backend on SM100 (the older, shorter form of the list)."""
+    text = tree.files.get("sglang/srt/server_args.py", "")
+    archs: set[str] = set()
+    where = ""
+    for node in ast.walk(ast.parse(text)) if text else ():
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
+            continue
+        left = node.test.left
+        if not (isinstance(left, ast.Name) and left.id == "model_arch"):
+            continue
+        body = "\n".join(ast.unparse(b) for b in node.body)
+        if "is_sm100_supported" not in body or "attention_backend" not in body:
+            continue
+        names = [n.value for n in ast.walk(node.test.comparators[0])
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        qwen = [n for n in names if n.startswith("Qwen3")]
+        if qwen:
+            archs.update(qwen)
+            where = where or f"sglang/srt/server_args.py:{node.lineno} (SM100 branch)"
+    return (sorted(archs), where) if archs else None
+
+
 def _int_tuple(node: ast.AST) -> list[int] | None:
     if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
         values = [e.value for e in node.value.elts
@@ -248,7 +272,7 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     probed("trtllm_mla_page_rule", "R-TRTLLM-MLA-PAGE" in sites, "site of R-TRTLLM-MLA-PAGE")
     # Qwen hybrid models on SM100: trtllm_mha where SGLang's default allows it, or always triton.
     picks = any(re.search(r'sm100_default_attn_backend\s*=\s*"trtllm_mha"', text)
-                or "qwen3_5" in rel and "trtllm_mha" in text
+                or ("qwen3_5" in rel and "trtllm_mha" in text)
                 for rel, text in tree.files.items())
     probed("qwen_hybrid_sm100_trtllm", picks, 'sm100_default_attn_backend = "trtllm_mha"')
     return traits, origin
@@ -305,6 +329,10 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         if how == "template":
             review.append(f"trait   {name} = {traits[name]!r} (from the {resolution} template)")
     archs, arch_where = _arch_lists(tree, anchors["arch_seeds"])
+    if not archs.get("qwen_hybrid_sm100"):
+        found = _qwen_sm100_branch_archs(tree)
+        if found:
+            archs["qwen_hybrid_sm100"], arch_where["qwen_hybrid_sm100"] = found
     for name, loc in sorted(arch_where.items()):
         review.append(f"archs   {name}: {len(archs[name])} from {loc}")
     covered = {s["where"] for s in sites.values()}

@@ -186,9 +186,8 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
     sets_page = bool(ctx.release.trait("qwen_hybrid_sm100_sets_page"))
     if arch in ctx.release.arch_set("hybrid_no_radix"):
         a.disable_radix_cache = True
-    qwen_archs = _QWEN_HYBRID_SM100_WIDE if sets_page else c.QWEN_HYBRID_SM100
-    if not ctx.release.arch_set("qwen_hybrid_sm100"):
-        qwen_archs = frozenset()  # releases without the SM100 override for Qwen hybrids
+    qwen_archs = (_QWEN_HYBRID_SM100_WIDE if sets_page
+                  else c.QWEN_HYBRID_SM100 & ctx.release.arch_set("qwen_hybrid_sm100"))
     if arch in qwen_archs and ctx.gpu.is_sm100 and a.get("attention_backend") is None:
         # trtllm_mha needs pages of 16+; only radix cache on with neither extra_buffer nor
         # speculative decoding needs page size 1 (0.5.11 SA:2213-2241, 0.5.23 qwen3_5.py).
