@@ -144,6 +144,28 @@ def _string_collections(tree: SourceTree) -> list[tuple[str, frozenset[str]]]:
     return found
 
 
+# Where a release names its list, the name decides (the seed similarity is the fallback).
+ARCH_LIST_NAMES: dict[str, str] = {
+    "mamba_extra_buffer": "_MAMBA_EXTRA_BUFFER_ARCHS",
+    "mamba_radix": "_MAMBA_RADIX_CACHE_ARCHS",
+}
+
+
+def _named_collection(tree: SourceTree, name: str) -> tuple[frozenset[str], str] | None:
+    """A module-level `NAME = frozenset({...})` / list / set / tuple of strings."""
+    for rel, text in tree.files.items():
+        if name not in text:
+            continue
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                values = [n.value for n in ast.walk(node.value)
+                          if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                if values:
+                    return frozenset(values), f"{rel}:{node.lineno} ({name})"
+    return None
+
+
 def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str, list[str]],
                                                                         dict[str, str]]:
     """For each seed list, the release's most similar architecture collection (Jaccard)."""
@@ -151,6 +173,10 @@ def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str
     archs: dict[str, list[str]] = {}
     where: dict[str, str] = {}
     for name, seed in seeds.items():
+        named = _named_collection(tree, ARCH_LIST_NAMES[name]) if name in ARCH_LIST_NAMES else None
+        if named is not None:
+            archs[name], where[name] = sorted(named[0]), named[1]
+            continue
         seed_set = set(seed)
         best: tuple[float, str, frozenset[str]] | None = None
         for loc, values in collections:
