@@ -102,7 +102,8 @@ def _resolution(tree: SourceTree) -> str:
     pipeline = tree.files.get("sglang/srt/arg_groups/pipeline.py", "")
     server_args = tree.files.get("sglang/srt/server_args.py", "")
     hooks = ("def run_resolution_pipeline" in pipeline
-             or "def _run_resolution_pipeline" in server_args)  # its first form (0.5.18)
+             or "def _run_resolution_pipeline" in server_args  # its first form (0.5.18)
+             or "run_post_process_pass" in server_args)
     return "pipeline" if hooks else "post_init"
 
 
