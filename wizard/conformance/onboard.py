@@ -103,7 +103,10 @@ def _resolution(tree: SourceTree) -> str:
     server_args = tree.files.get("sglang/srt/server_args.py", "")
     hooks = ("def run_resolution_pipeline" in pipeline
              or "def _run_resolution_pipeline" in server_args  # its first form (0.5.18)
-             or "run_post_process_pass" in server_args)
+             or "run_post_process_pass" in server_args
+             # the speculative step moved into its hook module (0.5.14)
+             or "def _auto_choose_speculative_params"
+             in tree.files.get("sglang/srt/arg_groups/speculative_hook.py", ""))
     return "pipeline" if hooks else "post_init"
 
 
