@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from wizard.rules import catalog as c
 from wizard.rules.model import Args, Ctx, Rule
-from wizard.rules.pipeline import ORDERS, Step, defaults_for
+from wizard.rules.pipeline import ORDERS, Gated, Resolver, defaults_for
 from wizard.rules.report import Finding, Report, SglangRaise
 from wizard.sglang.fields import release_dest
 from wizard.sglang.releases import Release
@@ -40,16 +40,17 @@ EFFECTIVE_FIELDS: tuple[str, ...] = (
 EFFECTIVE_FIELDS_ATTN_DP: tuple[str, ...] = (*EFFECTIVE_FIELDS, "attn_dp_size")
 
 
-_STEPS: dict[str, tuple[tuple[Rule, ...], tuple[Step, ...], tuple[Rule, ...]]] = {}
+_STEPS: dict[str, tuple[tuple[Rule, ...], tuple[Rule | Resolver, ...], tuple[Rule, ...]]] = {}
 
 
-def _steps(release: Release) -> tuple[tuple[Rule, ...], tuple[Step, ...], tuple[Rule, ...]]:
+def _steps(release: Release) -> tuple[tuple[Rule, ...], tuple[Rule | Resolver, ...], tuple[Rule, ...]]:
     """The release's context rules, resolution steps and runtime rules (rules it lacks dropped)."""
     cached = _STEPS.get(release.name)
     if cached is None:
         context = tuple(r for r in c.CONTEXT_RULES if r.holds_for(release))
-        order = tuple(s for s in ORDERS[release.resolution]
-                      if not isinstance(s, Rule) or s.holds_for(release))
+        steps = (s.rule if isinstance(s, Gated) else s for s in ORDERS[release.resolution]
+                 if not isinstance(s, Gated) or s.where(release))
+        order = tuple(s for s in steps if not isinstance(s, Rule) or s.holds_for(release))
         runtime = tuple(r for r in c.RUNTIME_RULES if r.holds_for(release))
         cached = _STEPS[release.name] = (context, order, runtime)
     return cached

@@ -28,7 +28,16 @@ class Resolver:
     run: Callable[[Ctx, Args], None]
 
 
-Step = Rule | Resolver
+@dataclass(frozen=True)
+class Gated:
+    """A rule that stands at this point of the order only in the releases `where` accepts (the
+    same check sits at different points in releases that share a template)."""
+
+    rule: Rule
+    where: Callable[[Release], bool]
+
+
+Step = Rule | Resolver | Gated
 
 # SGLang defaults of the fields the rules read (ServerArgs dataclass defaults).
 DEFAULTS: dict[str, object] = {
@@ -365,7 +374,7 @@ def _adaptive_init(ctx: Ctx, a: Args) -> None:
 
 R = Resolver
 POST_INIT_ORDER: tuple[Step, ...] = (
-    c.ALGO_CHOICE,
+    Gated(c.ALGO_CHOICE, lambda release: release.algorithm_choices),  # argparse, first
     R("device", _device),
     c.MAMBA_AUTO_NO_BUFFER,
     R("_handle_missing_default_values", _mamba_auto_no_buffer),
@@ -394,6 +403,9 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("_handle_pipeline_parallelism", _pp),
     R("speculative MoE runner default", _moe_runner_default),
     c.MOE_RUNNER,
+    R("upper-case algorithm", _upper_algorithm),
+    # without an argparse choice list the name is checked when the speculative step starts
+    Gated(c.ALGO_CHOICE, lambda release: not release.algorithm_choices),
     c.NEXTN_ALIAS,
     c.SKIP_DP_MLP_SYNC,
     c.DFLASH_DPATTN,
