@@ -173,7 +173,10 @@ class SourceTree:
         # TypeError on None) the first comparison's line, for a raise its first line.
         line = node.lineno
         if isinstance(node, ast.Assert):
-            test = node.test.values[-1] if isinstance(node.test, ast.BoolOp) else node.test
+            test = node.test
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test = test.operand  # `assert not (a and b)`: it fails after evaluating b
+            test = test.values[-1] if isinstance(test, ast.BoolOp) else test
             line = test.lineno
         elif isinstance(node, ast.If):
             compare = next((n for n in ast.walk(node.test) if isinstance(n, ast.Compare)), None)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wizard.rules import catalog as c
+from wizard.rules import multinode as mn
 from wizard.rules.model import Args, Ctx, Rule
 from wizard.sglang.releases import Release
 
@@ -413,7 +414,9 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
     c.ADAPTIVE_OFF,
+    mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC,
+    mn.MULTINODE_DP,
     c.CHUNKED_PAGE,
     c.LORA_SPEC,
 )
@@ -478,8 +481,10 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.NGRAM_CORPUS_LIMIT,
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
+    mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC_ALGO_23,
     c.PP_SPEC,
+    mn.MULTINODE_DP,
     c.CHUNKED_PAGE,
 )
 
