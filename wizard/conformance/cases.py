@@ -213,7 +213,7 @@ def generate(
 
 NNODES_VALUES = (2, 2, 2, 3, 4)
 MULTINODE_TP = (1, 2, 3, 4, 6, 8, 8, 16, 16)
-MULTINODE_MODELS = ("dsv3", "dsv3", "llama", "qwen35moe")
+MULTINODE_MODELS = ("dsv3", "dsv3", "llama")  # known to every release's transformers
 
 
 def make_multinode_case(
