@@ -290,3 +290,52 @@ def generate_multinode(
     """``count`` multi-node cases for one SGLang version, reproducible from ``seed``."""
     rng = random.Random(f"{version}:{seed}:multinode")
     return [make_multinode_case(index, version, rng, models, gpu) for index in range(count)]
+
+
+# Hand-written multi-node cases: (name, model kind, argv after the model path). Their real SGLang
+# results per release are committed in tests/rules/fixtures/multinode-sglang.json
+# (scripts/multinode_fixture.py) and replayed against the wizard without a venv.
+MULTINODE_NAMED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("tp3-2nodes", "llama", ("--tp-size", "3", "--nnodes", "2", "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp16-2nodes", "dsv3", ("--tp-size", "16", "--nnodes", "2", "--node-rank", "1",
+                             "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp8-pp2-4nodes", "llama", ("--tp-size", "8", "--pp-size", "2", "--nnodes", "4",
+                                 "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp3-pp2-4nodes", "llama", ("--tp-size", "3", "--pp-size", "2", "--nnodes", "4")),
+    ("tp2-4nodes", "llama", ("--tp-size", "2", "--nnodes", "4")),
+    ("dp2-2nodes", "llama", ("--tp-size", "16", "--dp-size", "2", "--nnodes", "2",
+                             "--dist-init-addr", "10.0.0.1:5000")),
+    ("dp2-dpattn-2nodes", "dsv3", ("--tp-size", "16", "--dp-size", "2", "--enable-dp-attention",
+                                   "--nnodes", "2", "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp3-pp3-nextn-2nodes", "dsv3", ("--tp-size", "3", "--pp-size", "3", "--nnodes", "2",
+                                      "--speculative-algorithm", "NEXTN")),
+    ("pp2-nextn-2nodes", "dsv3", ("--tp-size", "8", "--pp-size", "2", "--nnodes", "2",
+                                  "--disable-overlap-schedule", "--speculative-algorithm", "NEXTN")),
+    ("pp2-dp2-2nodes", "llama", ("--tp-size", "8", "--pp-size", "2", "--dp-size", "2",
+                                 "--nnodes", "2", "--disable-overlap-schedule")),
+    ("rank-out-of-range", "llama", ("--tp-size", "16", "--nnodes", "2", "--node-rank", "5",
+                                    "--dist-init-addr", "10.0.0.1:5000")),
+    ("no-dist-init-addr", "llama", ("--tp-size", "16", "--nnodes", "2")),
+    ("dist-init-no-port", "llama", ("--tp-size", "16", "--nnodes", "2",
+                                    "--dist-init-addr", "10.0.0.1")),
+    ("ep16-2nodes", "dsv3", ("--tp-size", "16", "--ep-size", "16", "--nnodes", "2",
+                             "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp16-1node-rank0", "llama", ("--tp-size", "16", "--nnodes", "1")),
+)
+
+
+def multinode_named_cases(version: str, models: dict[str, Path]) -> list[dict[str, Any]]:
+    """The hand-written multi-node cases as runner/check cases for one version (H100)."""
+    out = []
+    for name, model, argv in MULTINODE_NAMED:
+        flags = list(argv)
+        numbers = {flags[i]: int(flags[i + 1]) for i in range(len(flags) - 1)
+                   if flags[i] in ("--tp-size", "--pp-size", "--nnodes")}
+        per_node = (numbers.get("--tp-size", 1) * numbers.get("--pp-size", 1)
+                    // numbers.get("--nnodes", 1))
+        out.append({
+            "id": f"{version}-{name}", "name": name, "sglang_version": version, "gpu": "H100",
+            "gpus": min(max(per_node, 1), 8), "argv": ["--model-path", str(models[model]), *flags],
+            "env": {}, "model": model, "origin": f"multinode-named:{name}",
+        })
+    return out
