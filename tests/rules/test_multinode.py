@@ -181,9 +181,9 @@ def test_node_overrides_and_round_trip() -> None:
 
 
 def test_node_list_problems_are_refused_with_the_key_to_fix() -> None:
-    with pytest.raises(RenderError, match="parallel.nnodes = 2"):
+    with pytest.raises(RenderError, match=r"parallel\.nnodes = 2"):
         node_launch(_two_nodes(**{"parallel.nnodes": 3}), 0)
-    with pytest.raises(RenderError, match="ranks 0..1"):
+    with pytest.raises(RenderError, match=r"ranks 0\.\.1"):
         node_launch(_two_nodes(), 2)
     with pytest.raises(RenderError, match="--node-rank"):
         node_launch(_two_nodes(extra_args=["--node-rank", "1"]), 0)
