@@ -104,7 +104,7 @@ def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str
                   partition: str | None = None, time_limit: str | None = None) -> str:
     """A Slurm batch script: one `srun` task per node, rank from SLURM_NODEID."""
     count, argv, env = _checked(profile, version)
-    name = job_name or k8s_name(profile.description or "sglang")
+    name = k8s_name(job_name or profile.description or "sglang")
     port = profile.nodes.rendezvous_port
     python = profile.ssh.python
     lines = [
@@ -190,7 +190,7 @@ def lws_manifest(profile: Profile, version: str | None = None, *, name: str | No
                  image: str | None = None, secret_name: str | None = None) -> dict[str, Any]:
     """A LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) serving the profile on nnodes pods."""
     count, argv, env = _checked(profile, version)
-    lws_name = name or k8s_name(profile.description or "sglang")
+    lws_name = k8s_name(name or profile.description or "sglang")
     secrets_ref = secret_name or f"{lws_name}-secrets"
     port = profile.nodes.rendezvous_port
     server_port = _server_port(argv)
