@@ -135,3 +135,40 @@ async def test_a_taken_rendezvous_port_blocks_the_launch(ssh_lab: SshLab, tmp_pa
     rows = {row.name: row for row in checks[0].rows()}
     assert not rows["rendezvous port"].ok and not checks[0].ok
     assert checks[1].ok
+
+
+def test_nodes_cli_launch_list_logs_stop(ssh_lab: SshLab, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI end to end: launch on both nodes, list, merged logs, stop everywhere."""
+    import io
+
+    from wizard.cli import main
+    from wizard.profile import save_profile
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(ssh_lab, model_dir(tmp_path))
+    path = save_profile(profile, tmp_path / "two.toml")
+    ssh = ["--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
+           "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(tmp_path / "runs")]
+
+    def run(*args: str) -> tuple[int, str]:
+        out = io.StringIO()
+        monkeypatch.setattr("sys.stdout", out)
+        code = main(list(args))
+        return code, out.getvalue()
+
+    code, text = run("nodes", "launch", str(path), *ssh)
+    assert code == 0, text
+    assert "node 0 " in text and "node 1 " in text and "ready: every node joined" in text
+    assert "[n1] " in text and "[n0] " in text
+    group_id = text.split("group ", 1)[1].split(":", 1)[0]
+    code, listing = run("nodes", "list")
+    assert code == 0 and group_id in listing and "ready" in listing
+    code, logs = run("nodes", "logs", group_id, "--node", "1", *ssh)
+    assert code == 0 and logs.strip() and all(line.startswith("[n1] ")
+                                              for line in logs.strip().splitlines())
+    code, stopped = run("nodes", "stop", group_id, *ssh)
+    assert code == 0, stopped
+    assert "node 0: stopped, clean" in stopped and "node 1: stopped, clean" in stopped
+    code, _ = run("nodes", "logs", "no-such-group", *ssh)
+    assert code == 2

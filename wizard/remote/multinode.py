@@ -376,6 +376,8 @@ class NodeGroup:
                      watchers: dict[int, RunWatcher], started: float, port: int | None,
                      sglang_version: str | None, on_line: Callable[[NodeLine], None] | None,
                      check_ready: bool, until_ready: bool) -> GroupResult:
+        drain: dict[int, int] | None = None
+        ready_at = 0.0
         async for rank, chunk in stream:
             if chunk is None:
                 status = await self.hosts[rank].run_status(self.run_ids[rank])
@@ -389,9 +391,14 @@ class NodeGroup:
             if on_line is not None:
                 for line in chunk.lines:
                     on_line(NodeLine(rank, line))
-            if rank == 0 and watchers[0].tracker.ready and until_ready:
+            if rank == 0 and watchers[0].tracker.ready and until_ready and drain is None:
+                ready_at = time.monotonic() - started
+                # show what the other nodes logged up to now before returning
+                drain = {r: (await self.hosts[r].run_status(self.run_ids[r])).log_size
+                         for r in self.run_ids if r != 0}
+            if drain is not None and all(watchers[r].offset >= size for r, size in drain.items()):
                 ready = await self.hosts[0].check_ready(port) if check_ready and port else None
-                return GroupResult("ready", ready=ready, startup_s=time.monotonic() - started)
+                return GroupResult("ready", ready=ready, startup_s=ready_at)
         return GroupResult("stopped")
 
     async def stop(self, timeout_s: float = 30.0) -> dict[int, StopResult]:
