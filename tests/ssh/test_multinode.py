@@ -73,7 +73,8 @@ async def test_two_nodes_preflight_launch_merged_log_and_stop(ssh_lab: SshLab,
         checks = await group.preflight(requests, rendezvous=rendezvous)
         assert [c.rank for c in checks] == [0, 1]
         names = {c.rank: {row.name: row for row in c.rows()} for c in checks}
-        assert names[0]["rendezvous port"].ok and names[1]["rendezvous host"].ok
+        assert names[0]["rendezvous port"].ok and names[1]["rendezvous"].ok
+        assert names[1]["rendezvous"].detail == f"reaches {rendezvous}"
         assert names[0]["model config"].detail == names[1]["model config"].detail
         assert all(c.ok for c in checks), [(c.rank, [r for r in c.rows() if not r.ok])
                                            for c in checks]
@@ -134,7 +135,22 @@ async def test_a_taken_rendezvous_port_blocks_the_launch(ssh_lab: SshLab, tmp_pa
                 requests, rendezvous=f"127.0.0.1:{profile.nodes.rendezvous_port}")
     rows = {row.name: row for row in checks[0].rows()}
     assert not rows["rendezvous port"].ok and not checks[0].ok
+    assert "is taken on rank 0" in rows["rendezvous port"].detail
     assert checks[1].ok
+
+
+async def test_an_unreachable_rendezvous_blocks_the_other_nodes(ssh_lab: SshLab,
+                                                                tmp_path: Path) -> None:
+    profile = _profile(ssh_lab, model_dir(tmp_path))
+    group, _ = await _connect(ssh_lab, profile, tmp_path)
+    async with group:
+        requests = [PreflightRequest(python=n.python, env=n.env) for n in group.launches]
+        checks = await group.preflight(
+            requests, rendezvous=f"no-such-node.invalid:{profile.nodes.rendezvous_port}")
+    assert checks[0].ok  # rank 0 could bind the port
+    row = next(r for r in checks[1].rows() if r.name == "rendezvous")
+    assert not row.ok and "cannot reach no-such-node.invalid" in row.detail
+    assert not checks[1].ok
 
 
 def test_nodes_cli_launch_list_logs_stop(ssh_lab: SshLab, tmp_path: Path,

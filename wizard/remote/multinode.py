@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wizard.multinode import IFNAME_VARS, NodeLaunch, parse_rendezvous
+from wizard.multinode import IFNAME_VARS, NodeLaunch, format_rendezvous, parse_rendezvous
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
 from wizard.remote.records import mask_argv, mask_env, new_run_id, state_dir
 from wizard.remote.session import (
@@ -47,6 +47,13 @@ from wizard.remote.session import (
     StopResult,
 )
 from wizard.remote.watch import RunWatcher
+
+
+def asyncssh_errors() -> type[Exception]:
+    """asyncssh's base error (imported late: the module is only needed for remote work)."""
+    import asyncssh
+
+    return asyncssh.Error
 
 
 def target_spec(launch: NodeLaunch) -> str:
@@ -257,31 +264,51 @@ class NodeGroup:
 
     async def _rendezvous_checks(self, nodes: list[NodePreflight],
                                  requests: Sequence[PreflightRequest], rendezvous: str) -> None:
+        """Rank 0 binds the rendezvous port (it must be free) and listens while every other node
+        connects to HOST:PORT as SGLang's workers will: the address is reachable or it is not."""
         host_name, port = parse_rendezvous(rendezvous)
-        probe_bind = ("import socket,sys\ntry:\n socket.create_server(('', int(sys.argv[1])))"
-                      ".close()\nexcept OSError as e:\n print(e); sys.exit(1)")
-        probe_name = ("import socket,sys\ntry:\n socket.getaddrinfo(sys.argv[1], None)\n"
-                      "except OSError as e:\n print(e); sys.exit(1)")
+        others = [n for n in nodes if n.rank != 0 and n.error is None]
+        rank0 = nodes[0]
+        if rank0.error is not None:
+            return
+        python = requests[0].python
+        listen = (
+            "import socket,sys\n"
+            "try:\n s = socket.create_server(('', int(sys.argv[1])))\n"
+            "except OSError as e:\n print('busy', e, flush=True); sys.exit(1)\n"
+            "print('listening', flush=True)\ns.settimeout(float(sys.argv[3]))\n"
+            "for _ in range(int(sys.argv[2])):\n"
+            " try:\n  s.accept()[0].close()\n except OSError:\n  break\n")
+        command = shlex.join([python, "-c", listen, str(port), str(len(others)), "30"])
+        try:
+            process = await self.hosts[0].connection.create_process(command)
+            first = await asyncio.wait_for(process.stdout.readline(), 30)
+        except (OSError, TimeoutError, asyncssh_errors()) as exc:
+            rank0.checks.append(PreflightCheck("rendezvous port", False, f"cannot test: {exc}"))
+            return
+        if not str(first).startswith("listening"):
+            rank0.checks.append(PreflightCheck(
+                "rendezvous port", False, f"port {port} is taken on rank 0: {str(first).strip()}"))
+            process.close()
+            return
+        rank0.checks.append(PreflightCheck("rendezvous port", True, f"{port} free on rank 0"))
+        connect = ("import socket,sys\ntry:\n socket.create_connection((sys.argv[1], "
+                   "int(sys.argv[2])), timeout=10).close()\nexcept OSError as e:\n"
+                   " print(e); sys.exit(1)")
 
-        async def one(node: NodePreflight) -> None:
-            if node.error is not None:
-                return
-            host = self.hosts[node.rank]
-            python = requests[node.rank].python
-            if node.rank == 0:
-                result = await host.run([python, "-c", probe_bind, str(port)], timeout_s=30)
-                node.checks.append(PreflightCheck(
-                    "rendezvous port", result.exit_status == 0,
-                    f"{port} free on rank 0" if result.exit_status == 0
-                    else f"port {port} is taken on rank 0: {result.stdout.strip()}"))
-            else:
-                result = await host.run([python, "-c", probe_name, host_name], timeout_s=30)
-                node.checks.append(PreflightCheck(
-                    "rendezvous host", result.exit_status == 0,
-                    f"{host_name} resolves here" if result.exit_status == 0
-                    else f"{host_name} does not resolve on this node: {result.stdout.strip()}"))
+        async def reach(node: NodePreflight) -> None:
+            result = await self.hosts[node.rank].run(
+                [requests[node.rank].python, "-c", connect, host_name, str(port)], timeout_s=30)
+            node.checks.append(PreflightCheck(
+                "rendezvous", result.exit_status == 0,
+                f"reaches {format_rendezvous(host_name, port)}" if result.exit_status == 0
+                else f"cannot reach {format_rendezvous(host_name, port)}: "
+                f"{result.stdout.strip()}"))
 
-        await asyncio.gather(*(one(n) for n in nodes))
+        try:
+            await asyncio.gather(*(reach(n) for n in others))
+        finally:
+            process.close()
 
     @staticmethod
     async def _interfaces(host: RemoteHost, python: str) -> list[str]:
