@@ -308,3 +308,41 @@ def node_findings(profile: Profile) -> list[Finding]:
             ("nodes.interface",),
         ))
     return out
+
+
+def absorb_node_flags(profile: Profile) -> tuple[Profile, list[str]]:
+    """A pasted node command (`--node-rank R --dist-init-addr H:P` in extra_args) as a profile:
+    the rendezvous moves to `[nodes]`, the rank is dropped (the profile holds every node).
+    Returns the profile and notes for the user; unchanged when there is nothing to absorb."""
+    args = list(profile.extra_args)
+    kept: list[str] = []
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        name, eq, value = args[i].partition("=")
+        if name in ("--node-rank", "--dist-init-addr", "--nccl-init-addr"):
+            if not eq and i + 1 < len(args):
+                value = args[i + 1]
+                i += 1
+            found["--dist-init-addr" if name == "--nccl-init-addr" else name] = value
+        else:
+            kept.append(args[i])
+        i += 1
+    if not found:
+        return profile, []
+    notes: list[str] = []
+    edits: dict[str, object] = {"extra_args": kept}
+    addr = found.get("--dist-init-addr")
+    if addr is not None:
+        try:
+            host, port = parse_rendezvous(addr)
+        except RendezvousError as exc:
+            return profile, [f"--dist-init-addr {addr!r} is kept in extra_args: {exc}"]
+        edits["nodes.rendezvous_host"] = host
+        edits["nodes.rendezvous_port"] = port
+        notes.append(f"--dist-init-addr {addr} is now nodes.rendezvous_host/rendezvous_port")
+    if "--node-rank" in found:
+        notes.append(
+            f"--node-rank {found['--node-rank']} is dropped: a profile holds every node; list "
+            "them in [[nodes.hosts]] (rank 0 first) and print one with `command --node R`")
+    return profile.with_edits(edits), notes

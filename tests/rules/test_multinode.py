@@ -237,3 +237,19 @@ def test_command_prints_one_node_or_all_nodes() -> None:
     as_json = json.loads(_cli("command", str(READY), "--node", "0", "--format", "argv-json").stdout)
     assert as_json["host"] == "gpu-a" and as_json["argv"][:3] == ["python3", "-m",
                                                                   "sglang.launch_server"]
+
+
+def test_importing_one_nodes_command_keeps_the_rendezvous_not_the_rank() -> None:
+    from wizard.sglang.parse import parse_command
+
+    result = parse_command("python -m sglang.launch_server --model-path /m --tp-size 16 "
+                           "--nnodes 2 --node-rank 1 --dist-init-addr=10.0.0.1:20000", "0.5.11")
+    profile = result.profile
+    assert (profile.nodes.rendezvous_host, profile.nodes.rendezvous_port) == ("10.0.0.1", 20000)
+    assert profile.extra_args == [] and profile.parallel.nnodes == 2
+    assert any("--node-rank 1 is dropped" in note for note in result.notes)
+    assert node_launch(profile, 1).argv[-4:] == ["--node-rank", "1", "--dist-init-addr",
+                                                 "10.0.0.1:20000"]
+    kept = parse_command("python -m sglang.launch_server --model-path /m --nnodes 2 "
+                         "--dist-init-addr 10.0.0.1", "0.5.11")
+    assert kept.profile.extra_args == ["--dist-init-addr", "10.0.0.1"]  # refused, kept as typed
