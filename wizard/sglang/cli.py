@@ -33,6 +33,16 @@ def register(subparsers: Any) -> None:
         "quoted argv), SGLang's own --config YAML, or JSON {env, argv}.",
     )
     command.add_argument("profile", metavar="PROFILE.toml", help="profile file")
+    nodes = command.add_mutually_exclusive_group()
+    nodes.add_argument(
+        "--node", type=int, metavar="R",
+        help="multi-node profile: the command node rank R runs (--nnodes, --node-rank R, "
+        "--dist-init-addr and the node's env added)",
+    )
+    nodes.add_argument(
+        "--all-nodes", action="store_true",
+        help="multi-node profile: every node's command, rank 0 first (shell format)",
+    )
     command.add_argument(
         "--format",
         choices=("shell", "yaml", "argv-json"),
@@ -46,16 +56,6 @@ def register(subparsers: Any) -> None:
     )
     command.add_argument(
         "--single-line", action="store_true", help="shell format on one line (no continuations)"
-    )
-    nodes = command.add_mutually_exclusive_group()
-    nodes.add_argument(
-        "--node", type=int, metavar="R",
-        help="multi-node profile: the command node rank R runs (--nnodes, --node-rank R, "
-        "--dist-init-addr and the node's env added)",
-    )
-    nodes.add_argument(
-        "--all-nodes", action="store_true",
-        help="multi-node profile: every node's command, rank 0 first (shell format)",
     )
     command.set_defaults(func=run_command)
 
