@@ -119,34 +119,6 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> int:
-    """`command --node R` / `--all-nodes`: the per-node commands of a multi-node profile."""
-    import json
-
-    from wizard.multinode import node_launch, render_all_nodes
-
-    try:
-        if args.all_nodes:
-            if args.format != "shell":
-                raise ToolInputError("--all-nodes prints shell commands; use --node R with "
-                                     f"--format {args.format}")
-            text = render_all_nodes(profile, version, multiline=not args.single_line)
-        else:
-            launch = node_launch(profile, args.node, version)
-            if args.format == "argv-json":
-                text = json.dumps({"host": launch.host, "env": launch.env,
-                                   "argv": launch.command()}, ensure_ascii=False, indent=2) + "\n"
-            elif args.format == "yaml":
-                raise ToolInputError("--node R prints a shell command or argv-json (a --config "
-                                     "file is the same on every node: use --format yaml alone)")
-            else:
-                text = launch.shell(multiline=not args.single_line) + "\n"
-    except RenderError as exc:
-        raise ToolInputError(f"{args.profile}: {exc.message}") from None
-    sys.stdout.write(text)
-    return 0
-
-
 def _read_source(args: argparse.Namespace) -> tuple[str | list[str], str]:
     words: list[str] = list(args.words or [])
     if words and words[0] == "--":
@@ -212,4 +184,32 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"sglang-wizard: wrote {path}", file=sys.stderr)
     else:
         sys.stdout.write(profile_to_toml(result.profile))
+    return 0
+
+
+def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> int:
+    """`command --node R` / `--all-nodes`: the per-node commands of a multi-node profile."""
+    import json
+
+    from wizard.multinode import node_launch, render_all_nodes
+
+    try:
+        if args.all_nodes:
+            if args.format != "shell":
+                raise ToolInputError("--all-nodes prints shell commands; use --node R with "
+                                     f"--format {args.format}")
+            text = render_all_nodes(profile, version, multiline=not args.single_line)
+        else:
+            launch = node_launch(profile, args.node, version)
+            if args.format == "argv-json":
+                text = json.dumps({"host": launch.host, "env": launch.env,
+                                   "argv": launch.command()}, ensure_ascii=False, indent=2) + "\n"
+            elif args.format == "yaml":
+                raise ToolInputError("--node R prints a shell command or argv-json (a --config "
+                                     "file is the same on every node: use --format yaml alone)")
+            else:
+                text = launch.shell(multiline=not args.single_line) + "\n"
+    except RenderError as exc:
+        raise ToolInputError(f"{args.profile}: {exc.message}") from None
+    sys.stdout.write(text)
     return 0
