@@ -173,14 +173,15 @@ class SourceTree:
         # TypeError on None) the first comparison's line, for a raise its first line.
         line = node.lineno
         if isinstance(node, ast.Assert):
-            test = node.test
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                test = test.operand  # `assert not (a and b)`: it fails after evaluating b
-            test = test.values[-1] if isinstance(test, ast.BoolOp) else test
+            test = node.test.values[-1] if isinstance(node.test, ast.BoolOp) else node.test
             line = test.lineno
         elif isinstance(node, ast.If):
             compare = next((n for n in ast.walk(node.test) if isinstance(n, ast.Compare)), None)
             line = compare.lineno if compare is not None else node.lineno
+        if (isinstance(node, ast.Assert) and isinstance(node.test, ast.UnaryOp)
+                and isinstance(node.test.op, ast.Not) and isinstance(node.test.operand, ast.BoolOp)):
+            # `assert not (a and b)` fails after evaluating every operand: the last one's line
+            line = node.test.operand.values[-1].lineno
         return Located(f"{stmt.path}:{line}", type(node).__name__, stmt.function,
                        source, bare, exception, match)
 
