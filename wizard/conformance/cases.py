@@ -321,6 +321,12 @@ MULTINODE_NAMED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("ep16-2nodes", "dsv3", ("--tp-size", "16", "--ep-size", "16", "--nnodes", "2",
                              "--dist-init-addr", "10.0.0.1:5000")),
     ("tp16-1node-rank0", "llama", ("--tp-size", "16", "--nnodes", "1")),
+    ("attn-dp2-2nodes", "dsv3", ("--tp-size", "16", "--attn-dp-size", "2", "--nnodes", "2",
+                                 "--dist-init-addr", "10.0.0.1:5000")),
+    ("attn-dp2-dp2-2nodes", "dsv3", ("--tp-size", "16", "--attn-dp-size", "2", "--dp-size", "2",
+                                     "--nnodes", "2")),
+    ("dpattn-tp3-dp2-2nodes", "dsv3", ("--tp-size", "3", "--dp-size", "2",
+                                       "--enable-dp-attention", "--nnodes", "2")),
 )
 
 

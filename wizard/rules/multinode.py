@@ -121,6 +121,35 @@ MULTINODE_DP = Rule(
 )
 
 
+def _attn_dp(a: Args) -> int:
+    return int(a.get("attn_dp_size") or 1)
+
+
+ATTN_DP_WITH_DP = Rule(
+    id="R-ATTN-DP-WITH-DP",
+    title="Data-parallel replicas and attention DP together",
+    severity="error",
+    why=(
+        "Releases with --attn-dp-size split attention data parallelism from data-parallel "
+        "replicas and refuse both at once in their data-parallelism step: either replicas "
+        "(--dp-size, one node) or attention DP inside one tensor-parallel group (--attn-dp-size, "
+        "also across nodes)."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("parallel.dp", "parallel.attn_dp_size"),
+    when=lambda ctx, a: ctx.release.attn_dp_field and _attn_dp(a) > 1
+    and int(a.get("dp_size") or 1) > 1,
+    message=lambda ctx, a: (
+        f"--dp-size {a.get('dp_size')} with --attn-dp-size {_attn_dp(a)}: data-parallel "
+        "replicas combined with attention data parallelism are not supported."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Attention DP only (dp 1)", {"parallel.dp": 1}),
+        Fix("Replicas only (no --attn-dp-size)", {"parallel.attn_dp_size": None}),
+    ],
+)
+
+
 # ----------------------------------------------------------------- what SGLang does not check
 
 
@@ -224,7 +253,7 @@ NODE_GPUS = Rule(
     ],
 )
 
-# Evaluated with SGLang's check_server_args (in the release's resolution order).
-CHECK_RULES: tuple[Rule, ...] = (MULTINODE_TP, MULTINODE_DP)
+# Evaluated in the release's resolution order (pipeline.py places them).
+CHECK_RULES: tuple[Rule, ...] = (MULTINODE_TP, MULTINODE_DP, ATTN_DP_WITH_DP)
 # Evaluated after resolution, with the runtime traps.
 RUNTIME_RULES: tuple[Rule, ...] = (NODE_RANK_RANGE, DIST_INIT_MISSING, DIST_INIT_FORMAT, NODE_GPUS)

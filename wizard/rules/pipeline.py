@@ -441,6 +441,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.TRTLLM_PAGE,
     R("attention page rules", _attention_misc),
     R("_page_size_default", _page_default),
+    mn.ATTN_DP_WITH_DP,  # handle_data_parallelism raises before its tp % attn_dp assert
     c.DPATTN_TP_DIVISIBLE,
     R("_pipeline_parallel_overlap_disable", _pp),
     R("_speculative_moe_runner_default", _moe_runner_default),
