@@ -147,8 +147,8 @@ class NodesScreen(Screen[None]):
     @work(exclusive=True, group="nodes")
     async def action_launch(self) -> None:
         """Preflight all, start rank 0 then the others, follow the merged log."""
-        from wizard.remote.multinode import group_record, launch_requests
-        from wizard.remote.records import new_run_id
+        from wizard.remote.multinode import group_record, launch_requests, save_node_records
+        from wizard.remote.records import new_run_id, profile_hash
 
         if not await self._preflight():
             self.app.notify("A node blocks the launch.", severity="error")
@@ -166,6 +166,8 @@ class NodesScreen(Screen[None]):
         record = group_record(group_id, group, port, jumps=list(self.profile.ssh.jump),
                               runs_roots={n.rank: root for n in group.launches} if root else None)
         record.save()
+        save_node_records(group, record, profile_hash(profile_to_toml(self.profile)),
+                          self.profile.sglang_version)
         log = self.query_one("#nodes-log", Log)
         log.clear()
         self._say(f"Group {group_id}: started {len(group.launches)} nodes, watching …")

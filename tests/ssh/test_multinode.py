@@ -183,6 +183,8 @@ def test_nodes_cli_launch_list_logs_stop(ssh_lab: SshLab, tmp_path: Path,
     code, logs = run("nodes", "logs", group_id, "--node", "1", *ssh)
     assert code == 0 and logs.strip() and all(line.startswith("[n1] ")
                                               for line in logs.strip().splitlines())
+    code, single = run("runs")  # each node's run is a run record like a single launch
+    assert code == 0 and f"{group_id}-n0" in single and f"{group_id}-n1" in single
     code, stopped = run("nodes", "stop", group_id, *ssh)
     assert code == 0, stopped
     assert "node 0: stopped, clean" in stopped and "node 1: stopped, clean" in stopped

@@ -495,3 +495,24 @@ def command_text(launch: NodeLaunch) -> str:
     env = mask_env(launch.env)
     prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     return (prefix + " " if prefix else "") + shlex.join(mask_argv(launch.command()))
+
+
+def save_node_records(group: NodeGroup, record: GroupRecord, profile_digest: str,
+                      sglang_version: str | None = None) -> None:
+    """One run record per node (`runs.jsonl`), so `sglang-wizard runs/logs/stop GROUP-nR` find
+    each node's run like any single launch."""
+    from wizard.remote.records import RunRecord, RunRecords
+
+    records = RunRecords()
+    for node in record.nodes:
+        rank = int(node["rank"])
+        if not node.get("run_id"):
+            continue
+        records.save(RunRecord(
+            run_id=str(node["run_id"]), host=group.hosts[rank].host_key,
+            profile_hash=profile_digest, started_at=record.started_at,
+            target=str(node["target"]), jumps=list(record.jumps),
+            runs_root=node.get("runs_root"), port=record.port if rank == 0 else None,
+            python=str(node.get("python") or "python3"), argv=list(node.get("argv") or []),
+            env=dict(node.get("env") or {}), sglang_version=sglang_version,
+            detail=f"node {rank} of group {record.group_id}"))

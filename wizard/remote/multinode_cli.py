@@ -174,8 +174,8 @@ def run_preflight(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def run_launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """`nodes launch`: check, preflight every node, start rank 0 then the others, watch."""
-    from wizard.remote.multinode import group_record, launch_requests
-    from wizard.remote.records import new_run_id
+    from wizard.remote.multinode import group_record, launch_requests, save_node_records
+    from wizard.remote.records import new_run_id, profile_hash
 
     stream = out or sys.stdout
     profile, text, launches = _load(args.profile)
@@ -196,6 +196,7 @@ def run_launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                   jumps=args.jump or profile.ssh.jump,
                                   runs_roots=_roots(args, launches))
             record.save()
+            save_node_records(group, record, profile_hash(text), profile.sglang_version)
             print(f"group {group_id}: started {len(launches)} nodes "
                   f"({', '.join(group.run_ids[r] for r in sorted(group.run_ids))})", file=stream)
             if args.no_follow:
