@@ -121,6 +121,7 @@ class NodesScreen(Screen[None]):
         return self.group
 
     async def _preflight(self) -> bool:
+        from wizard.exports import gpus_per_node
         from wizard.multinode import dist_init_addr
         from wizard.remote.session import PreflightRequest
 
@@ -131,8 +132,9 @@ class NodesScreen(Screen[None]):
                 port=(self.profile.server.port or 30000) if n.rank == 0 else None,
                 model_path=self.profile.model.path) for n in group.launches]
             self._say("Checking every node …")
-            self.preflight = await group.preflight(requests,
-                                                   rendezvous=dist_init_addr(self.profile))
+            self.preflight = await group.preflight(
+                requests, rendezvous=dist_init_addr(self.profile),
+                gpus_per_node=gpus_per_node(self.profile))
         except Exception as exc:  # RemoteError, render errors: shown, never raised
             self._say(Content.assemble(("Preflight failed: ", "bold $error"), str(exc)))
             return False

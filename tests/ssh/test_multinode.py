@@ -70,8 +70,12 @@ async def test_two_nodes_preflight_launch_merged_log_and_stop(ssh_lab: SshLab,
                                      if n.rank == 0 else None, model_path=profile.model.path)
                     for n in launches]
         rendezvous = launches[0].argv[launches[0].argv.index("--dist-init-addr") + 1]
-        checks = await group.preflight(requests, rendezvous=rendezvous)
+        checks = await group.preflight(requests, rendezvous=rendezvous, gpus_per_node=1)
         assert [c.rank for c in checks] == [0, 1]
+        too_many = await group.preflight(requests, gpus_per_node=16)  # the hosts have 8 each
+        assert all(not c.ok for c in too_many)
+        assert next(r for r in too_many[1].rows() if r.name == "GPUs per node").detail == (
+            "8 GPUs, the node runs 16 (tp * pp / nnodes)")
         names = {c.rank: {row.name: row for row in c.rows()} for c in checks}
         assert names[0]["rendezvous port"].ok and names[1]["rendezvous"].ok
         assert names[1]["rendezvous"].detail == f"reaches {rendezvous}"

@@ -220,8 +220,10 @@ class NodeGroup:
 
     async def preflight(
         self, requests: Sequence[PreflightRequest], *, rendezvous: str | None = None,
+        gpus_per_node: int | None = None,
     ) -> list[NodePreflight]:
-        """Every node's preflight in parallel, then the checks across nodes."""
+        """Every node's preflight in parallel, then the checks across nodes (`gpus_per_node`:
+        tp * pp / nnodes, compared with each host's GPU count)."""
 
         async def one(rank: int) -> NodePreflight:
             host = self.hosts[rank]
@@ -240,6 +242,13 @@ class NodeGroup:
             return result
 
         nodes = list(await asyncio.gather(*(one(r) for r in range(len(self.hosts)))))
+        if gpus_per_node:
+            for node in nodes:
+                gpus = node.report.gpus if node.report else None
+                if gpus is not None and gpus.error is None:
+                    node.checks.append(PreflightCheck(
+                        "GPUs per node", gpus.count >= gpus_per_node,
+                        f"{gpus.count} GPUs, the node runs {gpus_per_node} (tp * pp / nnodes)"))
         self._compare(nodes)
         if rendezvous:
             await self._rendezvous_checks(nodes, requests, rendezvous)

@@ -129,6 +129,7 @@ def _print_preflight(nodes: list[Any], out: TextIO) -> None:
 
 async def _preflight(args: argparse.Namespace, profile: Any, launches: list[Any],
                      out: TextIO) -> tuple[Any, bool]:
+    from wizard.exports import gpus_per_node
     from wizard.multinode import dist_init_addr
     from wizard.remote.multinode import NodeGroup
     from wizard.remote.session import PreflightRequest
@@ -140,7 +141,8 @@ async def _preflight(args: argparse.Namespace, profile: Any, launches: list[Any]
         python=n.python, env=n.env, port=profile.server.port if n.rank == 0 else None,
         model_path=profile.model.path, draft_model_path=profile.speculative.draft_model_path,
         argv=list(n.argv) if getattr(args, "dry_run", False) else None) for n in launches]
-    nodes = await group.preflight(requests, rendezvous=dist_init_addr(profile))
+    nodes = await group.preflight(requests, rendezvous=dist_init_addr(profile),
+                                  gpus_per_node=gpus_per_node(profile))
     _print_preflight(nodes, out)
     return group, all(n.ok for n in nodes)
 
