@@ -11,8 +11,8 @@ scheduler:
   `nvidia.com/gpu` limits per pod; the profile's env as plain values and its secrets as
   `secretKeyRef`s (values are never written).
 
-Pure functions returning text; secrets (by name, `wizard.remote.records.is_secret_name` rules)
-never appear in the output.
+Pure functions returning text; secrets (by name, as `wizard.remote.records.is_secret_name`
+decides) never appear in the output.
 """
 
 from __future__ import annotations
@@ -32,16 +32,15 @@ LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 DEFAULT_SERVER_PORT = 30000
 RANK_VAR = "NODE_RANK"  # the worker's rank, from its LWS worker-index label
 _NAME_CHARS = re.compile(r"[^a-z0-9-]+")
-_SECRET_NAME = re.compile(
-    r"(?:^|_)(?:TOKEN|KEY|APIKEY|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|PRIVATE|AUTH)(?:_|$)",
-    re.IGNORECASE,
-)
 _SECRET_FLAGS = ("--api-key", "--admin-api-key", "--hf-token", "--token")
 
 
 def is_secret(name: str) -> bool:
-    """An environment variable whose value is a secret (HF_TOKEN, *_API_KEY, ...)."""
-    return bool(_SECRET_NAME.search(name))
+    """An environment variable whose value is a secret (HF_TOKEN, *_API_KEY, ...): the run
+    records' rule (`wizard.remote.records.is_secret_name`)."""
+    from wizard.remote.records import is_secret_name
+
+    return bool(is_secret_name(name))
 
 
 def k8s_name(text: str, fallback: str = "sglang") -> str:

@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from wizard.profile import NodeEntry, Profile
-from wizard.rules.report import Finding, Fix, SglangRaise
+from wizard.rules.report import Finding, Fix, Severity, SglangRaise
 from wizard.sglang.errors import RenderError
 from wizard.sglang.render import LAUNCH_MODULE, render_argv
 
@@ -230,9 +230,9 @@ def render_all_nodes(profile: Profile, version: str | None = None, multiline: bo
 # --------------------------------------------------------------------- checks SGLang does not make
 
 
-def _finding(rule: str, severity: str, title: str, message: str, why: str,
+def _finding(rule: str, severity: Severity, title: str, message: str, why: str,
              fields: tuple[str, ...], fixes: tuple[Fix, ...] = ()) -> Finding:
-    return Finding(rule=rule, severity=severity, title=title, message=message,  # type: ignore[arg-type]
+    return Finding(rule=rule, severity=severity, title=title, message=message,
                    explanation=why, fields=fields,
                    sglang=SglangRaise("wizard", None, None, False, message), fixes=fixes,
                    order=10_000)
@@ -287,7 +287,7 @@ def node_findings(profile: Profile) -> list[Finding]:
     for rank, node in enumerate(hosts):
         count = node.gpu_count or profile.gpu.count
         if per_node is not None and count is not None and count != per_node and node.gpu_count:
-            severity = "error" if count < per_node else "info"
+            severity: Severity = "error" if count < per_node else "info"
             out.append(_finding(
                 "R-NODE-GPUS", severity, "GPUs per node: tp * pp / nnodes",
                 f"node {rank} ({node.host}) has {count} GPUs; each node runs {per_node} "
