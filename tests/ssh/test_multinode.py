@@ -194,3 +194,23 @@ def test_nodes_cli_launch_list_logs_stop(ssh_lab: SshLab, tmp_path: Path,
     assert "node 0: stopped, clean" in stopped and "node 1: stopped, clean" in stopped
     code, _ = run("nodes", "logs", "no-such-group", *ssh)
     assert code == 2
+
+
+async def test_a_node_that_cannot_start_stops_the_started_ones(ssh_lab: SshLab,
+                                                                tmp_path: Path) -> None:
+    from wizard.remote.connection import RemoteError
+
+    profile = _profile(ssh_lab, model_dir(tmp_path))
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where node 1's runs directory should be")
+    roots = {0: str(tmp_path / "node0-runs"), 1: str(blocker / "runs")}
+    group = await NodeGroup.connect(node_launches(profile), settings=ssh_lab.settings(),
+                                    runs_roots=roots)
+    async with group:
+        with pytest.raises(RemoteError, match="node 1") as caught:
+            await group.start(launch_requests(group.launches, port=profile.server.port),
+                              group_id="grp-c")
+        assert "every started node was stopped" in str(caught.value)
+        status = await group.hosts[0].run_status("grp-c-n0")
+        assert not status.alive and status.stopped
+        assert not any(alive(p) for p in status.processes)

@@ -235,7 +235,11 @@ class NodeGroup:
             result.interfaces = await self._interfaces(host, requests[rank].python)
             model = requests[rank].model_path
             if model:
-                files = await host.model_files(model, ["config.json"])
+                try:
+                    files = await host.model_files(model, ["config.json"])
+                except RemoteError as exc:
+                    files = {}
+                    result.checks.append(PreflightCheck("model config", False, str(exc), False))
                 if "config.json" in files:
                     digest = hashlib.sha256(files["config.json"].encode()).hexdigest()[:12]
                     result.checks.append(PreflightCheck("model config", True, digest, False))
@@ -350,15 +354,23 @@ class NodeGroup:
             request.run_id = f"{group}-n{rank}"
         first = await self.hosts[0].launch(requests[0])
         self.run_ids[0] = first.run_id
-        try:
-            rest = await asyncio.gather(*(self.hosts[r].launch(requests[r])
-                                          for r in range(1, len(requests))))
-        except RemoteError:
-            await self.stop()
-            raise
-        for status in rest:
-            self.run_ids[int(status.run_id.rsplit("-n", 1)[1])] = status.run_id
-        return [first, *rest]
+        results = await asyncio.gather(*(self.hosts[r].launch(requests[r])
+                                         for r in range(1, len(requests))),
+                                       return_exceptions=True)
+        started: list[RunStatus] = [first]
+        failed: list[str] = []
+        for rank, result in enumerate(results, start=1):
+            if isinstance(result, BaseException):
+                failed.append(f"node {rank}: {result}")
+            else:
+                self.run_ids[rank] = result.run_id
+                started.append(result)
+        if failed:  # never leave a partial group running
+            with contextlib.suppress(RemoteError):
+                await self.stop()
+            raise RemoteError("launch failed, every started node was stopped: "
+                              + "; ".join(failed))
+        return started
 
     async def lines(self, offsets: dict[int, int] | None = None
                     ) -> AsyncGenerator[tuple[int, LogChunk | None], None]:
