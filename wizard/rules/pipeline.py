@@ -251,6 +251,8 @@ def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
 
 
 def _dp_deprecated(ctx: Ctx, a: Args) -> None:
+    if not ctx.release.attn_dp_field:
+        return  # pipeline releases before --attn-dp-size keep --dp with --enable-dp-attention
     if a.get("enable_dp_attention") and a.get("dp_size", 1) > 1:
         a.attn_dp_size = a.dp_size
         a.dp_size = 1
