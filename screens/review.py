@@ -74,6 +74,13 @@ class ReviewScreen(WizardScreen):
                 severity="error",
             )
             return
+        from wizard.multinode import is_multinode
+
+        if is_multinode(self.wizard.profile):
+            from screens.nodes import NodesScreen
+
+            self.app.push_screen(NodesScreen(self.wizard.profile))
+            return
         from screens.launch import LaunchScreen
 
         self.app.push_screen(LaunchScreen(self.wizard.profile))

@@ -300,6 +300,12 @@ def check_profile(
     typed = typed_from_profile(profile)
     extra, argparse_problem = _extra_typed(profile.extra_args, version)
     typed.update({k: v for k, v in extra.items() if k not in typed})
+    from wizard.multinode import dist_init_addr, is_multinode, node_findings
+
+    if is_multinode(profile) and "dist_init_addr" not in typed:
+        addr = dist_init_addr(profile)  # every node's command gets it (rank 0 is checked)
+        if addr is not None:
+            typed["dist_init_addr"] = addr
     local = paths_local if paths_local is not None else profile.ssh.host is None
     report = check_typed(
         typed,
@@ -316,12 +322,13 @@ def check_profile(
     early = _unavailable_fields(typed, version)
     if argparse_problem is not None:
         early.append(argparse_problem)
-    if early:
+    nodes = node_findings(profile)
+    if early or nodes:
         report = Report(
             report.sglang_version,
             report.rules_version,
             report.gpu,
-            (*early, *report.findings),
+            (*early, *report.findings, *nodes),
             report.effective,
             report.typed,
             report.memory_plan,

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 # Modules that add subcommands. Each area appends its own module here.
-COMMAND_MODULES: list[str] = ["wizard.check_cli", "wizard.sglang.cli", "wizard.inspect_cli", "wizard.remote.cli", "wizard.conformance.cli", "wizard.profiles_cli"]
+COMMAND_MODULES: list[str] = ["wizard.check_cli", "wizard.sglang.cli", "wizard.inspect_cli", "wizard.remote.cli", "wizard.conformance.cli", "wizard.profiles_cli", "wizard.export_cli", "wizard.remote.multinode_cli"]
 
 
 # Subcommands parsed with their own module only, so they start without importing the checker

@@ -247,6 +247,44 @@ class SshSection(_Section):
     workdir: NonEmptyStr | None = None
 
 
+class NodeEntry(_Section):
+    """One node of a multi-node launch (its rank is its position in `nodes.hosts`)."""
+
+    host: NonEmptyStr = Field(description="~/.ssh/config alias, host or user@host:port")
+    user: NonEmptyStr | None = None
+    port: Port | None = None
+    address: NonEmptyStr | None = Field(
+        default=None, description="the address the other nodes reach this node by"
+    )
+    interface: NonEmptyStr | None = Field(
+        default=None, description="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME on this node"
+    )
+    gpu_kind: NonEmptyStr | None = None
+    gpu_count: PositiveInt | None = None
+    python: NonEmptyStr | None = None
+    workdir: NonEmptyStr | None = None
+    env: dict[EnvName, StrictStr] = Field(default_factory=dict)
+
+    @field_validator("gpu_kind")
+    @classmethod
+    def _known_gpu(cls, value: str | None) -> str | None:
+        return GpuSection._known_gpu(value)
+
+
+class NodesSection(_Section):
+    """Several nodes: the hosts (rank 0 first), the rendezvous address and port, shared hints."""
+
+    hosts: list[NodeEntry] = Field(default_factory=list)
+    rendezvous_host: NonEmptyStr | None = Field(
+        default=None,
+        description="rank 0's address as every node reaches it (default: hosts[0].address or host)",
+    )
+    rendezvous_port: Port = 5000
+    interface: NonEmptyStr | None = Field(
+        default=None, description="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME on every node"
+    )
+
+
 class Profile(_Section):
     """A complete, reproducible SGLang launch."""
 
@@ -263,6 +301,7 @@ class Profile(_Section):
     server: ServerSection = Field(default_factory=ServerSection)
     gpu: GpuSection = Field(default_factory=GpuSection)
     ssh: SshSection = Field(default_factory=SshSection)
+    nodes: NodesSection = Field(default_factory=NodesSection)
     env: dict[EnvName, StrictStr] = Field(default_factory=dict)
     extra_args: list[StrictStr] = Field(default_factory=list)
 

@@ -115,6 +115,7 @@ GPU_KIND = st.sampled_from([name for g in CATALOG for name in (g.name, *g.aliase
 SPECIAL: dict[str, st.SearchStrategy[Any]] = {
     "Profile.sglang_version": VERSION,
     "GpuSection.kind": st.none() | GPU_KIND,
+    "NodeEntry.gpu_kind": st.none() | GPU_KIND,
 }
 
 

@@ -206,3 +206,142 @@ def generate(
         make_case(index, cells[index % len(cells)], version, rng, models, gpu)
         for index in range(count)
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-node launches: one node's command of an N-node launch (`conformance run --kind multinode`)
+
+NNODES_VALUES = (2, 2, 2, 3, 4)
+MULTINODE_TP = (1, 2, 3, 4, 6, 8, 8, 16, 16)
+MULTINODE_MODELS = ("dsv3", "dsv3", "llama")  # known to every release's transformers
+
+
+def make_multinode_case(
+    index: int,
+    version: str,
+    rng: random.Random,
+    models: dict[str, Path],
+    gpu: str | None = None,
+) -> dict[str, Any]:
+    """One node's command of a multi-node launch: nnodes, node rank, dist-init-addr, tp/pp/dp/ep,
+    DP attention, sometimes speculative decoding (what the two multi-node checks of SGLang's
+    `check_server_args` read, and the checks that run before and after them)."""
+    model = rng.choice(MULTINODE_MODELS)
+    argv: list[str] = _spelling("--model-path", str(models[model]), rng)
+    nnodes = rng.choice(NNODES_VALUES)
+    argv += _spelling("--nnodes", str(nnodes), rng)
+    roll = rng.random()
+    rank = rng.randrange(nnodes) if roll < 0.85 else nnodes  # sometimes out of range
+    if rank or rng.random() < 0.5:
+        argv += _spelling("--node-rank", str(rank), rng)
+    roll = rng.random()
+    if roll < 0.8:
+        argv += _spelling("--dist-init-addr", "10.0.0.1:5000", rng)
+    elif roll < 0.88:
+        argv += _spelling("--dist-init-addr", "10.0.0.1", rng)  # no port
+    tp = rng.choice(MULTINODE_TP)
+    pp = rng.choice((1, 1, 1, 2, 4))
+    dp = rng.choice((1, 1, 1, 2, 4))
+    if tp > 1:
+        argv += _spelling(rng.choice(("--tp-size", "--tensor-parallel-size", "--tp")), str(tp), rng)
+    if pp > 1:
+        argv += _spelling(rng.choice(("--pp-size", "--pipeline-parallel-size")), str(pp), rng)
+    dp_attention = False
+    if dp > 1:
+        argv += _spelling(rng.choice(("--dp-size", "--data-parallel-size")), str(dp), rng)
+        dp_attention = rng.random() < 0.5
+        if dp_attention:
+            argv.append("--enable-dp-attention")
+    if rng.random() < 0.2:
+        argv += _spelling(rng.choice(("--ep-size", "--expert-parallel-size")),
+                          str(rng.choice((tp, 2, 1))), rng)
+    if rng.random() < 0.25 and model in ("dsv3", "llama"):
+        algorithm = "NEXTN" if model == "dsv3" else "EAGLE"
+        argv += _spelling("--speculative-algorithm", algorithm, rng)
+        if algorithm == "EAGLE":
+            argv += _spelling("--speculative-draft-model-path", str(models["eagle_draft"]), rng)
+        if rng.random() < 0.5:
+            argv += ["--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                     "--speculative-num-draft-tokens", "4"]
+    if rng.random() < 0.15:
+        argv.append("--disable-overlap-schedule")
+    if rng.random() < 0.1:
+        argv += _spelling("--page-size", rng.choice(("1", "64", "48")), rng)
+    per_node = max(1, (tp * pp) // nnodes)
+    return {
+        "id": f"{version}-mn{index:05d}",
+        "sglang_version": version,
+        "gpu": gpu or "H100",
+        "gpus": min(max(per_node, 1), 8),
+        "argv": argv,
+        "env": {},
+        "model": model,
+        "origin": f"multinode:{nnodes}n/tp{tp}/pp{pp}/dp{dp}{'/dpattn' if dp_attention else ''}",
+    }
+
+
+def generate_multinode(
+    version: str,
+    count: int,
+    seed: int,
+    models: dict[str, Path],
+    gpu: str | None = None,
+) -> list[dict[str, Any]]:
+    """``count`` multi-node cases for one SGLang version, reproducible from ``seed``."""
+    rng = random.Random(f"{version}:{seed}:multinode")
+    return [make_multinode_case(index, version, rng, models, gpu) for index in range(count)]
+
+
+# Hand-written multi-node cases: (name, model kind, argv after the model path). Their real SGLang
+# results per release are committed in tests/rules/fixtures/multinode-sglang.json
+# (scripts/multinode_fixture.py) and replayed against the wizard without a venv.
+MULTINODE_NAMED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("tp3-2nodes", "llama", ("--tp-size", "3", "--nnodes", "2", "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp16-2nodes", "dsv3", ("--tp-size", "16", "--nnodes", "2", "--node-rank", "1",
+                             "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp8-pp2-4nodes", "llama", ("--tp-size", "8", "--pp-size", "2", "--nnodes", "4",
+                                 "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp3-pp2-4nodes", "llama", ("--tp-size", "3", "--pp-size", "2", "--nnodes", "4")),
+    ("tp2-4nodes", "llama", ("--tp-size", "2", "--nnodes", "4")),
+    ("dp2-2nodes", "llama", ("--tp-size", "16", "--dp-size", "2", "--nnodes", "2",
+                             "--dist-init-addr", "10.0.0.1:5000")),
+    ("dp2-dpattn-2nodes", "dsv3", ("--tp-size", "16", "--dp-size", "2", "--enable-dp-attention",
+                                   "--nnodes", "2", "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp3-pp3-nextn-2nodes", "dsv3", ("--tp-size", "3", "--pp-size", "3", "--nnodes", "2",
+                                      "--speculative-algorithm", "NEXTN")),
+    ("pp2-nextn-2nodes", "dsv3", ("--tp-size", "8", "--pp-size", "2", "--nnodes", "2",
+                                  "--disable-overlap-schedule", "--speculative-algorithm", "NEXTN")),
+    ("pp2-dp2-2nodes", "llama", ("--tp-size", "8", "--pp-size", "2", "--dp-size", "2",
+                                 "--nnodes", "2", "--disable-overlap-schedule")),
+    ("rank-out-of-range", "llama", ("--tp-size", "16", "--nnodes", "2", "--node-rank", "5",
+                                    "--dist-init-addr", "10.0.0.1:5000")),
+    ("no-dist-init-addr", "llama", ("--tp-size", "16", "--nnodes", "2")),
+    ("dist-init-no-port", "llama", ("--tp-size", "16", "--nnodes", "2",
+                                    "--dist-init-addr", "10.0.0.1")),
+    ("ep16-2nodes", "dsv3", ("--tp-size", "16", "--ep-size", "16", "--nnodes", "2",
+                             "--dist-init-addr", "10.0.0.1:5000")),
+    ("tp16-1node-rank0", "llama", ("--tp-size", "16", "--nnodes", "1")),
+    ("attn-dp2-2nodes", "dsv3", ("--tp-size", "16", "--attn-dp-size", "2", "--nnodes", "2",
+                                 "--dist-init-addr", "10.0.0.1:5000")),
+    ("attn-dp2-dp2-2nodes", "dsv3", ("--tp-size", "16", "--attn-dp-size", "2", "--dp-size", "2",
+                                     "--nnodes", "2")),
+    ("dpattn-tp3-dp2-2nodes", "dsv3", ("--tp-size", "3", "--dp-size", "2",
+                                       "--enable-dp-attention", "--nnodes", "2")),
+)
+
+
+def multinode_named_cases(version: str, models: dict[str, Path]) -> list[dict[str, Any]]:
+    """The hand-written multi-node cases as runner/check cases for one version (H100)."""
+    out = []
+    for name, model, argv in MULTINODE_NAMED:
+        flags = list(argv)
+        numbers = {flags[i]: int(flags[i + 1]) for i in range(len(flags) - 1)
+                   if flags[i] in ("--tp-size", "--pp-size", "--nnodes")}
+        per_node = (numbers.get("--tp-size", 1) * numbers.get("--pp-size", 1)
+                    // numbers.get("--nnodes", 1))
+        out.append({
+            "id": f"{version}-{name}", "name": name, "sglang_version": version, "gpu": "H100",
+            "gpus": min(max(per_node, 1), 8), "argv": ["--model-path", str(models[model]), *flags],
+            "env": {}, "model": model, "origin": f"multinode-named:{name}",
+        })
+    return out

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.cli import ToolInputError
-from wizard.conformance.cases import GPU_KINDS, generate
+from wizard.conformance.cases import GPU_KINDS, generate, generate_multinode
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.run import RunnerError, models_root, run_cases
 from wizard.conformance.score import Summary, markdown_report, summarise
@@ -110,8 +110,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ToolInputError(f"--gpu {args.gpu!r}: choose one of {', '.join(GPU_KINDS)}")
     models = write_model_folders(models_root())
     cases: list[dict[str, Any]] = []
+    make = generate_multinode if getattr(args, "kind", "spec") == "multinode" else generate
     for version in _versions(args.version):
-        cases += generate(version, args.cases, args.seed, models, gpu=args.gpu)
+        cases += make(version, args.cases, args.seed, models, gpu=args.gpu)
     if args.cases_out:
         atomic_write_text(Path(args.cases_out), "".join(json.dumps(c) + "\n" for c in cases))
     try:
@@ -121,7 +122,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.results_out:
         atomic_write_text(Path(args.results_out), "".join(
             json.dumps({"case": s.case, "sglang": s.sglang}) + "\n" for s in summary.scores))
-    return _finish(summary, args, f"Conformance: {args.cases} cases per version, seed {args.seed}")
+    kind = " (multi-node)" if getattr(args, "kind", "spec") == "multinode" else ""
+    return _finish(summary, args,
+                   f"Conformance{kind}: {args.cases} cases per version, seed {args.seed}")
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -218,6 +221,9 @@ def register(subparsers: Any) -> None:
     run.add_argument("--cases", type=int, required=True, help="cases per version")
     run.add_argument("--seed", type=int, required=True, help="generator seed")
     run.add_argument("--gpu", help=f"only this GPU kind ({', '.join(GPU_KINDS)})")
+    run.add_argument("--kind", choices=("spec", "multinode"), default="spec",
+                     help="spec: the speculative-decoding grid (default); multinode: one node's "
+                     "command of N-node launches (nnodes, node rank, dist-init-addr, tp/pp/dp/ep)")
     run.add_argument("--cases-out", help="also write the generated cases as JSON lines")
     run.add_argument("--results-out",
                      help="also save the cases with SGLang's results, for `conformance score`")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from wizard.rules import multinode as mn
 from wizard.rules.model import (
     ALGORITHM_CHECK,
     RUNTIME,
@@ -2216,6 +2217,7 @@ RUNTIME_RULES: tuple[Rule, ...] = (
     EAGLE3_DRAFT_AS_EAGLE,
     DRAFT_HIDDEN_MISMATCH,
     DRAFT_VOCAB_MISMATCH,
+    *mn.RUNTIME_RULES,
 )
 CONTEXT_RULES: tuple[Rule, ...] = (
     VERSION_NEAREST,
@@ -2286,6 +2288,7 @@ ALL_RULES: tuple[Rule, ...] = (
     ADAPTIVE_OFF,
     ADAPTIVE_STEPS_23,
     DRAFT_PATH_MISSING_23,
+    *mn.CHECK_RULES,
     *RUNTIME_RULES,
     *CONTEXT_RULES,
 )

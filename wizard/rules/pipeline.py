@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wizard.rules import catalog as c
+from wizard.rules import multinode as mn
 from wizard.rules.model import Args, Ctx, Rule
 from wizard.sglang.releases import Release
 
@@ -266,8 +267,8 @@ def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
 
 
 def _dp_deprecated(ctx: Ctx, a: Args) -> None:
-    if not ctx.release.attn_dp_field:  # the first pipeline release still keeps dp as it is
-        return
+    if not ctx.release.attn_dp_field:
+        return  # pipeline releases before --attn-dp-size keep --dp with --enable-dp-attention
     if a.get("enable_dp_attention") and a.get("dp_size", 1) > 1:
         a.attn_dp_size = a.dp_size
         a.dp_size = 1
@@ -437,7 +438,9 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
     c.ADAPTIVE_OFF,
+    mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC,
+    mn.MULTINODE_DP,
     c.CHUNKED_PAGE,
     c.LORA_SPEC,
 )
@@ -463,6 +466,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.TRTLLM_PAGE,
     R("attention page rules", _attention_misc),
     R("_page_size_default", _page_default),
+    mn.ATTN_DP_WITH_DP,  # handle_data_parallelism raises before its tp % attn_dp assert
     c.DPATTN_TP_DIVISIBLE,
     R("_pipeline_parallel_overlap_disable", _pp),
     R("_speculative_moe_runner_default", _moe_runner_default),
@@ -503,8 +507,10 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.NGRAM_CORPUS_LIMIT,
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
+    mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC_ALGO_23,
     c.PP_SPEC,
+    mn.MULTINODE_DP,
     c.CHUNKED_PAGE,
 )
 

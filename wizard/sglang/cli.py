@@ -33,6 +33,16 @@ def register(subparsers: Any) -> None:
         "quoted argv), SGLang's own --config YAML, or JSON {env, argv}.",
     )
     command.add_argument("profile", metavar="PROFILE.toml", help="profile file")
+    nodes = command.add_mutually_exclusive_group()
+    nodes.add_argument(
+        "--node", type=int, metavar="R",
+        help="multi-node profile: the command node rank R runs (--nnodes, --node-rank R, "
+        "--dist-init-addr and the node's env added)",
+    )
+    nodes.add_argument(
+        "--all-nodes", action="store_true",
+        help="multi-node profile: every node's command, rank 0 first (shell format)",
+    )
     command.add_argument(
         "--format",
         choices=("shell", "yaml", "argv-json"),
@@ -100,6 +110,8 @@ def run_command(args: argparse.Namespace) -> int:
     _, warning = resolve_version(version)
     if warning:
         print(f"sglang-wizard: warning: {warning}", file=sys.stderr)
+    if args.node is not None or args.all_nodes:
+        return _run_node_command(args, profile, version)
     try:
         if args.format == "yaml":
             form = render_yaml_form(profile, version)
@@ -187,4 +199,32 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"sglang-wizard: wrote {path}", file=sys.stderr)
     else:
         sys.stdout.write(profile_to_toml(result.profile))
+    return 0
+
+
+def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> int:
+    """`command --node R` / `--all-nodes`: the per-node commands of a multi-node profile."""
+    import json
+
+    from wizard.multinode import node_launch, render_all_nodes
+
+    try:
+        if args.all_nodes:
+            if args.format != "shell":
+                raise ToolInputError("--all-nodes prints shell commands; use --node R with "
+                                     f"--format {args.format}")
+            text = render_all_nodes(profile, version, multiline=not args.single_line)
+        else:
+            launch = node_launch(profile, args.node, version)
+            if args.format == "argv-json":
+                text = json.dumps({"host": launch.host, "env": launch.env,
+                                   "argv": launch.command()}, ensure_ascii=False, indent=2) + "\n"
+            elif args.format == "yaml":
+                raise ToolInputError("--node R prints a shell command or argv-json (a --config "
+                                     "file is the same on every node: use --format yaml alone)")
+            else:
+                text = launch.shell(multiline=not args.single_line) + "\n"
+    except RenderError as exc:
+        raise ToolInputError(f"{args.profile}: {exc.message}") from None
+    sys.stdout.write(text)
     return 0

@@ -401,6 +401,10 @@ def parse_command(text: str | Sequence[str], version: str | None = None) -> Impo
         profile = Profile.model_validate(data)
     except ValidationError as exc:
         raise _validation_error(exc, parsed) from None
+    from wizard.multinode import absorb_node_flags
+
+    profile, node_notes = absorb_node_flags(profile)  # one node's command of a multi-node launch
+    notes.extend(node_notes)
     return ImportResult(profile, notes, supported, list(parts.argv), dict(parts.env))
 
 

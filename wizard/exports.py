@@ -1,0 +1,330 @@
+"""Exports of a multi-node profile to the schedulers people outgrow SSH for: Slurm and Kubernetes.
+
+Both are generated from the same per-node launch as `sglang-wizard command --node R`
+(`wizard.multinode.node_launch`); only the node rank and the rendezvous host come from the
+scheduler:
+
+* **Slurm** (`render_sbatch`): one `srun` task per node; the rank is `SLURM_NODEID`, the
+  rendezvous host the first host of the allocation (`scontrol show hostnames`).
+* **Kubernetes** (`lws_manifest` / `render_lws`): a LeaderWorkerSet (`leaderworkerset.x-k8s.io/v1`)
+  whose leader pod is rank 0 and whose workers take their rank from the LWS worker index; GPUs as
+  `nvidia.com/gpu` limits per pod; the profile's env as plain values and its secrets as
+  `secretKeyRef`s (values are never written).
+
+Pure functions returning text; secrets (by name, as `wizard.remote.records.is_secret_name`
+decides) never appear in the output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+from wizard.multinode import IFNAME_VARS, node_count, node_launch, rendezvous_host
+from wizard.profile import Profile
+from wizard.sglang.errors import RenderError
+from wizard.sglang.render import LAUNCH_MODULE
+
+LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
+LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+DEFAULT_SERVER_PORT = 30000
+RANK_VAR = "NODE_RANK"  # the worker's rank, from its LWS worker-index label
+_NAME_CHARS = re.compile(r"[^a-z0-9-]+")
+_SECRET_FLAGS = ("--api-key", "--admin-api-key", "--hf-token", "--token")
+
+
+def is_secret(name: str) -> bool:
+    """An environment variable whose value is a secret (HF_TOKEN, *_API_KEY, ...): the run
+    records' rule (`wizard.remote.records.is_secret_name`)."""
+    from wizard.remote.records import is_secret_name
+
+    return bool(is_secret_name(name))
+
+
+def k8s_name(text: str, fallback: str = "sglang") -> str:
+    """A DNS-1035 label from free text (`DeepSeek-V3 FP8` -> `deepseek-v3-fp8`), at most 40 chars."""
+    name = _NAME_CHARS.sub("-", text.lower()).strip("-")[:40].strip("-")
+    if not name or not name[0].isalpha():
+        name = f"{fallback}-{name}".strip("-")
+    return name
+
+
+def _checked(profile: Profile, version: str | None) -> tuple[int, list[str], dict[str, str]]:
+    """(nodes, rank 0's argv without the per-node flags, env); refuses secrets on the command line."""
+    count = node_count(profile)
+    if count < 2:
+        raise RenderError(
+            "a multi-node export needs parallel.nnodes >= 2 (and [[nodes.hosts]] or "
+            "nodes.rendezvous_host)", field="parallel.nnodes")
+    if rendezvous_host(profile) is None:  # the scheduler names rank 0's host
+        profile = profile.with_edits({"nodes.rendezvous_host": "rank0"})
+    launch = node_launch(profile, 0, version)
+    argv = _without_node_flags(launch.argv)
+    for piece in argv:
+        if piece.split("=", 1)[0] in _SECRET_FLAGS:
+            raise RenderError(
+                f"{piece.split('=', 1)[0]} would write a secret into the export; pass it through "
+                "an environment variable instead", field="extra_args")
+    return count, argv, dict(profile.env)
+
+
+def _without_node_flags(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for piece in argv:
+        if skip:
+            skip = False
+            continue
+        name = piece.split("=", 1)[0]
+        if name in ("--node-rank", "--dist-init-addr", "--nnodes"):
+            skip = "=" not in piece
+            continue
+        out.append(piece)
+    return out
+
+
+def gpus_per_node(profile: Profile) -> int:
+    """GPUs each node runs: tp * pp / nnodes (at least 1)."""
+    total = profile.parallel.tp * profile.parallel.pp
+    return max(1, total // max(node_count(profile), 1))
+
+
+def _interface(profile: Profile) -> str | None:
+    return profile.nodes.interface or next((n.interface for n in profile.nodes.hosts if n.interface),
+                                           None)
+
+
+# --------------------------------------------------------------------------------------- Slurm
+
+
+def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str | None = None,
+                  partition: str | None = None, time_limit: str | None = None) -> str:
+    """A Slurm batch script: one `srun` task per node, rank from SLURM_NODEID."""
+    count, argv, env = _checked(profile, version)
+    name = k8s_name(job_name or profile.description or "sglang")
+    port = profile.nodes.rendezvous_port
+    python = profile.ssh.python
+    lines = [
+        "#!/bin/bash",
+        f"# SGLang {profile.sglang_version} on {count} nodes, written by sglang-wizard export "
+        "--format sbatch",
+        f"#SBATCH --job-name={name}",
+        f"#SBATCH --nodes={count}",
+        "#SBATCH --ntasks-per-node=1",
+        f"#SBATCH --gpus-per-node={gpus_per_node(profile)}",
+        "#SBATCH --exclusive",
+        "#SBATCH --output=%x-%j.log",
+    ]
+    if partition:
+        lines.append(f"#SBATCH --partition={partition}")
+    if time_limit:
+        lines.append(f"#SBATCH --time={time_limit}")
+    lines += ["", "set -euo pipefail", ""]
+    plain = {k: v for k, v in env.items() if not is_secret(k)}
+    secret = sorted(k for k in env if is_secret(k))
+    interface = _interface(profile)
+    if interface:
+        for var in IFNAME_VARS:
+            plain.setdefault(var, interface)
+    for var in secret:
+        lines.append(f': "${{{var}:?export {var} before sbatch (sglang-wizard never writes '
+                     'secrets)}"')
+        lines.append(f"export {var}")
+    for key, value in plain.items():
+        lines.append(f"export {key}={shlex.quote(value)}")
+    if secret or plain:
+        lines.append("")
+    lines += [
+        "# rank 0 is the first host of the allocation; every node meets there",
+        'NODES=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))',
+        f'DIST_INIT_ADDR="${{NODES[0]}}:{port}"',
+        "",
+        "ARGS=(",
+        f"  -m {LAUNCH_MODULE}",
+    ]
+    groups: list[list[str]] = []
+    for piece in argv:
+        if piece.startswith("--") or not groups:
+            groups.append([piece])
+        else:
+            groups[-1].append(piece)
+    for group in groups:
+        lines.append("  " + " ".join(shlex.quote(p) for p in group))
+    lines += [
+        f"  --nnodes {count}",
+        '  --dist-init-addr "$DIST_INIT_ADDR"',
+        ")",
+        "",
+        "# one task per node; SLURM_NODEID (0..nnodes-1) is the node rank",
+        f"srun --nodes={count} --ntasks-per-node=1 --kill-on-bad-exit=1 \\",
+        "  bash -c 'exec \"$0\" \"$@\" --node-rank \"$SLURM_NODEID\"' "
+        f"{shlex.quote(python)} \"${{ARGS[@]}}\"",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------- Kubernetes
+
+
+def _server_port(argv: list[str]) -> int:
+    for i, piece in enumerate(argv):
+        if piece == "--port" and i + 1 < len(argv) and argv[i + 1].isdigit():
+            return int(argv[i + 1])
+        if piece.startswith("--port="):
+            value = piece.split("=", 1)[1]
+            if value.isdigit():
+                return int(value)
+    return DEFAULT_SERVER_PORT
+
+
+def _k8s_escape(text: str) -> str:
+    """Kubernetes expands `$(VAR)` in command/args; `$$` keeps a literal `$(`."""
+    return text.replace("$(", "$$(")
+
+
+def lws_manifest(profile: Profile, version: str | None = None, *, name: str | None = None,
+                 image: str | None = None, secret_name: str | None = None) -> dict[str, Any]:
+    """A LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) serving the profile on nnodes pods."""
+    count, argv, env = _checked(profile, version)
+    lws_name = k8s_name(name or profile.description or "sglang")
+    secrets_ref = secret_name or f"{lws_name}-secrets"
+    port = profile.nodes.rendezvous_port
+    server_port = _server_port(argv)
+    env_list: list[dict[str, Any]] = []
+    interface = _interface(profile)
+    plain = dict(env)
+    if interface:
+        for var in IFNAME_VARS:
+            plain.setdefault(var, interface)
+    for key, value in plain.items():
+        if is_secret(key):
+            env_list.append({"name": key, "valueFrom": {"secretKeyRef": {
+                "name": secrets_ref, "key": key}}})
+        else:
+            env_list.append({"name": key, "value": value})
+    shared_args = [_k8s_escape(p) for p in argv]
+    gpus = str(gpus_per_node(profile))
+
+    def container(role: str, rank_arg: str, extra_env: list[dict[str, Any]]) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "name": f"sglang-{role}",
+            "image": image or f"lmsysorg/sglang:v{profile.sglang_version}",
+            "command": [profile.ssh.python, "-m", LAUNCH_MODULE],
+            "args": [*shared_args, "--nnodes", str(count), "--node-rank", rank_arg,
+                     "--dist-init-addr", f"$(LWS_LEADER_ADDRESS):{port}"],
+            "env": [*extra_env, *env_list],
+            "resources": {"limits": {"nvidia.com/gpu": gpus}},
+            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+        }
+        if role == "leader":
+            spec["ports"] = [{"name": "http", "containerPort": server_port}]
+            spec["readinessProbe"] = {
+                "tcpSocket": {"port": server_port},
+                "initialDelaySeconds": 30,
+                "periodSeconds": 10,
+            }
+        return spec
+
+    def pod(role: str, rank_arg: str, extra_env: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "metadata": {"labels": {"app": lws_name, "role": role}},
+            "spec": {
+                "containers": [container(role, rank_arg, extra_env)],
+                "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+            },
+        }
+
+    worker_index = [{"name": RANK_VAR, "valueFrom": {"fieldRef": {
+        "fieldPath": f"metadata.labels['{LWS_WORKER_INDEX_LABEL}']"}}}]
+    return {
+        "apiVersion": LWS_API_VERSION,
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": lws_name},
+        "spec": {
+            "replicas": 1,
+            "leaderWorkerTemplate": {
+                "size": count,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": pod("leader", "0", []),
+                "workerTemplate": pod("worker", f"$({RANK_VAR})", worker_index),
+            },
+        },
+    }
+
+
+def render_lws(profile: Profile, version: str | None = None, **options: Any) -> str:
+    """The LeaderWorkerSet manifest as YAML (a header comment, then the document)."""
+    manifest = lws_manifest(profile, version, **options)
+    secrets = sorted(k for k in profile.env if is_secret(k))
+    header = [
+        f"# SGLang {profile.sglang_version} on {manifest['spec']['leaderWorkerTemplate']['size']} "
+        "pods (LeaderWorkerSet), written by sglang-wizard export --format lws",
+        "# needs the LeaderWorkerSet controller (https://lws.sigs.k8s.io) and the model at "
+        f"{profile.model.path} inside the image or a mounted volume",
+    ]
+    if secrets:
+        ref = manifest["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
+        names = {e["valueFrom"]["secretKeyRef"]["name"] for e in ref["env"] if "valueFrom" in e
+                 and "secretKeyRef" in e["valueFrom"]}
+        header.append(f"# secrets are references: kubectl create secret generic {min(names)} "
+                      + " ".join(f"--from-literal={k}=..." for k in secrets))
+    return "\n".join(header) + "\n" + to_yaml(manifest)
+
+
+# ------------------------------------------------------------------------------ a small YAML writer
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if value is None:
+        return "null"
+    return json.dumps(str(value))  # a JSON string is a YAML double-quoted scalar
+
+
+def _key(key: str) -> str:
+    return key if _PLAIN_KEY.match(key) else json.dumps(key)
+
+
+def to_yaml(value: Any, indent: int = 0) -> str:
+    """Block-style YAML for dicts, lists and scalars (strings always double-quoted)."""
+    pad = " " * indent
+    if isinstance(value, dict):
+        if not value:
+            return pad + "{}\n"
+        out = []
+        for key, item in value.items():
+            if isinstance(item, dict | list) and item:
+                out.append(f"{pad}{_key(key)}:\n{to_yaml(item, indent + 2)}")
+            else:
+                out.append(f"{pad}{_key(key)}: {_inline(item)}\n")
+        return "".join(out)
+    if isinstance(value, list):
+        if not value:
+            return pad + "[]\n"
+        out = []
+        for item in value:
+            if isinstance(item, dict) and item:
+                body = to_yaml(item, indent + 2)
+                out.append(f"{pad}- {body[indent + 2:]}")
+            elif isinstance(item, list) and item:
+                out.append(f"{pad}-\n{to_yaml(item, indent + 2)}")
+            else:
+                out.append(f"{pad}- {_inline(item)}\n")
+        return "".join(out)
+    return pad + _scalar(value) + "\n"
+
+
+def _inline(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    return _scalar(value)
