@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widgets import Label, Select, Static
 
 from screens.base import WizardScreen
-from screens.forms import FieldInput, Kind
+from screens.forms import LABELS, FieldInput, Kind
 from screens.messages import EditRequested
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import FindingList, FindingsPanel
@@ -43,6 +43,10 @@ FIELDS: tuple[tuple[str, str, Kind, str, str], ...] = (
 )
 
 CACHE_PATH = "hybrid.cache_strategy"
+LABELS.update({path: label for path, label, *_ in FIELDS})
+LABELS.setdefault(CACHE_PATH, "Hybrid cache")
+LABELS.setdefault("speculative.draft_model_path", "Draft model")
+LABELS.setdefault("speculative.algorithm", "Algorithm")
 
 
 def _cache_strategies() -> list[str]:
@@ -94,7 +98,7 @@ class ParametersScreen(WizardScreen):
     ) -> ComposeResult:
         with Horizontal(classes="row"):
             yield Label(label, classes="label")
-            yield FieldInput(path, kind, placeholder=placeholder, tooltip=tooltip)
+            yield FieldInput(path, kind, placeholder=placeholder, tooltip=tooltip, label=label)
 
     def on_mount(self) -> None:
         """Titles and the first focus."""

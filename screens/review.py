@@ -13,8 +13,10 @@ from textual.widgets import Static
 from screens import core
 from screens.base import WizardScreen
 from screens.widgets.command import CodeView
+from screens.widgets.stepbar import VERDICT_STYLE
 from wizard.profile import Profile
 from wizard.rules.report import Report
+from wizard.verdict import verdict_of
 
 
 class ReviewScreen(WizardScreen):
@@ -66,10 +68,10 @@ class ReviewScreen(WizardScreen):
     def action_launch(self) -> None:
         """Hand over to the launch screens."""
         report = self.wizard.report
-        if report is not None and report.verdict == "error":
+        summary = verdict_of(report) if report is not None else None
+        if summary is not None and not summary.starts:
             self.notify(
-                f"SGLang would refuse this profile: {report.first_error.title if report.first_error else ''}. "
-                "Fix it on the Parameters step (F4) first.",
+                f"{summary.sentence}. Fix it on the Parameters step (F4) first.",
                 title="Not launched",
                 severity="error",
             )
@@ -80,25 +82,26 @@ class ReviewScreen(WizardScreen):
 
 
 def verdict(report: Report | None, note: str | None) -> Content:
-    """One paragraph: would SGLang start it, and what SGLang changes."""
+    """The one verdict (`wizard.verdict`) as a paragraph: what SGLang does and why."""
     if report is None:
         return Content.styled(note or "Not checked.", "$warning")
-    if report.first_error is not None:
-        first = report.first_error
+    summary = verdict_of(report)
+    style = VERDICT_STYLE[summary.kind]
+    parts: list[Content | tuple[str, str] | str] = [
+        (f"{summary.symbol} {summary.sentence.split(': ', 1)[0]}.", style)
+    ]
+    if summary.kind in ("refuses", "fails"):
+        first = summary.findings[0]
         where = f" at {first.sglang.where}" if first.sglang and first.sglang.where else ""
         exc = first.sglang.exception if first.sglang and first.sglang.exception else "an error"
-        return Content.assemble(
-            ("✗ SGLang would refuse this launch: ", "bold $error"),
-            f"{exc}{where}: {first.title}. ",
-            ("F4 shows the fixes.", "$text-muted"),
-        )
-    parts: list[Content | tuple[str, str] | str] = [
-        ("✓ SGLang would start this launch.", "bold $success")
-    ]
-    changed = report.changed()
-    if changed:
-        parts += ["\n", ("SGLang will change: ", "$warning")]
-        parts.append(
-            ", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items())
-        )
+        parts += ["\n", f"{exc}{where}: {first.title}. ", ("F4 shows the fixes.", "$text-muted")]
+    else:
+        for finding in summary.findings if summary.kind == "warnings" else ():
+            parts += ["\n", ("! ", "$warning"), f"{finding.title}: {finding.message}"]
+        changed = report.changed()
+        if changed:
+            parts += ["\n", ("SGLang will change: ", "$warning")]
+            parts.append(
+                ", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items())
+            )
     return Content.assemble(*parts)

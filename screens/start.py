@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from screens import core
 from screens.base import WizardScreen
+from screens.widgets.stepbar import VERDICT_STYLE
 from wizard.profile import (
     Profile,
     ProfileError,
@@ -23,6 +24,7 @@ from wizard.profile import (
     profiles_dir,
 )
 from wizard.rules.report import Report
+from wizard.verdict import verdict_of
 
 NEW = "new"
 IMPORT = "import"
@@ -188,14 +190,9 @@ def describe(name: str, profile: Profile, report: Report | None) -> Content:
     parts.append("\n\n")
     if report is None:
         parts.append(("Not checked (rule engine unavailable).", "$warning"))
-    elif report.first_error is not None:
-        parts += [("✗ SGLang would refuse: ", "bold $error"), report.first_error.title]
     else:
-        parts.append(("✓ SGLang would start it.", "bold $success"))
-        changed = report.changed()
-        if changed:
-            parts += ["\n", ("SGLang changes: ", "$warning")]
-            parts.append(", ".join(f"{k} {t} → {e}" for k, (t, e) in changed.items()))
+        summary = verdict_of(report)
+        parts.append((f"{summary.symbol} {summary.sentence}", VERDICT_STYLE[summary.kind]))
     parts += [
         "\n\n",
         ("Enter opens it; F2-F5 walk the steps; ctrl+p lists every command.", "$text-muted"),

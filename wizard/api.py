@@ -173,6 +173,98 @@ def _argparse_finding(exc: Any) -> Finding:
     )
 
 
+def _extra_field_findings(
+    profile: Profile, version: str, extra: Mapping[str, Any]
+) -> list[Finding]:
+    """Extra args that set a flag a profile field owns: the command cannot say both (R-EXTRA-ARGS-FIELD).
+
+    The fix moves the value into the field (or drops the flag), so F4 shows it before Review
+    tries to write the command."""
+    if not profile.extra_args:
+        return []
+    from wizard.sglang.fields import BY_DEST, canonical_dest
+    from wizard.sglang.flags import group_pieces, load_table
+
+    groups = group_pieces(load_table(version), profile.extra_args)
+    out: list[Finding] = []
+    for index, (match, pieces) in enumerate(groups):
+        if match is None:
+            continue
+        spec = BY_DEST.get(canonical_dest(match.action.server_field))
+        if spec is None or spec.dest_for(version) != match.action.server_field:
+            continue
+        rest = [p for i, (_, ps) in enumerate(groups) if i != index for p in ps]
+        fixes = [Fix(f"Drop {match.option} from extra args", {"extra_args": rest})]
+        value = extra.get(spec.dest)
+        if value is not None:
+            try:
+                profile.with_edits({spec.path: value, "extra_args": rest})
+            except ValueError:
+                pass
+            else:
+                fixes.insert(
+                    0, Fix(f"Move {' '.join(pieces)} into its field", {spec.path: value, "extra_args": rest})
+                )
+        out.append(
+            Finding(
+                rule="R-EXTRA-ARGS-FIELD",
+                severity="error",
+                title=f"Extra args set {match.option}, which has its own field",
+                message=(
+                    f"extra args set {match.option}, which the profile field {spec.path} holds; "
+                    "the command cannot carry both: set the field instead"
+                ),
+                explanation=(
+                    "A flag given twice is ambiguous (argparse keeps the last one), so the wizard "
+                    "writes each field's flag once, from the field."
+                ),
+                fields=("extra_args", spec.path),
+                sglang=SglangRaise("wizard", None, None, False, ""),
+                fixes=tuple(fixes),
+                order=-1,
+            )
+        )
+    return out
+
+
+def _choice_findings(profile: Profile, version: str) -> list[Finding]:
+    """Profile fields whose value is not one of SGLang's argparse `choices` (R-ARGPARSE-CHOICE)."""
+    from wizard.sglang.flags import load_table
+
+    table = load_table(version)
+    out: list[Finding] = []
+    for spec in FIELDS:
+        dest = spec.dest_for(version)
+        action = table.by_dest.get(dest) if dest is not None else None
+        if action is None or not action.choices:
+            continue
+        value = profile.get(spec.path)
+        if value is None or value == field_default(spec.path) or isinstance(value, bool):
+            continue
+        if value in action.choices or str(value) in {str(c) for c in action.choices}:
+            continue
+        flag = action.option_strings[-1] if action.option_strings else "--" + action.dest.replace("_", "-")
+        choices = ", ".join(repr(str(c)) for c in action.choices)
+        message = f"argument {flag}: invalid choice: {str(value)!r} (choose from {choices})"
+        same = [c for c in action.choices if str(c).lower() == str(value).lower()]
+        fixes = [Fix(f"Use {same[0]}", {spec.path: same[0]})] if same else []
+        fixes.append(Fix("Let SGLang choose", {spec.path: None}))
+        out.append(
+            Finding(
+                rule="R-ARGPARSE-CHOICE",
+                severity="error",
+                title=f"{flag} takes one of SGLang's choices",
+                message=message,
+                explanation="SGLang's argparse parser only accepts the listed values and exits with code 2.",
+                fields=(spec.path,),
+                sglang=SglangRaise("argparse", "SystemExit", None, False, f"error: {message}"),
+                fixes=tuple(fixes),
+                order=-1,
+            )
+        )
+    return out
+
+
 def _gpu_for(name: str | None) -> tuple[GpuKind, bool]:
     if name:
         return lookup(name), False
@@ -255,6 +347,15 @@ def check_profile(
     early = _unavailable_fields(typed, version)
     if argparse_problem is not None:
         early.append(argparse_problem)
+    else:
+        early += _extra_field_findings(profile, version, extra)
+    covered = {
+        path
+        for f in report.findings
+        if f.sglang is not None and f.sglang.stage == "argparse"
+        for path in f.fields
+    }
+    early += [f for f in _choice_findings(profile, version) if f.fields[0] not in covered]
     if early:
         report = Report(
             report.sglang_version,

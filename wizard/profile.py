@@ -44,6 +44,9 @@ DEFAULT_SGLANG_VERSION = "0.5.11"
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 Port = Annotated[StrictInt, Field(ge=1, le=65535)]
+#: Steps, topk and draft tokens: SGLang sizes buffers by them; 0 or less is meaningless and more
+#: than 1024 is a typo (the memory plan of 10**20 steps is not a plan).
+SpecCount = Annotated[StrictInt, Field(ge=1, le=1024)]
 Fraction = Annotated[StrictFloat | StrictInt, Field(gt=0, le=1)]
 NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
 
@@ -142,9 +145,9 @@ class SpeculativeSection(_Section):
     algorithm: NonEmptyStr | None = Field(default=None, description="NEXTN, EAGLE, EAGLE3, ...")
     draft_model_path: NonEmptyStr | None = None
     draft_model_revision: NonEmptyStr | None = None
-    num_steps: StrictInt | None = None
-    eagle_topk: StrictInt | None = None
-    num_draft_tokens: StrictInt | None = None
+    num_steps: SpecCount | None = None
+    eagle_topk: SpecCount | None = None
+    num_draft_tokens: SpecCount | None = None
     accept_threshold_single: FiniteNumber | None = None
     accept_threshold_acc: FiniteNumber | None = None
     token_map: NonEmptyStr | None = None

@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from screens.forms import label_for
 from screens.messages import FindingSelected, FixRequested
 from wizard.rules.report import Finding, Report
 
@@ -88,7 +89,9 @@ class FindingsPanel(Vertical):
         options: list[Option] = []
         keys: list[str] = []
         for path, message in self.problems.items():
-            options.append(Option(self._label("input", f"{path}: {message}"), id=f"input:{path}"))
+            options.append(
+                Option(self._label("input", f"{label_for(path)}: {message}"), id=f"input:{path}")
+            )
             keys.append(f"input:{path}")
         for finding in self.findings:
             key = finding.rule
@@ -116,7 +119,7 @@ class FindingsPanel(Vertical):
             if report is None:
                 text = note or "Not checked yet."
             else:
-                text = f"✓ No findings: SGLang {version} would start this profile as typed."
+                text = f"✓ No findings: SGLang {version} starts this profile as typed."
             self._explained = None
             self.query_one("#finding-detail", Static).update(
                 Content.styled(text, "$success" if report else "$warning")
@@ -161,7 +164,7 @@ class FindingsPanel(Vertical):
             detail.update(
                 Content.assemble(
                     ("Input refused: ", "bold $error"),
-                    f"{path}\n{message}\n\n",
+                    f"{label_for(path)}\n{message}\n\n",
                     "Correct the marked field; the profile keeps its last valid value meanwhile.",
                 )
             )
@@ -223,7 +226,8 @@ def explain(finding: Finding, version: str) -> Content:
         ]
         for number, fix in enumerate(finding.fixes, start=1):
             edits = ", ".join(
-                f"{k} = {'(let SGLang choose)' if v is None else v}" for k, v in fix.edits.items()
+                f"{label_for(k)} = {'(let SGLang choose)' if v is None else v}"
+                for k, v in fix.edits.items()
             )
             env = ", ".join(f"env {k}={'(unset)' if v is None else v}" for k, v in fix.env.items())
             detail = "; ".join(x for x in (edits, env) if x)

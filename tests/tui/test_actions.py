@@ -29,7 +29,7 @@ async def test_opens_with_the_ready_example_when_nothing_is_saved(profiles_dir: 
         assert app.profile == load_profile(builtin_profiles_dir() / f"{EXAMPLE_PROFILE}.toml")
         assert app.current_mode == "start"
         preview = str(app.screen.query_one("#preview", Static).visual)
-        assert EXAMPLE_PROFILE in preview and "SGLang would start it" in preview
+        assert EXAMPLE_PROFILE in preview and "✓ SGLang starts this, adjusted" in preview
 
 
 async def test_import_a_pasted_command(models: dict[str, Path], ready_dir: Path) -> None:

@@ -1,0 +1,87 @@
+"""One verdict for a report, computed once and shown the same way everywhere.
+
+The header of every wizard step, the Algorithm and Parameters steps, Review, the Start preview and
+`sglang-wizard check` all say the same thing about a profile:
+
+* ``refuses``           SGLang's argument code raises (argparse / resolve / check): it never starts;
+* ``fails at run time`` the arguments pass but a runtime trap fires (e.g. the model does not load);
+* ``starts, N warnings`` it starts, with warnings that matter (e.g. only 2 requests fit in memory);
+* ``starts, adjusted``  it starts, and SGLang quietly changes values you typed;
+* ``starts``            it starts as typed.
+
+Nothing here decides what SGLang does; it only summarises the rule engine's findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from wizard.rules.report import Finding, Report
+
+Kind = Literal["refuses", "fails", "warnings", "adjusted", "starts"]
+
+#: Stages at which an error is SGLang refusing the arguments (the process exits before loading).
+REFUSING_STAGES = ("argparse", "resolve", "check", "wizard")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What SGLang does with a profile, in one word and one line."""
+
+    kind: Kind
+    headline: str  # "refuses", "fails at run time", "starts, 2 warnings", "starts, adjusted", "starts"
+    detail: str  # the reason in one line (the first error, the warnings, the adjusted values)
+    findings: tuple[Finding, ...]  # the findings behind the verdict (errors, or warnings)
+
+    @property
+    def starts(self) -> bool:
+        """SGLang gets past its argument checks (it may still warn)."""
+        return self.kind in ("warnings", "adjusted", "starts")
+
+    @property
+    def symbol(self) -> str:
+        """✗ for refuses / fails, ! for warnings, ✓ otherwise."""
+        return {"refuses": "✗", "fails": "✗", "warnings": "!"}.get(self.kind, "✓")
+
+    @property
+    def sentence(self) -> str:
+        """A full sentence: "SGLang refuses this: ..." / "SGLang starts this, 1 warning: ..."."""
+        lead = {
+            "refuses": "SGLang refuses this",
+            "fails": "SGLang accepts the arguments but fails at run time",
+            "warnings": f"SGLang starts this, {_count(len(self.findings), 'warning')}",
+            "adjusted": "SGLang starts this, adjusted",
+            "starts": "SGLang starts this as typed",
+        }[self.kind]
+        return f"{lead}: {self.detail}" if self.detail else lead
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _refusing(finding: Finding) -> bool:
+    return finding.sglang is None or finding.sglang.stage in REFUSING_STAGES
+
+
+def verdict_of(report: Report) -> Verdict:
+    """The one verdict for `report` (see the module docstring)."""
+    errors = report.errors
+    refusing = tuple(f for f in errors if _refusing(f))
+    if refusing:
+        first = refusing[0]
+        return Verdict("refuses", "refuses", first.title, refusing)
+    if errors:
+        first = errors[0]
+        return Verdict("fails", "fails at run time", first.title, errors)
+    warnings = tuple(f for f in report.findings if f.severity == "warning")
+    if warnings:
+        detail = "; ".join(f.message or f.title for f in warnings)
+        return Verdict("warnings", f"starts, {_count(len(warnings), 'warning')}", detail, warnings)
+    changed = report.changed()
+    if changed:
+        detail = ", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items())
+        adjusted = tuple(f for f in report.findings if f.severity == "adjusted")
+        return Verdict("adjusted", "starts, adjusted", detail, adjusted)
+    return Verdict("starts", "starts", "", ())
