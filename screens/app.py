@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from screens import core
 from screens.commands import WizardCommands
@@ -94,13 +94,18 @@ class WizardApp(App[int]):
     COMMANDS = App.COMMANDS | {WizardCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         # The step keys are shown (and clickable) in each screen's step bar, not in the footer.
-        Binding("f1", "goto('start')", "Start", show=False),
-        Binding("f2", "goto('model')", "Model", show=False),
-        Binding("f3", "goto('algorithm')", "Algorithm", show=False),
-        Binding("f4", "goto('parameters')", "Parameters", show=False),
-        Binding("f5", "goto('review')", "Review", show=False),
-        Binding("ctrl+n", "step(1)", "Next"),
-        Binding("ctrl+b", "step(-1)", "Back", show=False),
+        # Keys that move focus or change the screen are priority bindings: the app handles them
+        # before it forwards the next key, so `2<Tab>2` typed at machine speed (a paste, a macro)
+        # lands in two fields in that order, and keys typed after F4 reach the new screen.
+        Binding("f1", "goto('start')", "Start", show=False, priority=True),
+        Binding("f2", "goto('model')", "Model", show=False, priority=True),
+        Binding("f3", "goto('algorithm')", "Algorithm", show=False, priority=True),
+        Binding("f4", "goto('parameters')", "Parameters", show=False, priority=True),
+        Binding("f5", "goto('review')", "Review", show=False, priority=True),
+        Binding("ctrl+n", "step(1)", "Next", priority=True),
+        Binding("ctrl+b", "step(-1)", "Back", show=False, priority=True),
+        Binding("tab", "focus_next", "Next field", show=False, priority=True),
+        Binding("shift+tab", "focus_previous", "Previous field", show=False, priority=True),
         Binding("ctrl+s", "save", "Save"),
         Binding("ctrl+o", "open_profile", "Open", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
@@ -293,16 +298,29 @@ class WizardApp(App[int]):
 
     # ---------------------------------------------------------------- navigation and actions
 
-    def action_goto(self, step: str) -> None:
-        """Show a wizard step."""
-        if step in STEPS and self.current_mode != step:
-            self.switch_mode(step)
+    async def action_goto(self, step: str) -> None:
+        """Show a wizard step, focused on its first useful widget.
 
-    def action_step(self, delta: int) -> None:
+        Awaited: keys typed right after the step key wait until the step is mounted and focused,
+        so none is dropped or lands on the previous step."""
+        if step not in STEPS or self.current_mode == step:
+            return
+        if isinstance(self.screen, ModalScreen):  # a dialog answers first
+            return
+        await self.switch_mode(step)
+        focus_first = getattr(self.screen, "focus_first", None)
+        if focus_first is not None:  # before the next key is forwarded
+            focus_first()
+
+    def show_step(self, step: str) -> None:
+        """Go to a step from synchronous code (a dialog's result, a palette command)."""
+        self.call_later(self.action_goto, step)
+
+    async def action_step(self, delta: int) -> None:
         """Next (+1) or previous (-1) wizard step."""
         names = list(STEPS)
         index = names.index(self.current_mode) if self.current_mode in names else 0
-        self.action_goto(names[max(0, min(len(names) - 1, index + delta))])
+        await self.action_goto(names[max(0, min(len(names) - 1, index + delta))])
 
     def action_save(self) -> None:
         """Save the current profile as TOML (asks for a name)."""
@@ -312,8 +330,8 @@ class WizardApp(App[int]):
 
     def action_open_profile(self) -> None:
         """Go to the start screen's profile list."""
-        self.action_goto("start")
-        self.call_after_refresh(self._focus_profile_list)
+        self.show_step("start")
+        self.call_later(self._focus_profile_list)
 
     def _focus_profile_list(self) -> None:
         from textual.widgets import OptionList
@@ -379,7 +397,7 @@ class WizardApp(App[int]):
         yield SystemCommand("Toggle dark / light", "Switch the theme", self.action_toggle_dark)
         for name, title in STEPS.items():
             yield SystemCommand(
-                f"Go to {title}", f"Wizard step {title}", lambda n=name: self.action_goto(n)
+                f"Go to {title}", f"Wizard step {title}", lambda n=name: self.show_step(n)
             )
         yield from super().get_system_commands(screen)
 

@@ -6,6 +6,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
+from textual.events import Key
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
@@ -40,11 +41,39 @@ class WizardScreen(Screen[None]):
         return Footer()
 
     def on_screen_resume(self) -> None:
-        """Repaint from the app's current profile whenever the step is shown."""
+        """Repaint from the app's current profile whenever the step is shown (entering a step
+        focuses its first useful widget: `WizardApp.action_goto`)."""
         self._repaint(self.wizard.profile, self.wizard.report)
+        if self.focused is None:
+            self.focus_first()
+
+    def focus_first(self) -> None:
+        """Focus the first visible, focusable widget matching `AUTO_FOCUS`."""
+        for widget in self.query(self.AUTO_FOCUS or "*"):
+            if widget.focusable and widget.display and widget.visible:
+                self.set_focus(widget)
+                return
+
+    def on_key(self, event: Key) -> None:
+        """A key that arrives while nothing has focus goes to the first useful widget."""
+        if self.focused is not None or not event.is_printable or event.character is None:
+            return
+        self.focus_first()
+        target = self.focused
+        if isinstance(target, Input):
+            event.stop()
+            target.insert_text_at_cursor(event.character)
+
+    def on_screen_suspend(self) -> None:
+        """Answers to this step's edits go to the next step: nothing stays pending here."""
+        for field in self.query(FieldInput):
+            field.pending = 0
 
     @on(ProfileChanged)
     def _profile_changed(self, message: ProfileChanged) -> None:
+        for field in self.query(FieldInput):
+            if field.pending and field.path in message.typed:
+                field.pending -= 1
         if self.is_current:
             self._repaint(message.profile, message.report, message.typed)
 
@@ -66,6 +95,7 @@ class WizardScreen(Screen[None]):
         if not isinstance(field, FieldInput):
             return
         event.stop()
+        field.pending += 1  # until the app answers, repaints keep this text (keys are never lost)
         try:
             value = field.parse()
         except ValueError as exc:
@@ -82,6 +112,6 @@ class WizardScreen(Screen[None]):
         problems = self.wizard.input_problems
         marked = problems if offending is None else offending
         for field in self.query(FieldInput):
-            if field.path not in problems and field.path not in self.typed:
+            if field.path not in problems and field.path not in self.typed and not field.pending:
                 field.show(profile.get(field.path))
             field.set_class(field.path in marked, "-offending")

@@ -97,9 +97,10 @@ def model_facts(path: str) -> Any:
     return facts
 
 
-def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
-    """Algorithms the version offers with availability and reason (`wizard.applicability`)."""
-    return list(_core("wizard.applicability", "algorithm_options")(target, draft, version))
+def algorithm_choices(profile: Profile, target: Any, draft: Any) -> list[Any]:
+    """Algorithms the version offers, available or not by the same findings F4 shows
+    (`wizard.verdict.algorithm_choices`)."""
+    return list(_core("wizard.verdict", "algorithm_choices")(profile, target, draft))
 
 
 async def read_remote_facts(host: Any, path: str) -> Any:

@@ -34,7 +34,7 @@ DIALOG_CSS = """
 }}
 {name} .buttons {{ height: auto; align-horizontal: right; margin-top: 1; }}
 {name} .buttons Button {{ margin-left: 1; }}
-{name} .error {{ color: $error; height: auto; }}
+{name} .error {{ color: $text-error; height: auto; }}
 """
 
 
@@ -42,6 +42,7 @@ class ConfirmDialog(ModalScreen[bool]):
     """Yes / no question."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog")
+    AUTO_FOCUS = "#no"  # enter never confirms a replacement by accident
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
@@ -72,6 +73,7 @@ class SaveProfileDialog(ModalScreen[Path | None]):
     """Ask for a profile name, confirm overwriting, save atomically."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="SaveProfileDialog")
+    AUTO_FOCUS = "#save-name"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, profile: Profile, name: str | None) -> None:
@@ -205,7 +207,7 @@ class ImportCommandDialog(ModalScreen[None]):
         for note in getattr(result, "notes", ()) or ():
             app.notify(str(note), title="Import note", timeout=8)
         self.dismiss(None)
-        app.action_goto("parameters")
+        app.show_step("parameters")
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -217,6 +219,7 @@ class ExportYamlDialog(ModalScreen[Path | None]):
     """Write SGLang `--config` YAML to a file (atomic; overwrite confirmed)."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="ExportYamlDialog")
+    AUTO_FOCUS = "#yaml-path"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, profile: Profile, name: str | None) -> None:

@@ -35,6 +35,7 @@ class FieldInput(Input):
         self.path = path
         self.kind: Kind = kind
         self.label = label or label_for(path)
+        self.pending = 0  # edits sent to the app and not answered yet (see WizardScreen)
         if tooltip:
             self.tooltip = tooltip
 

@@ -61,6 +61,7 @@ class ParametersScreen(WizardScreen):
     """Edit the launch parameters; the findings panel and effective table follow every keystroke."""
 
     STEP = "parameters"
+    AUTO_FOCUS = "FieldInput"
     CSS_PATH = "parameters.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+f", "apply_fix", "Apply fix"),

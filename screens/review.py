@@ -23,6 +23,7 @@ class ReviewScreen(WizardScreen):
     """What will run: the verdict, the command, the YAML; copy, export, save, launch."""
 
     STEP = "review"
+    AUTO_FOCUS = "#review-body"
     CSS_PATH = "review.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "copy_command", "Copy command"),
@@ -84,7 +85,7 @@ class ReviewScreen(WizardScreen):
 def verdict(report: Report | None, note: str | None) -> Content:
     """The one verdict (`wizard.verdict`) as a paragraph: what SGLang does and why."""
     if report is None:
-        return Content.styled(note or "Not checked.", "$warning")
+        return Content.styled(note or "Not checked.", "$text-warning")
     summary = verdict_of(report)
     style = VERDICT_STYLE[summary.kind]
     parts: list[Content | tuple[str, str] | str] = [
@@ -97,10 +98,10 @@ def verdict(report: Report | None, note: str | None) -> Content:
         parts += ["\n", f"{exc}{where}: {first.title}. ", ("F4 shows the fixes.", "$text-muted")]
     else:
         for finding in summary.findings if summary.kind == "warnings" else ():
-            parts += ["\n", ("! ", "$warning"), f"{finding.title}: {finding.message}"]
+            parts += ["\n", ("! ", "$text-warning"), f"{finding.title}: {finding.message}"]
         changed = report.changed()
         if changed:
-            parts += ["\n", ("SGLang will change: ", "$warning")]
+            parts += ["\n", ("SGLang will change: ", "$text-warning")]
             parts.append(
                 ", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items())
             )

@@ -35,6 +35,7 @@ class StartScreen(WizardScreen):
     """Choose what to work on; the preview shows the highlighted profile and SGLang's verdict."""
 
     STEP = "start"
+    AUTO_FOCUS = "#profile-list"
     CSS_PATH = "start.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_highlighted", "Open", show=True),
@@ -115,18 +116,18 @@ class StartScreen(WizardScreen):
         from screens.app import new_profile
 
         self.wizard.set_profile(new_profile())
-        self.wizard.action_goto("model")
+        self.wizard.show_step("model")
 
     def _open(self, option_id: str | None) -> None:
         if option_id == CURRENT:
-            self.wizard.action_goto("parameters")
+            self.wizard.show_step("parameters")
         elif option_id == NEW:
             self.action_new_profile()
         elif option_id == IMPORT:
             self.wizard.action_import_command()
         elif option_id and ":" in option_id:
             self.wizard.open_path(Path(option_id.split(":", 1)[1]))
-            self.wizard.action_goto("parameters")
+            self.wizard.show_step("parameters")
 
     def _preview(self, option_id: str | None) -> None:
         preview = self.query_one("#preview", Static)
@@ -145,7 +146,7 @@ class StartScreen(WizardScreen):
             try:
                 profile = load_profile(path)
             except ProfileError as exc:
-                preview.update(Content.styled(str(exc), "$error"))
+                preview.update(Content.styled(str(exc), "$text-error"))
                 return
             name = path.stem
             try:
@@ -189,7 +190,7 @@ def describe(name: str, profile: Profile, report: Report | None) -> Content:
         parts += ["\nenv        ", " ".join(f"{k}={v}" for k, v in profile.env.items())]
     parts.append("\n\n")
     if report is None:
-        parts.append(("Not checked (rule engine unavailable).", "$warning"))
+        parts.append(("Not checked (rule engine unavailable).", "$text-warning"))
     else:
         summary = verdict_of(report)
         parts.append((f"{summary.symbol} {summary.sentence}", VERDICT_STYLE[summary.kind]))

@@ -15,9 +15,14 @@ Nothing here decides what SGLang does; it only summarises the rule engine's find
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from wizard.rules.report import Finding, Report
+
+if TYPE_CHECKING:
+    from wizard.applicability import AlgorithmOption
+    from wizard.model_info import ModelFacts
+    from wizard.profile import Profile
 
 Kind = Literal["refuses", "fails", "warnings", "adjusted", "starts"]
 
@@ -85,3 +90,57 @@ def verdict_of(report: Report) -> Verdict:
         adjusted = tuple(f for f in report.findings if f.severity == "adjusted")
         return Verdict("adjusted", "starts, adjusted", detail, adjusted)
     return Verdict("starts", "starts", "", ())
+
+
+#: Profile fields that make a finding about the algorithm or its draft model.
+_ALGORITHM_FIELDS = frozenset(
+    {"speculative.algorithm", "speculative.draft_model_path", "speculative.token_map"}
+)
+#: An error naming only these fields means the algorithm does not suit the model or draft.
+_SUITABILITY_FIELDS = _ALGORITHM_FIELDS | {"model.path"}
+
+
+def algorithm_choices(
+    profile: Profile, target: ModelFacts | None, draft: ModelFacts | None
+) -> list[AlgorithmOption]:
+    """The Algorithm step's list: each algorithm of the profile's SGLang version, with whether it
+    suits this model, decided by the same findings the Parameters step shows.
+
+    Each algorithm is checked as the profile with that algorithm chosen; the findings about the
+    algorithm or its draft decide: an error makes it unavailable (its message is the reason), a
+    warning keeps it available and says so. What the rule engine does not check (the kind of
+    draft, e.g. a plain model given to EAGLE3) comes from `wizard.applicability`.
+    """
+    from dataclasses import replace
+
+    from wizard.api import check_profile
+    from wizard.applicability import algorithm_options
+
+    options = algorithm_options(target, draft, profile.sglang_version)
+    out: list[AlgorithmOption] = []
+    for option in options:
+        try:
+            candidate = profile.with_edits({"speculative.algorithm": option.name})
+            report = check_profile(candidate, facts=target, draft_facts=draft, verify_fixes=False)
+        except ValueError:
+            out.append(option)
+            continue
+        related = [f for f in report.findings if _ALGORITHM_FIELDS.intersection(f.fields)]
+        # An error only about the algorithm, its draft or the model: this model cannot use it.
+        blocking = [
+            f for f in related if f.severity == "error" and set(f.fields) <= _SUITABILITY_FIELDS
+        ]
+        # An error that another field fixes (e.g. the hybrid cache strategy): usable, with that.
+        needs = [f for f in related if f.severity == "error" and f not in blocking]
+        warnings = [f for f in related if f.severity == "warning"]
+        if blocking:
+            out.append(replace(option, available=False, reason=blocking[0].message))
+        elif not option.available:
+            out.append(option)
+        elif needs:
+            out.append(replace(option, reason=f"needs a setting (F4 fixes it): {needs[0].title}"))
+        elif warnings:
+            out.append(replace(option, reason=f"warning: {warnings[0].message}"))
+        else:
+            out.append(option)
+    return out

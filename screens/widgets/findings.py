@@ -17,11 +17,11 @@ from screens.messages import FindingSelected, FixRequested
 from wizard.rules.report import Finding, Report
 
 SEVERITY_STYLE: dict[str, tuple[str, str]] = {
-    "error": ("✗ error", "bold $error"),
-    "adjusted": ("↻ adjusted", "bold $warning"),
-    "warning": ("! warning", "$warning"),
+    "error": ("✗ error", "bold $text-error"),
+    "adjusted": ("↻ adjusted", "bold $text-warning"),
+    "warning": ("! warning", "$text-warning"),
     "info": ("i info", "$text-muted"),
-    "input": ("✗ input", "bold $error"),
+    "input": ("✗ input", "bold $text-error"),
 }
 
 
@@ -122,7 +122,7 @@ class FindingsPanel(Vertical):
                 text = f"✓ No findings: SGLang {version} starts this profile as typed."
             self._explained = None
             self.query_one("#finding-detail", Static).update(
-                Content.styled(text, "$success" if report else "$warning")
+                Content.styled(text, "$text-success" if report else "$text-warning")
             )
         else:
             self._explain()
@@ -163,7 +163,7 @@ class FindingsPanel(Vertical):
             self._explained = None
             detail.update(
                 Content.assemble(
-                    ("Input refused: ", "bold $error"),
+                    ("Input refused: ", "bold $text-error"),
                     f"{label_for(path)}\n{message}\n\n",
                     "Correct the marked field; the profile keeps its last valid value meanwhile.",
                 )
@@ -207,10 +207,10 @@ def explain(finding: Finding, version: str) -> Content:
         parts += [
             "\n\n",
             ("SGLang " + version + ": ", "bold"),
-            (what, "bold $error" if raised.exception else "$text-muted"),
+            (what, "bold $text-error" if raised.exception else "$text-muted"),
         ]
         if raised.bare:
-            parts.append((" (bare assert: no message)", "$warning"))
+            parts.append((" (bare assert: no message)", "$text-warning"))
         if raised.where:
             parts += ["\n  at ", (raised.where, "underline")]
         parts += [("  [" + raised.stage + "]", "$text-muted")]

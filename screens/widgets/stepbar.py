@@ -12,18 +12,18 @@ from wizard.verdict import verdict_of
 
 #: Style of each verdict kind (`wizard.verdict.Verdict.kind`).
 VERDICT_STYLE = {
-    "refuses": "bold $error",
-    "fails": "bold $error",
-    "warnings": "bold $warning",
-    "adjusted": "bold $success",
-    "starts": "bold $success",
+    "refuses": "bold $text-error",
+    "fails": "bold $text-error",
+    "warnings": "bold $text-warning",
+    "adjusted": "bold $text-success",
+    "starts": "bold $text-success",
 }
 
 
 def verdict_content(report: Report | None) -> Content:
     """`✗ refuses` / `✗ fails at run time` / `! starts, 2 warnings` / `✓ starts, adjusted` / `✓ starts`."""
     if report is None:
-        return Content.styled("? not checked", "$warning")
+        return Content.styled("? not checked", "$text-warning")
     verdict = verdict_of(report)
     return Content.styled(f"{verdict.symbol} {verdict.headline}", VERDICT_STYLE[verdict.kind])
 
