@@ -138,6 +138,7 @@ class WizardApp(App[int]):
         self.profile_name: str | None = initial_name
         self.profile_path: Path | None = None
         self.dirty = False
+        self._saved_early: set[Path] = set()
         if initial is None:
             initial, self.profile_name, self.profile_path = self._first_profile()
         self.profile: Profile = initial
@@ -233,19 +234,42 @@ class WizardApp(App[int]):
         self.input_problems.clear()
         self.profile_name = name
         self.profile_path = path
-        self.dirty = path is None
+        profile, moved = self._protect_secrets(profile, "The command")
+        # An imported command is unsaved work; an empty new profile is not (yet).
+        self.dirty = bool(moved) or (path is None and profile != new_profile())
         self._update(profile)
         self.post_message(ProfileOpened(path, name))
+
+    def _protect_secrets(self, profile: Profile, source: str) -> tuple[Profile, list[str]]:
+        """Literal secrets in the env become references to the variable (`wizard.secrets`), and
+        the user is told: the value is never kept, shown or saved."""
+        from wizard.secrets import protect_env
+
+        env, moved = protect_env(profile.env)
+        if not moved:
+            return profile, moved
+        names = ", ".join(moved)
+        refs = ", ".join(f"${n}" for n in moved)
+        self.notify(
+            f"{source} had a literal {names}: the profile keeps a reference ({refs}, read from "
+            "this environment at launch), never the value.",
+            title="Secret not stored",
+            severity="warning",
+            timeout=10,
+        )
+        return profile.with_edits({"env": env}), moved
 
     def remember_remote_facts(self, path: str, facts: Any) -> None:
         """Use facts read on the GPU host for `path` from now on, and re-check the profile."""
         self.remote_facts[path] = facts
         self._update(self.profile)
 
-    def _update(self, profile: Profile, typed: tuple[str, ...] = ()) -> None:
+    def _update(
+        self, profile: Profile, typed: tuple[str, ...] = (), answered: tuple[str, ...] = ()
+    ) -> None:
         self.profile = profile
         self.report = self._check(profile)
-        self.screen.post_message(ProfileChanged(profile, self.report, typed))
+        self.screen.post_message(ProfileChanged(profile, self.report, typed, answered))
 
     @on(EditRequested)
     def _on_edit(self, message: EditRequested) -> None:
@@ -263,6 +287,12 @@ class WizardApp(App[int]):
         except KeyError as exc:
             self.notify(f"Unknown profile field {exc}", severity="error")
             return
+        if "env" in message.edits and message.final:
+            profile, moved = self._protect_secrets(profile, "Env vars")
+            if moved:  # the input shows the reference now, not the typed value
+                self.dirty = True
+                self._update(profile, tuple(p for p in message.raw if p != "env"), ("env",))
+                return
         if profile != self.profile:
             self.dirty = True
         self._update(profile, tuple(message.raw))
@@ -292,8 +322,15 @@ class WizardApp(App[int]):
 
     @on(ProfileSaved)
     def _on_saved(self, message: ProfileSaved) -> None:
-        self.profile_path = message.path
-        self.profile_name = message.path.stem
+        if message.path in self._saved_early:
+            self._saved_early.discard(message.path)
+            return
+        self._mark_saved(message.path)
+        self.screen.post_message(ProfileChanged(self.profile, self.report))
+
+    def _mark_saved(self, path: Path) -> None:
+        self.profile_path = path
+        self.profile_name = path.stem
         self.dirty = False
 
     # ---------------------------------------------------------------- navigation and actions
@@ -322,11 +359,39 @@ class WizardApp(App[int]):
         index = names.index(self.current_mode) if self.current_mode in names else 0
         await self.action_goto(names[max(0, min(len(names) - 1, index + delta))])
 
-    def action_save(self) -> None:
-        """Save the current profile as TOML (asks for a name)."""
+    def action_save(self, then: Callable[[], object] | None = None) -> None:
+        """Save the current profile as TOML (asks for a name); `then` runs once it is saved."""
         from screens.dialogs import SaveProfileDialog
 
-        self.push_screen(SaveProfileDialog(self.profile, self.profile_name))
+        def saved(path: Path | None) -> None:
+            if path is not None and then is not None:
+                # Mark it saved now: `then` may open another profile before ProfileSaved arrives.
+                self._mark_saved(path)
+                self._saved_early.add(path)
+                then()
+
+        self.push_screen(SaveProfileDialog(self.profile, self.profile_name), saved)
+
+    def unless_unsaved(self, doing: str, then: Callable[[], object]) -> None:
+        """Run `then` (which replaces or drops the profile) once unsaved changes are saved or
+        discarded; with nothing unsaved at once. Cancel keeps everything as it is."""
+        from screens.dialogs import UnsavedDialog
+
+        if not self.dirty:
+            then()
+            return
+
+        def answered(answer: str | None) -> None:
+            if answer == "save":
+                self.action_save(then)
+            elif answer == "discard":
+                then()
+
+        self.push_screen(UnsavedDialog(self.profile_name, doing), answered)
+
+    async def action_quit(self) -> None:
+        """Quit (asks first when the profile has unsaved changes)."""
+        self.unless_unsaved("quit", self.exit)
 
     def action_open_profile(self) -> None:
         """Go to the start screen's profile list."""
@@ -340,10 +405,23 @@ class WizardApp(App[int]):
             self.screen.query_one("#profile-list", OptionList).focus()
 
     def action_import_command(self) -> None:
-        """Paste a `python -m sglang.launch_server ...` line to import it."""
+        """Paste a `python -m sglang.launch_server ...` line to import it (asks first when the
+        current profile has unsaved changes)."""
         from screens.dialogs import ImportCommandDialog
 
-        self.push_screen(ImportCommandDialog(self.profile.sglang_version))
+        self.unless_unsaved(
+            "import a command",
+            lambda: self.push_screen(ImportCommandDialog(self.profile.sglang_version)),
+        )
+
+    def action_new_profile(self) -> None:
+        """Start an empty profile on the Model step (asks first about unsaved changes)."""
+
+        def start_new() -> None:
+            self.set_profile(new_profile())
+            self.show_step("model")
+
+        self.unless_unsaved("start a new profile", start_new)
 
     def action_export_yaml(self) -> None:
         """Write SGLang `--config` YAML for the current profile."""
@@ -372,15 +450,25 @@ class WizardApp(App[int]):
         path = self.save_screenshot(path=str(Path.cwd()))
         self.notify(path, title="Screenshot saved")
 
-    def open_path(self, path: Path) -> None:
-        """Load a profile file and make it current (errors become notifications)."""
-        try:
-            profile = load_profile(path)
-        except ProfileError as exc:
-            self.notify(str(exc), title="Profile not loaded", severity="error", timeout=10)
+    def open_path(self, path: Path, then: Callable[[], object] | None = None) -> None:
+        """Load a profile file and make it current (asks first about unsaved changes; errors
+        become notifications); `then` runs once it is open."""
+
+        def load() -> None:
+            try:
+                profile = load_profile(path)
+            except ProfileError as exc:
+                self.notify(str(exc), title="Profile not loaded", severity="error", timeout=10)
+                return
+            self.set_profile(profile, name=path.stem, path=path)
+            self.notify(str(path), title=f"Opened {path.stem}")
+            if then is not None:
+                then()
+
+        if path == self.profile_path and not self.dirty:
+            load()
             return
-        self.set_profile(profile, name=path.stem, path=path)
-        self.notify(str(path), title=f"Opened {path.stem}")
+        self.unless_unsaved(f"open {path.stem}", load)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Command palette: the app's own actions, then Textual's (theme, quit, keys)."""

@@ -72,7 +72,7 @@ class WizardScreen(Screen[None]):
     @on(ProfileChanged)
     def _profile_changed(self, message: ProfileChanged) -> None:
         for field in self.query(FieldInput):
-            if field.pending and field.path in message.typed:
+            if field.pending and field.path in (*message.typed, *message.answered):
                 field.pending -= 1
         if self.is_current:
             self._repaint(message.profile, message.report, message.typed)
@@ -102,6 +102,22 @@ class WizardScreen(Screen[None]):
             self.post_message(InputRejected((field.path,), {field.path: str(exc)}))
             return
         self.post_message(EditRequested({field.path: value}, {field.path: field.value}))
+
+    @on(Input.Submitted)
+    @on(Input.Blurred)
+    def _field_left(self, event: Input.Submitted | Input.Blurred) -> None:
+        """Leaving the env field (or enter in it) hands it over as final: a literal secret typed
+        there becomes a reference to the variable before anything keeps it."""
+        field = event.input
+        if not isinstance(field, FieldInput) or field.kind != "env":
+            return
+        try:
+            value = field.parse()
+        except ValueError:
+            return
+        if any(value.values()):
+            field.pending += 1
+            self.post_message(EditRequested({field.path: value}, {field.path: field.value}, True))
 
     def show_fields(self, profile: Profile, offending: Collection[str] | None = None) -> None:
         """Put profile values into the form's inputs and mark the `offending` ones (default: refused).

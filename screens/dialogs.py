@@ -69,6 +69,42 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(answer)
 
 
+class UnsavedDialog(ModalScreen[str]):
+    """The profile has unsaved changes: save, discard or cancel (answers "save" / "discard" / "cancel")."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="UnsavedDialog")
+    AUTO_FOCUS = "#save"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "answer('save')", "Save"),
+        Binding("d", "answer('discard')", "Discard"),
+        Binding("escape,c", "answer('cancel')", "Cancel"),
+    ]
+
+    def __init__(self, name: str | None, doing: str) -> None:
+        super().__init__()
+        self.question = (
+            f"The profile {name or '(not saved yet)'} has unsaved changes.\n"
+            f"Save them before you {doing}?"
+        )
+
+    def compose(self) -> ComposeResult:
+        """Question and the three answers."""
+        with Vertical():
+            yield Static(self.question)
+            with Horizontal(classes="buttons"):
+                yield Button("Save… (s)", id="save", variant="primary")
+                yield Button("Discard (d)", id="discard", variant="error")
+                yield Button("Cancel (esc)", id="cancel")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id or "cancel")
+
+    def action_answer(self, answer: str) -> None:
+        """Close with the answer."""
+        self.dismiss(answer)
+
+
 class SaveProfileDialog(ModalScreen[Path | None]):
     """Ask for a profile name, confirm overwriting, save atomically."""
 

@@ -24,6 +24,7 @@ from wizard.profile import (
     profiles_dir,
 )
 from wizard.rules.report import Report
+from wizard.secrets import display_env
 from wizard.verdict import verdict_of
 
 NEW = "new"
@@ -112,11 +113,13 @@ class StartScreen(WizardScreen):
             self._open(option.id)
 
     def action_new_profile(self) -> None:
-        """Start a new profile on the Model step."""
-        from screens.app import new_profile
+        """Start a new profile on the Model step (asks first about unsaved changes)."""
+        self.wizard.action_new_profile()
 
-        self.wizard.set_profile(new_profile())
-        self.wizard.show_step("model")
+    def on_screen_resume(self) -> None:
+        """Re-read the lists (a profile saved on another step shows up here at once)."""
+        self.action_reload()
+        super().on_screen_resume()
 
     def _open(self, option_id: str | None) -> None:
         if option_id == CURRENT:
@@ -126,8 +129,9 @@ class StartScreen(WizardScreen):
         elif option_id == IMPORT:
             self.wizard.action_import_command()
         elif option_id and ":" in option_id:
-            self.wizard.open_path(Path(option_id.split(":", 1)[1]))
-            self.wizard.show_step("parameters")
+            self.wizard.open_path(
+                Path(option_id.split(":", 1)[1]), lambda: self.wizard.show_step("parameters")
+            )
 
     def _preview(self, option_id: str | None) -> None:
         preview = self.query_one("#preview", Static)
@@ -187,7 +191,8 @@ def describe(name: str, profile: Profile, report: Report | None) -> Content:
     if spec.algorithm:
         parts += ["\ntrio       ", trio]
     if profile.env:
-        parts += ["\nenv        ", " ".join(f"{k}={v}" for k, v in profile.env.items())]
+        shown = display_env(profile.env)
+        parts += ["\nenv        ", " ".join(f"{k}={v}" for k, v in shown.items())]
     parts.append("\n\n")
     if report is None:
         parts.append(("Not checked (rule engine unavailable).", "$text-warning"))

@@ -227,6 +227,33 @@ def _extra_field_findings(
     return out
 
 
+def _unset_secret_findings(profile: Profile) -> list[Finding]:
+    """Secret references (`env:HF_TOKEN`) whose variable is not set here (R-ENV-SECRET-UNSET):
+    the launch reads them from this environment and would start without them."""
+    from wizard.secrets import unset_references
+
+    return [
+        Finding(
+            rule="R-ENV-SECRET-UNSET",
+            severity="warning",
+            title=f"${name} is not set here",
+            message=(
+                f"the launch reads ${name} from this environment, and it is not set here: the "
+                f"server would start without it (export {name} before launching)"
+            ),
+            explanation=(
+                "Profiles never hold a secret's value; the launch reads it from the environment "
+                "of the wizard at launch time."
+            ),
+            fields=("env",),
+            sglang=SglangRaise("wizard", None, None, False, ""),
+            fixes=(),
+            order=10**6,
+        )
+        for name in unset_references(profile.env)
+    ]
+
+
 def _choice_findings(profile: Profile, version: str) -> list[Finding]:
     """Profile fields whose value is not one of SGLang's argparse `choices` (R-ARGPARSE-CHOICE)."""
     from wizard.sglang.flags import load_table
@@ -356,12 +383,13 @@ def check_profile(
         for path in f.fields
     }
     early += [f for f in _choice_findings(profile, version) if f.fields[0] not in covered]
-    if early:
+    late = _unset_secret_findings(profile)
+    if early or late:
         report = Report(
             report.sglang_version,
             report.rules_version,
             report.gpu,
-            (*early, *report.findings),
+            (*early, *report.findings, *late),
             report.effective,
             report.typed,
             report.memory_plan,

@@ -936,8 +936,15 @@ def profile_from_data(
 
 
 def profile_to_toml(profile: Profile) -> str:
-    """Serialise a profile; only non-default values are written, so `load(save(p)) == p`."""
+    """Serialise a profile; only non-default values are written, so `load(save(p)) == p`.
+
+    Secrets are never written: a literal secret env value (HF_TOKEN=hf_...) is written as a
+    reference to the variable (`env:HF_TOKEN`, read at launch; `wizard.secrets`)."""
+    from wizard.secrets import protect_env
+
     data = profile.model_dump(mode="python", exclude_defaults=True)
+    if data.get("env"):
+        data["env"] = protect_env(data["env"])[0]
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "sglang_version": profile.sglang_version,
