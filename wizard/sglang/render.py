@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from collections.abc import Mapping
 from typing import Any
 
 from wizard.profile import Profile, field_default
