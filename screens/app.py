@@ -109,6 +109,8 @@ class WizardApp(App[int]):
         Binding("ctrl+s", "save", "Save"),
         Binding("ctrl+o", "open_profile", "Open", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
+        Binding("ctrl+z", "undo_fix", "Undo fix", show=False),
+        Binding("question_mark", "keys", "Keys", show=False),
         Binding("f7", "runs", "Runs", show=False),
         Binding("f8", "screenshot_here", "Screenshot", show=False),
     ]
@@ -139,6 +141,7 @@ class WizardApp(App[int]):
         self.profile_path: Path | None = None
         self.dirty = False
         self._saved_early: set[Path] = set()
+        self.undo_stack: list[tuple[Profile, bool]] = []  # (profile, dirty) before each fix
         if initial is None:
             initial, self.profile_name, self.profile_path = self._first_profile()
         self.profile: Profile = initial
@@ -232,6 +235,7 @@ class WizardApp(App[int]):
     ) -> None:
         """Replace the current profile (opened, imported or new) and re-check it."""
         self.input_problems.clear()
+        self.undo_stack.clear()
         self.profile_name = name
         self.profile_path = path
         profile, moved = self._protect_secrets(profile, "The command")
@@ -316,9 +320,30 @@ class WizardApp(App[int]):
             return
         for path in message.fix.edits:
             self.input_problems.pop(path, None)
+        self.undo_stack.append((self.profile, self.dirty))
         self.dirty = True
-        self.notify(message.fix.label, title=f"Fix applied ({message.rule})")
+        self.notify(f"{message.fix.label} (ctrl+z undoes it)", title=f"Fix applied ({message.rule})")
         self._update(profile)
+
+    def action_undo_fix(self) -> None:
+        """Undo the last applied fix (ctrl+z; edits typed since then are undone with it)."""
+        if not self.undo_stack:
+            self.notify("No fix to undo.", severity="warning")
+            return
+        profile, dirty = self.undo_stack.pop()
+        self.dirty = dirty
+        self.input_problems.clear()
+        self._update(profile)
+        self.notify("Last fix undone.")
+
+    def action_keys(self) -> None:
+        """Show or hide the keys of the current screen (`?`)."""
+        from textual.widgets import HelpPanel
+
+        if self.screen.query(HelpPanel):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
 
     @on(ProfileSaved)
     def _on_saved(self, message: ProfileSaved) -> None:
@@ -446,8 +471,16 @@ class WizardApp(App[int]):
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
 
     def action_screenshot_here(self) -> None:
-        """Save an SVG screenshot of the current screen in the working directory."""
-        path = self.save_screenshot(path=str(Path.cwd()))
+        """Save an SVG screenshot of the current screen in the exports dir (named in the message)."""
+        from wizard.profile import exports_dir
+
+        folder = exports_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = self.save_screenshot(path=str(folder))
+        except OSError as exc:
+            self.notify(f"{folder}: {exc}", title="Screenshot not saved", severity="error")
+            return
         self.notify(path, title="Screenshot saved")
 
     def open_path(self, path: Path, then: Callable[[], object] | None = None) -> None:
@@ -481,7 +514,9 @@ class WizardApp(App[int]):
         yield SystemCommand("Save profile", "Save as TOML in the profiles dir", self.action_save)
         yield SystemCommand("Open profile", "Recent and ready profiles", self.action_open_profile)
         yield SystemCommand("Runs", "Runs launched from here: log, stop", self.action_runs)
-        yield SystemCommand("Screenshot", "Save an SVG of this screen", self.action_screenshot_here)
+        yield SystemCommand(
+            "Screenshot", "Save an SVG of this screen (exports dir)", self.action_screenshot_here
+        )
         yield SystemCommand("Toggle dark / light", "Switch the theme", self.action_toggle_dark)
         for name, title in STEPS.items():
             yield SystemCommand(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -12,9 +13,10 @@ from textual.widgets import Static
 
 from screens import core
 from screens.base import WizardScreen
+from screens.dialogs import TextDialog
 from screens.widgets.command import CodeView
 from screens.widgets.stepbar import VERDICT_STYLE
-from wizard.profile import Profile
+from wizard.profile import Profile, atomic_write_text, exports_dir
 from wizard.rules.report import Report
 from wizard.verdict import verdict_of
 
@@ -58,13 +60,33 @@ class ReviewScreen(WizardScreen):
                 view.show_message(f"Cannot render: {type(exc).__name__}: {exc}")
 
     def action_copy_command(self) -> None:
-        """Copy the command to the clipboard (OSC 52)."""
+        """Copy the command: OSC 52 to the terminal, a file in the exports dir, and a dialog with
+        the text selected (whatever the terminal does with OSC 52, one of them works)."""
         text = self.query_one("#review-command", CodeView).text
         if not text:
             self.notify("There is no command to copy.", severity="warning")
             return
         self.app.copy_to_clipboard(text)
-        self.notify("Command copied to the clipboard.")
+        name = self.wizard.profile_name or "command"
+        path = exports_dir() / f"{name}.sh"
+        try:
+            atomic_write_text(path, text + "\n")
+            written = f"Also written to {path}."
+        except OSError as exc:
+            written = f"Not written to {path}: {exc}."
+        where = (
+            "inside tmux it reaches the system clipboard only with `set -g set-clipboard on`"
+            if os.environ.get("TMUX")
+            else "it arrives only if the terminal accepts OSC 52"
+        )
+        self.app.push_screen(
+            TextDialog(
+                "Copy the command",
+                f"Sent to the terminal clipboard with OSC 52 ({where}). {written} "
+                "Or select it below.",
+                text,
+            )
+        )
 
     def action_launch(self) -> None:
         """Hand over to the launch screens."""

@@ -1037,6 +1037,21 @@ def profiles_dir() -> Path:
     return user_config_path("sglang-wizard") / "profiles"
 
 
+EXPORTS_DIR_ENV = "SGLANG_WIZARD_EXPORTS_DIR"
+
+
+def exports_dir() -> Path:
+    """Where exports (YAML, copied commands) and screenshots go: the user data dir via
+    platformdirs (`~/.local/share/sglang-wizard/exports`); `SGLANG_WIZARD_EXPORTS_DIR` overrides.
+    Never the current directory: the wizard is often started inside a repository."""
+    override = os.environ.get(EXPORTS_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("sglang-wizard") / "exports"
+
+
 def builtin_profiles_dir() -> Path:
     """The ready profiles shipped with the project (`profiles/`)."""
     return Path(__file__).resolve().parent.parent / "profiles"

@@ -37,40 +37,50 @@ class EffectiveTable(DataTable[Text]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown_keys: list[str] | None = None
+        self._stacked: bool | None = None
 
     def on_mount(self) -> None:
-        """Columns."""
+        """Row cursor, stripes (columns come with the first rows)."""
         self.cursor_type = "row"
         self.zebra_stripes = True
-        self.add_column("SGLang field", key="field")
-        self.add_column("you typed", key="typed")
-        self.add_column("SGLang runs", key="effective")
 
-    def show(self, report: Report | None) -> None:
-        """Repaint from a report; cells are updated in place when the rows stay the same."""
-        rows = self.rows_for(report)
+    def show(self, report: Report | None, *, stacked: bool = False) -> None:
+        """Repaint from a report; cells are updated in place when the rows stay the same.
+
+        `stacked` (narrow terminals): two columns, `SGLang field | SGLang runs`, with what you
+        typed inside the runs cell when SGLang changes it (`16 → 2`), so SGLang's value always
+        shows. Columns are rebuilt with the rows, so they shrink again after a long value.
+        """
+        columns = ("field", "effective") if stacked else ("field", "typed", "effective")
+        rows = [(key, cells[::2] if stacked else cells) for key, cells in self.rows_for(report)]
+        if stacked:
+            rows = [(key, _stack(key, cells, report)) for key, cells in rows]
         keys = [key for key, _ in rows]
-        if keys == self._shown_keys:
+        if keys == self._shown_keys and stacked == self._stacked:
             for key, cells in rows:
-                for column, cell in zip(("field", "typed", "effective"), cells, strict=True):
+                for column, cell in zip(columns, cells, strict=True):
                     shown = self.get_cell(key, column)
                     # Text equality ignores the base style: compare it too (cyan -> plain).
                     if shown != cell or shown.style != cell.style:
                         self.update_cell(key, column, cell)
             return
-        self.clear()
+        self.clear(columns=True)
+        titles = {"field": "SGLang field", "typed": "you typed", "effective": "SGLang runs"}
+        for column in columns:
+            self.add_column(titles[column], key=column)
         for key, cells in rows:
             self.add_row(*cells, key=key)
         self._shown_keys = keys
+        self._stacked = stacked
 
     @staticmethod
-    def rows_for(report: Report | None) -> list[tuple[str, tuple[Text, Text, Text]]]:
+    def rows_for(report: Report | None) -> list[tuple[str, tuple[Text, ...]]]:
         """(field, cells) rows: changed fields first, then the rest in SGLang's order."""
         if report is None:
             return []
         changed = report.changed()
         names = list(changed) + [n for n in report.effective if n not in changed]
-        rows: list[tuple[str, tuple[Text, Text, Text]]] = []
+        rows: list[tuple[str, tuple[Text, ...]]] = []
         for name in names:
             effective = report.effective[name]
             typed = report.typed.get(name)
@@ -94,3 +104,15 @@ class EffectiveTable(DataTable[Text]):
                 )
             rows.append((name, cells))
         return rows
+
+
+def _stack(name: str, cells: tuple[Text, ...], report: Report | None) -> tuple[Text, ...]:
+    """The two stacked cells: a changed value reads `typed → runs` in one cell."""
+    changed = report.changed() if report is not None else {}
+    if name in changed:
+        typed, effective = changed[name]
+        return (
+            cells[0],
+            Text(f"{show_value(typed)} → {show_value(effective)}", style="bold yellow reverse"),
+        )
+    return cells

@@ -201,6 +201,26 @@ def explain(finding: Finding, version: str) -> Content:
         "\n\n",
         finding.message,
     ]
+    # Fixes right under the message: reachable without scrolling, also at 80x24.
+    if finding.fixes:
+        parts += [
+            "\n\n",
+            ("Fixes", "bold"),
+            ("  (press its number; in a field alt+number; ctrl+z undoes)", "$text-muted"),
+        ]
+        for number, fix in enumerate(finding.fixes, start=1):
+            edits = ", ".join(
+                f"{label_for(k)} = {'(let SGLang choose)' if v is None else v}"
+                for k, v in fix.edits.items()
+            )
+            env = ", ".join(f"env {k}={'(unset)' if v is None else v}" for k, v in fix.env.items())
+            detail = "; ".join(x for x in (edits, env) if x)
+            parts += [
+                "\n",
+                (f" {number} ", "bold reverse"),
+                f" {fix.label}",
+                (f"  {detail}" if detail else "", "$text-muted"),
+            ]
     raised = finding.sglang
     if raised is not None:
         what = raised.exception or "no exception"
@@ -218,23 +238,4 @@ def explain(finding: Finding, version: str) -> Content:
             parts += ["\n  ", (raised.message, "italic")]
     if finding.explanation:
         parts += ["\n\n", ("Why: ", "bold"), finding.explanation]
-    if finding.fixes:
-        parts += [
-            "\n\n",
-            ("Fixes", "bold"),
-            ("  (press the number, or f for the first)", "$text-muted"),
-        ]
-        for number, fix in enumerate(finding.fixes, start=1):
-            edits = ", ".join(
-                f"{label_for(k)} = {'(let SGLang choose)' if v is None else v}"
-                for k, v in fix.edits.items()
-            )
-            env = ", ".join(f"env {k}={'(unset)' if v is None else v}" for k, v in fix.env.items())
-            detail = "; ".join(x for x in (edits, env) if x)
-            parts += [
-                "\n",
-                (f" {number} ", "bold reverse"),
-                f" {fix.label}",
-                (f"  {detail}" if detail else "", "$text-muted"),
-            ]
     return Content.assemble(*parts)

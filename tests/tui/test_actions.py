@@ -8,7 +8,7 @@ from textual.command import CommandList
 from textual.widgets import Static, TextArea
 
 from screens.app import EXAMPLE_PROFILE, WizardApp
-from screens.dialogs import ExportYamlDialog, ImportCommandDialog
+from screens.dialogs import ExportYamlDialog, ImportCommandDialog, TextDialog
 from wizard.profile import Profile, load_profile
 from wizard.sglang.render import render_shell, render_yaml
 
@@ -38,7 +38,7 @@ async def test_import_a_pasted_command(models: dict[str, Path], ready_dir: Path)
         await pilot.press("i")
         assert isinstance(app.screen, ImportCommandDialog)
         app.screen.query_one(TextArea).text = INCIDENT_1_TRY_1.format(model=models["qwen36"])
-        await pilot.press("ctrl+r")
+        await pilot.press("ctrl+s")
         await pilot.pause()
         assert app.current_mode == "parameters"
         spec = app.profile.speculative
@@ -57,7 +57,7 @@ async def test_import_names_a_wrong_flag_and_keeps_the_profile(ready_dir: Path) 
         app.screen.query_one(
             TextArea
         ).text = "python -m sglang.launch_server --model-path /m --num-speculative-tokens 16"
-        await pilot.press("ctrl+r")
+        await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, ImportCommandDialog)
         error = str(app.screen.query_one("#import-error", Static).visual)
@@ -77,12 +77,24 @@ async def test_review_copies_the_command_and_exports_yaml(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("f5")
         await pilot.press("c")
+        await pilot.pause()
         assert app.clipboard == render_shell(profile)
+        # The fallback that always works: the text selectable in a dialog, and a file; the
+        # message says where it went and that OSC 52 depends on the terminal.
+        assert isinstance(app.screen, TextDialog)
+        assert app.screen.query_one(TextArea).text == render_shell(profile)
+        exports = isolated_dirs / "xdg_data_home" / "sglang-wizard" / "exports"
+        assert (exports / "demo.sh").read_text(encoding="utf-8") == render_shell(profile) + "\n"
+        note = str(app.screen.query_one(".hint", Static).visual)
+        assert "OSC 52" in note and str(exports / "demo.sh") in note
+        await pilot.press("escape")
         await pilot.press("y")
         assert isinstance(app.screen, ExportYamlDialog)
         await pilot.press("enter")
         await pilot.pause()
-        written = isolated_dirs / "demo.yaml"
+        # Exports go to the exports dir (named in the dialog), never the working directory.
+        assert not (isolated_dirs / "demo.yaml").exists()
+        written = exports / "demo.yaml"
         assert written.read_text(encoding="utf-8") == render_yaml(profile)
 
 
