@@ -81,6 +81,12 @@ def build_card(profile: Profile, bar_width: int = 40) -> Content:
             str(exc),
             (f"\n\nF6 reads it on {profile.ssh.host}." if profile.ssh.host else "", "$accent"),
             (
+                "\n\nMemory plan not computed: it needs the model's config.json. Point the model "
+                "path at a local copy of the folder (config.json is enough), or set the SSH host "
+                "and press F6 to read it on the GPU host.",
+                "$text-warning",
+            ),
+            (
                 "\n\nThe checks still run; rules that depend on the architecture assume a generic model.",
                 "$text-muted",
             ),

@@ -51,8 +51,8 @@ class EffectiveTable(DataTable[Text]):
         typed inside the runs cell when SGLang changes it (`16 → 2`), so SGLang's value always
         shows. Columns are rebuilt with the rows, so they shrink again after a long value.
         """
-        columns = ("field", "effective") if stacked else ("field", "typed", "effective")
-        rows = [(key, cells[::2] if stacked else cells) for key, cells in self.rows_for(report)]
+        columns = ("field",) if stacked else ("field", "typed", "effective")
+        rows = self.rows_for(report)
         if stacked:
             rows = [(key, _stack(key, cells, report)) for key, cells in rows]
         keys = [key for key, _ in rows]
@@ -66,10 +66,12 @@ class EffectiveTable(DataTable[Text]):
             return
         self.clear(columns=True)
         titles = {"field": "SGLang field", "typed": "you typed", "effective": "SGLang runs"}
+        if stacked:
+            titles["field"] = "SGLang field / SGLang runs"
         for column in columns:
             self.add_column(titles[column], key=column)
         for key, cells in rows:
-            self.add_row(*cells, key=key)
+            self.add_row(*cells, key=key, height=2 if stacked else 1)
         self._shown_keys = keys
         self._stacked = stacked
 
@@ -106,13 +108,15 @@ class EffectiveTable(DataTable[Text]):
         return rows
 
 
-def _stack(name: str, cells: tuple[Text, ...], report: Report | None) -> tuple[Text, ...]:
-    """The two stacked cells: a changed value reads `typed → runs` in one cell."""
+def _stack(name: str, cells: tuple[Text, ...], report: Report | None) -> tuple[Text]:
+    """One two-line cell: the field, then what SGLang runs (`typed → runs` when it changes it),
+    so narrow terminals always show SGLang's value."""
     changed = report.changed() if report is not None else {}
+    cell = Text(name.strip(), style=cells[0].style)
+    cell.append("\n  ")
     if name in changed:
         typed, effective = changed[name]
-        return (
-            cells[0],
-            Text(f"{show_value(typed)} → {show_value(effective)}", style="bold yellow reverse"),
-        )
-    return cells
+        cell.append(f"{show_value(typed)} → {show_value(effective)}", style="bold yellow reverse")
+    else:
+        cell.append_text(cells[2])
+    return (cell,)

@@ -192,21 +192,31 @@ class FindingsPanel(Vertical):
 
 
 def explain(finding: Finding, version: str) -> Content:
-    """The full explanation of a finding: rule, SGLang's exception and file:line, why, fixes."""
+    """The full explanation of a finding: what SGLang raises and where (second line), the
+    numbered fixes (right below, so they show without scrolling at 80x24), then the message, the
+    source line of a bare assert and why the rule exists."""
     tag, style = SEVERITY_STYLE.get(finding.severity, (finding.severity, ""))
     parts: list[Content | tuple[str, str] | str] = [
         (f"{tag}  ", style),
         (finding.title, "bold"),
-        (f"\nrule {finding.rule}", "$text-muted"),
-        "\n\n",
-        finding.message,
+        (f"\n{finding.rule}", "$text-muted"),
     ]
-    # Fixes right under the message: reachable without scrolling, also at 80x24.
+    raised = finding.sglang
+    if raised is not None:
+        what = raised.exception or "no exception"
+        parts += [
+            (f" · {version}: ", "$text-muted"),
+            (what, "bold $text-error" if raised.exception else "$text-muted"),
+        ]
+        if raised.bare:
+            parts.append((" (bare assert: no message)", "$text-warning"))
+        if raised.where:
+            parts += [" at ", (raised.where, "underline")]
     if finding.fixes:
         parts += [
             "\n\n",
             ("Fixes", "bold"),
-            ("  (press its number; in a field alt+number; ctrl+z undoes)", "$text-muted"),
+            ("  (number; alt+number in a field)", "$text-muted"),
         ]
         for number, fix in enumerate(finding.fixes, start=1):
             edits = ", ".join(
@@ -221,21 +231,11 @@ def explain(finding: Finding, version: str) -> Content:
                 f" {fix.label}",
                 (f"  {detail}" if detail else "", "$text-muted"),
             ]
-    raised = finding.sglang
+    parts += ["\n\n", finding.message]
     if raised is not None:
-        what = raised.exception or "no exception"
-        parts += [
-            "\n\n",
-            ("SGLang " + version + ": ", "bold"),
-            (what, "bold $text-error" if raised.exception else "$text-muted"),
-        ]
-        if raised.bare:
-            parts.append((" (bare assert: no message)", "$text-warning"))
-        if raised.where:
-            parts += ["\n  at ", (raised.where, "underline")]
-        parts += [("  [" + raised.stage + "]", "$text-muted")]
+        parts += ["\n\n", ("SGLang stage: ", "bold"), raised.stage]
         if raised.message and raised.message != finding.message:
-            parts += ["\n  ", (raised.message, "italic")]
+            parts += ["\n", ("SGLang's line: ", "bold"), (raised.message, "italic")]
     if finding.explanation:
         parts += ["\n\n", ("Why: ", "bold"), finding.explanation]
     return Content.assemble(*parts)

@@ -35,8 +35,6 @@ class StepBar(Horizontal):
     StepBar { height: 1; background: $panel; color: $text-muted; }
     StepBar > .steps { width: auto; }
     StepBar > #steps-short { display: none; }
-    Screen.-narrow StepBar > #steps { display: none; }
-    Screen.-narrow StepBar > #steps-short { display: block; }
     StepBar > #status { width: 1fr; height: 1; text-align: right; text-wrap: nowrap; text-overflow: ellipsis; padding-right: 1; }
     """
 
@@ -70,7 +68,7 @@ class StepBar(Horizontal):
         verdict = verdict_content(report)
         title = f"{name or 'unsaved'}{'*' if dirty else ''} · {version} "
         # The verdict comes first in the box, so a narrow terminal cuts the name, never the verdict.
-        status = Content.assemble(verdict, " ", (title, "$text-muted"))
+        status = Content.assemble(verdict, "  ", (title, "$text-muted"))
         if status != self._status:
             self._status = status
             self.query_one("#status", Static).update(status, layout=False)  # fixed 1-line box
