@@ -20,7 +20,7 @@ from screens.widgets.findings import FindingsPanel
 from wizard.profile import load_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "model"))
-import families as fam  # noqa: E402  (tests/model/families.py: the incident checkpoints)
+import families as fam
 
 SIZES = {"120x40": (120, 40), "80x24": (80, 24)}
 
