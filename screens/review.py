@@ -57,7 +57,11 @@ class ReviewScreen(WizardScreen):
             except core.CoreUnavailable as exc:
                 view.show_message(f"Not available in this build: {exc}")
             except Exception as exc:  # a renderer problem is shown, never raised
-                view.show_message(f"Cannot render: {type(exc).__name__}: {exc}")
+                message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+                view.show_message(
+                    f"Not written: {message}. The Parameters step (F4) shows this as a finding "
+                    "with its fix."
+                )
 
     def action_copy_command(self) -> None:
         """Copy the command: OSC 52 to the terminal, a file in the exports dir, and a dialog with
