@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
-from textual import on
+from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
@@ -142,12 +142,17 @@ class WizardApp(App[int]):
         self.dirty = False
         self._saved_early: set[Path] = set()
         self.undo_stack: list[tuple[Profile, bool]] = []  # (profile, dirty) before each fix
+        # Started without a profile (the `sglang-wizard` command): the first screen comes up at
+        # once and the rule engine checks the first profile in a thread meanwhile (importing the
+        # engine and checking take about as long as Textual's own start-up).
+        self.checking = initial is None
         if initial is None:
             initial, self.profile_name, self.profile_path = self._first_profile()
         self.profile: Profile = initial
         self.report: Report | None = None
-        self.core_problem: str | None = None
-        self.report = self._check(initial)
+        self.core_problem: str | None = "Checking the profile…" if self.checking else None
+        if not self.checking:
+            self.report = self._check(initial)
 
     def on_mount(self) -> None:
         """Leave when the terminal goes away (ssh dropped, tmux pane killed) instead of spinning
@@ -157,6 +162,30 @@ class WizardApp(App[int]):
         # A child of `make` or a shell may not get the SIGHUP: watch the terminal itself.
         if not self.is_headless and _stdin_is_tty():
             self.set_interval(2.0, self._exit_without_terminal)
+        if self.checking:
+            self._first_check(self.profile)
+
+    @work(thread=True, exclusive=True, group="first-check")
+    def _first_check(self, profile: Profile) -> None:
+        """Check the first profile off the UI thread (see `__init__`)."""
+        try:
+            report: Report | None = core.check_profile(profile)
+            problem: Exception | None = None
+        except Exception as exc:  # shown by _first_report, never raised
+            report, problem = None, exc
+        self.call_from_thread(self._first_report, profile, report, problem)
+
+    def _first_report(
+        self, profile: Profile, report: Report | None, problem: Exception | None
+    ) -> None:
+        self.checking = False
+        if profile is not self.profile:  # edited or replaced meanwhile: that path checked it
+            return
+        if problem is not None:
+            self.report = self._check(profile)  # the same error, reported the usual way
+        else:
+            self.report, self.core_problem = report, None
+        self.screen.post_message(ProfileChanged(self.profile, self.report))
 
     def _exit_without_terminal(self) -> None:
         if not _stdin_is_tty():
@@ -218,6 +247,7 @@ class WizardApp(App[int]):
 
     def _check(self, profile: Profile) -> Report | None:
         """Run the rule engine; a failure becomes a notification, never a traceback."""
+        self.checking = False
         try:
             report = core.check_profile(profile, facts=self.remote_facts.get(profile.model.path))
         except core.CoreUnavailable as exc:

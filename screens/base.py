@@ -82,7 +82,9 @@ class WizardScreen(Screen[None]):
     ) -> None:
         app = self.wizard
         self.typed = typed
-        self.query_one(StepBar).show(app.profile_name, profile.sglang_version, report, app.dirty)
+        self.query_one(StepBar).show(
+            app.profile_name, profile.sglang_version, report, app.dirty, checking=app.checking
+        )
         self.sync(profile, report)
 
     def sync(self, profile: Profile, report: Report | None) -> None:

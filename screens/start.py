@@ -153,16 +153,20 @@ class StartScreen(WizardScreen):
                 preview.update(Content.styled(str(exc), "$text-error"))
                 return
             name = path.stem
+            note: str | None = "Not checked (the rule engine failed on it)."
             try:
                 report: Report | None = core.check_profile(profile)
             except Exception:
                 report = None
         else:
             profile, report, name = app.profile, app.report, app.profile_name or "unsaved profile"
-        preview.update(describe(name, profile, report))
+            note = app.core_problem
+        preview.update(describe(name, profile, report, note))
 
 
-def describe(name: str, profile: Profile, report: Report | None) -> Content:
+def describe(
+    name: str, profile: Profile, report: Report | None, note: str | None = None
+) -> Content:
     """A short summary of a profile and SGLang's verdict on it."""
     spec = profile.speculative
     parts: list[Content | tuple[str, str] | str] = [(name, "bold"), "\n"]
@@ -195,7 +199,7 @@ def describe(name: str, profile: Profile, report: Report | None) -> Content:
         parts += ["\nenv        ", " ".join(f"{k}={v}" for k, v in shown.items())]
     parts.append("\n\n")
     if report is None:
-        parts.append(("Not checked (rule engine unavailable).", "$text-warning"))
+        parts.append((note or "Not checked (rule engine unavailable).", "$text-warning"))
     else:
         summary = verdict_of(report)
         parts.append((f"{summary.symbol} {summary.sentence}", VERDICT_STYLE[summary.kind]))

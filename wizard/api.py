@@ -254,28 +254,36 @@ def _unset_secret_findings(profile: Profile) -> list[Finding]:
     ]
 
 
-def _choice_findings(profile: Profile, version: str) -> list[Finding]:
-    """Profile fields whose value is not one of SGLang's argparse `choices` (R-ARGPARSE-CHOICE)."""
+@lru_cache(maxsize=32)
+def _choice_fields(version: str) -> tuple[tuple[str, Any, Any], ...]:
+    """(profile path, its default, argparse action) of the fields whose flag has `choices`."""
     from wizard.sglang.flags import load_table
 
     table = load_table(version)
-    out: list[Finding] = []
+    out = []
     for spec in FIELDS:
         dest = spec.dest_for(version)
         action = table.by_dest.get(dest) if dest is not None else None
-        if action is None or not action.choices:
-            continue
-        value = profile.get(spec.path)
-        if value is None or value == field_default(spec.path) or isinstance(value, bool):
+        if action is not None and action.choices:
+            out.append((spec.path, field_default(spec.path), action))
+    return tuple(out)
+
+
+def _choice_findings(profile: Profile, version: str) -> list[Finding]:
+    """Profile fields whose value is not one of SGLang's argparse `choices` (R-ARGPARSE-CHOICE)."""
+    out: list[Finding] = []
+    for path, default, action in _choice_fields(version):
+        value = profile.get(path)
+        if value is None or value == default or isinstance(value, bool):
             continue
         if value in action.choices or str(value) in {str(c) for c in action.choices}:
             continue
-        flag = action.option_strings[-1] if action.option_strings else "--" + action.dest.replace("_", "-")
+        flag = action.option_strings[-1] if action.option_strings else "--" + action.dest
         choices = ", ".join(repr(str(c)) for c in action.choices)
         message = f"argument {flag}: invalid choice: {str(value)!r} (choose from {choices})"
         same = [c for c in action.choices if str(c).lower() == str(value).lower()]
-        fixes = [Fix(f"Use {same[0]}", {spec.path: same[0]})] if same else []
-        fixes.append(Fix("Let SGLang choose", {spec.path: None}))
+        fixes = [Fix(f"Use {same[0]}", {path: same[0]})] if same else []
+        fixes.append(Fix("Let SGLang choose", {path: None}))
         out.append(
             Finding(
                 rule="R-ARGPARSE-CHOICE",
@@ -283,7 +291,7 @@ def _choice_findings(profile: Profile, version: str) -> list[Finding]:
                 title=f"{flag} takes one of SGLang's choices",
                 message=message,
                 explanation="SGLang's argparse parser only accepts the listed values and exits with code 2.",
-                fields=(spec.path,),
+                fields=(path,),
                 sglang=SglangRaise("argparse", "SystemExit", None, False, f"error: {message}"),
                 fixes=tuple(fixes),
                 order=-1,

@@ -63,9 +63,19 @@ class StepBar(Horizontal):
             )
         yield Static(id="status")
 
-    def show(self, name: str | None, version: str, report: Report | None, dirty: bool) -> None:
+    def show(
+        self,
+        name: str | None,
+        version: str,
+        report: Report | None,
+        dirty: bool,
+        *,
+        checking: bool = False,
+    ) -> None:
         """Repaint the status for a profile name, its SGLang version and its report."""
-        verdict = verdict_content(report)
+        verdict = (
+            Content.styled("… checking", "$text-muted") if checking else verdict_content(report)
+        )
         title = f"{name or 'unsaved'}{'*' if dirty else ''} · {version} "
         # The verdict comes first in the box, so a narrow terminal cuts the name, never the verdict.
         status = Content.assemble(verdict, "  ", (title, "$text-muted"))

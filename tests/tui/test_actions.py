@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.command import CommandList
 from textual.widgets import Static, TextArea
 
 from screens.app import EXAMPLE_PROFILE, WizardApp
 from screens.dialogs import ExportYamlDialog, ImportCommandDialog, TextDialog
+from screens.messages import EditRequested
 from wizard.profile import Profile, load_profile
 from wizard.sglang.render import render_shell, render_yaml
 
@@ -28,8 +30,43 @@ async def test_opens_with_the_ready_example_when_nothing_is_saved(profiles_dir: 
         assert app.profile_name == EXAMPLE_PROFILE
         assert app.profile == load_profile(builtin_profiles_dir() / f"{EXAMPLE_PROFILE}.toml")
         assert app.current_mode == "start"
+        # The first check runs in a thread while the first screen is already up.
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.checking and app.report is not None
         preview = str(app.screen.query_one("#preview", Static).visual)
         assert EXAMPLE_PROFILE in preview and "✓ SGLang starts this, adjusted" in preview
+        status = str(app.screen.query_one("#status", Static).visual)
+        assert status.startswith("✓ starts, adjusted")
+
+
+async def test_an_edit_during_the_first_check_wins(
+    profiles_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread's report of the first profile never replaces the check of a newer edit."""
+    import threading
+
+    from screens import core
+
+    release = threading.Event()
+    real = core.check_profile
+
+    def slow_in_thread(profile: Profile, facts: object = None) -> object:
+        if threading.current_thread() is not threading.main_thread():
+            assert release.wait(10)
+        return real(profile, facts=facts)
+
+    monkeypatch.setattr(core, "check_profile", slow_in_thread)
+    app = WizardApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(EditRequested({"parallel.tp": 4}, {"parallel.tp": "4"}))
+        await pilot.pause()
+        assert app.report is not None and app.report.typed["tp_size"] == 4
+        release.set()  # now the first profile's report arrives, late
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.profile.parallel.tp == 4
+        assert app.report is not None and app.report.typed["tp_size"] == 4
 
 
 async def test_import_a_pasted_command(models: dict[str, Path], ready_dir: Path) -> None:
