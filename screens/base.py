@@ -40,6 +40,14 @@ class WizardScreen(Screen[None]):
         """The footer with this step's bindings."""
         return Footer()
 
+    def on_mount(self) -> None:
+        """Repaint when the theme changes (tables and code pick their colours per theme)."""
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        if self.is_current:
+            self._repaint(self.wizard.profile, self.wizard.report)
+
     def on_screen_resume(self) -> None:
         """Repaint from the app's current profile whenever the step is shown (entering a step
         focuses its first useful widget: `WizardApp.action_goto`)."""

@@ -117,9 +117,9 @@ class StartScreen(WizardScreen):
         self.wizard.action_new_profile()
 
     def on_screen_resume(self) -> None:
-        """Re-read the lists (a profile saved on another step shows up here at once)."""
+        """Re-read the lists (a profile saved on another step shows up here at once); Textual
+        then runs `WizardScreen.on_screen_resume` (handlers are called along the MRO)."""
         self.action_reload()
-        super().on_screen_resume()
 
     def _open(self, option_id: str | None) -> None:
         if option_id == CURRENT:

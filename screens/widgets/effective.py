@@ -11,6 +11,11 @@ from wizard.rules.report import Report
 
 MAX_VALUE_WIDTH = 28
 
+#: Cell colours per theme (rich styles cannot read theme variables): readable on dark and light.
+CHANGED = {True: "bold yellow", False: "bold #8a5a00"}
+CHANGED_RUNS = {True: "bold yellow reverse", False: "bold #8a5a00 reverse"}
+CHOSEN = {True: "cyan", False: "#005f87"}
+
 
 def show_value(value: Any) -> str:
     """A value as a user reads it; `None` means SGLang picks it; long paths keep their end."""
@@ -52,9 +57,10 @@ class EffectiveTable(DataTable[Text]):
         shows. Columns are rebuilt with the rows, so they shrink again after a long value.
         """
         columns = ("field",) if stacked else ("field", "typed", "effective")
-        rows = self.rows_for(report)
+        dark = self.app.current_theme.dark
+        rows = self.rows_for(report, dark=dark)
         if stacked:
-            rows = [(key, _stack(key, cells, report)) for key, cells in rows]
+            rows = [(key, _stack(key, cells, report, dark)) for key, cells in rows]
         keys = [key for key, _ in rows]
         if keys == self._shown_keys and stacked == self._stacked:
             for key, cells in rows:
@@ -76,7 +82,9 @@ class EffectiveTable(DataTable[Text]):
         self._stacked = stacked
 
     @staticmethod
-    def rows_for(report: Report | None) -> list[tuple[str, tuple[Text, ...]]]:
+    def rows_for(
+        report: Report | None, *, dark: bool = True
+    ) -> list[tuple[str, tuple[Text, ...]]]:
         """(field, cells) rows: changed fields first, then the rest in SGLang's order."""
         if report is None:
             return []
@@ -89,14 +97,14 @@ class EffectiveTable(DataTable[Text]):
             if name in changed:
                 cells = (
                     Text(name, style="bold"),
-                    Text(show_value(typed), style="bold yellow"),
-                    Text(f"→ {show_value(effective)}", style="bold yellow reverse"),
+                    Text(show_value(typed), style=CHANGED[dark]),
+                    Text(f"→ {show_value(effective)}", style=CHANGED_RUNS[dark]),
                 )
             elif typed is None and effective is not None:
                 cells = (
                     Text(name),
                     Text(show_value(None), style="dim"),
-                    Text(show_value(effective), style="cyan"),
+                    Text(show_value(effective), style=CHOSEN[dark]),
                 )
             else:
                 cells = (
@@ -108,7 +116,9 @@ class EffectiveTable(DataTable[Text]):
         return rows
 
 
-def _stack(name: str, cells: tuple[Text, ...], report: Report | None) -> tuple[Text]:
+def _stack(
+    name: str, cells: tuple[Text, ...], report: Report | None, dark: bool = True
+) -> tuple[Text]:
     """One two-line cell: the field, then what SGLang runs (`typed → runs` when it changes it),
     so narrow terminals always show SGLang's value."""
     changed = report.changed() if report is not None else {}
@@ -116,7 +126,7 @@ def _stack(name: str, cells: tuple[Text, ...], report: Report | None) -> tuple[T
     cell.append("\n  ")
     if name in changed:
         typed, effective = changed[name]
-        cell.append(f"{show_value(typed)} → {show_value(effective)}", style="bold yellow reverse")
+        cell.append(f"{show_value(typed)} → {show_value(effective)}", style=CHANGED_RUNS[dark])
     else:
         cell.append_text(cells[2])
     return (cell,)

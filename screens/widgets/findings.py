@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from textual import on
@@ -12,7 +13,7 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from screens.forms import label_for
+from screens.forms import LABELS, label_for
 from screens.messages import FindingSelected, FixRequested
 from wizard.rules.report import Finding, Report
 
@@ -191,6 +192,14 @@ class FindingsPanel(Vertical):
         self.post_message(FixRequested(finding.rule, finding.fixes[number - 1]))
 
 
+def with_labels(text: str) -> str:
+    """`text` with the profile's dotted field names replaced by the labels on screen."""
+    for path, label in LABELS.items():
+        if path in text:
+            text = re.sub(rf"(?<![\w.]){re.escape(path)}(?![\w])", label, text)
+    return text
+
+
 def explain(finding: Finding, version: str) -> Content:
     """The full explanation of a finding: what SGLang raises and where (second line), the
     numbered fixes (right below, so they show without scrolling at 80x24), then the message, the
@@ -231,7 +240,7 @@ def explain(finding: Finding, version: str) -> Content:
                 f" {fix.label}",
                 (f"  {detail}" if detail else "", "$text-muted"),
             ]
-    parts += ["\n\n", finding.message]
+    parts += ["\n\n", with_labels(finding.message)]
     if raised is not None:
         parts += ["\n\n", ("SGLang stage: ", "bold"), raised.stage]
         if raised.message and raised.message != finding.message:

@@ -365,3 +365,22 @@ async def test_select_is_left_alone_by_repaints(models: dict[str, Path], ready_d
 def test_exports_yaml_helper_is_the_renderer(models: dict[str, Path]) -> None:
     """(The Review YAML and the export are the same renderer's output.)"""
     assert render_yaml(incident1(models)).startswith("# SGLang")
+
+
+async def test_effective_table_colours_follow_the_theme(
+    models: dict[str, Path], ready_dir: Path
+) -> None:
+    """Yellow and cyan text is unreadable on the light theme: the table switches to dark tones."""
+    from screens.widgets.effective import CHOSEN
+
+    app = WizardApp(initial=incident1(models), ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f4")
+        table = app.screen.query_one(EffectiveTable)
+        chosen = next(
+            i for i in range(table.row_count) if str(table.get_row_at(i)[1]) == "(SGLang chooses)"
+        )
+        assert str(table.get_row_at(chosen)[2].style) == CHOSEN[True]
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert str(table.get_row_at(chosen)[2].style) == CHOSEN[False]
