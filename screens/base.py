@@ -90,6 +90,13 @@ class WizardScreen(Screen[None]):
     ) -> None:
         app = self.wizard
         self.typed = typed
+        with app.batch_update():  # one screen update for the whole repaint
+            self._repaint_now(profile, report, typed)
+
+    def _repaint_now(
+        self, profile: Profile, report: Report | None, typed: tuple[str, ...]
+    ) -> None:
+        app = self.wizard
         self.query_one(StepBar).show(
             app.profile_name, profile.sglang_version, report, app.dirty, checking=app.checking
         )
