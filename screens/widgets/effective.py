@@ -43,6 +43,7 @@ class EffectiveTable(DataTable[Text]):
         super().__init__(id=id)
         self._shown_keys: list[str] | None = None
         self._stacked: bool | None = None
+        self._widths: tuple[int, ...] = ()
 
     def on_mount(self) -> None:
         """Row cursor, stripes (columns come with the first rows)."""
@@ -52,9 +53,10 @@ class EffectiveTable(DataTable[Text]):
     def show(self, report: Report | None, *, stacked: bool = False) -> None:
         """Repaint from a report; cells are updated in place when the rows stay the same.
 
-        `stacked` (narrow terminals): two columns, `SGLang field | SGLang runs`, with what you
-        typed inside the runs cell when SGLang changes it (`16 → 2`), so SGLang's value always
-        shows. Columns are rebuilt with the rows, so they shrink again after a long value.
+        `stacked` (narrow terminals): one column, each row the field and below it what SGLang
+        runs (`16 → 2` when SGLang changes what you typed), so SGLang's value always shows.
+        When a column's widest cell changes, the table is rebuilt: columns shrink again after a
+        long value is gone (DataTable only ever grows them).
         """
         columns = ("field",) if stacked else ("field", "typed", "effective")
         dark = self.app.current_theme.dark
@@ -62,7 +64,11 @@ class EffectiveTable(DataTable[Text]):
         if stacked:
             rows = [(key, _stack(key, cells, report, dark)) for key, cells in rows]
         keys = [key for key, _ in rows]
-        if keys == self._shown_keys and stacked == self._stacked:
+        widths = tuple(
+            max((c.cell_len for _, cells in rows for c in cells[i : i + 1]), default=0)
+            for i in range(len(columns))
+        )
+        if keys == self._shown_keys and stacked == self._stacked and widths == self._widths:
             for key, cells in rows:
                 for column, cell in zip(columns, cells, strict=True):
                     shown = self.get_cell(key, column)
@@ -80,6 +86,7 @@ class EffectiveTable(DataTable[Text]):
             self.add_row(*cells, key=key, height=2 if stacked else 1)
         self._shown_keys = keys
         self._stacked = stacked
+        self._widths = widths
 
     @staticmethod
     def rows_for(

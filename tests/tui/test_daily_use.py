@@ -16,6 +16,7 @@ from screens.dialogs import (
     UnsavedDialog,
 )
 from screens.forms import FieldInput
+from screens.messages import EditRequested
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import FindingsPanel
 from screens.widgets.stepbar import StepBar
@@ -384,3 +385,30 @@ async def test_effective_table_colours_follow_the_theme(
         await pilot.press("ctrl+t")
         await pilot.pause()
         assert str(table.get_row_at(chosen)[2].style) == CHOSEN[False]
+
+
+async def test_effective_table_columns_shrink_again(
+    models: dict[str, Path], ready_dir: Path
+) -> None:
+    app = WizardApp(initial=incident1(models), ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f3")
+        await app.workers.wait_for_complete()
+        await pilot.press("f4")
+        table = app.screen.query_one(EffectiveTable)
+        narrow = table.columns["typed"].get_render_width(table)  # type: ignore[index]
+        app.post_message(
+            EditRequested(
+                {"speculative.draft_model_path": "/a/very/long/draft/path/x"},
+                {"speculative.draft_model_path": "/a/very/long/draft/path/x"},
+            )
+        )
+        await pilot.pause()
+        wide = table.columns["typed"].get_render_width(table)  # type: ignore[index]
+        assert wide > narrow
+        app.post_message(
+            EditRequested({"speculative.draft_model_path": None}, {"speculative.draft_model_path": ""})
+        )
+        await pilot.pause()
+        table_width = table.columns["typed"].get_render_width(table)  # type: ignore[index]
+        assert table_width == narrow
