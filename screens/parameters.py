@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widgets import Label, OptionList, Select, Static
 
 from screens.base import WizardScreen
-from screens.forms import LABELS, FieldInput, Kind
+from screens.forms import LABELS, FieldInput, Kind, label_for
 from screens.messages import EditRequested
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import FindingList, FindingsPanel
@@ -144,6 +144,13 @@ class ParametersScreen(WizardScreen):
         self.query_one(FindingsPanel).show(
             report, problems, profile.sglang_version, self.wizard.core_problem
         )
+        # A refused value is also named on the form's own border, next to the fields.
+        form = self.query_one("#params-form")
+        subtitle = next(
+            (f"✗ {label_for(path)}: {message}" for path, message in problems.items()), ""
+        )
+        if form.border_subtitle != subtitle:
+            form.border_subtitle = subtitle
         self.query_one(EffectiveTable).show(report, stacked=self.has_class("-narrow"))
         title = "Effective values: typed → SGLang runs"
         if report is not None and report.verdict == "error":

@@ -182,6 +182,7 @@ async def test_numbers_out_of_range_are_refused_next_to_the_field_by_its_label(
             assert kept is None or 1 <= kept <= 1024
             first = app.screen.query_one("#findings-list", OptionList).get_option_at_index(0)
             assert message in str(first.prompt)
+            assert message in str(app.screen.query_one("#params-form").border_subtitle)
             assert "speculative.num_steps" not in str(first.prompt)
 
 
