@@ -54,13 +54,26 @@ class WizardScreen(Screen[None]):
         self._repaint(self.wizard.profile, self.wizard.report)
         if self.focused is None:
             self.focus_first()
+        focused = self.focused
+        if self._select_on_entry and isinstance(focused, FieldInput) and not focused.pending:
+            focused.select_all()  # typing replaces the value, as tabbing into a field does
+        self._select_on_entry = False
+
+    _select_on_entry = False
 
     def focus_first(self) -> None:
         """Focus the first visible, focusable widget matching `AUTO_FOCUS`."""
         for widget in self.query(self.AUTO_FOCUS or "*"):
             if widget.focusable and widget.display and widget.visible:
                 self.set_focus(widget)
+                if isinstance(widget, FieldInput):
+                    widget.select_all()  # typing replaces the value, as tabbing in does
+                self._select_on_entry = True  # again after the entry repaint, if it comes later
+                self.call_after_refresh(self._entry_done)
                 return
+
+    def _entry_done(self) -> None:
+        self._select_on_entry = False
 
     def on_key(self, event: Key) -> None:
         """A key that arrives while nothing has focus goes to the first useful widget."""

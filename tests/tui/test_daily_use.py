@@ -124,9 +124,9 @@ async def test_unsaved_work_is_never_dropped_silently(
 ) -> None:
     app = WizardApp(initial=incident1(models), initial_name="mine", ready_dir=ready_dir)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("f4", "2")  # Steps 1 -> 12
+        await pilot.press("f4", "2")  # Steps 1 -> 2: entering a step selects its first field
         await pilot.pause()
-        assert app.profile.speculative.num_steps == 12
+        assert app.profile.speculative.num_steps == 2
         assert app.dirty and "mine*" in status(app)
         # Quit, New, Import and Open all ask; cancel keeps everything.
         for keys in (("ctrl+q",), ("f1", "n"), ("f1", "i")):
@@ -135,7 +135,7 @@ async def test_unsaved_work_is_never_dropped_silently(
             assert isinstance(app.screen, UnsavedDialog), keys
             await pilot.press("escape")
             await pilot.pause()
-            assert app.is_running and app.profile.speculative.num_steps == 12
+            assert app.is_running and app.profile.speculative.num_steps == 2
         ready = sorted(ready_dir.glob("*.toml"))[0]
         app.open_path(ready)
         await pilot.pause()
@@ -146,7 +146,7 @@ async def test_unsaved_work_is_never_dropped_silently(
         await pilot.press("enter")  # the name "mine" is proposed
         await pilot.pause()
         await pilot.pause()
-        assert load_profile(profiles_dir / "mine.toml").speculative.num_steps == 12
+        assert load_profile(profiles_dir / "mine.toml").speculative.num_steps == 2
         assert app.profile_path == ready and not app.dirty
         await pilot.press("f1")
         listing = app.screen.query_one("#profile-list", OptionList)
@@ -160,7 +160,7 @@ async def test_unsaved_work_is_never_dropped_silently(
         await pilot.press("d")
         await pilot.pause()
     assert not app.is_running
-    assert load_profile(profiles_dir / "mine.toml").speculative.num_steps == 12
+    assert load_profile(profiles_dir / "mine.toml").speculative.num_steps == 2
 
 
 async def test_numbers_out_of_range_are_refused_next_to_the_field_by_its_label(
