@@ -4,7 +4,8 @@ The header of every wizard step, the Algorithm and Parameters steps, Review, the
 `sglang-wizard check` all say the same thing about a profile:
 
 * ``refuses``           SGLang's argument code raises (argparse / resolve / check): it never starts;
-* ``fails at run time`` the arguments pass but a runtime trap fires (e.g. the model does not load);
+* ``fails at run time`` the arguments pass but a runtime trap fires (e.g. the model does not load,
+                        or the memory plan says it will not fit);
 * ``starts, N warnings`` it starts, with warnings that matter (e.g. only 2 requests fit in memory);
 * ``starts, adjusted``  it starts, and SGLang quietly changes values you typed;
 * ``starts``            it starts as typed.
@@ -81,6 +82,12 @@ def verdict_of(report: Report) -> Verdict:
         first = errors[0]
         return Verdict("fails", "fails at run time", first.title, errors)
     warnings = tuple(f for f in report.findings if f.severity == "warning")
+    plan = report.memory_plan
+    if plan is not None and getattr(plan, "verdict", None) == "will_not_fit":
+        # The memory rule is a warning (SGLang does not check it at start), but a plan that
+        # does not fit ends in an out-of-memory error while loading: say so.
+        memory = tuple(f for f in warnings if f.rule == "R-MEMORY-PLAN") or warnings
+        return Verdict("fails", "fails at run time", "GPU memory plan: will not fit", memory)
     if warnings:
         detail = "; ".join(f.message or f.title for f in warnings)
         return Verdict("warnings", f"starts, {_count(len(warnings), 'warning')}", detail, warnings)

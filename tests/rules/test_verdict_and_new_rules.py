@@ -164,3 +164,16 @@ def test_algorithm_step_and_findings_agree_on_a_draft_vocab_mismatch(
 def test_ready_profiles_still_load_and_check() -> None:
     for path in sorted(Path("profiles").glob("*.toml")):
         verdict_of(check_profile(load_profile(path)))
+
+
+def test_a_memory_plan_that_will_not_fit_fails_at_run_time(models: dict[str, str]) -> None:
+    """A bf16 DeepSeek-V3 on one 48 GB card: the rule is a warning, the verdict is honest."""
+    p = Profile.model_validate(
+        {"model": {"path": models["dsv3"]}, "gpu": {"kind": "RTX A6000", "count": 1}}
+    )
+    report = check_profile(p)
+    assert report.memory_plan is not None and report.memory_plan.verdict == "will_not_fit"
+    assert report.verdict == "ok"  # SGLang's argument code accepts it
+    verdict = verdict_of(report)
+    assert (verdict.kind, verdict.headline) == ("fails", "fails at run time")
+    assert verdict.findings[0].rule == "R-MEMORY-PLAN"
