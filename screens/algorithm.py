@@ -26,6 +26,7 @@ class AlgorithmScreen(WizardScreen):
     """Pick a speculative algorithm (or none) and, when it needs one, the draft model."""
 
     STEP = "algorithm"
+    AUTO_FOCUS = "#algo-list"
     CSS_PATH = "algorithm.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "choose", "Choose", show=True),
@@ -54,31 +55,37 @@ class AlgorithmScreen(WizardScreen):
         self.query_one("#algo-list").border_title = "Speculative algorithm"
         self.query_one("#algo-detail-box").border_title = "Details"
         self.options: list[Any] = []
-        self._key: tuple[str, str | None, str] | None = None
+        self._key: tuple[str, str | None, str, str | None] | None = None
 
     def sync(self, profile: Profile, report: Report | None) -> None:
         """Show the chosen algorithm; reload the choices when model, draft or version changed."""
         problems = self.wizard.input_problems
         draft = self.query_one(FieldInput)
-        if draft.path not in problems:
+        if draft.path not in problems and draft.path not in self.typed and not draft.pending:
             draft.show(profile.speculative.draft_model_path)
         draft.set_class(draft.path in problems, "-offending")
-        key = (profile.model.path, profile.speculative.draft_model_path, profile.sglang_version)
+        key = (
+            profile.model.path,
+            profile.speculative.draft_model_path,
+            profile.sglang_version,
+            profile.speculative.token_map,
+        )
         if key != self._key:
             self._key = key
-            self.load_options(*key)
+            self.load_options(profile)
         else:
             self._fill(self.options, None)
 
     @work(exclusive=True, thread=True, group="algorithms")
-    def load_options(self, model: str, draft: str | None, version: str) -> None:
+    def load_options(self, profile: Profile) -> None:
         """Read the model (and draft) facts off the UI thread, then ask the core what is available."""
         note: str | None = None
         options: list[Any] = []
+        model, draft = profile.model.path, profile.speculative.draft_model_path
         try:
             target = _facts_or_none(self, model)
             draft_facts = _facts_or_none(self, draft) if draft else None
-            options = core.algorithm_options(target, draft_facts, version)
+            options = core.algorithm_choices(profile, target, draft_facts)
             if target is None:
                 note = "The model folder could not be read here: availability assumes nothing about it."
         except core.CoreUnavailable as exc:
@@ -103,7 +110,7 @@ class AlgorithmScreen(WizardScreen):
         ]
         for option in options:
             mark = "● " if option.name == current else "○ "
-            status = ("✓", "$success") if option.available else ("✗", "$error")
+            status = ("✓", "$text-success") if option.available else ("✗", "$text-error")
             items.append(
                 Option(
                     Content.assemble(
@@ -125,7 +132,7 @@ class AlgorithmScreen(WizardScreen):
                 Option(
                     Content.assemble(
                         ("● ", "bold"),
-                        ("? ", "$warning"),
+                        ("? ", "$text-warning"),
                         current,
                         "  (not offered by this version)",
                     ),
@@ -162,7 +169,7 @@ class AlgorithmScreen(WizardScreen):
             parts.append(
                 (
                     "✓ available" if chosen.available else "✗ not available",
-                    "bold $success" if chosen.available else "bold $error",
+                    "bold $text-success" if chosen.available else "bold $text-error",
                 )
             )
             if chosen.reason:
@@ -171,12 +178,16 @@ class AlgorithmScreen(WizardScreen):
                 parts += ["\n\n", ("Needs a draft model: ", "bold"), "enter its path below (d)."]
         note = getattr(self, "_note", None)
         if note:
-            parts += ["\n\n", (note, "$warning")]
+            parts += ["\n\n", (note, "$text-warning")]
         parts += ["\n\n", ("Enter chooses; F4 goes on to the parameters.", "$text-muted")]
         self.query_one("#algo-detail", Static).update(Content.assemble(*parts))
+        draft = self.query_one(FieldInput)
+        # A field being typed in never vanishes (emptying it would drop focus and the next keys).
         self.query_one("#draft-row").display = bool(
             (chosen is not None and chosen.needs_draft)
             or self.wizard.profile.speculative.draft_model_path
+            or draft.has_focus
+            or draft.value
         )
 
     @on(OptionList.OptionSelected, "#algo-list")

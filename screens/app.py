@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
-from textual import on
+from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from screens import core
 from screens.commands import WizardCommands
@@ -95,16 +95,23 @@ class WizardApp(App[int]):
     COMMANDS = App.COMMANDS | {WizardCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         # The step keys are shown (and clickable) in each screen's step bar, not in the footer.
-        Binding("f1", "goto('start')", "Start", show=False),
-        Binding("f2", "goto('model')", "Model", show=False),
-        Binding("f3", "goto('algorithm')", "Algorithm", show=False),
-        Binding("f4", "goto('parameters')", "Parameters", show=False),
-        Binding("f5", "goto('review')", "Review", show=False),
-        Binding("ctrl+n", "step(1)", "Next"),
-        Binding("ctrl+b", "step(-1)", "Back", show=False),
+        # Keys that move focus or change the screen are priority bindings: the app handles them
+        # before it forwards the next key, so `2<Tab>2` typed at machine speed (a paste, a macro)
+        # lands in two fields in that order, and keys typed after F4 reach the new screen.
+        Binding("f1", "goto('start')", "Start", show=False, priority=True),
+        Binding("f2", "goto('model')", "Model", show=False, priority=True),
+        Binding("f3", "goto('algorithm')", "Algorithm", show=False, priority=True),
+        Binding("f4", "goto('parameters')", "Parameters", show=False, priority=True),
+        Binding("f5", "goto('review')", "Review", show=False, priority=True),
+        Binding("ctrl+n", "step(1)", "Next", priority=True),
+        Binding("ctrl+b", "step(-1)", "Back", show=False, priority=True),
+        Binding("tab", "focus_next", "Next field", show=False, priority=True),
+        Binding("shift+tab", "focus_previous", "Previous field", show=False, priority=True),
         Binding("ctrl+s", "save", "Save"),
         Binding("ctrl+o", "open_profile", "Open", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
+        Binding("ctrl+z", "undo_fix", "Undo fix", show=False),
+        Binding("question_mark", "keys", "Keys", show=False),
         Binding("f7", "runs", "Runs", show=False),
         Binding("f8", "screenshot_here", "Screenshot", show=False),
     ]
@@ -134,12 +141,19 @@ class WizardApp(App[int]):
         self.profile_name: str | None = initial_name
         self.profile_path: Path | None = None
         self.dirty = False
+        self._saved_early: set[Path] = set()
+        self.undo_stack: list[tuple[Profile, bool]] = []  # (profile, dirty) before each fix
+        # Started without a profile (the `sglang-wizard` command): the first screen comes up at
+        # once and the rule engine checks the first profile in a thread meanwhile (importing the
+        # engine and checking take about as long as Textual's own start-up).
+        self.checking = initial is None
         if initial is None:
             initial, self.profile_name, self.profile_path = self._first_profile()
         self.profile: Profile = initial
         self.report: Report | None = None
-        self.core_problem: str | None = None
-        self.report = self._check(initial)
+        self.core_problem: str | None = "Checking the profile…" if self.checking else None
+        if not self.checking:
+            self.report = self._check(initial)
 
     def on_mount(self) -> None:
         """Leave when the terminal goes away (ssh dropped, tmux pane killed) instead of spinning
@@ -149,6 +163,30 @@ class WizardApp(App[int]):
         # A child of `make` or a shell may not get the SIGHUP: watch the terminal itself.
         if not self.is_headless and _stdin_is_tty():
             self.set_interval(2.0, self._exit_without_terminal)
+        if self.checking:
+            self._first_check(self.profile)
+
+    @work(thread=True, exclusive=True, group="first-check")
+    def _first_check(self, profile: Profile) -> None:
+        """Check the first profile off the UI thread (see `__init__`)."""
+        try:
+            report: Report | None = core.check_profile(profile)
+            problem: Exception | None = None
+        except Exception as exc:  # shown by _first_report, never raised
+            report, problem = None, exc
+        self.call_from_thread(self._first_report, profile, report, problem)
+
+    def _first_report(
+        self, profile: Profile, report: Report | None, problem: Exception | None
+    ) -> None:
+        self.checking = False
+        if profile is not self.profile:  # edited or replaced meanwhile: that path checked it
+            return
+        if problem is not None:
+            self.report = self._check(profile)  # the same error, reported the usual way
+        else:
+            self.report, self.core_problem = report, None
+        self.screen.post_message(ProfileChanged(self.profile, self.report))
 
     def _exit_without_terminal(self) -> None:
         if not _stdin_is_tty():
@@ -216,6 +254,7 @@ class WizardApp(App[int]):
 
     def _check(self, profile: Profile) -> Report | None:
         """Run the rule engine; a failure becomes a notification, never a traceback."""
+        self.checking = False
         try:
             report = core.check_profile(profile, facts=self.remote_facts.get(profile.model.path))
         except core.CoreUnavailable as exc:
@@ -233,21 +272,45 @@ class WizardApp(App[int]):
     ) -> None:
         """Replace the current profile (opened, imported or new) and re-check it."""
         self.input_problems.clear()
+        self.undo_stack.clear()
         self.profile_name = name
         self.profile_path = path
-        self.dirty = path is None
+        profile, moved = self._protect_secrets(profile, "The command")
+        # An imported command is unsaved work; an empty new profile is not (yet).
+        self.dirty = bool(moved) or (path is None and profile != new_profile())
         self._update(profile)
         self.post_message(ProfileOpened(path, name))
+
+    def _protect_secrets(self, profile: Profile, source: str) -> tuple[Profile, list[str]]:
+        """Literal secrets in the env become references to the variable (`wizard.secrets`), and
+        the user is told: the value is never kept, shown or saved."""
+        from wizard.secrets import protect_env
+
+        env, moved = protect_env(profile.env)
+        if not moved:
+            return profile, moved
+        names = ", ".join(moved)
+        refs = ", ".join(f"${n}" for n in moved)
+        self.notify(
+            f"{source} had a literal {names}: the profile keeps a reference ({refs}, read from "
+            "this environment at launch), never the value.",
+            title="Secret not stored",
+            severity="warning",
+            timeout=10,
+        )
+        return profile.with_edits({"env": env}), moved
 
     def remember_remote_facts(self, path: str, facts: Any) -> None:
         """Use facts read on the GPU host for `path` from now on, and re-check the profile."""
         self.remote_facts[path] = facts
         self._update(self.profile)
 
-    def _update(self, profile: Profile, typed: tuple[str, ...] = ()) -> None:
+    def _update(
+        self, profile: Profile, typed: tuple[str, ...] = (), answered: tuple[str, ...] = ()
+    ) -> None:
         self.profile = profile
         self.report = self._check(profile)
-        self.screen.post_message(ProfileChanged(profile, self.report, typed))
+        self.screen.post_message(ProfileChanged(profile, self.report, typed, answered))
 
     @on(EditRequested)
     def _on_edit(self, message: EditRequested) -> None:
@@ -265,6 +328,12 @@ class WizardApp(App[int]):
         except KeyError as exc:
             self.notify(f"Unknown profile field {exc}", severity="error")
             return
+        if "env" in message.edits and message.final:
+            profile, moved = self._protect_secrets(profile, "Env vars")
+            if moved:  # the input shows the reference now, not the typed value
+                self.dirty = True
+                self._update(profile, tuple(p for p in message.raw if p != "env"), ("env",))
+                return
         if profile != self.profile:
             self.dirty = True
         self._update(profile, tuple(message.raw))
@@ -293,39 +362,108 @@ class WizardApp(App[int]):
             return
         for path in message.fix.edits:
             self.input_problems.pop(path, None)
+        self.undo_stack.append((self.profile, self.dirty))
         self.dirty = True
-        self.notify(message.fix.label, title=f"Fix applied ({message.rule})")
+        self.notify(f"{message.fix.label} (ctrl+z undoes it)", title=f"Fix applied ({message.rule})")
         self._update(profile)
+
+    def action_undo_fix(self) -> None:
+        """Undo the last applied fix (ctrl+z; edits typed since then are undone with it)."""
+        if not self.undo_stack:
+            self.notify("No fix to undo.", severity="warning")
+            return
+        profile, dirty = self.undo_stack.pop()
+        self.dirty = dirty
+        self.input_problems.clear()
+        self._update(profile)
+        self.notify("Last fix undone.")
+
+    def action_keys(self) -> None:
+        """Show or hide the keys of the current screen (`?`)."""
+        from textual.widgets import HelpPanel
+
+        if self.screen.query(HelpPanel):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
 
     @on(ProfileSaved)
     def _on_saved(self, message: ProfileSaved) -> None:
-        self.profile_path = message.path
-        self.profile_name = message.path.stem
+        if message.path in self._saved_early:
+            self._saved_early.discard(message.path)
+            return
+        self._mark_saved(message.path)
+        self.screen.post_message(ProfileChanged(self.profile, self.report))
+
+    def _mark_saved(self, path: Path) -> None:
+        self.profile_path = path
+        self.profile_name = path.stem
         self.dirty = False
 
     # ---------------------------------------------------------------- navigation and actions
 
-    def action_goto(self, step: str) -> None:
-        """Show a wizard step."""
-        if step in STEPS and self.current_mode != step:
-            self.switch_mode(step)
+    async def action_goto(self, step: str) -> None:
+        """Show a wizard step, focused on its first useful widget.
 
-    def action_step(self, delta: int) -> None:
+        Awaited: keys typed right after the step key wait until the step is mounted and focused,
+        so none is dropped or lands on the previous step."""
+        if step not in STEPS or self.current_mode == step:
+            return
+        if isinstance(self.screen, ModalScreen):  # a dialog answers first
+            return
+        await self.switch_mode(step)
+        focus_first = getattr(self.screen, "focus_first", None)
+        if focus_first is not None:  # before the next key is forwarded
+            focus_first()
+
+    def show_step(self, step: str) -> None:
+        """Go to a step from synchronous code (a dialog's result, a palette command)."""
+        self.call_later(self.action_goto, step)
+
+    async def action_step(self, delta: int) -> None:
         """Next (+1) or previous (-1) wizard step."""
         names = list(STEPS)
         index = names.index(self.current_mode) if self.current_mode in names else 0
-        self.action_goto(names[max(0, min(len(names) - 1, index + delta))])
+        await self.action_goto(names[max(0, min(len(names) - 1, index + delta))])
 
-    def action_save(self) -> None:
-        """Save the current profile as TOML (asks for a name)."""
+    def action_save(self, then: Callable[[], object] | None = None) -> None:
+        """Save the current profile as TOML (asks for a name); `then` runs once it is saved."""
         from screens.dialogs import SaveProfileDialog
 
-        self.push_screen(SaveProfileDialog(self.profile, self.profile_name))
+        def saved(path: Path | None) -> None:
+            if path is not None and then is not None:
+                # Mark it saved now: `then` may open another profile before ProfileSaved arrives.
+                self._mark_saved(path)
+                self._saved_early.add(path)
+                then()
+
+        self.push_screen(SaveProfileDialog(self.profile, self.profile_name), saved)
+
+    def unless_unsaved(self, doing: str, then: Callable[[], object]) -> None:
+        """Run `then` (which replaces or drops the profile) once unsaved changes are saved or
+        discarded; with nothing unsaved at once. Cancel keeps everything as it is."""
+        from screens.dialogs import UnsavedDialog
+
+        if not self.dirty:
+            then()
+            return
+
+        def answered(answer: str | None) -> None:
+            if answer == "save":
+                self.action_save(then)
+            elif answer == "discard":
+                then()
+
+        self.push_screen(UnsavedDialog(self.profile_name, doing), answered)
+
+    async def action_quit(self) -> None:
+        """Quit (asks first when the profile has unsaved changes)."""
+        self.unless_unsaved("quit", self.exit)
 
     def action_open_profile(self) -> None:
         """Go to the start screen's profile list."""
-        self.action_goto("start")
-        self.call_after_refresh(self._focus_profile_list)
+        self.show_step("start")
+        self.call_later(self._focus_profile_list)
 
     def _focus_profile_list(self) -> None:
         from textual.widgets import OptionList
@@ -334,10 +472,23 @@ class WizardApp(App[int]):
             self.screen.query_one("#profile-list", OptionList).focus()
 
     def action_import_command(self) -> None:
-        """Paste a `python -m sglang.launch_server ...` line to import it."""
+        """Paste a `python -m sglang.launch_server ...` line to import it (asks first when the
+        current profile has unsaved changes)."""
         from screens.dialogs import ImportCommandDialog
 
-        self.push_screen(ImportCommandDialog(self.profile.sglang_version))
+        self.unless_unsaved(
+            "import a command",
+            lambda: self.push_screen(ImportCommandDialog(self.profile.sglang_version)),
+        )
+
+    def action_new_profile(self) -> None:
+        """Start an empty profile on the Model step (asks first about unsaved changes)."""
+
+        def start_new() -> None:
+            self.set_profile(new_profile())
+            self.show_step("model")
+
+        self.unless_unsaved("start a new profile", start_new)
 
     def action_export_yaml(self) -> None:
         """Write SGLang `--config` YAML for the current profile."""
@@ -362,19 +513,37 @@ class WizardApp(App[int]):
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
 
     def action_screenshot_here(self) -> None:
-        """Save an SVG screenshot of the current screen in the working directory."""
-        path = self.save_screenshot(path=str(Path.cwd()))
+        """Save an SVG screenshot of the current screen in the exports dir (named in the message)."""
+        from wizard.profile import exports_dir
+
+        folder = exports_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = self.save_screenshot(path=str(folder))
+        except OSError as exc:
+            self.notify(f"{folder}: {exc}", title="Screenshot not saved", severity="error")
+            return
         self.notify(path, title="Screenshot saved")
 
-    def open_path(self, path: Path) -> None:
-        """Load a profile file and make it current (errors become notifications)."""
-        try:
-            profile = load_profile(path)
-        except ProfileError as exc:
-            self.notify(str(exc), title="Profile not loaded", severity="error", timeout=10)
+    def open_path(self, path: Path, then: Callable[[], object] | None = None) -> None:
+        """Load a profile file and make it current (asks first about unsaved changes; errors
+        become notifications); `then` runs once it is open."""
+
+        def load() -> None:
+            try:
+                profile = load_profile(path)
+            except ProfileError as exc:
+                self.notify(str(exc), title="Profile not loaded", severity="error", timeout=10)
+                return
+            self.set_profile(profile, name=path.stem, path=path)
+            self.notify(str(path), title=f"Opened {path.stem}")
+            if then is not None:
+                then()
+
+        if path == self.profile_path and not self.dirty:
+            load()
             return
-        self.set_profile(profile, name=path.stem, path=path)
-        self.notify(str(path), title=f"Opened {path.stem}")
+        self.unless_unsaved(f"open {path.stem}", load)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Command palette: the app's own actions, then Textual's (theme, quit, keys)."""
@@ -387,11 +556,13 @@ class WizardApp(App[int]):
         yield SystemCommand("Save profile", "Save as TOML in the profiles dir", self.action_save)
         yield SystemCommand("Open profile", "Recent and ready profiles", self.action_open_profile)
         yield SystemCommand("Runs", "Runs launched from here: log, stop", self.action_runs)
-        yield SystemCommand("Screenshot", "Save an SVG of this screen", self.action_screenshot_here)
+        yield SystemCommand(
+            "Screenshot", "Save an SVG of this screen (exports dir)", self.action_screenshot_here
+        )
         yield SystemCommand("Toggle dark / light", "Switch the theme", self.action_toggle_dark)
         for name, title in STEPS.items():
             yield SystemCommand(
-                f"Go to {title}", f"Wizard step {title}", lambda n=name: self.action_goto(n)
+                f"Go to {title}", f"Wizard step {title}", lambda n=name: self.show_step(n)
             )
         yield from super().get_system_commands(screen)
 

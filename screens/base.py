@@ -6,6 +6,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
+from textual.events import Key
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
@@ -39,12 +40,61 @@ class WizardScreen(Screen[None]):
         """The footer with this step's bindings."""
         return Footer()
 
+    def on_mount(self) -> None:
+        """Repaint when the theme changes (tables and code pick their colours per theme)."""
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        if self.is_current:
+            self._repaint(self.wizard.profile, self.wizard.report)
+
     def on_screen_resume(self) -> None:
-        """Repaint from the app's current profile whenever the step is shown."""
+        """Repaint from the app's current profile whenever the step is shown (entering a step
+        focuses its first useful widget: `WizardApp.action_goto`)."""
         self._repaint(self.wizard.profile, self.wizard.report)
+        if self.focused is None:
+            self.focus_first()
+        focused = self.focused
+        if self._select_on_entry and isinstance(focused, FieldInput) and not focused.pending:
+            focused.select_all()  # typing replaces the value, as tabbing into a field does
+        self._select_on_entry = False
+
+    _select_on_entry = False
+
+    def focus_first(self) -> None:
+        """Focus the first visible, focusable widget matching `AUTO_FOCUS`."""
+        for widget in self.query(self.AUTO_FOCUS or "*"):
+            if widget.focusable and widget.display and widget.visible:
+                self.set_focus(widget)
+                if isinstance(widget, FieldInput):
+                    widget.select_all()  # typing replaces the value, as tabbing in does
+                self._select_on_entry = True  # again after the entry repaint, if it comes later
+                self.call_after_refresh(self._entry_done)
+                return
+
+    def _entry_done(self) -> None:
+        self._select_on_entry = False
+
+    def on_key(self, event: Key) -> None:
+        """A key that arrives while nothing has focus goes to the first useful widget."""
+        if self.focused is not None or not event.is_printable or event.character is None:
+            return
+        self.focus_first()
+        target = self.focused
+        if isinstance(target, Input):
+            event.stop()
+            target.insert_text_at_cursor(event.character)
+
+    def on_screen_suspend(self) -> None:
+        """Answers to this step's edits go to the next step: nothing stays pending here."""
+        for field in self.query(FieldInput):
+            field.pending = 0
 
     @on(ProfileChanged)
     def _profile_changed(self, message: ProfileChanged) -> None:
+        for field in self.query(FieldInput):
+            if field.pending and field.path in (*message.typed, *message.answered):
+                field.pending -= 1
         if self.is_current:
             self._repaint(message.profile, message.report, message.typed)
 
@@ -53,7 +103,16 @@ class WizardScreen(Screen[None]):
     ) -> None:
         app = self.wizard
         self.typed = typed
-        self.query_one(StepBar).show(app.profile_name, profile.sglang_version, report, app.dirty)
+        with app.batch_update():  # one screen update for the whole repaint
+            self._repaint_now(profile, report, typed)
+
+    def _repaint_now(
+        self, profile: Profile, report: Report | None, typed: tuple[str, ...]
+    ) -> None:
+        app = self.wizard
+        self.query_one(StepBar).show(
+            app.profile_name, profile.sglang_version, report, app.dirty, checking=app.checking
+        )
         self.sync(profile, report)
 
     def sync(self, profile: Profile, report: Report | None) -> None:
@@ -66,12 +125,29 @@ class WizardScreen(Screen[None]):
         if not isinstance(field, FieldInput):
             return
         event.stop()
+        field.pending += 1  # until the app answers, repaints keep this text (keys are never lost)
         try:
             value = field.parse()
         except ValueError as exc:
             self.post_message(InputRejected((field.path,), {field.path: str(exc)}))
             return
         self.post_message(EditRequested({field.path: value}, {field.path: field.value}))
+
+    @on(Input.Submitted)
+    @on(Input.Blurred)
+    def _field_left(self, event: Input.Submitted | Input.Blurred) -> None:
+        """Leaving the env field (or enter in it) hands it over as final: a literal secret typed
+        there becomes a reference to the variable before anything keeps it."""
+        field = event.input
+        if not isinstance(field, FieldInput) or field.kind != "env":
+            return
+        try:
+            value = field.parse()
+        except ValueError:
+            return
+        if any(value.values()):
+            field.pending += 1
+            self.post_message(EditRequested({field.path: value}, {field.path: field.value}, True))
 
     def show_fields(self, profile: Profile, offending: Collection[str] | None = None) -> None:
         """Put profile values into the form's inputs and mark the `offending` ones (default: refused).
@@ -82,6 +158,6 @@ class WizardScreen(Screen[None]):
         problems = self.wizard.input_problems
         marked = problems if offending is None else offending
         for field in self.query(FieldInput):
-            if field.path not in problems and field.path not in self.typed:
+            if field.path not in problems and field.path not in self.typed and not field.pending:
                 field.show(profile.get(field.path))
             field.set_class(field.path in marked, "-offending")

@@ -137,6 +137,12 @@ def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
     return list(_core("wizard.applicability", "algorithm_options")(target, draft, version))
 
 
+def algorithm_choices(profile: Profile, target: Any, draft: Any) -> list[Any]:
+    """Algorithms the version offers, available or not by the same findings F4 shows
+    (`wizard.verdict.algorithm_choices`)."""
+    return list(_core("wizard.verdict", "algorithm_choices")(profile, target, draft))
+
+
 #: Launch-env variables that say where the host's HF cache is (sent to the host's agent; no token).
 CACHE_ENV = ("HF_HOME", "HF_HUB_CACHE", "XDG_CACHE_HOME")
 

@@ -17,6 +17,7 @@ from screens.messages import ProfileSaved
 from wizard.profile import (
     Profile,
     atomic_write_text,
+    exports_dir,
     profile_path,
     profiles_dir,
     save_profile,
@@ -34,7 +35,7 @@ DIALOG_CSS = """
 }}
 {name} .buttons {{ height: auto; align-horizontal: right; margin-top: 1; }}
 {name} .buttons Button {{ margin-left: 1; }}
-{name} .error {{ color: $error; height: auto; }}
+{name} .error {{ color: $text-error; height: auto; }}
 """
 
 
@@ -42,6 +43,7 @@ class ConfirmDialog(ModalScreen[bool]):
     """Yes / no question."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog")
+    AUTO_FOCUS = "#no"  # enter never confirms a replacement by accident
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
@@ -68,11 +70,51 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(answer)
 
 
+class UnsavedDialog(ModalScreen[str]):
+    """The profile has unsaved changes: save, discard or cancel (answers "save" / "discard" / "cancel")."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="UnsavedDialog")
+    AUTO_FOCUS = "#save"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "answer('save')", "Save"),
+        Binding("d", "answer('discard')", "Discard"),
+        Binding("escape,c", "answer('cancel')", "Cancel"),
+    ]
+
+    def __init__(self, name: str | None, doing: str) -> None:
+        super().__init__()
+        self.question = (
+            f"The profile {name or '(not saved yet)'} has unsaved changes.\n"
+            f"Save them before you {doing}?"
+        )
+
+    def compose(self) -> ComposeResult:
+        """Question and the three answers."""
+        with Vertical():
+            yield Static(self.question)
+            with Horizontal(classes="buttons"):
+                yield Button("Save… (s)", id="save", variant="primary")
+                yield Button("Discard (d)", id="discard", variant="error")
+                yield Button("Cancel (esc)", id="cancel")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id or "cancel")
+
+    def action_answer(self, answer: str) -> None:
+        """Close with the answer."""
+        self.dismiss(answer)
+
+
 class SaveProfileDialog(ModalScreen[Path | None]):
     """Ask for a profile name, confirm overwriting, save atomically."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="SaveProfileDialog")
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#save-name"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "submit", "Save", priority=True),
+    ]
 
     def __init__(self, profile: Profile, name: str | None) -> None:
         super().__init__()
@@ -109,7 +151,8 @@ class SaveProfileDialog(ModalScreen[Path | None]):
 
     @on(Input.Submitted, "#save-name")
     @on(Button.Pressed, "#save")
-    def _submit(self) -> None:
+    def action_submit(self) -> None:
+        """Save under the typed name (replacing a file asks first)."""
         name = self.query_one("#save-name", Input).value.strip()
         problem = self._problem(name)
         if problem:
@@ -140,6 +183,43 @@ class SaveProfileDialog(ModalScreen[Path | None]):
         self.dismiss(None)
 
 
+class TextDialog(ModalScreen[None]):
+    """Text to copy by hand: selectable, with where else it went (the clipboard fallback)."""
+
+    DEFAULT_CSS = (
+        DIALOG_CSS.format(name="TextDialog")
+        + """
+    TextDialog TextArea { height: auto; max-height: 14; }
+    """
+    )
+    AUTO_FOCUS = "TextArea"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+
+    def __init__(self, title: str, note: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.note = note
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        """Title, where the text went, the text itself (read-only, selected)."""
+        with Vertical():
+            yield Label(self.title_text)
+            yield Static(self.note, classes="hint")
+            yield TextArea(self.text, read_only=True, soft_wrap=True, id="copy-text")
+            with Horizontal(classes="buttons"):
+                yield Button("Close (esc)", id="close", variant="primary")
+
+    def on_mount(self) -> None:
+        """Select everything, ready for the terminal's own copy."""
+        self.query_one(TextArea).select_all()
+
+    @on(Button.Pressed, "#close")
+    def action_close(self) -> None:
+        """Close."""
+        self.dismiss(None)
+
+
 class ImportCommandDialog(ModalScreen[None]):
     """Paste a launch command; it becomes the current profile."""
 
@@ -150,7 +230,8 @@ class ImportCommandDialog(ModalScreen[None]):
     """
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+r", "run_import", "Import", priority=True),
+        # ctrl+s commits a dialog everywhere (save, import, export); enter is a newline here.
+        Binding("ctrl+s", "run_import", "Import", priority=True),
         Binding("escape", "cancel", "Cancel"),
     ]
 
@@ -167,7 +248,7 @@ class ImportCommandDialog(ModalScreen[None]):
             yield TextArea(id="import-text", soft_wrap=True, show_line_numbers=False)
             yield Static("", id="import-error", classes="error")
             with Horizontal(classes="buttons"):
-                yield Button("Import (ctrl+r)", id="import", variant="primary")
+                yield Button("Import (ctrl+s)", id="import", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
@@ -205,7 +286,7 @@ class ImportCommandDialog(ModalScreen[None]):
         for note in getattr(result, "notes", ()) or ():
             app.notify(str(note), title="Import note", timeout=8)
         self.dismiss(None)
-        app.action_goto("parameters")
+        app.show_step("parameters")
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -217,17 +298,22 @@ class ExportYamlDialog(ModalScreen[Path | None]):
     """Write SGLang `--config` YAML to a file (atomic; overwrite confirmed)."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="ExportYamlDialog")
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#yaml-path"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "submit", "Export", priority=True),
+    ]
 
     def __init__(self, profile: Profile, name: str | None) -> None:
         super().__init__()
         self.profile = profile
-        self.default = f"{name or 'sglang-config'}.yaml"
+        self.folder = exports_dir()
+        self.default = str(self.folder / f"{name or 'sglang-config'}.yaml")
 
     def compose(self) -> ComposeResult:
         """File name input."""
         with Vertical():
-            yield Label("Export SGLang --config YAML to (relative to the working directory)")
+            yield Label(f"Export SGLang --config YAML to (a bare name goes to {self.folder})")
             yield Input(self.default, id="yaml-path")
             yield Static("", id="yaml-error", classes="error")
             with Horizontal(classes="buttons"):
@@ -236,7 +322,8 @@ class ExportYamlDialog(ModalScreen[Path | None]):
 
     @on(Input.Submitted, "#yaml-path")
     @on(Button.Pressed, "#export")
-    def _submit(self) -> None:
+    def action_submit(self) -> None:
+        """Write the YAML (replacing a file asks first)."""
         error = self.query_one("#yaml-error", Static)
         raw = self.query_one("#yaml-path", Input).value.strip()
         if not raw:
@@ -251,6 +338,8 @@ class ExportYamlDialog(ModalScreen[Path | None]):
             error.update(f"Could not render: {type(exc).__name__}: {exc}")
             return
         path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = self.folder / path
         if path.exists():
             self.app.push_screen(
                 ConfirmDialog(f"{path} exists. Replace it?"),

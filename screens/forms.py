@@ -9,6 +9,14 @@ from textual.widgets import Input
 
 Kind = Literal["int", "float", "str", "env", "args", "int_list"]
 
+#: Dotted profile path -> the label the screens show for it (messages name fields by label).
+LABELS: dict[str, str] = {}
+
+
+def label_for(path: str) -> str:
+    """The on-screen label of a profile field (its dotted path when no screen shows it)."""
+    return LABELS.get(path, path)
+
 
 class FieldInput(Input):
     """An input for one profile field; `parse` turns its text into the profile value."""
@@ -21,10 +29,13 @@ class FieldInput(Input):
         placeholder: str = "",
         id: str | None = None,
         tooltip: str | None = None,
+        label: str | None = None,
     ) -> None:
         super().__init__(placeholder=placeholder, id=id or path.replace(".", "-"), compact=True)
         self.path = path
         self.kind: Kind = kind
+        self.label = label or label_for(path)
+        self.pending = 0  # edits sent to the app and not answered yet (see WizardScreen)
         if tooltip:
             self.tooltip = tooltip
 

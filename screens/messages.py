@@ -22,6 +22,8 @@ class EditRequested(Message):
 
     edits: dict[str, Any]
     raw: dict[str, str]
+    final: bool = False
+    """The field was left or submitted (not a keystroke): secrets typed there become references."""
 
 
 @dataclass
@@ -50,6 +52,9 @@ class ProfileChanged(Message):
     profile: Profile
     report: Report | None
     typed: tuple[str, ...] = ()
+    answered: tuple[str, ...] = ()
+    """Fields whose typed edit this answers but whose input must show the profile's value
+    (e.g. a secret turned into a reference)."""
 
 
 @dataclass

@@ -9,10 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Label, Select, Static
+from textual.widgets import Label, OptionList, Select, Static
 
 from screens.base import WizardScreen
-from screens.forms import FieldInput, Kind
+from screens.forms import LABELS, FieldInput, Kind, label_for
 from screens.messages import EditRequested
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import FindingList, FindingsPanel
@@ -43,6 +43,10 @@ FIELDS: tuple[tuple[str, str, Kind, str, str], ...] = (
 )
 
 CACHE_PATH = "hybrid.cache_strategy"
+LABELS.update({path: label for path, label, *_ in FIELDS})
+LABELS.setdefault(CACHE_PATH, "Hybrid cache")
+LABELS.setdefault("speculative.draft_model_path", "Draft model")
+LABELS.setdefault("speculative.algorithm", "Algorithm")
 
 
 def _cache_strategies() -> list[str]:
@@ -57,11 +61,22 @@ class ParametersScreen(WizardScreen):
     """Edit the launch parameters; the findings panel and effective table follow every keystroke."""
 
     STEP = "parameters"
+    AUTO_FOCUS = "FieldInput"
     CSS_PATH = "parameters.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+f", "apply_fix", "Apply fix"),
+        Binding("ctrl+f", "apply_fix(1)", "Apply fix"),
         Binding("ctrl+l", "let_sglang_choose", "SGLang picks"),
         Binding("ctrl+g", "focus_findings", "Findings"),
+        # Fix N of the highlighted finding from anywhere on the step: the digit itself when focus
+        # is not in a field (a field types it), alt+digit always.
+        *[
+            Binding(str(n), f"apply_fix({n})", f"Fix {n}", show=False)
+            for n in range(1, 10)
+        ],
+        *[
+            Binding(f"alt+{n}", f"apply_fix({n})", f"Fix {n}", show=False, priority=True)
+            for n in range(1, 10)
+        ],
     ]
 
     def compose(self) -> ComposeResult:
@@ -94,7 +109,7 @@ class ParametersScreen(WizardScreen):
     ) -> ComposeResult:
         with Horizontal(classes="row"):
             yield Label(label, classes="label")
-            yield FieldInput(path, kind, placeholder=placeholder, tooltip=tooltip)
+            yield FieldInput(path, kind, placeholder=placeholder, tooltip=tooltip, label=label)
 
     def on_mount(self) -> None:
         """Titles and the first focus."""
@@ -129,7 +144,14 @@ class ParametersScreen(WizardScreen):
         self.query_one(FindingsPanel).show(
             report, problems, profile.sglang_version, self.wizard.core_problem
         )
-        self.query_one(EffectiveTable).show(report)
+        # A refused value is also named on the form's own border, next to the fields.
+        form = self.query_one("#params-form")
+        subtitle = next(
+            (f"✗ {label_for(path)}: {message}" for path, message in problems.items()), ""
+        )
+        if form.border_subtitle != subtitle:
+            form.border_subtitle = subtitle
+        self.query_one(EffectiveTable).show(report, stacked=self.has_class("-narrow"))
         title = "Effective values: typed → SGLang runs"
         if report is not None and report.verdict == "error":
             title += " (once the errors are fixed)"
@@ -137,6 +159,14 @@ class ParametersScreen(WizardScreen):
         if effective.border_title != title:  # setting a title repaints the table, same or not
             effective.border_title = title
         self._mark(offending, adjusted)
+
+    def on_resize(self) -> None:
+        """Narrow <-> wide: the effective table changes between stacked and three columns."""
+        self.call_after_refresh(
+            lambda: self.query_one(EffectiveTable).show(
+                self.wizard.report, stacked=self.has_class("-narrow")
+            )
+        )
 
     def _set_static(self, selector: str, content: Content) -> None:
         static = self.query_one(selector, Static)
@@ -171,9 +201,32 @@ class ParametersScreen(WizardScreen):
         value = None if event.value is Select.NULL else event.value
         self.post_message(EditRequested({CACHE_PATH: value}, {CACHE_PATH: str(value or "")}))
 
-    def action_apply_fix(self) -> None:
-        """Apply the first fix of the highlighted finding."""
-        self.query_one(FindingsPanel).apply_fix(1)
+    def action_apply_fix(self, number: int = 1) -> None:
+        """Apply fix `number` of the highlighted finding."""
+        self.query_one(FindingsPanel).apply_fix(number)
+
+    @on(OptionList.OptionSelected, "#findings-list")
+    def _jump_to_field(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a finding focuses the first field it names."""
+        event.stop()
+        panel = self.query_one(FindingsPanel)
+        finding = panel.selected
+        paths: tuple[str, ...]
+        if finding is not None:
+            paths = finding.fields
+        else:
+            index = event.option_index
+            paths = tuple(panel.problems)[index : index + 1]
+        for path in paths:
+            target = (
+                self.query_one("#hybrid-cache_strategy", Select)
+                if path == CACHE_PATH
+                else next((f for f in self.query(FieldInput) if f.path == path), None)
+            )
+            if target is not None:
+                target.focus()
+                return
+        self.notify("This finding names no field of this step.", severity="information")
 
     def action_let_sglang_choose(self) -> None:
         """Empty the focused field: SGLang picks the value."""

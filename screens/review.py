@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -12,15 +13,19 @@ from textual.widgets import Static
 
 from screens import core
 from screens.base import WizardScreen
+from screens.dialogs import TextDialog
 from screens.widgets.command import CodeView
-from wizard.profile import Profile
+from screens.widgets.stepbar import VERDICT_STYLE
+from wizard.profile import Profile, atomic_write_text, exports_dir
 from wizard.rules.report import Report
+from wizard.verdict import verdict_of
 
 
 class ReviewScreen(WizardScreen):
     """What will run: the verdict, the command, the YAML; copy, export, save, launch."""
 
     STEP = "review"
+    AUTO_FOCUS = "#review-body"
     CSS_PATH = "review.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "copy_command", "Copy command"),
@@ -52,24 +57,48 @@ class ReviewScreen(WizardScreen):
             except core.CoreUnavailable as exc:
                 view.show_message(f"Not available in this build: {exc}")
             except Exception as exc:  # a renderer problem is shown, never raised
-                view.show_message(f"Cannot render: {type(exc).__name__}: {exc}")
+                message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+                view.show_message(
+                    f"Not written: {message}. The Parameters step (F4) shows this as a finding "
+                    "with its fix."
+                )
 
     def action_copy_command(self) -> None:
-        """Copy the command to the clipboard (OSC 52)."""
+        """Copy the command: OSC 52 to the terminal, a file in the exports dir, and a dialog with
+        the text selected (whatever the terminal does with OSC 52, one of them works)."""
         text = self.query_one("#review-command", CodeView).text
         if not text:
             self.notify("There is no command to copy.", severity="warning")
             return
         self.app.copy_to_clipboard(text)
-        self.notify("Command copied to the clipboard.")
+        name = self.wizard.profile_name or "command"
+        path = exports_dir() / f"{name}.sh"
+        try:
+            atomic_write_text(path, text + "\n")
+            written = f"Also written to {path}."
+        except OSError as exc:
+            written = f"Not written to {path}: {exc}."
+        where = (
+            "inside tmux it reaches the system clipboard only with `set -g set-clipboard on`"
+            if os.environ.get("TMUX")
+            else "it arrives only if the terminal accepts OSC 52"
+        )
+        self.app.push_screen(
+            TextDialog(
+                "Copy the command",
+                f"Sent to the terminal clipboard with OSC 52 ({where}). {written} "
+                "Or select it below.",
+                text,
+            )
+        )
 
     def action_launch(self) -> None:
         """Hand over to the launch screens."""
         report = self.wizard.report
-        if report is not None and report.verdict == "error":
+        summary = verdict_of(report) if report is not None else None
+        if summary is not None and not summary.starts:
             self.notify(
-                f"SGLang would refuse this profile: {report.first_error.title if report.first_error else ''}. "
-                "Fix it on the Parameters step (F4) first.",
+                f"{summary.sentence}. Fix it on the Parameters step (F4) first.",
                 title="Not launched",
                 severity="error",
             )
@@ -87,25 +116,26 @@ class ReviewScreen(WizardScreen):
 
 
 def verdict(report: Report | None, note: str | None) -> Content:
-    """One paragraph: would SGLang start it, and what SGLang changes."""
+    """The one verdict (`wizard.verdict`) as a paragraph: what SGLang does and why."""
     if report is None:
-        return Content.styled(note or "Not checked.", "$warning")
-    if report.first_error is not None:
-        first = report.first_error
+        return Content.styled(note or "Not checked.", "$text-warning")
+    summary = verdict_of(report)
+    style = VERDICT_STYLE[summary.kind]
+    parts: list[Content | tuple[str, str] | str] = [
+        (f"{summary.symbol} {summary.sentence.split(': ', 1)[0]}.", style)
+    ]
+    if summary.kind in ("refuses", "fails"):
+        first = summary.findings[0]
         where = f" at {first.sglang.where}" if first.sglang and first.sglang.where else ""
         exc = first.sglang.exception if first.sglang and first.sglang.exception else "an error"
-        return Content.assemble(
-            ("✗ SGLang would refuse this launch: ", "bold $error"),
-            f"{exc}{where}: {first.title}. ",
-            ("F4 shows the fixes.", "$text-muted"),
-        )
-    parts: list[Content | tuple[str, str] | str] = [
-        ("✓ SGLang would start this launch.", "bold $success")
-    ]
-    changed = report.changed()
-    if changed:
-        parts += ["\n", ("SGLang will change: ", "$warning")]
-        parts.append(
-            ", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items())
-        )
+        parts += ["\n", f"{exc}{where}: {first.title}. ", ("F4 shows the fixes.", "$text-muted")]
+    else:
+        for finding in summary.findings if summary.kind == "warnings" else ():
+            parts += ["\n", ("! ", "$text-warning"), f"{finding.title}: {finding.message}"]
+        changed = report.changed()
+        if changed:
+            parts += ["\n", ("SGLang will change: ", "$text-warning")]
+            parts.append(
+                ", ".join(f"{name} {typed} → {value}" for name, (typed, value) in changed.items())
+            )
     return Content.assemble(*parts)

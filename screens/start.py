@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from screens import core
 from screens.base import WizardScreen
+from screens.widgets.stepbar import VERDICT_STYLE
 from wizard.profile import (
     Profile,
     ProfileError,
@@ -23,6 +24,8 @@ from wizard.profile import (
     profiles_dir,
 )
 from wizard.rules.report import Report
+from wizard.secrets import display_env
+from wizard.verdict import verdict_of
 
 NEW = "new"
 IMPORT = "import"
@@ -33,6 +36,7 @@ class StartScreen(WizardScreen):
     """Choose what to work on; the preview shows the highlighted profile and SGLang's verdict."""
 
     STEP = "start"
+    AUTO_FOCUS = "#profile-list"
     CSS_PATH = "start.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_highlighted", "Open", show=True),
@@ -109,22 +113,25 @@ class StartScreen(WizardScreen):
             self._open(option.id)
 
     def action_new_profile(self) -> None:
-        """Start a new profile on the Model step."""
-        from screens.app import new_profile
+        """Start a new profile on the Model step (asks first about unsaved changes)."""
+        self.wizard.action_new_profile()
 
-        self.wizard.set_profile(new_profile())
-        self.wizard.action_goto("model")
+    def on_screen_resume(self) -> None:
+        """Re-read the lists (a profile saved on another step shows up here at once); Textual
+        then runs `WizardScreen.on_screen_resume` (handlers are called along the MRO)."""
+        self.action_reload()
 
     def _open(self, option_id: str | None) -> None:
         if option_id == CURRENT:
-            self.wizard.action_goto("parameters")
+            self.wizard.show_step("parameters")
         elif option_id == NEW:
             self.action_new_profile()
         elif option_id == IMPORT:
             self.wizard.action_import_command()
         elif option_id and ":" in option_id:
-            self.wizard.open_path(Path(option_id.split(":", 1)[1]))
-            self.wizard.action_goto("parameters")
+            self.wizard.open_path(
+                Path(option_id.split(":", 1)[1]), lambda: self.wizard.show_step("parameters")
+            )
 
     def _preview(self, option_id: str | None) -> None:
         preview = self.query_one("#preview", Static)
@@ -143,19 +150,23 @@ class StartScreen(WizardScreen):
             try:
                 profile = load_profile(path)
             except ProfileError as exc:
-                preview.update(Content.styled(str(exc), "$error"))
+                preview.update(Content.styled(str(exc), "$text-error"))
                 return
             name = path.stem
+            note: str | None = "Not checked (the rule engine failed on it)."
             try:
                 report: Report | None = core.check_profile(profile)
             except Exception:
                 report = None
         else:
             profile, report, name = app.profile, app.report, app.profile_name or "unsaved profile"
-        preview.update(describe(name, profile, report))
+            note = app.core_problem
+        preview.update(describe(name, profile, report, note))
 
 
-def describe(name: str, profile: Profile, report: Report | None) -> Content:
+def describe(
+    name: str, profile: Profile, report: Report | None, note: str | None = None
+) -> Content:
     """A short summary of a profile and SGLang's verdict on it."""
     spec = profile.speculative
     parts: list[Content | tuple[str, str] | str] = [(name, "bold"), "\n"]
@@ -184,18 +195,14 @@ def describe(name: str, profile: Profile, report: Report | None) -> Content:
     if spec.algorithm:
         parts += ["\ntrio       ", trio]
     if profile.env:
-        parts += ["\nenv        ", " ".join(f"{k}={v}" for k, v in profile.env.items())]
+        shown = display_env(profile.env)
+        parts += ["\nenv        ", " ".join(f"{k}={v}" for k, v in shown.items())]
     parts.append("\n\n")
     if report is None:
-        parts.append(("Not checked (rule engine unavailable).", "$warning"))
-    elif report.first_error is not None:
-        parts += [("✗ SGLang would refuse: ", "bold $error"), report.first_error.title]
+        parts.append((note or "Not checked (rule engine unavailable).", "$text-warning"))
     else:
-        parts.append(("✓ SGLang would start it.", "bold $success"))
-        changed = report.changed()
-        if changed:
-            parts += ["\n", ("SGLang changes: ", "$warning")]
-            parts.append(", ".join(f"{k} {t} → {e}" for k, (t, e) in changed.items()))
+        summary = verdict_of(report)
+        parts.append((f"{summary.symbol} {summary.sentence}", VERDICT_STYLE[summary.kind]))
     parts += [
         "\n\n",
         ("Enter opens it; F2-F5 walk the steps; ctrl+p lists every command.", "$text-muted"),

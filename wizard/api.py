@@ -221,6 +221,133 @@ def _argparse_finding(exc: Any) -> Finding:
     )
 
 
+def _extra_field_findings(
+    profile: Profile, version: str, extra: Mapping[str, Any]
+) -> list[Finding]:
+    """Extra args that set a flag a profile field owns: the command cannot say both (R-EXTRA-ARGS-FIELD).
+
+    The fix moves the value into the field (or drops the flag), so F4 shows it before Review
+    tries to write the command."""
+    if not profile.extra_args:
+        return []
+    from wizard.sglang.fields import BY_DEST, canonical_dest
+    from wizard.sglang.flags import group_pieces, load_table
+
+    groups = group_pieces(load_table(version), profile.extra_args)
+    out: list[Finding] = []
+    for index, (match, pieces) in enumerate(groups):
+        if match is None:
+            continue
+        spec = BY_DEST.get(canonical_dest(match.action.server_field))
+        if spec is None or spec.dest_for(version) != match.action.server_field:
+            continue
+        rest = [p for i, (_, ps) in enumerate(groups) if i != index for p in ps]
+        fixes = [Fix(f"Drop {match.option} from extra args", {"extra_args": rest})]
+        value = extra.get(spec.dest)
+        if value is not None:
+            try:
+                profile.with_edits({spec.path: value, "extra_args": rest})
+            except ValueError:
+                pass
+            else:
+                fixes.insert(
+                    0, Fix(f"Move {' '.join(pieces)} into its field", {spec.path: value, "extra_args": rest})
+                )
+        out.append(
+            Finding(
+                rule="R-EXTRA-ARGS-FIELD",
+                severity="error",
+                title=f"Extra args set {match.option}, which has its own field",
+                message=(
+                    f"extra args set {match.option}, which the profile field {spec.path} holds; "
+                    "the command cannot carry both: set the field instead"
+                ),
+                explanation=(
+                    "A flag given twice is ambiguous (argparse keeps the last one), so the wizard "
+                    "writes each field's flag once, from the field."
+                ),
+                fields=("extra_args", spec.path),
+                sglang=SglangRaise("wizard", None, None, False, ""),
+                fixes=tuple(fixes),
+                order=-1,
+            )
+        )
+    return out
+
+
+def _unset_secret_findings(profile: Profile) -> list[Finding]:
+    """Secret references (`env:HF_TOKEN`) whose variable is not set here (R-ENV-SECRET-UNSET):
+    the launch reads them from this environment and would start without them."""
+    from wizard.secrets import unset_references
+
+    return [
+        Finding(
+            rule="R-ENV-SECRET-UNSET",
+            severity="warning",
+            title=f"${name} is not set here",
+            message=(
+                f"the launch reads ${name} from this environment, and it is not set here: the "
+                f"server would start without it (export {name} before launching)"
+            ),
+            explanation=(
+                "Profiles never hold a secret's value; the launch reads it from the environment "
+                "of the wizard at launch time."
+            ),
+            fields=("env",),
+            sglang=SglangRaise("wizard", None, None, False, ""),
+            fixes=(),
+            order=10**6,
+        )
+        for name in unset_references(profile.env)
+    ]
+
+
+@lru_cache(maxsize=32)
+def _choice_fields(version: str) -> tuple[tuple[str, Any, Any], ...]:
+    """(profile path, its default, argparse action) of the fields whose flag has `choices`."""
+    from wizard.sglang.flags import load_table
+
+    table = load_table(version)
+    out = []
+    for spec in FIELDS:
+        dest = spec.dest_for(version)
+        action = table.by_dest.get(dest) if dest is not None else None
+        if action is not None and action.choices:
+            out.append((spec.path, field_default(spec.path), action))
+    return tuple(out)
+
+
+def _choice_findings(profile: Profile, version: str) -> list[Finding]:
+    """Profile fields whose value is not one of SGLang's argparse `choices` (R-ARGPARSE-CHOICE)."""
+    out: list[Finding] = []
+    for path, default, action in _choice_fields(version):
+        value = profile.get(path)
+        if value is None or value == default or isinstance(value, bool):
+            continue
+        if value in action.choices or str(value) in {str(c) for c in action.choices}:
+            continue
+        flag = action.option_strings[-1] if action.option_strings else "--" + action.dest
+        choices = ", ".join(repr(str(c)) for c in action.choices)
+        message = f"argument {flag}: invalid choice: {str(value)!r} (choose from {choices})"
+        same = [c for c in action.choices if str(c).lower() == str(value).lower()]
+        fixes = [Fix(f"Use {same[0]}", {path: same[0]})] if same else []
+        fixes.append(Fix("Let SGLang choose", {path: None}))
+        out.append(
+            Finding(
+                rule="R-ARGPARSE-CHOICE",
+                severity="error",
+                title=f"{flag} takes one of SGLang's choices",
+                message=message,
+                explanation="SGLang's argparse parser only accepts the listed values and exits with code 2.",
+                fields=(path,),
+                sglang=SglangRaise("argparse", "SystemExit", None, False, f"error: {message}"),
+                fixes=tuple(fixes),
+                order=-1,
+            )
+        )
+    return out
+
+
 def _gpu_for(name: str | None) -> tuple[GpuKind, bool]:
     if name:
         return lookup(name), False
@@ -322,13 +449,23 @@ def check_profile(
     early = _unavailable_fields(typed, version)
     if argparse_problem is not None:
         early.append(argparse_problem)
+    else:
+        early += _extra_field_findings(profile, version, extra)
+    covered = {
+        path
+        for f in report.findings
+        if f.sglang is not None and f.sglang.stage == "argparse"
+        for path in f.fields
+    }
+    early += [f for f in _choice_findings(profile, version) if f.fields[0] not in covered]
     nodes = node_findings(profile)
-    if early or nodes:
+    late = _unset_secret_findings(profile)
+    if early or nodes or late:
         report = Report(
             report.sglang_version,
             report.rules_version,
             report.gpu,
-            (*early, *report.findings, *nodes),
+            (*early, *report.findings, *nodes, *late),
             report.effective,
             report.typed,
             report.memory_plan,

@@ -327,12 +327,10 @@ def algorithm_options(
                 else:
                     reason = "needs a draft model"
             else:
+                # Hidden size and vocabulary are the rule engine's findings (R-DRAFT-HIDDEN-SIZE,
+                # R-DRAFT-VOCAB): `wizard.verdict.algorithm_choices` adds them, so the Algorithm
+                # and Parameters steps say the same thing.
                 checks = [eagle3_draft_with_eagle(name, draft)]
-                if target is not None:
-                    checks += [
-                        draft_hidden_size(target, draft, name),
-                        draft_vocab(target, draft, name),
-                    ]
                 if name in ("EAGLE", "EAGLE3") and not draft.is_eagle_draft:
                     checks.append(
                         DraftCheck(

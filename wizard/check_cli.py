@@ -183,7 +183,13 @@ def render_text(report: Report) -> str:
     """Human-readable report: verdict, findings in SGLang's order, effective values."""
     out = []
     first = report.first_error
-    verdict = "SGLang would START this" if report.verdict == "ok" else "SGLang would REFUSE this"
+    from wizard.verdict import verdict_of
+
+    summary = verdict_of(report)
+    verdict = {
+        "refuses": "SGLang would REFUSE this",
+        "fails": "SGLang would FAIL at run time",
+    }.get(summary.kind, f"SGLang would START this ({summary.headline})")
     out.append(
         f"SGLang {report.sglang_version} (rules {report.rules_version}), GPU {report.gpu}: {verdict}"
     )

@@ -44,6 +44,9 @@ DEFAULT_SGLANG_VERSION = "0.5.11"
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 Port = Annotated[StrictInt, Field(ge=1, le=65535)]
+#: Steps, topk and draft tokens: SGLang sizes buffers by them; 0 or less is meaningless and more
+#: than 1024 is a typo (the memory plan of 10**20 steps is not a plan).
+SpecCount = Annotated[StrictInt, Field(ge=1, le=1024)]
 Fraction = Annotated[StrictFloat | StrictInt, Field(gt=0, le=1)]
 NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
 
@@ -142,9 +145,9 @@ class SpeculativeSection(_Section):
     algorithm: NonEmptyStr | None = Field(default=None, description="NEXTN, EAGLE, EAGLE3, ...")
     draft_model_path: NonEmptyStr | None = None
     draft_model_revision: NonEmptyStr | None = None
-    num_steps: StrictInt | None = None
-    eagle_topk: StrictInt | None = None
-    num_draft_tokens: StrictInt | None = None
+    num_steps: SpecCount | None = None
+    eagle_topk: SpecCount | None = None
+    num_draft_tokens: SpecCount | None = None
     accept_threshold_single: FiniteNumber | None = None
     accept_threshold_acc: FiniteNumber | None = None
     token_map: NonEmptyStr | None = None
@@ -972,8 +975,15 @@ def profile_from_data(
 
 
 def profile_to_toml(profile: Profile) -> str:
-    """Serialise a profile; only non-default values are written, so `load(save(p)) == p`."""
+    """Serialise a profile; only non-default values are written, so `load(save(p)) == p`.
+
+    Secrets are never written: a literal secret env value (HF_TOKEN=hf_...) is written as a
+    reference to the variable (`env:HF_TOKEN`, read at launch; `wizard.secrets`)."""
+    from wizard.secrets import protect_env
+
     data = profile.model_dump(mode="python", exclude_defaults=True)
+    if data.get("env"):
+        data["env"] = protect_env(data["env"])[0]
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "sglang_version": profile.sglang_version,
@@ -1064,6 +1074,21 @@ def profiles_dir() -> Path:
     from platformdirs import user_config_path
 
     return user_config_path("sglang-wizard") / "profiles"
+
+
+EXPORTS_DIR_ENV = "SGLANG_WIZARD_EXPORTS_DIR"
+
+
+def exports_dir() -> Path:
+    """Where exports (YAML, copied commands) and screenshots go: the user data dir via
+    platformdirs (`~/.local/share/sglang-wizard/exports`); `SGLANG_WIZARD_EXPORTS_DIR` overrides.
+    Never the current directory: the wizard is often started inside a repository."""
+    override = os.environ.get(EXPORTS_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("sglang-wizard") / "exports"
 
 
 def builtin_profiles_dir() -> Path:

@@ -11,6 +11,11 @@ from wizard.rules.report import Report
 
 MAX_VALUE_WIDTH = 28
 
+#: Cell colours per theme (rich styles cannot read theme variables): readable on dark and light.
+CHANGED = {True: "bold yellow", False: "bold #8a5a00"}
+CHANGED_RUNS = {True: "bold yellow reverse", False: "bold #8a5a00 reverse"}
+CHOSEN = {True: "cyan", False: "#005f87"}
+
 
 def show_value(value: Any) -> str:
     """A value as a user reads it; `None` means SGLang picks it; long paths keep their end."""
@@ -37,54 +42,76 @@ class EffectiveTable(DataTable[Text]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown_keys: list[str] | None = None
+        self._stacked: bool | None = None
+        self._widths: tuple[int, ...] = ()
 
     def on_mount(self) -> None:
-        """Columns."""
+        """Row cursor, stripes (columns come with the first rows)."""
         self.cursor_type = "row"
         self.zebra_stripes = True
-        self.add_column("SGLang field", key="field")
-        self.add_column("you typed", key="typed")
-        self.add_column("SGLang runs", key="effective")
 
-    def show(self, report: Report | None) -> None:
-        """Repaint from a report; cells are updated in place when the rows stay the same."""
-        rows = self.rows_for(report)
+    def show(self, report: Report | None, *, stacked: bool = False) -> None:
+        """Repaint from a report; cells are updated in place when the rows stay the same.
+
+        `stacked` (narrow terminals): one column, each row the field and below it what SGLang
+        runs (`16 → 2` when SGLang changes what you typed), so SGLang's value always shows.
+        When a column's widest cell changes, the table is rebuilt: columns shrink again after a
+        long value is gone (DataTable only ever grows them).
+        """
+        columns = ("field",) if stacked else ("field", "typed", "effective")
+        dark = self.app.current_theme.dark
+        rows = self.rows_for(report, dark=dark)
+        if stacked:
+            rows = [(key, _stack(key, cells, report, dark)) for key, cells in rows]
         keys = [key for key, _ in rows]
-        if keys == self._shown_keys:
+        widths = tuple(
+            max((c.cell_len for _, cells in rows for c in cells[i : i + 1]), default=0)
+            for i in range(len(columns))
+        )
+        if keys == self._shown_keys and stacked == self._stacked and widths == self._widths:
             for key, cells in rows:
-                for column, cell in zip(("field", "typed", "effective"), cells, strict=True):
+                for column, cell in zip(columns, cells, strict=True):
                     shown = self.get_cell(key, column)
                     # Text equality ignores the base style: compare it too (cyan -> plain).
                     if shown != cell or shown.style != cell.style:
                         self.update_cell(key, column, cell)
             return
-        self.clear()
+        self.clear(columns=True)
+        titles = {"field": "SGLang field", "typed": "you typed", "effective": "SGLang runs"}
+        if stacked:
+            titles["field"] = "SGLang field / SGLang runs"
+        for column in columns:
+            self.add_column(titles[column], key=column)
         for key, cells in rows:
-            self.add_row(*cells, key=key)
+            self.add_row(*cells, key=key, height=2 if stacked else 1)
         self._shown_keys = keys
+        self._stacked = stacked
+        self._widths = widths
 
     @staticmethod
-    def rows_for(report: Report | None) -> list[tuple[str, tuple[Text, Text, Text]]]:
+    def rows_for(
+        report: Report | None, *, dark: bool = True
+    ) -> list[tuple[str, tuple[Text, ...]]]:
         """(field, cells) rows: changed fields first, then the rest in SGLang's order."""
         if report is None:
             return []
         changed = report.changed()
         names = list(changed) + [n for n in report.effective if n not in changed]
-        rows: list[tuple[str, tuple[Text, Text, Text]]] = []
+        rows: list[tuple[str, tuple[Text, ...]]] = []
         for name in names:
             effective = report.effective[name]
             typed = report.typed.get(name)
             if name in changed:
                 cells = (
                     Text(name, style="bold"),
-                    Text(show_value(typed), style="bold yellow"),
-                    Text(f"→ {show_value(effective)}", style="bold yellow reverse"),
+                    Text(show_value(typed), style=CHANGED[dark]),
+                    Text(f"→ {show_value(effective)}", style=CHANGED_RUNS[dark]),
                 )
             elif typed is None and effective is not None:
                 cells = (
                     Text(name),
                     Text(show_value(None), style="dim"),
-                    Text(show_value(effective), style="cyan"),
+                    Text(show_value(effective), style=CHOSEN[dark]),
                 )
             else:
                 cells = (
@@ -94,3 +121,19 @@ class EffectiveTable(DataTable[Text]):
                 )
             rows.append((name, cells))
         return rows
+
+
+def _stack(
+    name: str, cells: tuple[Text, ...], report: Report | None, dark: bool = True
+) -> tuple[Text]:
+    """One two-line cell: the field, then what SGLang runs (`typed → runs` when it changes it),
+    so narrow terminals always show SGLang's value."""
+    changed = report.changed() if report is not None else {}
+    cell = Text(name.strip(), style=cells[0].style)
+    cell.append("\n  ")
+    if name in changed:
+        typed, effective = changed[name]
+        cell.append(f"{show_value(typed)} → {show_value(effective)}", style=CHANGED_RUNS[dark])
+    else:
+        cell.append_text(cells[2])
+    return (cell,)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from textual import on
@@ -12,15 +13,16 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from screens.forms import LABELS, label_for
 from screens.messages import FindingSelected, FixRequested
 from wizard.rules.report import Finding, Report
 
 SEVERITY_STYLE: dict[str, tuple[str, str]] = {
-    "error": ("✗ error", "bold $error"),
-    "adjusted": ("↻ adjusted", "bold $warning"),
-    "warning": ("! warning", "$warning"),
+    "error": ("✗ error", "bold $text-error"),
+    "adjusted": ("↻ adjusted", "bold $text-warning"),
+    "warning": ("! warning", "$text-warning"),
     "info": ("i info", "$text-muted"),
-    "input": ("✗ input", "bold $error"),
+    "input": ("✗ input", "bold $text-error"),
 }
 
 
@@ -88,7 +90,9 @@ class FindingsPanel(Vertical):
         options: list[Option] = []
         keys: list[str] = []
         for path, message in self.problems.items():
-            options.append(Option(self._label("input", f"{path}: {message}"), id=f"input:{path}"))
+            options.append(
+                Option(self._label("input", f"{label_for(path)}: {message}"), id=f"input:{path}")
+            )
             keys.append(f"input:{path}")
         for finding in self.findings:
             key = finding.rule
@@ -116,10 +120,10 @@ class FindingsPanel(Vertical):
             if report is None:
                 text = note or "Not checked yet."
             else:
-                text = f"✓ No findings: SGLang {version} would start this profile as typed."
+                text = f"✓ No findings: SGLang {version} starts this profile as typed."
             self._explained = None
             self.query_one("#finding-detail", Static).update(
-                Content.styled(text, "$success" if report else "$warning")
+                Content.styled(text, "$text-success" if report else "$text-warning")
             )
         else:
             self._explain()
@@ -160,8 +164,8 @@ class FindingsPanel(Vertical):
             self._explained = None
             detail.update(
                 Content.assemble(
-                    ("Input refused: ", "bold $error"),
-                    f"{path}\n{message}\n\n",
+                    ("Input refused: ", "bold $text-error"),
+                    f"{label_for(path)}\n{message}\n\n",
                     "Correct the marked field; the profile keeps its last valid value meanwhile.",
                 )
             )
@@ -188,42 +192,45 @@ class FindingsPanel(Vertical):
         self.post_message(FixRequested(finding.rule, finding.fixes[number - 1]))
 
 
+def with_labels(text: str) -> str:
+    """`text` with the profile's dotted field names replaced by the labels on screen."""
+    for path, label in LABELS.items():
+        if path in text:
+            text = re.sub(rf"(?<![\w.]){re.escape(path)}(?![\w])", label, text)
+    return text
+
+
 def explain(finding: Finding, version: str) -> Content:
-    """The full explanation of a finding: rule, SGLang's exception and file:line, why, fixes."""
+    """The full explanation of a finding: what SGLang raises and where (second line), the
+    numbered fixes (right below, so they show without scrolling at 80x24), then the message, the
+    source line of a bare assert and why the rule exists."""
     tag, style = SEVERITY_STYLE.get(finding.severity, (finding.severity, ""))
     parts: list[Content | tuple[str, str] | str] = [
         (f"{tag}  ", style),
         (finding.title, "bold"),
-        (f"\nrule {finding.rule}", "$text-muted"),
-        "\n\n",
-        finding.message,
+        (f"\n{finding.rule}", "$text-muted"),
     ]
     raised = finding.sglang
     if raised is not None:
         what = raised.exception or "no exception"
         parts += [
-            "\n\n",
-            ("SGLang " + version + ": ", "bold"),
-            (what, "bold $error" if raised.exception else "$text-muted"),
+            (f" · {version}: ", "$text-muted"),
+            (what, "bold $text-error" if raised.exception else "$text-muted"),
         ]
         if raised.bare:
-            parts.append((" (bare assert: no message)", "$warning"))
+            parts.append((" (bare assert: no message)", "$text-warning"))
         if raised.where:
-            parts += ["\n  at ", (raised.where, "underline")]
-        parts += [("  [" + raised.stage + "]", "$text-muted")]
-        if raised.message and raised.message != finding.message:
-            parts += ["\n  ", (raised.message, "italic")]
-    if finding.explanation:
-        parts += ["\n\n", ("Why: ", "bold"), finding.explanation]
+            parts += [" at ", (raised.where, "underline")]
     if finding.fixes:
         parts += [
             "\n\n",
             ("Fixes", "bold"),
-            ("  (press the number, or f for the first)", "$text-muted"),
+            ("  (number; alt+number in a field)", "$text-muted"),
         ]
         for number, fix in enumerate(finding.fixes, start=1):
             edits = ", ".join(
-                f"{k} = {'(let SGLang choose)' if v is None else v}" for k, v in fix.edits.items()
+                f"{label_for(k)} = {'(let SGLang choose)' if v is None else v}"
+                for k, v in fix.edits.items()
             )
             env = ", ".join(f"env {k}={'(unset)' if v is None else v}" for k, v in fix.env.items())
             detail = "; ".join(x for x in (edits, env) if x)
@@ -233,4 +240,11 @@ def explain(finding: Finding, version: str) -> Content:
                 f" {fix.label}",
                 (f"  {detail}" if detail else "", "$text-muted"),
             ]
+    parts += ["\n\n", with_labels(finding.message)]
+    if raised is not None:
+        parts += ["\n\n", ("SGLang stage: ", "bold"), raised.stage]
+        if raised.message and raised.message != finding.message:
+            parts += ["\n", ("SGLang's line: ", "bold"), (raised.message, "italic")]
+    if finding.explanation:
+        parts += ["\n\n", ("Why: ", "bold"), finding.explanation]
     return Content.assemble(*parts)

@@ -8,6 +8,24 @@ from textual.content import Content
 from textual.widgets import Static
 
 from wizard.rules.report import Report
+from wizard.verdict import verdict_of
+
+#: Style of each verdict kind (`wizard.verdict.Verdict.kind`).
+VERDICT_STYLE = {
+    "refuses": "bold $text-error",
+    "fails": "bold $text-error",
+    "warnings": "bold $text-warning",
+    "adjusted": "bold $text-success",
+    "starts": "bold $text-success",
+}
+
+
+def verdict_content(report: Report | None) -> Content:
+    """`✗ refuses` / `✗ fails at run time` / `! starts, 2 warnings` / `✓ starts, adjusted` / `✓ starts`."""
+    if report is None:
+        return Content.styled("? not checked", "$text-warning")
+    verdict = verdict_of(report)
+    return Content.styled(f"{verdict.symbol} {verdict.headline}", VERDICT_STYLE[verdict.kind])
 
 
 class StepBar(Horizontal):
@@ -15,7 +33,8 @@ class StepBar(Horizontal):
 
     DEFAULT_CSS = """
     StepBar { height: 1; background: $panel; color: $text-muted; }
-    StepBar > #steps { width: auto; }
+    StepBar > .steps { width: auto; }
+    StepBar > #steps-short { display: none; }
     StepBar > #status { width: 1fr; height: 1; text-align: right; text-wrap: nowrap; text-overflow: ellipsis; padding-right: 1; }
     """
 
@@ -28,28 +47,38 @@ class StepBar(Horizontal):
         """Steps on the left, status on the right."""
         from screens.app import STEPS
 
-        parts: list[Content] = []
-        for number, (step, title) in enumerate(STEPS.items(), start=1):
-            label = f" F{number} {title} "
-            if step == self.current:
-                parts.append(Content.styled(label, "bold reverse"))
-            else:
-                parts.append(
-                    Content.from_markup(f"[@click=app.goto('{step}')]$label[/]", label=label)
-                )
-        yield Static(Content("").join(parts), id="steps")
+        for short in (False, True):
+            parts: list[Content] = []
+            for number, (step, title) in enumerate(STEPS.items(), start=1):
+                # Narrow terminals name only the current step, so the verdict keeps its room.
+                label = f" F{number} " if short and step != self.current else f" F{number} {title} "
+                if step == self.current:
+                    parts.append(Content.styled(label, "bold reverse"))
+                else:
+                    parts.append(
+                        Content.from_markup(f"[@click=app.goto('{step}')]$label[/]", label=label)
+                    )
+            yield Static(
+                Content("").join(parts), id="steps-short" if short else "steps", classes="steps"
+            )
         yield Static(id="status")
 
-    def show(self, name: str | None, version: str, report: Report | None, dirty: bool) -> None:
+    def show(
+        self,
+        name: str | None,
+        version: str,
+        report: Report | None,
+        dirty: bool,
+        *,
+        checking: bool = False,
+    ) -> None:
         """Repaint the status for a profile name, its SGLang version and its report."""
-        if report is None:
-            verdict = Content.styled("? not checked", "$warning")
-        elif report.verdict == "ok":
-            verdict = Content.styled("✓ starts", "bold $success")
-        else:
-            verdict = Content.styled("✗ refused", "bold $error")
+        verdict = (
+            Content.styled("… checking", "$text-muted") if checking else verdict_content(report)
+        )
         title = f"{name or 'unsaved'}{'*' if dirty else ''} · {version} "
-        status = Content.assemble(title, verdict)
+        # The verdict comes first in the box, so a narrow terminal cuts the name, never the verdict.
+        status = Content.assemble(verdict, "  ", (title, "$text-muted"))
         if status != self._status:
             self._status = status
             self.query_one("#status", Static).update(status, layout=False)  # fixed 1-line box

@@ -97,6 +97,8 @@ def _value_strategy(spec: FieldSpec, table: FlagTable, version: str) -> st.Searc
     if "int" in text:
         if "le=65535" in text:
             return st.integers(1, 65535)
+        if "le=1024" in text:
+            return st.integers(1, 1024)
         if "ge=1" in text:
             return st.integers(1, 10**6)
         return st.integers(-(10**6), 10**6)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.command import CommandList
 from textual.widgets import Static, TextArea
 
 from screens.app import EXAMPLE_PROFILE, WizardApp
-from screens.dialogs import ExportYamlDialog, ImportCommandDialog
+from screens.dialogs import ExportYamlDialog, ImportCommandDialog, TextDialog
+from screens.messages import EditRequested
 from wizard.profile import Profile, load_profile
 from wizard.sglang.render import render_shell, render_yaml
 
@@ -28,8 +30,43 @@ async def test_opens_with_the_ready_example_when_nothing_is_saved(profiles_dir: 
         assert app.profile_name == EXAMPLE_PROFILE
         assert app.profile == load_profile(builtin_profiles_dir() / f"{EXAMPLE_PROFILE}.toml")
         assert app.current_mode == "start"
+        # The first check runs in a thread while the first screen is already up.
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.checking and app.report is not None
         preview = str(app.screen.query_one("#preview", Static).visual)
-        assert EXAMPLE_PROFILE in preview and "SGLang would start it" in preview
+        assert EXAMPLE_PROFILE in preview and "✓ SGLang starts this, adjusted" in preview
+        status = str(app.screen.query_one("#status", Static).visual)
+        assert status.startswith("✓ starts, adjusted")
+
+
+async def test_an_edit_during_the_first_check_wins(
+    profiles_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread's report of the first profile never replaces the check of a newer edit."""
+    import threading
+
+    from screens import core
+
+    release = threading.Event()
+    real = core.check_profile
+
+    def slow_in_thread(profile: Profile, facts: object = None) -> object:
+        if threading.current_thread() is not threading.main_thread():
+            assert release.wait(10)
+        return real(profile, facts=facts)
+
+    monkeypatch.setattr(core, "check_profile", slow_in_thread)
+    app = WizardApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(EditRequested({"parallel.tp": 4}, {"parallel.tp": "4"}))
+        await pilot.pause()
+        assert app.report is not None and app.report.typed["tp_size"] == 4
+        release.set()  # now the first profile's report arrives, late
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.profile.parallel.tp == 4
+        assert app.report is not None and app.report.typed["tp_size"] == 4
 
 
 async def test_import_a_pasted_command(models: dict[str, Path], ready_dir: Path) -> None:
@@ -38,7 +75,7 @@ async def test_import_a_pasted_command(models: dict[str, Path], ready_dir: Path)
         await pilot.press("i")
         assert isinstance(app.screen, ImportCommandDialog)
         app.screen.query_one(TextArea).text = INCIDENT_1_TRY_1.format(model=models["qwen36"])
-        await pilot.press("ctrl+r")
+        await pilot.press("ctrl+s")
         await pilot.pause()
         assert app.current_mode == "parameters"
         spec = app.profile.speculative
@@ -57,7 +94,7 @@ async def test_import_names_a_wrong_flag_and_keeps_the_profile(ready_dir: Path) 
         app.screen.query_one(
             TextArea
         ).text = "python -m sglang.launch_server --model-path /m --num-speculative-tokens 16"
-        await pilot.press("ctrl+r")
+        await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, ImportCommandDialog)
         error = str(app.screen.query_one("#import-error", Static).visual)
@@ -77,12 +114,24 @@ async def test_review_copies_the_command_and_exports_yaml(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("f5")
         await pilot.press("c")
+        await pilot.pause()
         assert app.clipboard == render_shell(profile)
+        # The fallback that always works: the text selectable in a dialog, and a file; the
+        # message says where it went and that OSC 52 depends on the terminal.
+        assert isinstance(app.screen, TextDialog)
+        assert app.screen.query_one(TextArea).text == render_shell(profile)
+        exports = isolated_dirs / "xdg_data_home" / "sglang-wizard" / "exports"
+        assert (exports / "demo.sh").read_text(encoding="utf-8") == render_shell(profile) + "\n"
+        note = str(app.screen.query_one(".hint", Static).visual)
+        assert "OSC 52" in note and str(exports / "demo.sh") in note
+        await pilot.press("escape")
         await pilot.press("y")
         assert isinstance(app.screen, ExportYamlDialog)
         await pilot.press("enter")
         await pilot.pause()
-        written = isolated_dirs / "demo.yaml"
+        # Exports go to the exports dir (named in the dialog), never the working directory.
+        assert not (isolated_dirs / "demo.yaml").exists()
+        written = exports / "demo.yaml"
         assert written.read_text(encoding="utf-8") == render_yaml(profile)
 
 

@@ -83,7 +83,7 @@ def test_import_dialog(snap_compare, snapshot_root: Path) -> None:  # type: igno
         pilot.app.screen.query_one("TextArea").text = (  # type: ignore[attr-defined]
             "python -m sglang.launch_server --model-path /models/x \\\n  --num-speculative-tokens 16"
         )
-        await pilot.press("ctrl+r")
+        await pilot.press("ctrl+s")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

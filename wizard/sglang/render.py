@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from wizard.profile import Profile, field_default
+from wizard.secrets import display_env, display_value, reference_name, resolve_env
 from wizard.sglang.errors import FlagDataError, RenderError
 from wizard.sglang.fields import BY_DEST, FIELDS, FieldSpec, canonical_dest
 from wizard.sglang.flags import FlagAction, FlagTable, group_pieces, load_table
@@ -144,8 +146,20 @@ def render_argv(profile: Profile, version: str | None = None) -> list[str]:
 
 
 def render_env(profile: Profile) -> dict[str, str]:
-    """The environment variables to set for the launch, exactly as the profile has them."""
-    return dict(profile.env)
+    """The environment variables to set for the launch: the profile's, with secret references
+    (`env:HF_TOKEN`) read from this process's environment (`wizard.secrets.resolve_env`)."""
+    return resolve_env(profile.env)
+
+
+def _shell_env(env: Mapping[str, str]) -> str:
+    """`NAME=value` words for display: references as `"$NAME"` (the shell reads the variable),
+    literal secrets masked; never a secret's value."""
+    words = []
+    for name, value in env.items():
+        ref = reference_name(value)
+        shown = f'"${ref}"' if ref is not None else shlex.quote(display_value(name, value))
+        words.append(f"{name}={shown}")
+    return " ".join(words)
 
 
 def _quote_interpreter(python: str) -> str:
@@ -157,7 +171,7 @@ def _quote_interpreter(python: str) -> str:
 def render_shell(profile: Profile, *, multiline: bool = True, version: str | None = None) -> str:
     """The exact shell command: env prefix + `python3 -m sglang.launch_server` + argv, quoted."""
     _, _, groups = _launch_groups(profile, version)
-    env = " ".join(f"{name}={shlex.quote(value)}" for name, value in render_env(profile).items())
+    env = _shell_env(profile.env)
     head = f"{_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE}"
     if env:
         head = f"{env} {head}"
@@ -170,7 +184,9 @@ def render_shell(profile: Profile, *, multiline: bool = True, version: str | Non
 def render_argv_json(profile: Profile, version: str | None = None) -> str:
     """`{"env": {...}, "argv": ["python3", "-m", "sglang.launch_server", ...]}` as JSON."""
     argv = [profile.ssh.python, "-m", LAUNCH_MODULE, *render_argv(profile, version)]
-    return json.dumps({"env": render_env(profile), "argv": argv}, ensure_ascii=False, indent=2)
+    return json.dumps(
+        {"env": display_env(profile.env), "argv": argv}, ensure_ascii=False, indent=2
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,11 +292,11 @@ def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
         + (" " + " ".join(shlex.quote(p) for p in cli_only) if cli_only else ""),
     ]
     if profile.env:
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in profile.env.items())
+        env = _shell_env(profile.env)
         header.append(f"# environment (not part of --config, set it in the shell): {env}")
     header = [_comment_safe(h) for h in header]
     text = "\n".join([*header, *lines]) + "\n"
-    return YamlForm(text, cli_only, dict(profile.env))
+    return YamlForm(text, cli_only, display_env(profile.env))
 
 
 def _short(text: str, limit: int = 90) -> str:
