@@ -131,6 +131,7 @@ class ModelScreen(WizardScreen):
     """Which model, which SGLang, which GPUs."""
 
     STEP = "model"
+    AUTO_FOCUS = "FieldInput"
     CSS_PATH = "model.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "reload_model", "Re-read model"),

@@ -305,6 +305,7 @@ def _unset_secret_findings(profile: Profile) -> list[Finding]:
 @lru_cache(maxsize=32)
 def _choice_fields(version: str) -> tuple[tuple[str, Any, Any], ...]:
     """(profile path, its default, argparse action) of the fields whose flag has `choices`."""
+    from wizard.profile import field_default
     from wizard.sglang.flags import load_table
 
     table = load_table(version)

@@ -61,7 +61,7 @@ async def test_hub_id_is_read_and_the_check_uses_it(hub: StandInHub) -> None:
     )
     app = WizardApp(initial=profile)
     async with app.run_test(size=(140, 44)) as pilot:
-        app.action_goto("model")
+        await app.action_goto("model")
         await _settle(app, pilot)
         card = str(app.screen.query_one("#model-card", Static).visual)
         assert f"Qwen/Qwen3.6-27B @ {QWEN36_COMMIT[:12]}" in card and "Hugging Face Hub" in card
@@ -76,7 +76,7 @@ async def test_gated_hub_id_card_says_what_to_do(hub: StandInHub) -> None:
     app = WizardApp(initial=Profile.model_validate(
         {"model": {"path": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"kind": "H100"}}))
     async with app.run_test(size=(140, 44)) as pilot:
-        app.action_goto("model")
+        await app.action_goto("model")
         await _settle(app, pilot)
         card = str(app.screen.query_one("#model-card", Static).visual)
         assert "Cannot read the model from the Hub" in card and "HF_TOKEN" in card
@@ -90,7 +90,7 @@ async def test_find_a_model_in_the_cache_and_on_the_hub(hub: StandInHub) -> None
     load_hub_facts("Qwen/Qwen3.6-27B")  # now in this machine's HF cache
     app = WizardApp(initial=Profile.model_validate({"model": {"path": "/m"}}))
     async with app.run_test(size=(140, 44)) as pilot:
-        app.action_goto("model")
+        await app.action_goto("model")
         await pilot.pause()
         await pilot.press("ctrl+y")
         await _settle(app, pilot)
@@ -122,7 +122,7 @@ async def test_find_a_model_in_the_cache_and_on_the_hub(hub: StandInHub) -> None
 async def test_find_a_fitting_eagle3_draft(hub: StandInHub) -> None:
     app = WizardApp(initial=Profile.model_validate({"model": {"path": "Qwen/Qwen3-8B"}}))
     async with app.run_test(size=(140, 44)) as pilot:
-        app.action_goto("model")
+        await app.action_goto("model")
         await _settle(app, pilot)
         await pilot.press("f9")
         await _settle(app, pilot)
@@ -144,7 +144,7 @@ async def test_model_path_completion_from_the_cache(hub: StandInHub) -> None:
     load_hub_facts("Qwen/Qwen3.6-27B")
     app = WizardApp(initial=Profile.model_validate({"model": {"path": "/m"}}))
     async with app.run_test(size=(140, 44)) as pilot:
-        app.action_goto("model")
+        await app.action_goto("model")
         await pilot.pause()
         field = app.screen.query_one("#model-path", Input)
         field.focus()
