@@ -26,7 +26,7 @@ from wizard.conformance.models import write_model_folders
 from wizard.conformance.named_cases import named_cases
 from wizard.conformance.run import models_root, run_cases
 from wizard.conformance.score import markdown_report, summarise
-from wizard.conformance.venvs import ensure_venv, supported_versions
+from wizard.conformance.venvs import cache_dir, ensure_venv, pin_cache_dir, supported_versions
 
 from .background import BackgroundRuns
 
@@ -47,14 +47,19 @@ RELEASE_TIMEOUT = 1200.0  # one release's wait, after the suite (a hang fails th
 Run = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]
 
 
-def _run_release(version: str, models: dict[str, Path]) -> Run:
-    """Generated and named cases of one release in one runner pass (one SGLang import)."""
+def _run_release(version: str, models: dict[str, Path], cache: Path,
+                 env: dict[str, str]) -> Run:
+    """Generated and named cases of one release in one runner pass (one SGLang import).
+
+    Runs in a background thread while other tests change the environment: the cache dir and
+    the environment are the ones the session started with."""
+    pin_cache_dir(cache)
     started = time.monotonic()
     ensure_venv(version, log=print)
     built = time.monotonic()
     generated = generate(version, CASES_PER_VERSION, SEED, models)
     named = named_cases(version, models)
-    results = run_cases(version, generated + named, jobs=1)
+    results = run_cases(version, generated + named, jobs=1, base_env=env)
     print(f"SGLang {version}: venv {built - started:.0f}s, {len(generated)} generated (seed "
           f"{SEED}) + {len(named)} named cases {time.monotonic() - built:.0f}s", flush=True)
     return generated, named, results
@@ -69,8 +74,9 @@ def background() -> BackgroundRuns[Run]:
     if _BACKGROUND is None:
         models = write_model_folders(models_root())
         print(f"\nconformance seed {SEED} (replay: SGLANG_WIZARD_CONFORMANCE_SEED={SEED})")
+        cache, env = cache_dir(), dict(os.environ)
         _BACKGROUND = BackgroundRuns(supported_versions(),
-                                     lambda version: _run_release(version, models),
+                                     lambda version: _run_release(version, models, cache, env),
                                      max_workers=PARALLEL_RELEASES)
         if os.environ.get("SGLANG_WIZARD_CONFORMANCE", "1") != "0":
             _BACKGROUND.add_worker()

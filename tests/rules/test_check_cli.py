@@ -16,7 +16,8 @@ def test_profile_that_starts_exits_0(
     profile = tmp_path / "p.toml"
     profile.write_text(
         'schema_version = 1\nsglang_version = "0.5.11"\n[model]\npath = "{}"\n'
-        '[speculative]\nalgorithm = "NEXTN"\n[gpu]\nkind = "h100"\n'.format(models["dsv3"])
+        '[speculative]\nalgorithm = "NEXTN"\n[gpu]\nkind = "b300"\ncount = 8\n'
+        '[parallel]\ntp = 8\n'.format(models["dsv3"])  # bf16 DeepSeek-V3 fits 8x B300, not 1x H100
     )
     assert main(["check", str(profile)]) == 0
     out = capsys.readouterr().out

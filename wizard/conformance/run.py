@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ def run_cases(
     jobs: int = 2,
     log: Callable[[str], None] = lambda _m: None,
     per_gpu_process: bool = False,
+    base_env: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run ``cases`` through SGLang ``version``'s real argument code; results by case id.
 
@@ -73,7 +74,8 @@ def run_cases(
             for case in group
         )
         # Only the case's own SGLANG_* / SGL_* variables may reach SGLang, not the caller's.
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_"))}
+        source = dict(base_env if base_env is not None else os.environ)
+        env = {k: v for k, v in source.items() if not k.startswith(("SGLANG_", "SGL_"))}
         proc = subprocess.run(
             runner_command(python, first_gpu, jobs=jobs), input=payload, capture_output=True,
             text=True, env=env, check=False,

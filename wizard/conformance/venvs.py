@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,10 +59,22 @@ class VenvBuildError(RuntimeError):
     """A conformance venv could not be built (pip or the import check failed)."""
 
 
+_PINNED = threading.local()
+
+
 def cache_dir() -> Path:
-    """The wizard's cache (env `SGLANG_WIZARD_CACHE_DIR` overrides the platform default)."""
+    """The wizard's cache (env `SGLANG_WIZARD_CACHE_DIR` overrides the platform default; a thread
+    that pinned it with `pin_cache_dir` keeps its own, whatever the environment says later)."""
+    pinned = getattr(_PINNED, "path", None)
+    if pinned is not None:
+        return Path(pinned)
     override = os.environ.get("SGLANG_WIZARD_CACHE_DIR")
     return Path(override) if override else platformdirs.user_cache_path("sglang-wizard")
+
+
+def pin_cache_dir(path: Path | None) -> None:
+    """Fix this thread's cache dir (background runs beside tests that change the environment)."""
+    _PINNED.path = path
 
 
 def venv_dir(version: str) -> Path:

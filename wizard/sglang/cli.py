@@ -119,7 +119,8 @@ def run_command(args: argparse.Namespace) -> int:
         elif args.format == "argv-json":
             text = render_argv_json(profile, version) + "\n"
         else:
-            text = render_shell(profile, multiline=not args.single_line, version=version) + "\n"
+            text = render_shell(profile, multiline=not args.single_line, version=version,
+                                show_secrets=args.show_secrets) + "\n"
     except RenderError as exc:
         raise ToolInputError(f"{args.profile}: {exc.message}") from None
     sys.stdout.write(text)

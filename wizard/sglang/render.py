@@ -151,13 +151,14 @@ def render_env(profile: Profile) -> dict[str, str]:
     return resolve_env(profile.env)
 
 
-def _shell_env(env: Mapping[str, str]) -> str:
+def _shell_env(env: Mapping[str, str], reveal: bool = False) -> str:
     """`NAME=value` words for display: references as `"$NAME"` (the shell reads the variable),
-    literal secrets masked; never a secret's value."""
+    literal secrets masked unless `reveal` (`command --show-secrets`)."""
     words = []
     for name, value in env.items():
         ref = reference_name(value)
-        shown = f'"${ref}"' if ref is not None else shlex.quote(display_value(name, value))
+        literal = value if reveal else display_value(name, value)
+        shown = f'"${ref}"' if ref is not None else shlex.quote(literal)
         words.append(f"{name}={shown}")
     return " ".join(words)
 
@@ -168,10 +169,12 @@ def _quote_interpreter(python: str) -> str:
     return shlex.quote(python)
 
 
-def render_shell(profile: Profile, *, multiline: bool = True, version: str | None = None) -> str:
-    """The exact shell command: env prefix + `python3 -m sglang.launch_server` + argv, quoted."""
+def render_shell(profile: Profile, *, multiline: bool = True, version: str | None = None,
+                 show_secrets: bool = False) -> str:
+    """The exact shell command: env prefix + `python3 -m sglang.launch_server` + argv, quoted
+    (literal secret values masked unless `show_secrets`)."""
     _, _, groups = _launch_groups(profile, version)
-    env = _shell_env(profile.env)
+    env = _shell_env(profile.env, reveal=show_secrets)
     head = f"{_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE}"
     if env:
         head = f"{env} {head}"
