@@ -22,9 +22,11 @@ ARGUMENT_CODE: tuple[str, ...] = (
     "sglang/srt/server_args.py",
     "sglang/srt/arg_groups",
     "sglang/srt/speculative/spec_info.py",
+    "sglang/srt/speculative/adaptive_spec_params.py",
     "sglang/srt/configs/model_config.py",
     "sglang/srt/utils/hf_transformers_utils.py",  # loading the model's config.json
     "sglang/srt/hf_transformers_utils.py",  # (its older place)
+    "sglang/srt/utils/hf_transformers",  # (its later place: a package)
 )
 FUZZY_MIN = 0.82
 _RECEIVERS = re.compile(r"\b(?:self|cfg|view|server_args|args|sa)\.")
@@ -38,7 +40,7 @@ class Anchor:
     kind: str  # "Assert", "Raise", "If", ...
     text: str  # normalised statement text (see `statement_text`)
     function: str | None  # the enclosing function's name
-    exact: bool = False  # never matched fuzzily (short statements that look like their neighbours)
+    exact: bool = False  # strict: same text in the same function, never fuzzy
 
     def to_json(self) -> dict[str, object]:
         """JSON form (the committed anchors file)."""
@@ -164,8 +166,10 @@ class SourceTree:
         for anchor in anchors:
             exact = [s for s in self.statements
                      if type(s.node).__name__ == anchor.kind and s.text == anchor.text]
+            same = [s for s in exact if s.function == anchor.function]
+            if anchor.exact:  # a strict anchor: the same text in the same function, or nothing
+                exact = same
             if exact:
-                same = [s for s in exact if s.function == anchor.function]
                 return self._located((same or exact)[0], "exact")
         best: tuple[float, _Stmt] | None = None
         for anchor in anchors:

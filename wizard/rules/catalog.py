@@ -2036,9 +2036,13 @@ VERSION_NEAREST = Rule(
 
 DRAFT_PATH_MISSING_23 = Rule(
     id="R-DRAFT-CONFIG-READ",
-    title="0.5.23 opens the draft config at start",
+    title="The draft config is opened at start",
     severity="error",
-    why="0.5.23 reads the draft's config.json during argument resolution (to detect Gemma4 assistant drafts), so a wrong draft path fails at once.",
+    why=(
+        "Releases that hold this read the draft's config.json during argument resolution (to "
+        "resolve the algorithm alias or detect assistant drafts), so a wrong draft path fails at "
+        "once: a missing local folder is taken for a Hub repo id and refused."
+    ),
     sglang=raises("resolve", "OSError"),
     fields=("speculative.draft_model_path",),
     when=lambda ctx, a: (

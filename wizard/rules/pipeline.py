@@ -407,6 +407,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("upper-case algorithm", _upper_algorithm),
     # without an argparse choice list the name is checked when the speculative step starts
     Gated(c.ALGO_CHOICE, lambda release: not release.algorithm_choices),
+    c.DRAFT_PATH_MISSING_23,
     c.NEXTN_ALIAS,
     c.SKIP_DP_MLP_SYNC,
     c.DFLASH_DPATTN,
@@ -476,6 +477,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.DRAFT_PATH_MISSING_23,
     c.SINK_NEEDS_WINDOW_23,
     c.NEXTN_ALIAS,
+    c.SKIP_DP_MLP_SYNC,
     c.ADAPTIVE_OFF,
     c.ADAPTIVE_STEPS_23,
     R("_init_adaptive_speculative_params", _adaptive_init),
@@ -512,6 +514,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.PP_SPEC,
     mn.MULTINODE_DP,
     c.CHUNKED_PAGE,
+    c.LORA_SPEC,
 )
 
 ORDERS: dict[str, tuple[Step, ...]] = {"post_init": POST_INIT_ORDER, "pipeline": PIPELINE_ORDER}
