@@ -29,7 +29,7 @@ EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
 
 NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
 
-# auto_choose_speculative_params: (steps, topk, draft) wider for these (unchanged since 0.5.5).
+# auto_choose_speculative_params: read per release (Release.auto_params).
 
 # Hybrid mamba models without the extra_buffer state in releases that keep split lists (those
 # releases detect them through the model config, not through a literal list in their source).
@@ -96,7 +96,7 @@ def extra_buffer_supported(ctx: Ctx) -> bool:
 
 
 def strategy(a: Args) -> str | None:
-    """The hybrid radix-cache strategy (0.5.11 `--mamba-scheduler-strategy`)."""
+    """The hybrid radix-cache strategy (`--mamba-scheduler-strategy` / `--mamba-radix-cache-strategy`)."""
     return a.get("mamba_scheduler_strategy")
 
 
@@ -211,8 +211,8 @@ ALGO_CHOICE = Rule(
     title="Unknown or wrongly cased speculative algorithm",
     severity="error",
     why=(
-        "Releases up to 0.5.12 declare the algorithm as an argparse choice list, so spelling and case must match "
-        "exactly (NEXTN, not nextn). 0.5.23 accepts any case and upper-cases it, but rejects names "
+        "Releases that declare the algorithm as an argparse choice list need the exact spelling and case "
+        "(NEXTN, not nextn). Later releases accept any case and upper-case it, but reject names "
         "it has no builtin or plugin for during resolution."
     ),
     sglang=ALGORITHM_CHECK,
@@ -249,8 +249,8 @@ MAMBA_AUTO_NO_BUFFER = Rule(
     title="Hybrid cache strategy 'auto' becomes no_buffer",
     severity="info",
     why=(
-        "In 0.5.11 `--mamba-scheduler-strategy auto` always resolves to no_buffer. In 0.5.23 auto "
-        "picks extra_buffer when the overlap scheduler (or paging) is wanted and the model supports it."
+        "In the releases that hold this rule `auto` always resolves to no_buffer; later releases pick "
+        "extra_buffer when the overlap scheduler (or paging) is wanted and the model supports it."
     ),
     sglang=SILENT,
     fields=("hybrid.cache_strategy",),
@@ -260,7 +260,7 @@ MAMBA_AUTO_NO_BUFFER = Rule(
         and strategy(a) == "auto"
     ),
     message=lambda ctx, a: (
-        "mamba_scheduler_strategy 'auto' resolves to 'no_buffer' in SGLang 0.5.11."
+        f"mamba_scheduler_strategy 'auto' resolves to 'no_buffer' in SGLang {ctx.release.name}."
     ),
     apply=lambda ctx, a: a.__setitem__("mamba_scheduler_strategy", "no_buffer"),
 )
@@ -300,8 +300,8 @@ MAMBA_NOT_HYBRID = Rule(
     title="extra_buffer on a model without mamba state",
     severity="error",
     why=(
-        "0.5.23 refuses an explicit extra_buffer strategy on a model that has no mamba layers: it would "
-        "arm the mamba cache paths and crash at prefill. 0.5.11 silently ignores it."
+        "Releases that hold this refuse an explicit extra_buffer strategy on a model that has no mamba "
+        "layers: it would arm the mamba cache paths and crash at prefill. Older ones silently ignore it."
     ),
     sglang=raises("resolve", "ValueError"),
     fields=("hybrid.cache_strategy",),
@@ -321,7 +321,7 @@ MAMBA_EXTRA_NORADIX = Rule(
     id="R-MAMBA-EXTRA-NORADIX",
     title="extra_buffer with the radix cache disabled",
     severity="error",
-    why="extra_buffer exists to keep mamba states for the radix (prefix) cache; without a radix cache it is meaningless in 0.5.11.",
+    why="extra_buffer exists to keep mamba states for the radix (prefix) cache; without a radix cache the releases that hold this refuse it.",
     sglang=raises("resolve", "ValueError"),
     fields=("hybrid.cache_strategy", "scheduling.disable_radix_cache"),
     when=lambda ctx, a: (
@@ -342,7 +342,7 @@ MAMBA_EXTRA_DEVICE = Rule(
     id="R-MAMBA-EXTRA-DEVICE",
     title="extra_buffer needs a CUDA device",
     severity="error",
-    why="The extra mamba buffer relies on the FLA kernels, which 0.5.11 only runs on CUDA and MUSA.",
+    why="The extra mamba buffer relies on the FLA kernels, which the releases that hold this only run on CUDA and MUSA.",
     sglang=raises("resolve", "AssertionError"),
     fields=("hybrid.cache_strategy", "server.device"),
     when=lambda ctx, a: (
@@ -500,14 +500,15 @@ MAMBA_NOBUF_OVERLAP = Rule(
 
 MAMBA_NOBUF_SPEC = Rule(
     id="R-MAMBA-NOBUF-SPEC",
-    title="Speculative decoding on a hybrid model needs extra_buffer (0.5.11)",
+    title="Speculative decoding on a hybrid model needs extra_buffer",
     severity="error",
     why=(
         "Speculative verify rolls the mamba state back to the last accepted token; with the radix cache on, "
-        "0.5.11 can only do that with the extra_buffer strategy, and its default (auto) is no_buffer. SGLang "
+        "the releases that hold this can only do that with the extra_buffer strategy, and their default "
+        "(auto) is no_buffer. SGLang "
         "checks this in the model-specific step, before the speculative flags, so it masks the "
-        "steps/topk/draft-tokens rule. The message also says SGLANG_ENABLE_SPEC_V2=1, but 0.5.11 already "
-        "defaults to it and does not check it."
+        "steps/topk/draft-tokens rule. The message also says SGLANG_ENABLE_SPEC_V2=1, but where spec v2 "
+        "is already the default it is not checked."
     ),
     sglang=raises("resolve", "ValueError"),
     fields=("hybrid.cache_strategy", "speculative.algorithm"),
@@ -571,7 +572,7 @@ MAMBA_NOBUF_OVERLAP_23 = Rule(
     id="R-MAMBA-NOBUF-OVERLAP-23",
     title="no_buffer needs the overlap scheduler off",
     severity="error",
-    why="An explicit no_buffer strategy cannot run with the overlap scheduler; 0.5.23 asserts instead of switching it off.",
+    why="An explicit no_buffer strategy cannot run with the overlap scheduler; the releases that hold this assert instead of switching it off.",
     sglang=raises("resolve", "AssertionError"),
     fields=("hybrid.cache_strategy", "scheduling.disable_overlap_schedule"),
     when=lambda ctx, a: (
@@ -617,7 +618,8 @@ MULTI_LAYER_EAGLE = Rule(
     severity="warning",
     why=(
         "MiMoV2 and Step3p5 turn on multi-layer EAGLE in the model-specific step, which runs before NEXTN is "
-        "aliased to EAGLE; with NEXTN (or lower-case eagle on 0.5.23) the multi-layer path is not enabled."
+        "aliased to EAGLE; with NEXTN (or a lower-case eagle where the release upper-cases it) the "
+        "multi-layer path is not enabled."
     ),
     sglang=RUNTIME,
     fields=("speculative.algorithm",),
@@ -755,7 +757,7 @@ TRTLLM_PAGE = Rule(
     id="R-TRTLLM-PAGE",
     title="trtllm_mha forces page size 64",
     severity="adjusted",
-    why="TensorRT-LLM MHA kernels only support pages of 16, 32, 64 (0.5.23: also 128) tokens.",
+    why="TensorRT-LLM MHA kernels only support some page sizes (16, 32, 64; later releases also 128: the release data lists them).",
     sglang=SILENT,
     fields=("attention.page_size",),
     when=lambda ctx, a: (
@@ -845,7 +847,7 @@ DFLASH_DPATTN = Rule(
     id="R-DFLASH-DPATTN",
     title="DFLASH and DP attention",
     severity="error",
-    why="The DFLASH worker does not synchronise drafts across attention-DP ranks (0.5.23: only with a DP LM head).",
+    why="The DFLASH worker does not synchronise drafts across attention-DP ranks (later releases: only with a DP LM head).",
     sglang=raises("resolve", "ValueError"),
     fields=("speculative.algorithm", "parallel.enable_dp_attention"),
     when=lambda ctx, a: (
@@ -975,7 +977,7 @@ DPATTN_TP_DIVISIBLE = Rule(
     severity="error",
     why=(
         "DP attention splits the tensor-parallel group into dp attention groups, so tp must be divisible by "
-        "dp (0.5.23: by --attn-dp-size). SGLang checks it with a bare assert in its data-parallel step, "
+        "dp (releases with --attn-dp-size: by it). SGLang checks it with a bare assert in its data-parallel step, "
         "before any speculative rule, so it hides them."
     ),
     sglang=raises("resolve", "AssertionError"),
@@ -1097,7 +1099,7 @@ SPEC_V1_SELECT = Rule(
     title="Overlap scheduler switched off (spec v1)",
     severity="adjusted",
     why=(
-        "The overlapped speculative worker (spec v2) only drafts chains (topk = 1). In 0.5.11 a typed topk > 1, or "
+        "The overlapped speculative worker (spec v2) only drafts chains (topk = 1). Where this holds, a typed topk > 1, or "
         "SGLANG_ENABLE_SPEC_V2=0, silently turns the overlap scheduler off and uses the slower spec v1 worker."
     ),
     sglang=SILENT,
@@ -1118,7 +1120,7 @@ MIXED_CHUNK_OFF = Rule(
     id="R-MIXED-CHUNK",
     title="Mixed chunked prefill switched off",
     severity="adjusted",
-    why="The speculative workers cannot mix prefill chunks into verify batches (0.5.23 keeps it for EAGLE, EAGLE3, DFLASH).",
+    why="The speculative workers cannot mix prefill chunks into verify batches (later releases keep it for EAGLE, EAGLE3, DFLASH).",
     sglang=SILENT,
     fields=("scheduling.enable_mixed_chunk",),
     when=lambda ctx, a: (
@@ -1390,7 +1392,7 @@ NGRAM_DEVICE = Rule(
     id="R-NGRAM-DEVICE",
     title="NGRAM device support",
     severity="error",
-    why="The n-gram cache kernels run on CUDA only in 0.5.11 (0.5.23: CUDA, CPU, XPU).",
+    why="The n-gram cache kernels run on CUDA only in the releases that hold this (later: CUDA, CPU, XPU).",
     sglang=raises("resolve", "ValueError"),
     fields=("server.device", "speculative.algorithm"),
     when=lambda ctx, a: (
@@ -1528,7 +1530,7 @@ NGRAM_DPATTN = Rule(
 
 
 def chunked_prefill(ctx: Ctx, a: Args) -> int:
-    """`chunked_prefill_size` as SGLang sets it: typed, else by GPU memory (and / dp with DP attention, 0.5.11)."""
+    """`chunked_prefill_size` as SGLang sets it: typed, else by GPU memory (and / dp with DP attention where the release splits it)."""
     size = a.get("chunked_prefill_size")
     if size is None:
         mem = ctx.gpu.memory_mib
@@ -1579,9 +1581,9 @@ CHUNKED_PAGE = Rule(
 
 PP_SPEC_ALGO_23 = Rule(
     id="R-PP-SPEC-ALGO",
-    title="Pipeline parallelism supports only EAGLE speculative decoding (0.5.23)",
+    title="Pipeline parallelism supports only EAGLE speculative decoding",
     severity="error",
-    why="0.5.23 relays draft state between pipeline stages only for the single-layer EAGLE worker (and DSPARK on PD prefill).",
+    why="The releases that hold this relay draft state between pipeline stages only for the single-layer EAGLE worker (and DSPARK on PD prefill).",
     sglang=raises("check", "AssertionError"),
     fields=("parallel.pp", "speculative.algorithm"),
     when=lambda ctx, a: (
@@ -1632,9 +1634,9 @@ PP_SPEC = Rule(
 
 LORA_SPEC = Rule(
     id="R-LORA-SPEC",
-    title="LoRA with speculative decoding (0.5.11: NGRAM only)",
+    title="LoRA with speculative decoding (NGRAM only)",
     severity="error",
-    why="0.5.11's draft workers cannot apply LoRA adapters; only NGRAM (no draft model) works with LoRA.",
+    why="The draft workers of the releases that hold this cannot apply LoRA adapters; only NGRAM (no draft model) works with LoRA.",
     sglang=raises("check", "ValueError"),
     fields=("speculative.algorithm", "extra_args"),
     when=lambda ctx, a: (
@@ -1651,7 +1653,7 @@ ADAPTIVE_OFF = Rule(
     title="Adaptive speculative decoding switched off",
     severity="adjusted",
     why=(
-        "Adaptive steps only run on EAGLE/EAGLE3 chains; in 0.5.11 also only on the non-overlap worker, so with the "
+        "Adaptive steps only run on EAGLE/EAGLE3 chains; in some releases also only on the non-overlap worker, so with the "
         "default overlap scheduler it is always switched off."
     ),
     sglang=SILENT,
@@ -1680,7 +1682,7 @@ ADAPTIVE_STEPS_23 = Rule(
     id="R-ADAPTIVE-STEPS",
     title="Adaptive steps must be one of the candidate steps",
     severity="error",
-    why="0.5.23's adaptive mode switches between precomputed step tiers; a typed --speculative-num-steps must be one of them.",
+    why="The adaptive mode switches between precomputed step tiers; a typed --speculative-num-steps must be one of them.",
     sglang=raises("resolve", "ValueError"),
     fields=("speculative.num_steps", "speculative.adaptive"),
     when=lambda ctx, a: (
@@ -1720,8 +1722,9 @@ SPEC_V2_ENV = Rule(
     title="SGLANG_ENABLE_SPEC_V2",
     severity="info",
     why=(
-        "0.5.11 reads SGLANG_ENABLE_SPEC_V2 with default True: setting it to 1 changes nothing, setting it to 0 "
-        "selects the slower non-overlap spec v1 worker. 0.5.23 no longer reads it at all. An unrecognised value is "
+        "Releases that read SGLANG_ENABLE_SPEC_V2 with default True: setting it to 1 changes nothing, setting it "
+        "to 0 selects the slower non-overlap spec v1 worker. The newest releases no longer read it at all (the "
+        "release data says which). An unrecognised value is "
         "ignored with a Python warning."
     ),
     sglang=WIZARD,
@@ -1750,10 +1753,10 @@ def _spec_v2_env_message(ctx: Ctx) -> str:
 
 V2_TREE = Rule(
     id="R-V2-BEFORE-AUTO",
-    title="Spec v2 with an auto-chosen tree (0.5.11)",
+    title="Spec v2 with an auto-chosen tree",
     severity="warning",
     why=(
-        "0.5.11 decides spec v1/v2 before choosing the auto parameters, so a Llama/Grok target with the trio unset "
+        "Where this holds SGLang decides spec v1/v2 before choosing the auto parameters, so a Llama/Grok target with the trio unset "
         "keeps the overlap (spec v2) worker although SGLang then picks topk 4; SGLang's own comment says spec v2 "
         "only supports topk 1."
     ),

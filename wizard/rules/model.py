@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class Args(dict[str, Any]):
-    """SGLang's `ServerArgs` fields (canonical 0.5.11 names) while they are being resolved."""
+    """SGLang's `ServerArgs` fields (canonical names; each release's spelling in wizard/sglang/fields.py) while they are being resolved."""
 
     def __getattr__(self, name: str) -> Any:
         try:

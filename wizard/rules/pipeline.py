@@ -200,7 +200,7 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
                   else c.QWEN_HYBRID_SM100 & ctx.release.arch_set("qwen_hybrid_sm100"))
     if arch in qwen_archs and ctx.gpu.is_sm100 and a.get("attention_backend") is None:
         # trtllm_mha needs pages of 16+; only radix cache on with neither extra_buffer nor
-        # speculative decoding needs page size 1 (0.5.11 SA:2213-2241, 0.5.23 qwen3_5.py).
+        # speculative decoding needs page size 1 (the monolith's model-specific step, later qwen3_5.py).
         if not sets_page:
             extra_buffer = a.get("mamba_scheduler_strategy") == "extra_buffer"
         else:
