@@ -97,6 +97,28 @@ def _walk(tree: ast.AST, function: str | None = None) -> Iterator[tuple[ast.stmt
         yield from _walk(child, inner)
 
 
+def _jump_compares(test: ast.expr) -> Iterator[ast.Compare]:
+    """The comparisons CPython compiles as conditional jumps of an assert's test, in order."""
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from _jump_compares(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _jump_compares(test.operand)
+    elif isinstance(test, ast.Compare):
+        yield test
+
+
+def _assert_line(node: ast.Assert) -> int:
+    """The line a failing assert's traceback names (CPython 3.11, the conformance venvs').
+
+    The raising instructions keep the location last set while compiling the test's jumps: a
+    comparison sets it (and keeps it), a plain name or attribute does not. So it is the line of
+    the test's last comparison (whichever operand was false), else the `assert` line itself.
+    """
+    compares = list(_jump_compares(node.test))
+    return compares[-1].lineno if compares else node.lineno
+
+
 class SourceTree:
     """The parsed argument code of one release (root = the folder holding `sglang/`)."""
 
@@ -177,17 +199,16 @@ class SourceTree:
             exception = ast.unparse(target).rsplit(".", 1)[-1]
         source = stmt.lines[node.lineno - 1].strip() if node.lineno <= len(stmt.lines) else ""
         # A traceback names the line Python reports for the raising instruction: for an assert
-        # its test's first line (for `a and b`: the line of the operand that was false, the
-        # anchor's `operand`, else the last one), for an `if` whose comparison crashes (a
-        # TypeError on None) the first comparison's line, for a raise its first line.
+        # see `_assert_line` (an anchor's `operand` names the operand explicitly), for an `if`
+        # whose comparison crashes (a TypeError on None) the first comparison's line, for a
+        # raise its first line.
         line = node.lineno
         if isinstance(node, ast.Assert):
             test = node.test
-            if isinstance(test, ast.BoolOp):
-                named = [v for v in test.values
-                         if operand and operand in _RECEIVERS.sub("", ast.unparse(v))]
-                test = named[0] if named else test.values[-1]
-            line = test.lineno
+            named = [v for v in test.values
+                     if operand and operand in _RECEIVERS.sub("", ast.unparse(v))] if isinstance(
+                test, ast.BoolOp) else []
+            line = named[0].lineno if named else _assert_line(node)
         elif isinstance(node, ast.If):
             compare = next((n for n in ast.walk(node.test) if isinstance(n, ast.Compare)), None)
             line = compare.lineno if compare is not None else node.lineno
