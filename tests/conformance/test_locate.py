@@ -73,3 +73,26 @@ def test_assert_lines_match_the_traceback(tmp_path: Path) -> None:
         located = tree.locate([Anchor("Assert", stmt.text, stmt.function)])
         assert located is not None
         assert located.where == f"sglang/srt/server_args.py:{traceback_line}", stmt.function
+
+
+def test_a_statement_under_a_platform_probe_names_that_platform(tmp_path: Path) -> None:
+    folder = tmp_path / "sglang" / "srt"
+    folder.mkdir(parents=True)
+    (folder / "server_args.py").write_text(
+        "def check(cfg):\n"
+        "    if get_platform().is_npu:\n"
+        "        assert cfg.a, 'npu only'\n"
+        "    else:\n"
+        "        assert cfg.b, 'elsewhere'\n"
+        "    if _is_hip:\n"
+        "        raise ValueError('hip only')\n"
+    )
+    tree = SourceTree(tmp_path)
+    platforms = {
+        text: located.platform
+        for text, kind in (("a, 'npu only'", "Assert"), ("b, 'elsewhere'", "Assert"),
+                           ("ValueError('hip only')", "Raise"))
+        if (located := tree.locate([Anchor(kind, text, "check")])) is not None
+    }
+    assert platforms == {"a, 'npu only'": "npu", "b, 'elsewhere'": None,
+                         "ValueError('hip only')": "hip"}

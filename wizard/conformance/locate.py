@@ -61,6 +61,8 @@ class Located:
     bare: bool  # an `assert` without message
     exception: str | None  # AssertionError / the raised class / None
     match: str  # "exact" or "fuzzy 0.91"
+    # A device the statement only runs on (`if get_platform().is_npu:` around it), else None.
+    platform: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,31 @@ def _walk(tree: ast.AST, function: str | None = None) -> Iterator[tuple[ast.stmt
         yield from _walk(child, inner)
 
 
+_OTHER_PLATFORMS = ("npu", "hip", "xpu", "cpu", "mps", "hpu", "musa")
+
+
+def _platform_probe(test: ast.expr) -> str | None:
+    """`x.is_npu`, `is_npu()`, `_is_npu`: the non-CUDA platform an `if` test asks for."""
+    if isinstance(test, ast.Call) and not test.args:
+        test = test.func
+    name = test.attr if isinstance(test, ast.Attribute) else (
+        test.id if isinstance(test, ast.Name) else "")
+    platform = name.lstrip("_").removeprefix("is_")
+    return platform if platform in _OTHER_PLATFORMS else None
+
+
+def _platform_of(tree: ast.AST, target: ast.stmt) -> str | None:
+    """The platform of the innermost `if <platform probe>:` whose body holds `target`."""
+    found: str | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        platform = _platform_probe(node.test)
+        if platform and any(target is inner for stmt in node.body for inner in ast.walk(stmt)):
+            found = platform
+    return found
+
+
 def _jump_compares(test: ast.expr) -> Iterator[ast.Compare]:
     """The comparisons CPython compiles as conditional jumps of an assert's test, in order."""
     if isinstance(test, ast.BoolOp):
@@ -126,6 +153,7 @@ class SourceTree:
         self.root = root
         self.statements: list[_Stmt] = []
         self.files: dict[str, str] = {}
+        self.trees: dict[str, ast.Module] = {}
         for entry in ARGUMENT_CODE:
             base = root / entry
             paths = sorted(base.rglob("*.py")) if base.is_dir() else [base]
@@ -139,6 +167,7 @@ class SourceTree:
                     tree = ast.parse(text)
                 except SyntaxError:
                     continue
+                self.trees[rel] = tree
                 lines = text.splitlines()
                 for node, function in _walk(tree):
                     self.statements.append(
@@ -213,7 +242,7 @@ class SourceTree:
             compare = next((n for n in ast.walk(node.test) if isinstance(n, ast.Compare)), None)
             line = compare.lineno if compare is not None else node.lineno
         return Located(f"{stmt.path}:{line}", type(node).__name__, stmt.function,
-                       source, bare, exception, match)
+                       source, bare, exception, match, _platform_of(self.trees[stmt.path], node))
 
     def raise_sites(self) -> list[tuple[str, str]]:
         """Every `assert` and `raise` of the argument code: (file:line, statement text)."""

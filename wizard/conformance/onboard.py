@@ -277,6 +277,10 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         located = tree.locate(options)
         if located is None:
             continue
+        if located.platform is not None:  # the wizard checks CUDA launches
+            review.append(f"{located.platform:<7} {rule_id}: only on {located.platform} at "
+                          f"{located.where} (not a site here)")
+            continue
         variant = next((i for i, a in enumerate(options) if a.text == _text_at(tree, located)),
                        _closest(options, _text_at(tree, located)))
         sites[rule_id] = {
