@@ -246,5 +246,5 @@ class SourceTree:
 
     def raise_sites(self) -> list[tuple[str, str]]:
         """Every `assert` and `raise` of the argument code: (file:line, statement text)."""
-        return [(f"{s.path}:{s.node.lineno}", s.text) for s in self.statements
-                if isinstance(s.node, ast.Assert | ast.Raise)]
+        return [(f"{s.path}:{_assert_line(s.node) if isinstance(s.node, ast.Assert) else s.node.lineno}",
+                 s.text) for s in self.statements if isinstance(s.node, ast.Assert | ast.Raise)]

@@ -241,6 +241,9 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     radix_list = any("_MAMBA_RADIX_CACHE_ARCHS" in text for text in tree.files.values())
     probed("hybrid_lists", "radix" if radix_list else "split", "_MAMBA_RADIX_CACHE_ARCHS")
     probed("trtllm_mla_page_rule", "R-TRTLLM-MLA-PAGE" in sites, "site of R-TRTLLM-MLA-PAGE")
+    probed("dflash_family_counts_as_topk_one",
+           any("_forces_eagle_topk_one(" in text for text in tree.files.values()),
+           "_forces_eagle_topk_one in the default attention backend")
     return traits, origin
 
 
