@@ -24,6 +24,7 @@ ARGUMENT_CODE: tuple[str, ...] = (
     "sglang/srt/speculative/spec_info.py",
     "sglang/srt/configs/model_config.py",
     "sglang/srt/utils/hf_transformers_utils.py",  # loading the model's config.json
+    "sglang/srt/utils/hf_transformers/config.py",  # (its later place)
     "sglang/srt/hf_transformers_utils.py",  # (its older place)
 )
 FUZZY_MIN = 0.82

@@ -461,6 +461,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.DRAFT_PATH_MISSING_23,
     c.SINK_NEEDS_WINDOW_23,
     c.NEXTN_ALIAS,
+    c.SKIP_DP_MLP_SYNC,
     c.ADAPTIVE_OFF,
     c.ADAPTIVE_STEPS_23,
     R("_init_adaptive_speculative_params", _adaptive_init),
