@@ -206,3 +206,29 @@ def test_a_python_without_sglang_gets_a_clear_error(tmp_path: Path) -> None:
                           text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60, check=False)
     assert proc.returncode == 3
     assert "cannot import SGLang's argument code" in proc.stderr and proc.stdout == ""
+
+
+def test_probe_caches_of_partials_are_cleared_on_retarget() -> None:
+    """`lru_cache(partial(probe))` (SGLang's `is_sm100_supported`) reports module `functools`."""
+    import functools
+    import types
+
+    from wizard.conformance import sglang_runner
+
+    module = types.ModuleType("sglang_probe_stand_in")
+    exec(
+        "import functools\n"
+        "def _check(majors):\n    return majors\n"
+        "probe = functools.lru_cache(maxsize=1)(functools.partial(_check, majors=[10]))\n",
+        module.__dict__,
+    )
+    module._check.__module__ = module.__name__
+    sys.modules[module.__name__] = module
+    try:
+        module.probe()
+        assert module.probe.cache_info().currsize == 1
+        assert isinstance(module.probe.__wrapped__, functools.partial)
+        sglang_runner.clear_probe_caches()
+        assert module.probe.cache_info().currsize == 0
+    finally:
+        del sys.modules[module.__name__]

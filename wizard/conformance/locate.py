@@ -25,8 +25,8 @@ ARGUMENT_CODE: tuple[str, ...] = (
     "sglang/srt/speculative/adaptive_spec_params.py",
     "sglang/srt/configs/model_config.py",
     "sglang/srt/utils/hf_transformers_utils.py",  # loading the model's config.json
+    "sglang/srt/utils/hf_transformers/config.py",  # (its later place)
     "sglang/srt/hf_transformers_utils.py",  # (its older place)
-    "sglang/srt/utils/hf_transformers",  # (its later place: a package)
 )
 FUZZY_MIN = 0.82
 _RECEIVERS = re.compile(r"\b(?:self|cfg|view|server_args|args|sa)\.")
@@ -61,6 +61,8 @@ class Located:
     bare: bool  # an `assert` without message
     exception: str | None  # AssertionError / the raised class / None
     match: str  # "exact" or "fuzzy 0.91"
+    # A device the statement only runs on (`if get_platform().is_npu:` around it), else None.
+    platform: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,22 +99,51 @@ def _walk(tree: ast.AST, function: str | None = None) -> Iterator[tuple[ast.stmt
         yield from _walk(child, inner)
 
 
+_OTHER_PLATFORMS = ("npu", "hip", "xpu", "cpu", "mps", "hpu", "musa")
+
+
+def _platform_probe(test: ast.expr) -> str | None:
+    """`x.is_npu`, `is_npu()`, `_is_npu`: the non-CUDA platform an `if` test asks for."""
+    if isinstance(test, ast.Call) and not test.args:
+        test = test.func
+    name = test.attr if isinstance(test, ast.Attribute) else (
+        test.id if isinstance(test, ast.Name) else "")
+    platform = name.lstrip("_").removeprefix("is_")
+    return platform if platform in _OTHER_PLATFORMS else None
+
+
+def _platform_of(tree: ast.AST, target: ast.stmt) -> str | None:
+    """The platform of the innermost `if <platform probe>:` whose body holds `target`."""
+    found: str | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        platform = _platform_probe(node.test)
+        if platform and any(target is inner for stmt in node.body for inner in ast.walk(stmt)):
+            found = platform
+    return found
+
+
+def _jump_compares(test: ast.expr) -> Iterator[ast.Compare]:
+    """The comparisons CPython compiles as conditional jumps of an assert's test, in order."""
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from _jump_compares(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _jump_compares(test.operand)
+    elif isinstance(test, ast.Compare):
+        yield test
+
+
 def _assert_line(node: ast.Assert) -> int:
-    """The line CPython 3.11 reports when `node` fails (checked on every and/or/not shape)."""
-    line = node.lineno
+    """The line a failing assert's traceback names (CPython 3.11, the conformance venvs').
 
-    def visit(expr: ast.expr) -> None:
-        nonlocal line
-        if isinstance(expr, ast.BoolOp):
-            for value in expr.values:
-                visit(value)
-        elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-            visit(expr.operand)
-        elif isinstance(expr, ast.Compare):
-            line = expr.lineno
-
-    visit(node.test)
-    return line
+    The raising instructions keep the location last set while compiling the test's jumps: a
+    comparison sets it (and keeps it), a plain name or attribute does not. So it is the line of
+    the test's last comparison (whichever operand was false), else the `assert` line itself.
+    """
+    compares = list(_jump_compares(node.test))
+    return compares[-1].lineno if compares else node.lineno
 
 
 class SourceTree:
@@ -122,6 +153,7 @@ class SourceTree:
         self.root = root
         self.statements: list[_Stmt] = []
         self.files: dict[str, str] = {}
+        self.trees: dict[str, ast.Module] = {}
         for entry in ARGUMENT_CODE:
             base = root / entry
             paths = sorted(base.rglob("*.py")) if base.is_dir() else [base]
@@ -135,6 +167,7 @@ class SourceTree:
                     tree = ast.parse(text)
                 except SyntaxError:
                     continue
+                self.trees[rel] = tree
                 lines = text.splitlines()
                 for node, function in _walk(tree):
                     self.statements.append(
@@ -198,11 +231,9 @@ class SourceTree:
             target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
             exception = ast.unparse(target).rsplit(".", 1)[-1]
         source = stmt.lines[node.lineno - 1].strip() if node.lineno <= len(stmt.lines) else ""
-        # A traceback names the line Python reports for the raising instruction: for an assert,
-        # the line of the last comparison of its and/or/not chain (CPython's jump code leaves the
-        # location there), else the `assert` line itself, whichever operand was false; for an
-        # `if` whose comparison crashes (a TypeError on None) the first comparison's line, for a
-        # raise its first line.
+        # A traceback names the line Python reports for the raising instruction: for an assert
+        # see `_assert_line`, for an `if` whose comparison crashes (a TypeError on None) the
+        # first comparison's line, for a raise its first line.
         line = node.lineno
         if isinstance(node, ast.Assert):
             line = _assert_line(node)
@@ -210,9 +241,9 @@ class SourceTree:
             compare = next((n for n in ast.walk(node.test) if isinstance(n, ast.Compare)), None)
             line = compare.lineno if compare is not None else node.lineno
         return Located(f"{stmt.path}:{line}", type(node).__name__, stmt.function,
-                       source, bare, exception, match)
+                       source, bare, exception, match, _platform_of(self.trees[stmt.path], node))
 
     def raise_sites(self) -> list[tuple[str, str]]:
         """Every `assert` and `raise` of the argument code: (file:line, statement text)."""
-        return [(f"{s.path}:{s.node.lineno}", s.text) for s in self.statements
-                if isinstance(s.node, ast.Assert | ast.Raise)]
+        return [(f"{s.path}:{_assert_line(s.node) if isinstance(s.node, ast.Assert) else s.node.lineno}",
+                 s.text) for s in self.statements if isinstance(s.node, ast.Assert | ast.Raise)]

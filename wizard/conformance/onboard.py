@@ -305,6 +305,9 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
                 or ("qwen3_5" in rel and "trtllm_mha" in text)
                 for rel, text in tree.files.items())
     probed("qwen_hybrid_sm100_trtllm", picks, 'sm100_default_attn_backend = "trtllm_mha"')
+    probed("dflash_family_counts_as_topk_one",
+           any("_forces_eagle_topk_one(" in text for text in tree.files.values()),
+           "_forces_eagle_topk_one in the default attention backend")
     return traits, origin
 
 
@@ -340,6 +343,10 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         options = [Anchor(**e) for e in entries]
         located = tree.locate(options)
         if located is None:
+            continue
+        if located.platform is not None:  # the wizard checks CUDA launches
+            review.append(f"{located.platform:<7} {rule_id}: only on {located.platform} at "
+                          f"{located.where} (not a site here)")
             continue
         variant = next((i for i, a in enumerate(options) if a.text == _text_at(tree, located)),
                        _closest(options, _text_at(tree, located)))

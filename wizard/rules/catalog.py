@@ -847,19 +847,27 @@ DFLASH_DPATTN = Rule(
     id="R-DFLASH-DPATTN",
     title="DFLASH and DP attention",
     severity="error",
-    why="The DFLASH worker does not synchronise drafts across attention-DP ranks (later releases: only with a DP LM head).",
+    why=(
+        "The DFLASH worker does not synchronise drafts across attention-DP ranks (some releases: "
+        "only on NPU; later ones: only with a DP LM head)."
+    ),
     sglang=raises("resolve", "ValueError"),
     fields=("speculative.algorithm", "parallel.enable_dp_attention"),
+    # Variants: 0 refuses dp attention, 1 asks for a DP LM head, 2 refuses it off NPU.
     when=lambda ctx, a: (
         algo(a) == "DFLASH"
         and dp_attention(ctx, a)
-        and (variant(ctx, "R-DFLASH-DPATTN") == 0 or not a.get("enable_dp_lm_head"))
+        and {
+            0: True,
+            1: not a.get("enable_dp_lm_head"),
+            2: a.get("device") != "npu",
+        }[variant(ctx, "R-DFLASH-DPATTN")]
     ),
     message=lambda ctx, a: (
-        "Currently DFLASH speculative decoding does not support dp attention."
-        if variant(ctx, "R-DFLASH-DPATTN") == 0
-        else "DFLASH with dp attention requires --enable-dp-lm-head."
-    ),
+        "Currently DFLASH speculative decoding does not support dp attention.",
+        "DFLASH with dp attention requires --enable-dp-lm-head.",
+        "Currently DFLASH speculative decoding does not support dp attention on non-NPU devices.",
+    )[variant(ctx, "R-DFLASH-DPATTN")],
     fixes=lambda ctx, a: [DP_ATTENTION_OFF],
 )
 

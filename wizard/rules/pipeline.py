@@ -268,11 +268,17 @@ def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
 
 def _dp_deprecated(ctx: Ctx, a: Args) -> None:
     if not ctx.release.attn_dp_field:
-        return  # pipeline releases before --attn-dp-size keep --dp with --enable-dp-attention
+        return  # no `--attn-dp-size` yet: `--dp-size` with the flag is attention DP itself
     if a.get("enable_dp_attention") and a.get("dp_size", 1) > 1:
         a.attn_dp_size = a.dp_size
         a.dp_size = 1
     a.enable_dp_attention = (a.get("attn_dp_size") or 1) > 1
+
+
+def _dp_off_without_dp_pipeline(ctx: Ctx, a: Args) -> None:
+    """`_data_parallelism_defaults` of the pipeline releases without `--attn-dp-size`."""
+    if not ctx.release.attn_dp_field:
+        _dp_off_without_dp(ctx, a)
 
 
 def _pp(ctx: Ctx, a: Args) -> None:
@@ -468,6 +474,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     R("attention page rules", _attention_misc),
     R("_page_size_default", _page_default),
     mn.ATTN_DP_WITH_DP,  # handle_data_parallelism raises before its tp % attn_dp assert
+    R("handle_data_parallelism", _dp_off_without_dp_pipeline),
     c.DPATTN_TP_DIVISIBLE,
     R("_pipeline_parallel_overlap_disable", _pp),
     R("_speculative_moe_runner_default", _moe_runner_default),
