@@ -76,9 +76,11 @@ def run_cases(
         # Only the case's own SGLANG_* / SGL_* variables may reach SGLang, not the caller's.
         source = dict(base_env if base_env is not None else os.environ)
         env = {k: v for k, v in source.items() if not k.startswith(("SGLANG_", "SGL_"))}
+        # A fixed working directory: the caller's may be gone (a test's tmp dir; the CI runs
+        # start in background threads while other tests chdir).
         proc = subprocess.run(
             runner_command(python, first_gpu, jobs=jobs), input=payload, capture_output=True,
-            text=True, env=env, check=False,
+            text=True, env=env, check=False, cwd=str(python.parent),
         )
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-12:])
