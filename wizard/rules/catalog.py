@@ -447,11 +447,15 @@ MAMBA_NOBUF_PAGE = Rule(
     id="R-MAMBA-NOBUF-PAGE",
     title="no_buffer forces page size 1",
     severity="adjusted",
-    why="The no_buffer mamba radix cache only works with page size 1.",
+    why=(
+        "The no_buffer mamba radix cache only works with page size 1; the releases that hold this "
+        "rewrite it (older ones keep the typed page size)."
+    ),
     sglang=SILENT,
     fields=("attention.page_size",),
     when=lambda ctx, a: (
-        is_hybrid(ctx)
+        ctx.release.site("R-MAMBA-NOBUF-PAGE") is not None
+        and is_hybrid(ctx)
         and strategy(a) == "no_buffer"
         and not a.get("disable_radix_cache")
         and a.get("page_size") not in (None, 1)
