@@ -50,6 +50,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "dflash_family_counts_as_topk_one": False,
         "qwen_hybrid_sm100_sets_page": False,
         "qwen_hybrid_sm100_trtllm": True,
+        "qwen_hybrid_sm100_overrides_typed": False,
         "mixed_chunk_off_algorithms": ["EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH"],
         "trio_skipped_when_adaptive": False,
         "chunked_prefill_24gb": 2048,
@@ -73,6 +74,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "dflash_family_counts_as_topk_one": True,
         "qwen_hybrid_sm100_sets_page": True,
         "qwen_hybrid_sm100_trtllm": True,
+        "qwen_hybrid_sm100_overrides_typed": False,
         "mixed_chunk_off_algorithms": ["STANDALONE", "NGRAM"],
         "trio_skipped_when_adaptive": True,
         "chunked_prefill_24gb": 4096,
@@ -305,6 +307,12 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
                 or ("qwen3_5" in rel and "trtllm_mha" in text)
                 for rel, text in tree.files.items())
     probed("qwen_hybrid_sm100_trtllm", picks, 'sm100_default_attn_backend = "trtllm_mha"')
+    # The first form of the branch overrides even a typed backend with triton on SM100.
+    server_args = tree.files.get("sglang/srt/server_args.py", "")
+    probed("qwen_hybrid_sm100_overrides_typed",
+           bool(re.search(r'if is_sm100_supported\(\):\n\s+self\.attention_backend = "triton"',
+                          server_args)),
+           "unconditional triton under is_sm100_supported()")
     probed("dflash_family_counts_as_topk_one",
            any("_forces_eagle_topk_one(" in text for text in tree.files.values()),
            "_forces_eagle_topk_one in the default attention backend")

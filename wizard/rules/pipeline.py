@@ -198,7 +198,10 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         a.disable_radix_cache = True
     qwen_archs = (_QWEN_HYBRID_SM100_WIDE if sets_page
                   else c.QWEN_HYBRID_SM100 & ctx.release.arch_set("qwen_hybrid_sm100"))
-    if arch in qwen_archs and ctx.gpu.is_sm100 and a.get("attention_backend") is None:
+    overrides = bool(ctx.release.trait("qwen_hybrid_sm100_overrides_typed"))
+    if arch in qwen_archs and ctx.gpu.is_sm100 and (
+        a.get("attention_backend") is None or overrides
+    ):
         # trtllm_mha needs pages of 16+; only radix cache on with neither extra_buffer nor
         # speculative decoding needs page size 1 (the monolith's model-specific step, later qwen3_5.py).
         if not sets_page:
