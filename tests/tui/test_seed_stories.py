@@ -1,4 +1,4 @@
-"""The three incident seed stories (tests/fixtures/seeds, ../shared/incidents.md) played key by key,
+"""The three incident seed stories (tests/fixtures/seeds, tests/fixtures/incidents.md) played key by key,
 at 120x40 and at 80x24, asserting what is on the screen at each step."""
 
 from __future__ import annotations
