@@ -162,23 +162,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
             mamba_extra_buffer=None if strategy in (None, "auto") else strategy != "no_buffer",
             sglang_version=p.sglang_version,
         )
-    for name in (
-        "model_dir",
-        "revision",
-        "gpu",
-        "gpus",
-        "tp",
-        "draft",
-        "algorithm",
-        "num_draft_tokens",
-        "num_steps",
-        "topk",
-        "mem_fraction",
-        "max_running_requests",
-        "context_length",
-        "kv_cache_dtype",
-        "sglang_version",
-    ):
+    for name in ("model_dir", "revision", "gpu", "gpus", *_INSPECT_ONLY, "sglang_version"):
         value = getattr(args, name, None)
         if value is not None:
             s[name] = value

@@ -135,11 +135,7 @@ def _algorithms(tree: SourceTree, flags: dict[str, Any]) -> tuple[list[str], boo
 def _string_collections(tree: SourceTree) -> list[tuple[str, frozenset[str]]]:
     """Every list/set/tuple/frozenset literal of architecture-like strings, with its location."""
     found: list[tuple[str, frozenset[str]]] = []
-    for rel, text in tree.files.items():
-        try:
-            module = ast.parse(text)
-        except SyntaxError:
-            continue
+    for rel, module in tree.trees.items():
         for node in ast.walk(module):
             if isinstance(node, ast.List | ast.Set | ast.Tuple):
                 values = [e.value for e in node.elts
@@ -159,10 +155,10 @@ ARCH_LIST_NAMES: dict[str, str] = {
 
 def _named_collection(tree: SourceTree, name: str) -> tuple[frozenset[str], str] | None:
     """A module-level `NAME = frozenset({...})` / list / set / tuple of strings."""
-    for rel, text in tree.files.items():
-        if name not in text:
+    for rel, module in tree.trees.items():
+        if name not in tree.files[rel]:
             continue
-        for node in ast.parse(text).body:
+        for node in module.body:
             if isinstance(node, ast.Assign) and any(
                     isinstance(t, ast.Name) and t.id == name for t in node.targets):
                 values = [n.value for n in ast.walk(node.value)
@@ -201,10 +197,10 @@ def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str
 def _qwen_sm100_branch_archs(tree: SourceTree) -> tuple[list[str], str] | None:
     """Qwen hybrid architectures of a `model_arch in [...]` / `== "..."` branch that picks the
     attention backend on SM100 (the older, shorter form of the list)."""
-    text = tree.files.get("sglang/srt/server_args.py", "")
+    module = tree.trees.get("sglang/srt/server_args.py")
     archs: set[str] = set()
     where = ""
-    for node in ast.walk(ast.parse(text)) if text else ():
+    for node in ast.walk(module) if module is not None else ():
         if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
             continue
         left = node.test.left
@@ -237,8 +233,8 @@ def auto_params_table(tree: SourceTree) -> dict[str, Any] | None:
     `{"algorithms": {"STANDALONE": [3, 1, 4]}, "archs": [[[arch, ...], [5, 4, 8]], ...],
     "default": [3, 1, 4]}`: the first matching branch wins, as in the source.
     """
-    for rel, text in tree.files.items():
-        for node in ast.walk(ast.parse(text)):
+    for rel, module in tree.trees.items():
+        for node in ast.walk(module):
             if isinstance(node, ast.FunctionDef) and node.name.lstrip("_") == (
                     "auto_choose_speculative_params"):
                 table: dict[str, Any] = {"algorithms": {}, "archs": [], "default": None,
@@ -269,8 +265,7 @@ def _trtllm_pages(tree: SourceTree, site: dict[str, Any] | None) -> list[int] | 
     if not site:
         return None
     rel, _, line = site["where"].rpartition(":")
-    module = ast.parse(tree.files[rel])
-    for node in ast.walk(module):
+    for node in ast.walk(tree.trees[rel]):
         if isinstance(node, ast.If) and node.lineno == int(line):
             for inner in ast.walk(node):
                 if not isinstance(inner, ast.List | ast.Tuple | ast.Set) or not inner.elts:

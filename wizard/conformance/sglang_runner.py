@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
@@ -284,20 +283,6 @@ def tolerate_fakes_of_stubbed_ops() -> None:
 
 
 # ------------------------------------------------------------------ GPU fake
-
-
-def _defined_in(value: Any, module_name: str) -> bool:
-    """Whether a cached callable belongs to ``module_name``.
-
-    ``lru_cache(partial(probe, ...))`` (how the pipeline releases define ``is_sm100_supported``
-    and its siblings) reports ``__module__ == "functools"``: its wrapped partial names the module.
-    """
-    if getattr(value, "__module__", None) == module_name:
-        return True
-    wrapped = getattr(value, "__wrapped__", None)
-    return isinstance(wrapped, functools.partial) and (
-        getattr(wrapped.func, "__module__", None) == module_name
-    )
 
 
 def clear_probe_caches() -> None:

@@ -186,8 +186,7 @@ def _run(cmd: list[str], log: Callable[[str], None]) -> str:
     if Path("/etc/ssl/certs/ca-certificates.crt").exists():
         env.setdefault("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt")
     # a fixed working directory: the caller's may have been removed (background CI runs)
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env,
-                          cwd=str(cache_dir().parent if cache_dir().parent.exists() else "/"))
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env, cwd="/")
     log(f"  ({time.monotonic() - started:.0f}s)")
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
