@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,19 @@ def runs_root(tmp_path: Path) -> Path:
     """A private runs directory on the "remote" host for one test."""
     root = tmp_path / "remote-runs"
     return root
+
+
+@pytest.fixture
+def cli_args(ssh_lab: SshLab, runs_root: Path, tmp_path: Path,
+             monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The CLI's reach options for the lab host (ssh config, known hosts, key, runs dir), with a
+    private state dir for the run records."""
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    return [
+        "--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
+        "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(runs_root),
+        "--agent-python", sys.executable,
+    ]
 
 
 @pytest.fixture

@@ -38,16 +38,6 @@ def write_profile(tmp_path: Path, host: str, *, speculative: str, env: dict[str,
     return path
 
 
-@pytest.fixture
-def cli_args(ssh_lab: SshLab, runs_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
-    return [
-        "--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
-        "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(runs_root),
-        "--agent-python", sys.executable,
-    ]
-
-
 def test_launch_follow_ready_then_runs_logs_stop(
     cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -54,22 +54,12 @@ def _profile(
     return path
 
 
-@pytest.fixture
-def lab_args(ssh_lab: SshLab, runs_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
-    return [
-        "--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
-        "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(runs_root),
-        "--agent-python", sys.executable,
-    ]
-
-
 def _run_id(out: str) -> str:
     return out.split("launched ", 1)[1].split()[0]
 
 
 def test_secrets_never_reach_the_hosts_disk_and_readiness_uses_the_api_key(
-    lab_args: list[str], tmp_path: Path, runs_root: Path, capsys: pytest.CaptureFixture[str]
+    cli_args: list[str], tmp_path: Path, runs_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     profile = _profile(tmp_path, "gpu-box", env={"HF_TOKEN": HF}, extra_args=["--api-key", API])
     assert main(["command", str(profile)]) == 0
@@ -80,7 +70,7 @@ def test_secrets_never_reach_the_hosts_disk_and_readiness_uses_the_api_key(
     revealed = capsys.readouterr().out
     assert HF in revealed and API in revealed
 
-    assert main(["launch", str(profile), *lab_args]) == 0  # ready: the probe sent the key
+    assert main(["launch", str(profile), *cli_args]) == 0  # ready: the probe sent the key
     out = capsys.readouterr().out
     assert "ready after" in out and "test prompt -> ' Paris." in out
     assert "speculative values the server reports" not in out  # a plain server: none (not None)
@@ -94,7 +84,7 @@ def test_secrets_never_reach_the_hosts_disk_and_readiness_uses_the_api_key(
     assert "***" in (run_dir / "profile.toml").read_text()
     state = (tmp_path / "state" / "runs.jsonl").read_text()
     assert HF not in state and API not in state
-    assert main(["stop", run_id, *lab_args]) == 0
+    assert main(["stop", run_id, *cli_args]) == 0
 
 
 async def test_a_server_refusing_the_probe_is_not_ready(host: RemoteHost, tmp_path: Path) -> None:
@@ -147,17 +137,17 @@ def test_the_run_remembers_how_the_host_was_reached(
 
 
 def test_sigkilled_server_names_the_signal_and_its_leftover_children(
-    lab_args: list[str], runs_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli_args: list[str], runs_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     profile = _profile(tmp_path, "gpu-box")
-    assert main(["launch", str(profile), "--quiet-log", *lab_args]) == 0
+    assert main(["launch", str(profile), "--quiet-log", *cli_args]) == 0
     run_id = _run_id(capsys.readouterr().out)
     run_dir = runs_root / run_id
     server = int((run_dir / "server_pid").read_text())
     status_before = json.loads((tmp_path / "state" / "runs.jsonl").read_text().splitlines()[-1])
     assert status_before["outcome"] == "ready"
     os.kill(server, signal.SIGKILL)  # what the kernel's OOM killer does
-    assert main(["logs", run_id, "--follow", "-n", "3", *lab_args]) == 1
+    assert main(["logs", run_id, "--follow", "-n", "3", *cli_args]) == 1
     out = capsys.readouterr().out
     assert f"the server (pid {server}) was killed by SIGKILL (signal 9)" in out
     assert "OOM killer" in out
@@ -166,7 +156,7 @@ def test_sigkilled_server_names_the_signal_and_its_leftover_children(
     leftover = [int(p) for p in out.split("processes of the run still alive: ", 1)[1].split(" (")[0].split()]
     assert leftover and all(alive(pid) for pid in leftover)
 
-    assert main(["runs", "--host", "gpu-box", *lab_args]) == 0
+    assert main(["runs", "--host", "gpu-box", *cli_args]) == 0
     listed = capsys.readouterr().out
     assert f"{run_id}  killed(SIGKILL), {len(leftover)} process(es) left" in listed
     assert "the local record said ready; the host says killed(SIGKILL)" in listed
@@ -174,45 +164,45 @@ def test_sigkilled_server_names_the_signal_and_its_leftover_children(
     record = json.loads((tmp_path / "state" / "runs.jsonl").read_text().splitlines()[-1])
     assert record["outcome"] == "crashed"
 
-    assert main(["stop", run_id, *lab_args]) == 0
+    assert main(["stop", run_id, *cli_args]) == 0
     capsys.readouterr()
     assert not [pid for pid in leftover if alive(pid)]
 
 
 def test_logs_follow_n_starts_at_the_last_lines_then_prune(
-    lab_args: list[str], runs_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli_args: list[str], runs_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     profile = _profile(tmp_path, "gpu-box", env={"STAND_IN_EXIT_AFTER_READY": "1", "STAND_IN_EXTRA_LINES": "1000"})
-    assert main(["launch", str(profile), "--no-follow", *lab_args]) == 0
+    assert main(["launch", str(profile), "--no-follow", *cli_args]) == 0
     run_id = _run_id(capsys.readouterr().out)
-    assert main(["logs", run_id, "--follow", *lab_args]) == 0  # to the end: the whole log
+    assert main(["logs", run_id, "--follow", *cli_args]) == 0  # to the end: the whole log
     capsys.readouterr()
     log_lines = (runs_root / run_id / "log").read_text().splitlines()
-    assert main(["logs", run_id, "--follow", "-n", "5", *lab_args]) == 0
+    assert main(["logs", run_id, "--follow", "-n", "5", *cli_args]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[:5] == log_lines[-5:] and out[5] == "the server exited (exit code 0)"
     assert not any("Load weight" in line for line in out)
 
-    assert main(["runs", "--prune", "7d", "--host", "gpu-box", *lab_args]) == 0
+    assert main(["runs", "--prune", "7d", "--host", "gpu-box", *cli_args]) == 0
     assert "removed 0 run directories" in capsys.readouterr().out
-    assert main(["runs", "--prune", "0", "--dry-run", "--host", "gpu-box", *lab_args]) == 0
+    assert main(["runs", "--prune", "0", "--dry-run", "--host", "gpu-box", *cli_args]) == 0
     assert run_id in capsys.readouterr().out and (runs_root / run_id).is_dir()
-    assert main(["runs", "--prune", "0", *lab_args]) == 0  # the hosts of the local records
+    assert main(["runs", "--prune", "0", *cli_args]) == 0  # the hosts of the local records
     assert run_id in capsys.readouterr().out
     assert not (runs_root / run_id).exists()
     assert run_id not in (tmp_path / "state" / "runs.jsonl").read_text()
-    assert main(["runs", "--prune", "soon", "--host", "gpu-box", *lab_args]) == 2
+    assert main(["runs", "--prune", "soon", "--host", "gpu-box", *cli_args]) == 2
 
 
-def test_run_id_errors_exit_2(lab_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["logs", "../etc", "--host", "gpu-box", *lab_args]) == 2
+def test_run_id_errors_exit_2(cli_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["logs", "../etc", "--host", "gpu-box", *cli_args]) == 2
     assert "invalid run id" in capsys.readouterr().err
-    assert main(["stop", "20990101-000000-abcdef", "--host", "gpu-box", *lab_args]) == 2
+    assert main(["stop", "20990101-000000-abcdef", "--host", "gpu-box", *cli_args]) == 2
     assert "no run 20990101-000000-abcdef on this host" in capsys.readouterr().err
 
 
 def test_preflight_blocks_when_sglang_has_metadata_but_does_not_import(
-    lab_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     broken = tmp_path / "broken-site"
     (broken / "sglang").mkdir(parents=True)
@@ -221,7 +211,7 @@ def test_preflight_blocks_when_sglang_has_metadata_but_does_not_import(
     meta.mkdir()
     (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.11\n")
     profile = _profile(tmp_path, "gpu-box", pythonpath=str(broken))
-    assert main(["preflight", str(profile), "--skip-dry-run", *lab_args]) == 1
+    assert main(["preflight", str(profile), "--skip-dry-run", *cli_args]) == 1
     out = capsys.readouterr().out
     assert "[FAIL] sglang" in out and "not importable" in out and "(installed: 0.5.11)" in out
     assert "broken-site/sglang/__init__.py" in out  # where the import failed
