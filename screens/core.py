@@ -79,9 +79,9 @@ def command_error_type() -> type[Exception]:
 
 
 def supported_versions() -> tuple[str, ...]:
-    """SGLang versions the rules know (the release registry, `wizard.sglang.releases`)."""
+    """SGLang versions checked exactly: every release and its identical `.postN` aliases."""
     try:
-        supported = _core("wizard.sglang.versions", "supported_versions")()
+        supported = _core("wizard.sglang.versions", "known_versions")()
     except CoreUnavailable:
         from wizard.profile import DEFAULT_SGLANG_VERSION
 

@@ -1,6 +1,7 @@
 """`sglang-wizard conformance ...`: build the SGLang venvs, run cases, score the wizard against them.
 
-    sglang-wizard conformance add-release V      # onboard a release: derive its data, review
+    sglang-wizard conformance add-release V [--cases N] [--seed S] [--no-run]
+                                                 # onboard a release: derive, run, review
     sglang-wizard conformance build [--version V]
     sglang-wizard conformance run --version V --cases N --seed S [--gpu KIND] [--report FILE]
     sglang-wizard conformance named [--version V] [--write-fixtures DIR]
@@ -33,9 +34,15 @@ def _log(message: str) -> None:
 
 
 def _versions(value: str | None) -> list[str]:
-    supported = list(supported_versions())
+    """The releases asked for (default: every release with its own data).
+
+    An identical `.postN` alias (`0.5.8.post1`) is accepted: its own venv is built and the wizard
+    checks it with its base release's data, which is exactly the claim worth testing."""
     if value is None:
-        return supported
+        return list(supported_versions())
+    from wizard.sglang.releases import known_versions
+
+    supported = list(known_versions())
     chosen = [v.strip() for v in value.split(",") if v.strip()]
     unknown = [v for v in chosen if v not in supported]
     if unknown:
@@ -47,7 +54,12 @@ def _versions(value: str | None) -> list[str]:
 
 
 def cmd_add_release(args: argparse.Namespace) -> int:
-    """Onboard a release: venv, dumps, located sites, traits, data file; print the review list."""
+    """Onboard a release: derive its data, run its named cases and a fresh sweep, print a review.
+
+    The review lists what a person must read before committing the data: rules whose site was
+    not found or matched fuzzily, uncovered `assert`/`raise` sites, the cases where the wizard's
+    outcome changed against the nearest older release's data, and every disagreement with the
+    release's real SGLang."""
     from wizard.conformance.onboard import onboard, review_summary
     from wizard.sglang.releases import VersionError, parse_version
 
@@ -55,6 +67,8 @@ def cmd_add_release(args: argparse.Namespace) -> int:
         parse_version(args.release)
     except VersionError as exc:
         raise ToolInputError(str(exc)) from None
+    if args.cases < 0:
+        raise ToolInputError("--cases must be 0 or more")
     try:
         path, review = onboard(args.release, _log)
     except (VenvBuildError, RuntimeError) as exc:
@@ -62,9 +76,75 @@ def cmd_add_release(args: argparse.Namespace) -> int:
     print(f"wrote {path}")
     print("review (absent rules do not hold in this release; read every fuzzy match):")
     print(review_summary(review))
-    print(f"next: sglang-wizard conformance named --version {args.release} && "
-          f"sglang-wizard conformance run --version {args.release} --cases 300 --seed <new seed>")
-    return 0
+    if args.no_run:
+        print(f"not run (--no-run); next: sglang-wizard conformance named --version "
+              f"{args.release} && sglang-wizard conformance run --version {args.release} "
+              f"--cases 300 --seed <new seed>")
+        return 0
+    from wizard.conformance.named_cases import named_cases
+
+    models = write_model_folders(models_root())
+    seed = args.seed if args.seed is not None else int(time.time())
+    cases = named_cases(args.release, models)
+    if args.cases:
+        cases += generate(args.release, args.cases, seed, models)
+    try:
+        summary = score_cases(cases, args.jobs)
+    except (VenvBuildError, RunnerError) as exc:
+        return _failed(exc)
+    changed = outcome_changes(cases)
+    print(changed_summary(args.release, changed, len(cases)))
+    return _finish(summary, args, f"add-release {args.release}: {len(cases) - args.cases} "
+                   f"named + {args.cases} generated cases, seed {seed}")
+
+
+def _outcome(report: dict[str, Any]) -> str:
+    """A case's wizard outcome in one line: the first error (rule, type, where) or the trio."""
+    from wizard.conformance.score import wizard_first_error
+
+    error = wizard_first_error(report)
+    if error is not None:
+        return f"refuses: {error.get('rule')} {error.get('exception')} at {error.get('where')}"
+    effective = report.get("effective") or {}
+    trio = [effective.get(f"speculative_{n}") for n in ("num_steps", "eagle_topk",
+                                                         "num_draft_tokens")]
+    return f"starts: {effective.get('speculative_algorithm')} steps/topk/draft {trio}"
+
+
+def outcome_changes(cases: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """Cases whose wizard outcome differs between a release and the nearest older release's data.
+
+    Returns (case id, older release, outcome with the older data, outcome with the new data)."""
+    from wizard.sglang.releases import release_names, resolve_version, version_key
+
+    changed: list[tuple[str, str, str, str]] = []
+    for case in cases:
+        version = str(case["sglang_version"])
+        held = resolve_version(version)[0]
+        older = [n for n in release_names() if version_key(n) < version_key(held)]
+        if not older:
+            continue
+        previous = max(older, key=version_key)
+        new = wizard_reports([case])[str(case["id"])]
+        old = wizard_reports([{**case, "sglang_version": previous}])[str(case["id"])]
+        if _outcome(new) != _outcome(old):
+            changed.append((str(case["id"]), previous, _outcome(old), _outcome(new)))
+    return changed
+
+
+def changed_summary(release: str, changed: Sequence[tuple[str, str, str, str]],
+                    total: int) -> str:
+    """The "outcome changed" part of the review, grouped by the change."""
+    if not changed:
+        return f"outcome changed against the previous release's data: none of {total} cases"
+    groups: dict[tuple[str, str], list[str]] = {}
+    for case_id, _previous, old, new in changed:
+        groups.setdefault((old, new), []).append(case_id)
+    lines = [f"outcome changed against {changed[0][1]}'s data: {len(changed)} of {total} cases "
+             f"(each should match a change in {release}'s argument code)"]
+    for (old, new), ids in sorted(groups.items(), key=lambda item: -len(item[1]))[:20]:
+        lines.append(f"  {len(ids):4d}  {old}  ->  {new}  e.g. {ids[0]}")
+    return "\n".join(lines)
 
 
 def wizard_reports(cases: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -201,20 +281,28 @@ def register(subparsers: Any) -> None:
         "conformance", help="prove the wizard's check against SGLang's real argument code"
     )
     sub = parser.add_subparsers(dest="conformance_command", metavar="ACTION")
-    add = sub.add_parser("add-release", help="onboard an SGLang release: derive its release data "
-                         "from its wheel (venv, flag/env dumps, located rule sites), print a review")
-    add.add_argument("release", help="the SGLang release, e.g. 0.5.15")
-    add.set_defaults(func=cmd_add_release)
-    build = sub.add_parser("build", help="build the per-version SGLang venvs (cached)")
-    build.add_argument("--version", help="one SGLang version (default: all supported)")
-    build.add_argument("--force", action="store_true", help="rebuild even if up to date")
-    build.set_defaults(func=cmd_build)
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--report", help="write the Markdown report of disagreements here")
         p.add_argument("--jobs", type=int, default=2, help="cases run at the same time")
         p.add_argument("--min-agreement", type=float, default=0.99,
                        help="exit 1 when a version's agreement is below this (default 0.99)")
+
+    add = sub.add_parser("add-release", help="onboard an SGLang release: derive its release data "
+                         "from its wheel (venv, flag/env dumps, located rule sites), print a review")
+    add.add_argument("release", help="the SGLang release, e.g. 0.5.15")
+    add.add_argument("--cases", type=int, default=200,
+                     help="generated cases run on the release's real SGLang after the named ones "
+                     "(default 200; 0: named cases only)")
+    add.add_argument("--seed", type=int, help="generator seed (default: the current time)")
+    add.add_argument("--no-run", action="store_true",
+                     help="only derive and write the data; run nothing on SGLang")
+    common(add)
+    add.set_defaults(func=cmd_add_release)
+    build = sub.add_parser("build", help="build the per-version SGLang venvs (cached)")
+    build.add_argument("--version", help="one SGLang version (default: all supported)")
+    build.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    build.set_defaults(func=cmd_build)
 
     run = sub.add_parser("run", help="generated cases: agreement per version and GPU kind")
     run.add_argument("--version", help="one SGLang version (default: all supported)")

@@ -56,12 +56,14 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "chunked_prefill_24gb": 2048,
         "chunked_prefill_split_by_dp": True,
         "adaptive_needs_explicit_topk_one": True,
-        "adaptive_needs_spec_v1": True,
         "spec_v1_fallback_for_trees": True,
         "upper_cases_algorithm": False,
         "unknown_algorithm_turns_off": False,
         "hybrid_lists": "split",
         "trtllm_mla_page_rule": True,
+        "adaptive_unsupported_flags": [],
+        "adaptive_candidate_steps": [],
+        "adaptive_steps_check": "none",
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -80,12 +82,14 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "chunked_prefill_24gb": 4096,
         "chunked_prefill_split_by_dp": False,
         "adaptive_needs_explicit_topk_one": False,
-        "adaptive_needs_spec_v1": False,
         "spec_v1_fallback_for_trees": False,
         "upper_cases_algorithm": True,
         "unknown_algorithm_turns_off": True,
         "hybrid_lists": "radix",
         "trtllm_mla_page_rule": False,
+        "adaptive_unsupported_flags": [],
+        "adaptive_candidate_steps": [],
+        "adaptive_steps_check": "init",
     },
 }
 
@@ -311,7 +315,62 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     probed("dflash_family_counts_as_topk_one",
            any("_forces_eagle_topk_one(" in text for text in tree.files.values()),
            "_forces_eagle_topk_one in the default attention backend")
+    for name, (value, how) in _adaptive_traits(tree).items():
+        probed(name, value, how)
     return traits, origin
+
+
+ADAPTIVE_PARAMS = "sglang/srt/speculative/adaptive_spec_params.py"
+# Server-args switches `adaptive_unsupported_reason` may test (each turns adaptive off when true;
+# `disable_overlap_schedule` when false).
+_ADAPTIVE_SWITCHES = ("enable_dp_attention", "disable_overlap_schedule", "enable_multi_layer_eagle",
+                      "enable_two_batch_overlap", "enable_pdmux")
+
+
+def _adaptive_traits(tree: SourceTree) -> dict[str, tuple[Any, str]]:
+    """How the release's adaptive speculative decoding is gated, read from its source.
+
+    `adaptive_needs_explicit_topk_one` / `adaptive_unsupported_flags` (spec v1 needed:
+    `disable_overlap_schedule` among them)
+    from `adaptive_unsupported_reason` (in source order), `adaptive_candidate_steps` from
+    `DEFAULT_ADAPTIVE_CONFIG` (the union of its `candidate_steps`), and `adaptive_steps_check`:
+    "init" (`_init_adaptive_speculative_params` fills steps/topk and raises), "validate"
+    (`validate_adaptive_initial_steps` only raises) or "none"."""
+    text = tree.files.get(ADAPTIVE_PARAMS)
+    if text is None:
+        return {}
+    module = ast.parse(text)
+    found: dict[str, tuple[Any, str]] = {}
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "adaptive_unsupported_reason":
+            body = ast.unparse(node)
+            how = "adaptive_unsupported_reason"
+            found["adaptive_needs_explicit_topk_one"] = (
+                not re.search(r"speculative_eagle_topk is not None", body), how)
+            spelled = {n: [n] for n in _ADAPTIVE_SWITCHES}
+            spelled["enable_dp_attention"].append("attn_dp_enabled_of(")  # its later spelling
+            order = sorted((min(body.index(w) for w in words if w in body), n)
+                           for n, words in spelled.items() if any(w in body for w in words))
+            found["adaptive_unsupported_flags"] = ([n for _, n in order], how)
+        target = (node.targets[0] if isinstance(node, ast.Assign) and node.targets
+                  else node.target if isinstance(node, ast.AnnAssign) else None)
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and target.id == "DEFAULT_ADAPTIVE_CONFIG" and value:
+            try:
+                config = ast.literal_eval(value)
+                steps = sorted({int(s) for entry in config.values()
+                                for s in entry.get("candidate_steps", [])})
+            except (ValueError, TypeError, AttributeError):
+                continue
+            found["adaptive_candidate_steps"] = (steps, "DEFAULT_ADAPTIVE_CONFIG")
+    calls = "\n".join(tree.files.values())
+    if "def _init_adaptive_speculative_params" in calls:
+        found["adaptive_steps_check"] = ("init", "_init_adaptive_speculative_params")
+    elif re.search(r"(?<!def )validate_adaptive_initial_steps\(\s*\n?\s*server_args", calls):
+        found["adaptive_steps_check"] = ("validate", "validate_adaptive_initial_steps call")
+    else:
+        found["adaptive_steps_check"] = ("none", "no adaptive steps check in the argument code")
+    return found
 
 
 # ------------------------------------------------------------------ onboarding
@@ -446,6 +505,11 @@ def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
     path = directory / f"{data['name']}.json"
     _atomic_write(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
     rebuild_index(directory)
+    if directory == RELEASES_DIR:  # this process reads the new release from now on
+        from wizard.sglang import releases
+
+        releases._index.cache_clear()
+        releases.load_release.cache_clear()
     return path
 
 

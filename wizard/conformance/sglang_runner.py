@@ -451,6 +451,9 @@ def _jsonable(value: Any) -> Any:
     if enum_value is not None and type(value).__module__ != "builtins":
         name = getattr(value, "name", None)
         return name if isinstance(name, str) else _jsonable(enum_value)
+    if callable(value):  # a computed default: name it without the process's memory address
+        name = getattr(value, "__qualname__", None) or type(value).__name__
+        return f"<computed by {name}>"
     return repr(value)
 
 
@@ -513,20 +516,39 @@ def dump_flags(server_args: Any) -> dict[str, Any]:
 
 
 def dump_env() -> dict[str, Any]:
-    """Describe the SGLANG_* environment variables declared in sglang/srt/environ.py."""
+    """Describe the SGLANG_* environment variables declared in sglang/srt/environ.py.
+
+    Each variable also gets `source`, `sglang/srt/environ.py:LINE` of its declaration, read from
+    the file with `ast` (so the committed table says where to look in that very wheel)."""
+    import ast
+
     from sglang.srt import environ
 
+    lines: dict[str, int] = {}
+    try:
+        with open(environ.__file__, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and stmt.targets
+                              else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
+                    if isinstance(target, ast.Name):
+                        lines.setdefault(target.id, stmt.lineno)
+    except (OSError, SyntaxError):
+        pass
     variables = []
     for cls in reversed(environ.Envs.__mro__):
         for name, field in vars(cls).items():
             if isinstance(field, environ.EnvField):
-                variables.append(
-                    {
-                        "name": getattr(field, "name", name),
-                        "kind": type(field).__name__,
-                        "default": _jsonable(field.default),
-                    }
-                )
+                entry = {
+                    "name": getattr(field, "name", name),
+                    "kind": type(field).__name__,
+                    "default": _jsonable(field.default),
+                }
+                if name in lines:
+                    entry["source"] = f"sglang/srt/environ.py:{lines[name]}"
+                variables.append(entry)
     seen: dict[str, dict[str, Any]] = {v["name"]: v for v in variables}
     return {
         "sglang_version": sglang_version(),

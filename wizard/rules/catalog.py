@@ -1688,41 +1688,52 @@ ADAPTIVE_OFF = Rule(
 )
 
 
-ADAPTIVE_CANDIDATE_STEPS = (0, 1, 3, 5, 7)
+def adaptive_candidate_steps(ctx: Ctx) -> list[int]:
+    """The steps adaptive mode may start from: the union of the release's default config."""
+    return list(ctx.release.trait("adaptive_candidate_steps"))
+
 
 ADAPTIVE_STEPS_23 = Rule(
     id="R-ADAPTIVE-STEPS",
     title="Adaptive steps must be one of the candidate steps",
     severity="error",
-    why="The adaptive mode switches between precomputed step tiers; a typed --speculative-num-steps must be one of them.",
+    why=(
+        "The adaptive mode switches between precomputed step tiers (the candidate steps of its default config, "
+        "which differ between releases); a typed --speculative-num-steps must be one of them."
+    ),
     sglang=raises("resolve", "ValueError"),
     fields=("speculative.num_steps", "speculative.adaptive"),
     when=lambda ctx, a: (
-        bool(a.get("speculative_adaptive"))
+        ctx.release.trait("adaptive_steps_check") != "none"
+        and bool(a.get("speculative_adaptive"))
+        and not a.get("speculative_adaptive_config")  # SGLang reads the user's own file then
         and a.get("speculative_num_steps") is not None
-        and a.speculative_num_steps not in ADAPTIVE_CANDIDATE_STEPS
+        and a.speculative_num_steps not in adaptive_candidate_steps(ctx)
     ),
     message=lambda ctx, a: (
         f"--speculative-num-steps={a.speculative_num_steps} is not in the adaptive config candidate_steps "
-        f"{list(ADAPTIVE_CANDIDATE_STEPS)}. Pass one of those values."
+        f"{adaptive_candidate_steps(ctx)}. Pass one of those values."
     ),
-    fixes=lambda ctx, a: [Fix(f"steps {s}", {"speculative.num_steps": s}) for s in (1, 3, 5)],
+    fixes=lambda ctx, a: [Fix(f"steps {s}", {"speculative.num_steps": s})
+                          for s in adaptive_candidate_steps(ctx) if s > 0][:3],
 )
 
 
 def _adaptive_reason(ctx: Ctx, a: Args) -> str | None:
+    """Why the release's `adaptive_unsupported_reason` turns adaptive off (None: it stays on)."""
     if algo(a) not in ("EAGLE", "EAGLE3"):
         return f"speculative_algorithm={algo(a)} (only EAGLE/EAGLE3 are supported)"
     topk = a.get("speculative_eagle_topk")
     explicit = ctx.release.trait("adaptive_needs_explicit_topk_one")
     if (explicit and topk != 1) or (not explicit and topk is not None and topk != 1):
         return f"speculative_eagle_topk={topk} (only topk=1 is supported)"
-    if dp_attention(ctx, a):
-        return "enable_dp_attention=True is not supported"
-    if ctx.release.trait("adaptive_needs_spec_v1") and not a.get("disable_overlap_schedule"):
-        return "the overlap scheduler (spec v2) is enabled (adaptive is only implemented for EAGLEWorker v1)"
-    if a.get("enable_multi_layer_eagle"):
-        return "enable_multi_layer_eagle=True is not supported"
+    for switch in ctx.release.trait("adaptive_unsupported_flags"):  # in the release's order
+        if switch == "disable_overlap_schedule":
+            if not a.get("disable_overlap_schedule"):
+                return ("the overlap scheduler (spec v2) is enabled "
+                        "(adaptive is only implemented for EAGLEWorker v1)")
+        elif dp_attention(ctx, a) if switch == "enable_dp_attention" else a.get(switch):
+            return f"{switch}=True is not supported"
     return None
 
 

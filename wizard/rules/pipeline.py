@@ -373,12 +373,15 @@ def _ngram(ctx: Ctx, a: Args) -> None:
 
 
 def _adaptive_init(ctx: Ctx, a: Args) -> None:
-    if not a.get("speculative_adaptive"):
+    """`_init_adaptive_speculative_params`: topk 1, the middle candidate step, draft = steps + 1
+    (only in releases that have it; elsewhere adaptive changes no value here)."""
+    if not a.get("speculative_adaptive") or ctx.release.trait("adaptive_steps_check") != "init":
         return
     if a.get("speculative_eagle_topk") is None:
         a.speculative_eagle_topk = 1
     if a.get("speculative_num_steps") is None:
-        a.speculative_num_steps = 3
+        candidates = c.adaptive_candidate_steps(ctx)
+        a.speculative_num_steps = candidates[len(candidates) // 2] if candidates else 3
     a.speculative_num_draft_tokens = a.speculative_num_steps + 1
 
 
@@ -448,6 +451,8 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
     c.ADAPTIVE_OFF,
+    c.ADAPTIVE_STEPS_23,
+    R("_init_adaptive_speculative_params", _adaptive_init),
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC,
     mn.MULTINODE_DP,

@@ -49,37 +49,14 @@ class EnvVarFact:
 ENV_BOOL_TRUE: tuple[str, ...] = ("true", "1", "yes", "y")
 ENV_BOOL_FALSE: tuple[str, ...] = ("false", "0", "no", "n")
 
-ENV_FACTS: dict[tuple[str, str], EnvVarFact] = {
-    ("SGLANG_ENABLE_SPEC_V2", "0.5.11"): EnvVarFact(
-        "SGLANG_ENABLE_SPEC_V2",
-        "0.5.11",
-        read=True,
-        kind="EnvBool",
-        default=True,
-        source="sglang/srt/environ.py:459",
-        meaning=(
-            "spec v2 (overlap scheduler) for the EAGLE family; already on by default, "
-            "false selects the slower non-overlap spec v1 path"
-        ),
+# What the variables the rules care about mean (explanation only: whether a release reads a
+# variable, its kind, default and declaration line all come from that release's dumped table).
+ENV_MEANINGS: dict[str, str] = {
+    "SGLANG_ENABLE_SPEC_V2": (
+        "spec v2 (overlap scheduler) for the EAGLE family; false selects the slower non-overlap "
+        "spec v1 path"
     ),
-    ("SGLANG_ENABLE_SPEC_V2", "0.5.23"): EnvVarFact(
-        "SGLANG_ENABLE_SPEC_V2",
-        "0.5.23",
-        read=False,
-        meaning="removed: 0.5.23 never reads it (setting it has no effect and no warning)",
-    ),
-    ("SGLANG_ENABLE_PP_SPEC", "0.5.11"): EnvVarFact(
-        "SGLANG_ENABLE_PP_SPEC", "0.5.11", read=False, meaning="does not exist in 0.5.11"
-    ),
-    ("SGLANG_ENABLE_PP_SPEC", "0.5.23"): EnvVarFact(
-        "SGLANG_ENABLE_PP_SPEC",
-        "0.5.23",
-        read=True,
-        kind="EnvBool",
-        default=False,
-        source="sglang/srt/environ.py:1557",
-        meaning="allow pipeline parallelism + EAGLE outside PD prefill",
-    ),
+    "SGLANG_ENABLE_PP_SPEC": "allow pipeline parallelism + EAGLE outside PD prefill",
 }
 
 
@@ -90,8 +67,8 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 def env_table(version: str) -> dict[str, EnvVarFact]:
     """Every variable SGLang `version` (a supported one) reads, from `data/env-<V>.json`.
 
-    The dump is made from SGLang's own `environ.py` by the conformance runner; a missing or broken
-    file gives an empty table (then only the curated facts above are known).
+    The dump is made from SGLang's own `environ.py` by the conformance runner (kind, default and
+    declaration line of each variable); a missing or broken file gives an empty table.
     """
     path = DATA_DIR / f"env-{version}.json"
     try:
@@ -110,6 +87,8 @@ def env_table(version: str) -> dict[str, EnvVarFact]:
             read=True,
             kind=str(entry.get("kind") or "") or None,
             default=default if isinstance(default, bool | int | str) else None,
+            source=str(entry["source"]) if entry.get("source") else None,
+            meaning=ENV_MEANINGS.get(entry["name"], ""),
         )
     return table
 
@@ -117,21 +96,16 @@ def env_table(version: str) -> dict[str, EnvVarFact]:
 def env_fact(name: str, version: str) -> EnvVarFact | None:
     """What `version` (resolved to a supported rule set) does with env var `name`.
 
-    Curated facts first (with meaning and source line), then the version's dumped `environ.py`
-    table. An `SGLANG_*` name the version does not define is reported as not read; other unknown
-    names (CUDA_VISIBLE_DEVICES, HF_HOME, ...) give None.
+    From the version's dumped `environ.py` table. An `SGLANG_*` name the version does not declare
+    is reported as not read; other unknown names (CUDA_VISIBLE_DEVICES, HF_HOME, ...) give None.
     """
     supported, _ = resolve_version(version)
-    curated = ENV_FACTS.get((name, supported))
-    if curated is not None:
-        return curated
     dumped = env_table(supported).get(name)
     if dumped is not None:
         return dumped
     if name.startswith("SGLANG_") and env_table(supported):
-        return EnvVarFact(
-            name, supported, read=False, meaning=f"SGLang {supported} does not read it"
-        )
+        meaning = f"SGLang {supported} never reads it (its environ.py does not declare it)"
+        return EnvVarFact(name, supported, read=False, meaning=meaning)
     return None
 
 

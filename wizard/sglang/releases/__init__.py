@@ -178,9 +178,13 @@ def resolve_version(version: str) -> tuple[str, str | None]:
         if clean == name or clean in aliases:
             return name, None
     names = release_names()
-    by_numbers = {parse_version(n)[0]: n for n in names}
-    if numbers in by_numbers:
-        chosen = by_numbers[numbers]
+    asked = version_key(clean)
+    same_base = [n for n in names if parse_version(n)[0] == numbers]
+    if same_base:
+        # The newest held release of this base not newer than the one asked (0.5.5.post4 ->
+        # 0.5.5.post3's data; 0.5.6rc0 -> 0.5.6).
+        older = [n for n in same_base if version_key(n) <= asked]
+        chosen = max(older, key=version_key) if older else min(same_base, key=version_key)
         return chosen, (
             f"SGLang {clean} is checked with the {chosen} release data (same base release; "
             f"{suffix!r} is not held separately). The remote dry-run stays the authority."
@@ -191,8 +195,10 @@ def resolve_version(version: str) -> tuple[str, str | None]:
     elif numbers > newest:
         chosen, why = names[-1], "it is newer than every release the wizard holds"
     else:
-        chosen = min(names, key=lambda n: (abs(parse_version(n)[0][2] - numbers[2]), n))
-        why = "it is the nearest release the wizard holds"
+        # Between two held releases: the newest one older than the one asked (its code is what
+        # the asked one grew from).
+        chosen = max((n for n in names if version_key(n) <= asked), key=version_key)
+        why = "it is the nearest older release the wizard holds"
     return chosen, (
         f"SGLang {clean} is not held exactly; using the {chosen} release data because {why} "
         f"(exact: {release_range()}). Flags and rules may differ; the remote dry-run is the authority."
