@@ -17,13 +17,54 @@ EVERY_RELEASE = tuple(f"0.5.{n}" for n in range(5, 24))
 
 
 def test_the_registry_holds_every_release_from_0_5_5_to_0_5_23() -> None:
-    assert supported_versions() == EVERY_RELEASE
+    assert set(EVERY_RELEASE) <= set(supported_versions())
 
 
-@pytest.mark.parametrize("version", [*EVERY_RELEASE, "0.5.8.post1", "0.5.13.post1"])
+IDENTICAL_POSTS = ("0.5.8.post1", "0.5.10.post1", "0.5.13.post1")  # argument code hashes equal
+OWN_DATA_POSTS = ("0.5.5.post1", "0.5.5.post2", "0.5.5.post3", "0.5.6.post1", "0.5.6.post2",
+                  "0.5.12.post1", "0.5.15.post1")
+
+
+@pytest.mark.parametrize("version", [*EVERY_RELEASE, *IDENTICAL_POSTS])
 def test_exact_versions_have_no_warning(version: str) -> None:
     expected = version.split(".post")[0]
     assert resolve_version(version) == (expected, None)
+
+
+@pytest.mark.parametrize("version", OWN_DATA_POSTS)
+def test_posts_with_changed_argument_code_have_their_own_data(version: str) -> None:
+    from wizard.sglang.releases import known_versions, load_release, release_names
+
+    assert resolve_version(version) == (version, None)
+    assert version in release_names() and version in known_versions()
+    base = load_release(version.split(".post")[0])
+    assert load_release(version).name == version
+    assert load_release(version).sites != {} and base.name != version
+
+
+def test_every_held_version_is_offered_and_checked_exactly() -> None:
+    from wizard.sglang.releases import known_versions
+
+    offered = known_versions()
+    assert set(EVERY_RELEASE) | set(IDENTICAL_POSTS) | set(OWN_DATA_POSTS) == set(offered)
+    assert all(resolve_version(v)[1] is None for v in offered)
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("0.5.5.post4", "0.5.5.post3"),  # the newest held release of the base, not newer
+        ("0.5.15.post2", "0.5.15.post1"),
+        ("0.5.12.post0", "0.5.12"),
+        ("0.5.6rc0", "0.5.6"),
+    ],
+)
+def test_unheld_suffixes_use_the_newest_held_release_of_their_base(
+    version: str, expected: str
+) -> None:
+    chosen, warning = resolve_version(version)
+    assert chosen == expected
+    assert warning is not None and version in warning and expected in warning
 
 
 @pytest.mark.parametrize(
