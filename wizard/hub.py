@@ -31,24 +31,13 @@ from wizard.model_info import (
     facts_from_files,
     with_checkpoint_params,
 )
+from wizard.model_info import (
+    is_repo_id as is_repo_id,  # re-exported (lives there: no Hub code for a local path)
+)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
-#: `ORG/NAME` as the Hub spells repo ids (letters, digits, `-`, `_`, `.`).
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
 HubErrorKind = Literal["gated", "not_found", "revision", "offline", "network", "auth", "hub"]
-
-
-def is_repo_id(path: str) -> bool:
-    """Whether SGLang would treat `path` as a Hub repo id: `ORG/NAME` that is not a local path.
-
-    SGLang (and transformers) use a local folder when it exists, else download by repo id.
-    """
-    text = path.strip()
-    if not _REPO_ID.match(text) or text.startswith((".", "~")) or ".." in text:
-        return False
-    return not Path(text).exists()
 
 
 def _truthy(value: str | None) -> bool:
