@@ -11,12 +11,10 @@ flags (flags from other engines such as vLLM, then close spellings).
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
@@ -340,6 +338,15 @@ class _HelpRequested(Exception):
 class _SglangParser(argparse.ArgumentParser):
     """argparse with errors raised instead of printed + `sys.exit(2)`."""
 
+    # Set while `_build_parser` adds the flags: argparse asks for a new formatter per flag only to
+    # check its metavar, and each new one queries the terminal size (about half the build time).
+    _shared_formatter: argparse.HelpFormatter | None = None
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if self._shared_formatter is not None:
+            return self._shared_formatter
+        return super()._get_formatter()
+
     def error(self, message: str) -> NoReturn:
         raise _ArgparseFailure(message)
 
@@ -384,6 +391,8 @@ def _human_readable_int(value: str) -> int:
     iec_multiplier = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
     match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", value)
     if match:
+        from decimal import Decimal  # only for a suffixed value
+
         number, suffix = match.groups()
         if suffix in iec_multiplier:
             if "." in number:
@@ -509,6 +518,15 @@ def _nargs(value: int | str | None) -> int | str | None:
 
 def _build_parser(table: FlagTable, *, enforce_required: bool = True) -> _SglangParser:
     parser = _SglangParser(prog=table.prog, allow_abbrev=table.allow_abbrev, add_help=False)
+    parser._shared_formatter = parser._get_formatter()
+    try:
+        _add_flags(parser, table, enforce_required)
+    finally:
+        parser._shared_formatter = None
+    return parser
+
+
+def _add_flags(parser: _SglangParser, table: FlagTable, enforce_required: bool) -> None:
     for flag in table.actions:
         options = list(flag.option_strings)
         if not options:
@@ -555,7 +573,6 @@ def _build_parser(table: FlagTable, *, enforce_required: bool = True) -> _Sglang
                     kwargs["choices"] = list(flag.choices)
             action = parser.add_argument(*options, action=_StoreValues, **kwargs)
         action.wizard_flag = flag  # type: ignore[attr-defined]
-    return parser
 
 
 def run_argparse(
@@ -853,6 +870,8 @@ def suggest_flag(option: str, table: FlagTable) -> str | None:
         target = _in_version(wanted, table)
         if target is not None:
             return f"did you mean {target}? ({option} is a {engine} flag)"
+    import difflib  # only for a typo's suggestion
+
     close = difflib.get_close_matches(option, table.long_options(), n=1, cutoff=0.72)
     if close:
         return f"did you mean {close[0]}?"
