@@ -276,9 +276,9 @@ def fetch_model_files(
             f"revision {revision!r} is not a branch, tag or commit",
             "give a branch, tag or commit of the repository (--revision / model.revision)",
         )
-    _quiet_library(s)
-    if s.offline or not network:
+    if s.offline or not network:  # the cache alone: no huggingface_hub (as in search_models)
         return _from_cache(repo_id, revision, s, offline_reason="offline" if s.offline else None)
+    _quiet_library(s)
     from huggingface_hub import HfApi, errors, hf_hub_download
 
     api = HfApi(endpoint=s.endpoint, token=s.token or False)
