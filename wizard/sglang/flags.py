@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
 from wizard.sglang.fields import SERVER_ARGS_FIELDS, version_tuple
-from wizard.sglang.releases import release_names
+from wizard.sglang.releases import release_names, version_key
 from wizard.sglang.versions import resolve_version
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -901,24 +901,91 @@ def unknown_flag_error(option: str, table: FlagTable) -> CommandError:
             suggestion=change,
             exit_like_sglang=True,
         )
-    for other in reversed(release_names()):
-        if other == table.version:
-            continue
-        try:
-            other_table = load_table(other)
-        except FlagDataError:
-            continue
-        if option in other_table.by_option:
-            return CommandError(
-                f"{option} is a flag of SGLang {other}, not of {table.version}",
-                flag=option,
-                suggestion=suggest_flag(option, table)
-                or f"remove it, or import with --sglang-version {other}",
-                exit_like_sglang=True,
-            )
+    other = _release_with_option(option, table.version)
+    if other is not None:
+        return CommandError(
+            f"{option} is a flag of SGLang {other}, not of {table.version}",
+            flag=option,
+            suggestion=suggest_flag(option, table)
+            or f"remove it, or import with --sglang-version {other}",
+            exit_like_sglang=True,
+        )
     return CommandError(
         f"{option} is not an SGLang {table.version} flag",
         flag=option,
         suggestion=suggest_flag(option, table),
         exit_like_sglang=True,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Which releases have a flag, without reading every release's table
+
+
+FLAG_INDEX_PATH = DATA_DIR / "flag-releases.json"
+
+
+def _release_with_option(option: str, version: str) -> str | None:
+    """The newest release other than `version` whose parser has `option` (None: no release).
+
+    Read from the flag index when it matches the flag tables present; otherwise every table is
+    read, as the index is only a shortcut."""
+    index = _flag_index()
+    for other in reversed(release_names()):
+        if other == version:
+            continue
+        if index is not None:
+            if other in index.get(option, ()):
+                return other
+            continue
+        try:
+            other_table = load_table(other)
+        except FlagDataError:
+            continue
+        if option in other_table.by_option:
+            return other
+    return None
+
+
+def flag_index_data() -> dict[str, Any]:
+    """The flag index derived from every flag table: the tables' sizes (to tell a stale index)
+    and, for each option that not every release has, the releases that have it."""
+    names = sorted((p.name[len("flags-"):-len(".json")] for p in DATA_DIR.glob("flags-*.json")),
+                   key=version_key)
+    found: dict[str, list[str]] = {}
+    for name in names:
+        data = json.loads(table_path(name).read_text(encoding="utf-8"))
+        for option in table_from_data(data, str(table_path(name))).by_option:
+            found.setdefault(option, []).append(name)
+    return {
+        "sizes": {name: table_path(name).stat().st_size for name in names},
+        "options": {o: v for o, v in sorted(found.items()) if len(v) != len(names)},
+    }
+
+
+def write_flag_index(path: Path = FLAG_INDEX_PATH) -> Path:
+    """Write the flag index (`conformance add-release` does, after it dumps a flag table)."""
+    path.write_text(json.dumps(flag_index_data(), indent=1) + "\n", encoding="utf-8")
+    _flag_index.cache_clear()
+    return path
+
+
+@cache
+def _flag_index() -> dict[str, list[str]] | None:
+    """option -> releases that have it, from the index; None when it is missing or does not match
+    the flag tables present (a table added, removed or dumped again since it was written)."""
+    try:
+        data = json.loads(FLAG_INDEX_PATH.read_text(encoding="utf-8"))
+        sizes = {str(k): int(v) for k, v in data["sizes"].items()}
+        options = {str(k): list(v) for k, v in data["options"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    for name in release_names():
+        path = table_path(name)
+        try:
+            size: int | None = path.stat().st_size
+        except OSError:
+            size = None
+        if sizes.get(name) != size:
+            return None
+    return options
