@@ -6,10 +6,16 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: app test lint bench conformance snapshots
 
-$(STAMP): pyproject.toml
+# editable_mode=compat: the venv gets a .pth holding this folder, not setuptools' import finder,
+# which every start (a cold `check`, issue 13) would import first (a few ms); setuptools calls the
+# mode transitional, so a setuptools without it gets the default editable install. compileall: the
+# bytecode a wheel install has, even where PYTHONDONTWRITEBYTECODE keeps Python from writing it.
+$(STAMP): pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test]' --config-settings editable_mode=compat \
+		|| $(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python -m compileall -q wizard screens
 	touch $(STAMP)
 
 app: $(STAMP)

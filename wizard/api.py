@@ -58,7 +58,7 @@ def load_facts(
     """
     if not path:
         return None, "no path"
-    from wizard.hub import is_repo_id
+    from wizard.model_info import is_repo_id
 
     if is_repo_id(path):
         return _hub_facts(path, revision, fetch)

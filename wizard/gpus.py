@@ -7,7 +7,6 @@ profile names its GPU kind and the rules read these facts instead of probing a d
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -156,6 +155,8 @@ def lookup(name: str) -> GpuKind:
     if gpu is not None:
         return gpu
     names = [g.name for g in CATALOG]
+    import difflib  # only for a typo's suggestion
+
     close = difflib.get_close_matches(
         name, names + [a for g in CATALOG for a in g.aliases], n=3, cutoff=0.4
     )

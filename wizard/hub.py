@@ -31,24 +31,13 @@ from wizard.model_info import (
     facts_from_files,
     with_checkpoint_params,
 )
+from wizard.model_info import (
+    is_repo_id as is_repo_id,  # re-exported (lives there: no Hub code for a local path)
+)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
-#: `ORG/NAME` as the Hub spells repo ids (letters, digits, `-`, `_`, `.`).
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
 HubErrorKind = Literal["gated", "not_found", "revision", "offline", "network", "auth", "hub"]
-
-
-def is_repo_id(path: str) -> bool:
-    """Whether SGLang would treat `path` as a Hub repo id: `ORG/NAME` that is not a local path.
-
-    SGLang (and transformers) use a local folder when it exists, else download by repo id.
-    """
-    text = path.strip()
-    if not _REPO_ID.match(text) or text.startswith((".", "~")) or ".." in text:
-        return False
-    return not Path(text).exists()
 
 
 def _truthy(value: str | None) -> bool:
@@ -287,9 +276,9 @@ def fetch_model_files(
             f"revision {revision!r} is not a branch, tag or commit",
             "give a branch, tag or commit of the repository (--revision / model.revision)",
         )
-    _quiet_library(s)
-    if s.offline or not network:
+    if s.offline or not network:  # the cache alone: no huggingface_hub (as in search_models)
         return _from_cache(repo_id, revision, s, offline_reason="offline" if s.offline else None)
+    _quiet_library(s)
     from huggingface_hub import HfApi, errors, hf_hub_download
 
     api = HfApi(endpoint=s.endpoint, token=s.token or False)

@@ -25,6 +25,21 @@ GENERATION_CONFIG_FILE = "generation_config.json"
 MODELOPT_QUANT_FILE = "hf_quant_config.json"
 GPTQ_QUANT_FILE = "quantize_config.json"
 
+#: `ORG/NAME` as the Hub spells repo ids (letters, digits, `-`, `_`, `.`).
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def is_repo_id(path: str) -> bool:
+    """Whether SGLang would treat `path` as a Hub repo id: `ORG/NAME` that is not a local path.
+
+    SGLang (and transformers) use a local folder when it exists, else download by repo id.
+    """
+    text = path.strip()
+    if not _REPO_ID.match(text) or text.startswith((".", "~")) or ".." in text:
+        return False
+    return not Path(text).exists()
+
+
 #: Every file the inspection reads (only `config.json` is required).
 MODEL_FILES: tuple[str, ...] = (
     CONFIG_FILE,

@@ -4,12 +4,17 @@ SGLang's own argparse messages."""
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 import pytest
 
+from wizard.sglang import flags as flags_module
 from wizard.sglang.errors import CommandError, FlagDataError
 from wizard.sglang.flags import (
+    FLAG_INDEX_PATH,
     argparse_error,
+    flag_index_data,
     load_table,
     rename_for,
     suggest_flag,
@@ -260,3 +265,60 @@ def test_run_argparse_can_check_a_part_of_an_argv() -> None:
     with pytest.raises(CommandError, match="unrecognized arguments: --nope") as info:
         run_argparse(table, ["--nope"], require=False)
     assert info.value.flag == "--nope"
+
+
+# ---------------------------------------------------------------------------------------------
+# The flag index: which releases have a flag, without reading every release's table
+
+
+def test_committed_flag_index_matches_the_flag_tables() -> None:
+    """`flag-releases.json` is what the tables say (re-run `write_flag_index()` after a dump)."""
+    committed = json.loads(FLAG_INDEX_PATH.read_text(encoding="utf-8"))
+    assert committed == flag_index_data()
+    assert flags_module._flag_index() is not None  # and it is the one used
+
+
+def _without_index(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    monkeypatch.setattr(flags_module, "FLAG_INDEX_PATH", path)
+    flags_module._flag_index.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("option", "version"),
+    [
+        ("--speculative-skip-dp-mlp-sync", "0.5.5"),  # newer releases only
+        ("--speculative-dflash-draft-window-size", "0.5.11"),
+        ("--custom-sigquit-handler", "0.5.23"),  # 0.5.7-0.5.13 only
+        ("--speculative-algoritm", "0.5.11"),  # a typo: in no release
+        ("--mamba-radix-cache-strategy", "0.5.11"),  # a rename
+    ],
+)
+def test_unknown_flag_error_is_the_same_with_and_without_the_index(
+    option: str, version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = load_table(version)
+    flags_module._flag_index.cache_clear()
+    with_index = unknown_flag_error(option, table)
+    _without_index(monkeypatch, tmp_path / "missing.json")
+    assert flags_module._flag_index() is None
+    read_all = unknown_flag_error(option, table)
+    assert (with_index.message, with_index.suggestion) == (read_all.message, read_all.suggestion)
+    flags_module._flag_index.cache_clear()
+
+
+def test_a_stale_flag_index_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = flag_index_data()
+    data["sizes"]["0.5.11"] += 1  # the 0.5.11 table was dumped again since
+    stale = tmp_path / "flag-releases.json"
+    stale.write_text(json.dumps(data), encoding="utf-8")
+    _without_index(monkeypatch, stale)
+    assert flags_module._flag_index() is None
+    del data["sizes"]["0.5.11"]  # or is new
+    stale.write_text(json.dumps(data), encoding="utf-8")
+    flags_module._flag_index.cache_clear()
+    assert flags_module._flag_index() is None
+    data["sizes"]["0.5.11"] = flag_index_data()["sizes"]["0.5.11"]
+    stale.write_text(json.dumps(data), encoding="utf-8")
+    flags_module._flag_index.cache_clear()
+    assert flags_module._flag_index() == data["options"]
+    flags_module._flag_index.cache_clear()

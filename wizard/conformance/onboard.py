@@ -585,6 +585,10 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None],
             if proc.returncode != 0:
                 raise RuntimeError(f"--dump-{kind} failed: {proc.stderr.strip()[-500:]}")
             _atomic_write(path, proc.stdout)
+            if kind == "flags":
+                from wizard.sglang.flags import write_flag_index
+
+                write_flag_index()
         tables.append(json.loads(path.read_text(encoding="utf-8")))
     return tables[0], tables[1], tables[2]
 

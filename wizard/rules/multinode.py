@@ -197,7 +197,7 @@ DIST_INIT_MISSING = Rule(
 
 
 def _addr_problem(a: Args) -> str | None:
-    from wizard.multinode import RendezvousError, parse_rendezvous
+    from wizard.rendezvous import RendezvousError, parse_rendezvous
 
     value = a.get("dist_init_addr")
     if not value:

@@ -11,19 +11,17 @@ flags (flags from other engines such as vLLM, then close spellings).
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
 
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
 from wizard.sglang.fields import SERVER_ARGS_FIELDS, version_tuple
-from wizard.sglang.releases import release_names
+from wizard.sglang.releases import release_names, version_key
 from wizard.sglang.versions import resolve_version
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -340,6 +338,15 @@ class _HelpRequested(Exception):
 class _SglangParser(argparse.ArgumentParser):
     """argparse with errors raised instead of printed + `sys.exit(2)`."""
 
+    # Set while `_build_parser` adds the flags: argparse asks for a new formatter per flag only to
+    # check its metavar, and each new one queries the terminal size (about half the build time).
+    _shared_formatter: argparse.HelpFormatter | None = None
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if self._shared_formatter is not None:
+            return self._shared_formatter
+        return super()._get_formatter()
+
     def error(self, message: str) -> NoReturn:
         raise _ArgparseFailure(message)
 
@@ -384,6 +391,8 @@ def _human_readable_int(value: str) -> int:
     iec_multiplier = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
     match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", value)
     if match:
+        from decimal import Decimal  # only for a suffixed value
+
         number, suffix = match.groups()
         if suffix in iec_multiplier:
             if "." in number:
@@ -509,6 +518,15 @@ def _nargs(value: int | str | None) -> int | str | None:
 
 def _build_parser(table: FlagTable, *, enforce_required: bool = True) -> _SglangParser:
     parser = _SglangParser(prog=table.prog, allow_abbrev=table.allow_abbrev, add_help=False)
+    parser._shared_formatter = parser._get_formatter()
+    try:
+        _add_flags(parser, table, enforce_required)
+    finally:
+        parser._shared_formatter = None
+    return parser
+
+
+def _add_flags(parser: _SglangParser, table: FlagTable, enforce_required: bool) -> None:
     for flag in table.actions:
         options = list(flag.option_strings)
         if not options:
@@ -555,7 +573,6 @@ def _build_parser(table: FlagTable, *, enforce_required: bool = True) -> _Sglang
                     kwargs["choices"] = list(flag.choices)
             action = parser.add_argument(*options, action=_StoreValues, **kwargs)
         action.wizard_flag = flag  # type: ignore[attr-defined]
-    return parser
 
 
 def run_argparse(
@@ -853,6 +870,8 @@ def suggest_flag(option: str, table: FlagTable) -> str | None:
         target = _in_version(wanted, table)
         if target is not None:
             return f"did you mean {target}? ({option} is a {engine} flag)"
+    import difflib  # only for a typo's suggestion
+
     close = difflib.get_close_matches(option, table.long_options(), n=1, cutoff=0.72)
     if close:
         return f"did you mean {close[0]}?"
@@ -882,24 +901,91 @@ def unknown_flag_error(option: str, table: FlagTable) -> CommandError:
             suggestion=change,
             exit_like_sglang=True,
         )
-    for other in reversed(release_names()):
-        if other == table.version:
-            continue
-        try:
-            other_table = load_table(other)
-        except FlagDataError:
-            continue
-        if option in other_table.by_option:
-            return CommandError(
-                f"{option} is a flag of SGLang {other}, not of {table.version}",
-                flag=option,
-                suggestion=suggest_flag(option, table)
-                or f"remove it, or import with --sglang-version {other}",
-                exit_like_sglang=True,
-            )
+    other = _release_with_option(option, table.version)
+    if other is not None:
+        return CommandError(
+            f"{option} is a flag of SGLang {other}, not of {table.version}",
+            flag=option,
+            suggestion=suggest_flag(option, table)
+            or f"remove it, or import with --sglang-version {other}",
+            exit_like_sglang=True,
+        )
     return CommandError(
         f"{option} is not an SGLang {table.version} flag",
         flag=option,
         suggestion=suggest_flag(option, table),
         exit_like_sglang=True,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Which releases have a flag, without reading every release's table
+
+
+FLAG_INDEX_PATH = DATA_DIR / "flag-releases.json"
+
+
+def _release_with_option(option: str, version: str) -> str | None:
+    """The newest release other than `version` whose parser has `option` (None: no release).
+
+    Read from the flag index when it matches the flag tables present; otherwise every table is
+    read, as the index is only a shortcut."""
+    index = _flag_index()
+    for other in reversed(release_names()):
+        if other == version:
+            continue
+        if index is not None:
+            if other in index.get(option, ()):
+                return other
+            continue
+        try:
+            other_table = load_table(other)
+        except FlagDataError:
+            continue
+        if option in other_table.by_option:
+            return other
+    return None
+
+
+def flag_index_data() -> dict[str, Any]:
+    """The flag index derived from every flag table: the tables' sizes (to tell a stale index)
+    and, for each option that not every release has, the releases that have it."""
+    names = sorted((p.name[len("flags-"):-len(".json")] for p in DATA_DIR.glob("flags-*.json")),
+                   key=version_key)
+    found: dict[str, list[str]] = {}
+    for name in names:
+        data = json.loads(table_path(name).read_text(encoding="utf-8"))
+        for option in table_from_data(data, str(table_path(name))).by_option:
+            found.setdefault(option, []).append(name)
+    return {
+        "sizes": {name: table_path(name).stat().st_size for name in names},
+        "options": {o: v for o, v in sorted(found.items()) if len(v) != len(names)},
+    }
+
+
+def write_flag_index(path: Path = FLAG_INDEX_PATH) -> Path:
+    """Write the flag index (`conformance add-release` does, after it dumps a flag table)."""
+    path.write_text(json.dumps(flag_index_data(), indent=1) + "\n", encoding="utf-8")
+    _flag_index.cache_clear()
+    return path
+
+
+@cache
+def _flag_index() -> dict[str, list[str]] | None:
+    """option -> releases that have it, from the index; None when it is missing or does not match
+    the flag tables present (a table added, removed or dumped again since it was written)."""
+    try:
+        data = json.loads(FLAG_INDEX_PATH.read_text(encoding="utf-8"))
+        sizes = {str(k): int(v) for k, v in data["sizes"].items()}
+        options = {str(k): list(v) for k, v in data["options"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    for name in release_names():
+        path = table_path(name)
+        try:
+            size: int | None = path.stat().st_size
+        except OSError:
+            size = None
+        if sizes.get(name) != size:
+            return None
+    return options
