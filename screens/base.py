@@ -149,15 +149,25 @@ class WizardScreen(Screen[None]):
             field.pending += 1
             self.post_message(EditRequested({field.path: value}, {field.path: field.value}, True))
 
-    def show_fields(self, profile: Profile, offending: Collection[str] | None = None) -> None:
-        """Put profile values into the form's inputs and mark the `offending` ones (default: refused).
+    def show_fields(
+        self,
+        profile: Profile,
+        offending: Collection[str] | None = None,
+        adjusted: Collection[str] = (),
+    ) -> None:
+        """Put profile values into the form's inputs and mark the `offending` ones (default:
+        refused) and the `adjusted` ones (`-offending` / `-adjusted`).
 
-        Each input's class is set once per repaint: a screen that also marks the fields a finding
-        names passes them here rather than re-marking afterwards (every class flip restyles).
+        Each input is restyled at most once per repaint (a restyle is the costly part of a class
+        flip): a screen that marks the fields a finding names passes them here.
         """
         problems = self.wizard.input_problems
         marked = problems if offending is None else offending
         for field in self.query(FieldInput):
             if field.path not in problems and field.path not in self.typed and not field.pending:
                 field.show(profile.get(field.path))
-            field.set_class(field.path in marked, "-offending")
+            before = set(field.classes)
+            field.set_class(field.path in marked, "-offending", update=False)
+            field.set_class(field.path in adjusted, "-adjusted", update=False)
+            if field.classes != before:
+                field.update_node_styles()

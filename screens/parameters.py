@@ -123,7 +123,7 @@ class ParametersScreen(WizardScreen):
         """Show the profile in the form and the report in the panels."""
         problems = self.wizard.input_problems
         offending, adjusted = self._flagged(report, problems)
-        self.show_fields(profile, offending)
+        self.show_fields(profile, offending, adjusted)
         select = self.query_one("#hybrid-cache_strategy", Select)
         value = profile.hybrid.cache_strategy
         wanted: Any = Select.NULL if value is None else value
@@ -158,7 +158,7 @@ class ParametersScreen(WizardScreen):
         effective = self.query_one("#effective")
         if effective.border_title != title:  # setting a title repaints the table, same or not
             effective.border_title = title
-        self._mark(offending, adjusted)
+        self._mark_cache_select(offending, adjusted)
 
     def on_resize(self) -> None:
         """Narrow <-> wide: the effective table changes between stacked and three columns."""
@@ -185,11 +185,8 @@ class ParametersScreen(WizardScreen):
                 target.update(finding.fields)
         return offending, adjusted - offending
 
-    def _mark(self, offending: set[str], adjusted: set[str]) -> None:
-        """Mark the inputs a non-error finding names, and the cache select (`show_fields` marks
-        the inputs' errors)."""
-        for field in self.query(FieldInput):
-            field.set_class(field.path in adjusted, "-adjusted")
+    def _mark_cache_select(self, offending: set[str], adjusted: set[str]) -> None:
+        """Mark the cache select like the inputs (`show_fields` marks the inputs)."""
         select = self.query_one("#hybrid-cache_strategy", Select)
         select.set_class(CACHE_PATH in offending, "-offending")
         select.set_class(CACHE_PATH in adjusted, "-adjusted")

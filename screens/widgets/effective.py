@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from wizard.rules.report import Report
@@ -41,9 +43,10 @@ class EffectiveTable(DataTable[Text]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown_keys: list[str] | None = None
         self._stacked: bool | None = None
         self._widths: tuple[int, ...] = ()
+        # Rendered cells by position and value (see `_render_cell`).
+        self._cells: dict[tuple[Any, ...], tuple[Text, Any]] = {}
 
     def on_mount(self) -> None:
         """Row cursor, stripes (columns come with the first rows)."""
@@ -51,7 +54,7 @@ class EffectiveTable(DataTable[Text]):
         self.zebra_stripes = True
 
     def show(self, report: Report | None, *, stacked: bool = False) -> None:
-        """Repaint from a report; cells are updated in place when the rows stay the same.
+        """Repaint from a report; cells are updated in place while the table keeps its shape.
 
         `stacked` (narrow terminals): one column, each row the field and below it what SGLang
         runs (`16 → 2` when SGLang changes what you typed), so SGLang's value always shows.
@@ -63,30 +66,68 @@ class EffectiveTable(DataTable[Text]):
         rows = self.rows_for(report, dark=dark)
         if stacked:
             rows = [(key, _stack(key, cells, report, dark)) for key, cells in rows]
-        keys = [key for key, _ in rows]
         widths = tuple(
             max((c.cell_len for _, cells in rows for c in cells[i : i + 1]), default=0)
             for i in range(len(columns))
         )
-        if keys == self._shown_keys and stacked == self._stacked and widths == self._widths:
-            for key, cells in rows:
-                for column, cell in zip(columns, cells, strict=True):
-                    shown = self.get_cell(key, column)
+        if len(rows) == self.row_count and stacked == self._stacked and widths == self._widths:
+            # Same shape: rows are positions, not fields (a field moving to the changed rows at
+            # the top only rewrites the cells that differ; no rebuild, no new layout).
+            for index, (_, cells) in enumerate(rows):
+                for at, cell in enumerate(cells):
+                    shown = self.get_cell_at(Coordinate(index, at))
                     # Text equality ignores the base style: compare it too (cyan -> plain).
                     if shown != cell or shown.style != cell.style:
-                        self.update_cell(key, column, cell)
+                        self.update_cell_at(Coordinate(index, at), cell)
             return
         self.clear(columns=True)
+        self._cells.clear()
         titles = {"field": "SGLang field", "typed": "you typed", "effective": "SGLang runs"}
         if stacked:
             titles["field"] = "SGLang field / SGLang runs"
         for column in columns:
             self.add_column(titles[column], key=column)
-        for key, cells in rows:
-            self.add_row(*cells, key=key, height=2 if stacked else 1)
-        self._shown_keys = keys
+        for _, cells in rows:
+            self.add_row(*cells, height=2 if stacked else 1)
         self._stacked = stacked
         self._widths = widths
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> Any:
+        """A body cell rendered once per value: DataTable re-renders every cell after any
+        `update_cell`; a keystroke changes a few cells, so the others come from here."""
+        if row_index < 0 or column_index < 0:  # header and labels: DataTable's own cache
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        value = self.get_cell_at(Coordinate(row_index, column_index))
+        key = (
+            row_index,
+            column_index,
+            id(value),
+            base_style,
+            width,
+            cursor,
+            hover,
+            self._show_hover_cursor,
+            self._pseudo_class_state,
+            self.show_cursor,
+            self.cursor_type,
+            self.app.current_theme.name,
+        )
+        cached = self._cells.get(key)
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        if len(self._cells) > 4000:
+            self._cells.clear()
+        self._cells[key] = (value, lines)
+        return lines
 
     @staticmethod
     def rows_for(

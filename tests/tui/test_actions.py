@@ -189,6 +189,7 @@ async def test_effective_cell_restyled_when_only_its_style_changes() -> None:
     from types import SimpleNamespace
 
     from textual.app import App, ComposeResult
+    from textual.coordinate import Coordinate
 
     from screens.widgets.effective import EffectiveTable
 
@@ -205,8 +206,53 @@ async def test_effective_cell_restyled_when_only_its_style_changes() -> None:
         table = app.query_one(EffectiveTable)
         table.show(report({}))  # type: ignore[arg-type]
         await pilot.pause()
-        assert table.get_cell("page_size", "effective").style == "cyan"
+        # Rows are positions (page_size is the first row), columns field / typed / effective.
+        assert table.get_cell_at(Coordinate(0, 2)).style == "cyan"
         table.show(report({"page_size": 1}))  # type: ignore[arg-type]
         await pilot.pause()
-        assert str(table.get_cell("page_size", "typed")) == "1"
-        assert table.get_cell("page_size", "effective").style == ""
+        assert str(table.get_cell_at(Coordinate(0, 1))) == "1"
+        assert table.get_cell_at(Coordinate(0, 2)).style == ""
+
+
+async def test_effective_rows_reordered_in_place_and_repainted() -> None:
+    """A field SGLang starts to change moves to the top: the table keeps its rows (updated in
+    place, cursor kept) and what is painted is the new order, not a cached cell."""
+    from types import SimpleNamespace
+
+    from textual.app import App, ComposeResult
+
+    from screens.widgets.effective import EffectiveTable
+
+    effective = {"page_size": 12345, "attention_backend": "fa3"}  # same column widths after
+
+    def report(changed: dict[str, tuple[object, object]]) -> object:
+        typed = {name: typed for name, (typed, _) in changed.items()}
+        return SimpleNamespace(effective=effective, typed=typed, changed=lambda: changed)
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield EffectiveTable()
+
+    def painted(table: EffectiveTable) -> list[str]:
+        return [table.render_line(y).text for y in range(1, 1 + table.row_count)]
+
+    app = Host()
+    async with app.run_test() as pilot:
+        table = app.query_one(EffectiveTable)
+        table.show(report({}))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert [line.split()[0] for line in painted(table)] == ["page_size", "attention_backend"]
+        rows = list(table.rows)
+        table.move_cursor(row=1)
+        table.show(report({"attention_backend": ("fa2", "fa3")}))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert list(table.rows) == rows  # updated in place, not rebuilt
+        assert table.cursor_row == 1
+        lines = painted(table)
+        assert [line.split()[0] for line in lines] == ["attention_backend", "page_size"]
+        assert "fa2" in lines[0] and "→ fa3" in lines[0]
+        table.show(report({}))  # type: ignore[arg-type]
+        await pilot.pause()
+        assert list(table.rows) == rows
+        assert [line.split()[0] for line in painted(table)] == ["page_size", "attention_backend"]
+        assert "fa2" not in " ".join(painted(table))
