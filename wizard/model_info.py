@@ -369,6 +369,8 @@ class ModelFacts:
     generation_defaults: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     config_model_type: str | None = None  # config.json's top-level model_type (what AutoConfig reads)
+    # config.json's rope_scaling (or rope_parameters) names a `factor` (YaRN and friends)
+    rope_scaling_factor: bool = False
     origin: Origin = "local"
     revision: str | None = None  # the commit the Hub resolved to (origin "hub")
 
@@ -729,6 +731,9 @@ def facts_from_files(
     qk_nope = cfg.opt_int("qk_nope_head_dim")
     v_head_dim = cfg.opt_int("v_head_dim")
     index_head_dim = cfg.opt_int("index_head_dim") if kv_lora_rank else None
+    rope = (cfg.pick("rope_scaling").data.get("rope_scaling")
+            or cfg.pick("rope_parameters").data.get("rope_parameters"))
+    rope_factor = isinstance(rope, Mapping) and rope.get("factor") is not None
     attention: AttentionKind
     if kv_lora_rank is not None:
         attention = "MLA"
@@ -827,6 +832,7 @@ def facts_from_files(
         architecture=architecture,
         model_type=model_type,
         config_model_type=top_model_type,
+        rope_scaling_factor=rope_factor,
         family=_family(architecture, top_model_type, text_model_type, is_eagle, is_eagle3),
         mtp_layers=mtp_layers,
         hybrid=hybrid,

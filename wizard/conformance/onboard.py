@@ -64,6 +64,8 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "adaptive_unsupported_flags": [],
         "adaptive_candidate_steps": [],
         "adaptive_steps_check": "none",
+        "transformers_sets_rope_scaling": False,
+        "sm100_mha_default": "typed_topk",
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -90,6 +92,8 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "adaptive_unsupported_flags": [],
         "adaptive_candidate_steps": [],
         "adaptive_steps_check": "init",
+        "transformers_sets_rope_scaling": True,
+        "sm100_mha_default": "typed_topk",
     },
 }
 
@@ -317,7 +321,32 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "_forces_eagle_topk_one in the default attention backend")
     for name, (value, how) in _adaptive_traits(tree).items():
         probed(name, value, how)
+    # The default attention backend of MHA models on Blackwell: none (flashinfer), trtllm_mha under
+    # `is_blackwell() and is_no_spec_infer_or_topk_one(self)`, or (later) only on SM100 with a
+    # typed topk; the newer `_get_default_attn_backend` keeps the last form (template).
+    block = re.search(r"# MHA architecture(.*?)# MLA architecture", server_args, re.S)
+    if block is not None:
+        mha = block.group(1)
+        probed("sm100_mha_default",
+               "never" if "trtllm_mha" not in mha
+               else "blackwell_topk_none"
+               if re.search(r"is_blackwell\(\)\s+and\s+is_no_spec_infer_or_topk_one\(self\)\s*:", mha)
+               else "typed_topk", "the MHA branch of the default attention backend")
+    transformers = _installed_version(tree.root, "transformers")
+    if transformers is not None:
+        major = int(re.match(r"\d+", transformers).group(0))  # type: ignore[union-attr]
+        probed("transformers_sets_rope_scaling", major >= 5,
+               f"transformers {transformers} installed beside it (5+ always sets rope_scaling)")
     return traits, origin
+
+
+def _installed_version(site: Path, distribution: str) -> str | None:
+    """The version of a distribution installed in a site-packages folder (its dist-info name)."""
+    for info in sorted(site.glob(f"{distribution}-*.dist-info")):
+        version = info.name[len(distribution) + 1:-len(".dist-info")]
+        if re.match(r"\d", version):
+            return version
+    return None
 
 
 ADAPTIVE_PARAMS = "sglang/srt/speculative/adaptive_spec_params.py"

@@ -690,6 +690,26 @@ MODEL_TYPE_UNKNOWN = Rule(
     ),
 )
 
+MLA_ROPE_FACTOR = Rule(
+    id="R-MLA-ROPE-FACTOR",
+    title="This release cannot read an MLA config without a rope-scaling factor",
+    severity="error",
+    why=(
+        "For DeepSeek-style MLA models SGLang reads `rope_scaling['factor']` whenever rope_scaling is set. "
+        "Transformers 5 always sets rope_scaling (a default entry without a factor when config.json has "
+        "none), so a release that pins transformers 5 and still indexes the key stops with a KeyError."
+    ),
+    sglang=raises("resolve", "KeyError"),
+    fields=("sglang_version",),
+    when=lambda ctx, a: (
+        ctx.facts is not None
+        and ctx.facts.attention == "MLA"
+        and not ctx.facts.rope_scaling_factor
+        and bool(ctx.release.trait("transformers_sets_rope_scaling"))
+    ),
+    message=lambda ctx, a: "'factor'",
+)
+
 FLEX_NO_SPEC = Rule(
     id="R-FLEX-NO-SPEC",
     title="Flex attention does not support speculative decoding",
@@ -2317,6 +2337,7 @@ ALL_RULES: tuple[Rule, ...] = (
     LORA_SPEC,
     ADAPTIVE_OFF,
     ADAPTIVE_STEPS_23,
+    MLA_ROPE_FACTOR,
     DRAFT_PATH_MISSING_23,
     *mn.CHECK_RULES,
     *RUNTIME_RULES,

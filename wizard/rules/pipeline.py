@@ -125,8 +125,15 @@ def default_attention_backend(ctx: Ctx, a: Args) -> str:
             "DFLASH",
             "DSPARK",
         )
-        if (
-            gpu.is_sm100
+        sm100_mha = ctx.release.trait("sm100_mha_default")
+        if sm100_mha == "blackwell_topk_none":
+            # `is_blackwell() and is_no_spec_infer_or_topk_one(self)`: SM100 and SM120, and an
+            # unset topk counts as one (auto-chosen later, maybe > 1: the trtllm topk error).
+            if (gpu.is_sm100 or gpu.is_sm120) and _no_spec_or_topk_one(a):
+                return "trtllm_mha"
+        elif (
+            sm100_mha == "typed_topk"
+            and gpu.is_sm100
             and _no_spec_or_topk_one(a)
             and (
                 a.get("speculative_algorithm") is None
@@ -392,6 +399,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MAMBA_AUTO_NO_BUFFER,
     R("_handle_missing_default_values", _mamba_auto_no_buffer),
     c.MODEL_TYPE_UNKNOWN,
+    c.MLA_ROPE_FACTOR,
     R("_handle_model_specific_adjustments", _model_specific),
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_EXTRA_NORADIX,
@@ -464,6 +472,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     R("handle_deprecated_dp_attention", _dp_deprecated),
     R("device", _device),
     c.MODEL_TYPE_UNKNOWN,
+    c.MLA_ROPE_FACTOR,
     R("handle_model_specific_adjustments", _model_specific),
     R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,
