@@ -134,16 +134,27 @@ def outcome_changes(cases: Sequence[dict[str, Any]]) -> list[tuple[str, str, str
 
 def changed_summary(release: str, changed: Sequence[tuple[str, str, str, str]],
                     total: int) -> str:
-    """The "outcome changed" part of the review, grouped by the change."""
+    """The "outcome changed" part of the review: real changes grouped by change, and cases where
+    only the statement's line moved (same rule, same exception) counted per rule."""
     if not changed:
         return f"outcome changed against the previous release's data: none of {total} cases"
+    moved: dict[str, set[str]] = {}
     groups: dict[tuple[str, str], list[str]] = {}
     for case_id, _previous, old, new in changed:
+        old_rule, new_rule = old.split(" at ")[0], new.split(" at ")[0]
+        if old.startswith("refuses:") and old_rule == new_rule:
+            moved.setdefault(old_rule.removeprefix("refuses: "), set()).add(
+                f"{old.split(' at ')[-1]} -> {new.split(' at ')[-1]}")
+            continue
         groups.setdefault((old, new), []).append(case_id)
-    lines = [f"outcome changed against {changed[0][1]}'s data: {len(changed)} of {total} cases "
+    real = sum(len(ids) for ids in groups.values())
+    lines = [f"outcome changed against {changed[0][1]}'s data: {real} of {total} cases "
              f"(each should match a change in {release}'s argument code)"]
     for (old, new), ids in sorted(groups.items(), key=lambda item: -len(item[1]))[:20]:
         lines.append(f"  {len(ids):4d}  {old}  ->  {new}  e.g. {ids[0]}")
+    if moved:
+        lines.append(f"same outcome, statement moved ({len(moved)} rules): " + "; ".join(
+            f"{rule} {', '.join(sorted(wheres))}" for rule, wheres in sorted(moved.items())))
     return "\n".join(lines)
 
 
