@@ -22,7 +22,7 @@ def test_a_new_candidate_step_is_an_outcome_change_against_the_previous_release(
     cases = [_adaptive(models, "0.5.20", 5, "five"), _adaptive(models, "0.5.20", 3, "three")]
     changed = outcome_changes(cases)
     assert [c[0] for c in changed] == ["five"]
-    case_id, previous, old, new = changed[0]
+    _case_id, previous, old, new = changed[0]
     assert previous == "0.5.19"
     assert old.startswith("refuses: R-ADAPTIVE-STEPS ValueError at sglang/srt/arg_groups/")
     assert new.startswith("starts: EAGLE steps/topk/draft [5, 1, 6]")
