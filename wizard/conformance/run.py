@@ -76,6 +76,9 @@ def run_cases(
         # Only the case's own SGLANG_* / SGL_* variables may reach SGLang, not the caller's.
         source = dict(base_env if base_env is not None else os.environ)
         env = {k: v for k, v in source.items() if not k.startswith(("SGLANG_", "SGL_"))}
+        # The venv keeps the bytecode of what SGLang imports (its own folder in the cache): a
+        # runner start then costs seconds, not a recompile of torch and transformers each time.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         # A fixed working directory: the caller's may be gone (a test's tmp dir; the CI runs
         # start in background threads while other tests chdir).
         proc = subprocess.run(

@@ -127,6 +127,7 @@ def recipe(version: str) -> dict[str, object]:
         "no_deps": list(NO_DEPS_REQUIREMENTS),
         "undeclared": list(UNDECLARED_REQUIREMENTS),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "bytecode": "written by the import check",  # older venvs: top up, which writes it
     }
 
 
@@ -183,6 +184,9 @@ def _run(cmd: list[str], log: Callable[[str], None]) -> str:
     log("$ " + " ".join(cmd))
     started = time.monotonic()
     env = dict(os.environ)
+    # The import check writes the bytecode of everything SGLang imports into the venv, so later
+    # runner starts do not recompile torch and transformers (PYTHONDONTWRITEBYTECODE would).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if Path("/etc/ssl/certs/ca-certificates.crt").exists():
         env.setdefault("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt")
     # a fixed working directory: the caller's may have been removed (background CI runs)
