@@ -197,8 +197,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Generate cases, score them, print the table, write the report."""
     if args.cases < 1:
         raise ToolInputError("--cases must be at least 1")
-    if args.gpu is not None and args.gpu not in GPU_KINDS:
-        raise ToolInputError(f"--gpu {args.gpu!r}: choose one of {', '.join(GPU_KINDS)}")
+    if args.gpu is not None:
+        from wizard.gpus import UnknownGpuError, lookup
+
+        try:
+            lookup(args.gpu)
+        except UnknownGpuError as exc:
+            raise ToolInputError(f"--gpu: {exc}") from None
     models = write_model_folders(models_root())
     cases: list[dict[str, Any]] = []
     make = generate_multinode if getattr(args, "kind", "spec") == "multinode" else generate
@@ -319,7 +324,8 @@ def register(subparsers: Any) -> None:
     run.add_argument("--version", help="one SGLang version (default: all supported)")
     run.add_argument("--cases", type=int, required=True, help="cases per version")
     run.add_argument("--seed", type=int, required=True, help="generator seed")
-    run.add_argument("--gpu", help=f"only this GPU kind ({', '.join(GPU_KINDS)})")
+    run.add_argument("--gpu", help=f"only this GPU kind of the catalog (default: {', '.join(GPU_KINDS)} "
+                     "in turn; e.g. 'RTX PRO 6000 Blackwell', H200, A100-80GB)")
     run.add_argument("--kind", choices=("spec", "multinode"), default="spec",
                      help="spec: the speculative-decoding grid (default); multinode: one node's "
                      "command of N-node launches (nnodes, node rank, dist-init-addr, tp/pp/dp/ep)")
