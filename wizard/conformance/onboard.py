@@ -194,6 +194,27 @@ def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str
     return archs, where
 
 
+def _site_in_list(tree: SourceTree, site: dict[str, Any] | None) -> tuple[list[str], str] | None:
+    """The list of a located `if model_arch in [...]` statement (the older form of a list that
+    is guarded by membership; newer releases exclude with `not in`)."""
+    if site is None:
+        return None
+    rel, _, line = str(site["where"]).rpartition(":")
+    module = tree.trees.get(rel)
+    if module is None or not line.isdigit():
+        return None
+    for node in ast.walk(module):
+        if (isinstance(node, ast.If) and node.lineno == int(line)
+                and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                and isinstance(node.test.ops[0], ast.In)
+                and isinstance(node.test.comparators[0], ast.List | ast.Tuple | ast.Set)):
+            values = [e.value for e in node.test.comparators[0].elts
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if values:
+                return sorted(values), f"{rel}:{line} (the R-DRAFT-AUTO statement's list)"
+    return None
+
+
 def _qwen_sm100_branch_archs(tree: SourceTree) -> tuple[list[str], str] | None:
     """Qwen hybrid architectures of a `model_arch in [...]` / `== "..."` branch that picks the
     attention backend on SM100 (the older, shorter form of the list)."""
@@ -369,6 +390,10 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         if how == "template":
             review.append(f"trait   {name} = {traits[name]!r} (from the {resolution} template)")
     archs, arch_where = _arch_lists(tree, anchors["arch_seeds"])
+    if not archs.get("draft_auto"):
+        guarded = _site_in_list(tree, sites.get("R-DRAFT-AUTO"))
+        if guarded:
+            archs["draft_auto"], arch_where["draft_auto"] = guarded
     if not archs.get("qwen_hybrid_sm100"):
         found = _qwen_sm100_branch_archs(tree)
         if found:
