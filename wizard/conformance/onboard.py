@@ -215,6 +215,34 @@ def _site_in_list(tree: SourceTree, site: dict[str, Any] | None) -> tuple[list[s
     return None
 
 
+def _enclosing_branch_archs(tree: SourceTree, site: dict[str, Any] | None,
+                            ) -> tuple[list[str], str] | None:
+    """The architectures of the innermost `if/elif model_arch in [...]` / `== "..."` branch that
+    encloses a located statement (older releases inline their extra-buffer checks in the branch
+    of the one architecture that supports it)."""
+    if site is None:
+        return None
+    rel, _, line = str(site["where"]).rpartition(":")
+    module = tree.trees.get(rel)
+    if module is None or not line.isdigit():
+        return None
+    best: ast.If | None = None
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                and isinstance(node.test.left, ast.Name) and node.test.left.id == "model_arch"
+                and node.body):
+            continue
+        first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
+        if first <= int(line) <= last and (best is None or node.lineno > best.lineno):
+            best = node
+    if best is None:
+        return None
+    names = [n.value for n in ast.walk(best.test.comparators[0])
+             if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return (sorted(names), f"{rel}:{best.lineno} (the branch of the R-MAMBA-TRACK-INTERVAL "
+                           "statement)") if names else None
+
+
 def _qwen_sm100_branch_archs(tree: SourceTree) -> tuple[list[str], str] | None:
     """Qwen hybrid architectures of a `model_arch in [...]` / `== "..."` branch that picks the
     attention backend on SM100 (the older, shorter form of the list)."""
@@ -394,6 +422,10 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         guarded = _site_in_list(tree, sites.get("R-DRAFT-AUTO"))
         if guarded:
             archs["draft_auto"], arch_where["draft_auto"] = guarded
+    if not archs.get("hybrid_extra_buffer"):
+        branch = _enclosing_branch_archs(tree, sites.get("R-MAMBA-TRACK-INTERVAL"))
+        if branch:
+            archs["hybrid_extra_buffer"], arch_where["hybrid_extra_buffer"] = branch
     if not archs.get("qwen_hybrid_sm100"):
         found = _qwen_sm100_branch_archs(tree)
         if found:
