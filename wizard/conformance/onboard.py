@@ -329,6 +329,15 @@ def _trtllm_pages(tree: SourceTree, site: dict[str, Any] | None) -> list[int] | 
 TraitProbe = Callable[[SourceTree, dict[str, Any]], Any]
 
 
+def _function_text(tree: SourceTree, name: str) -> str | None:
+    """The source of the first function `name` of the release (unparsed), or None."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                return ast.unparse(node)
+    return None
+
+
 def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict[str, Any]],
                   resolution: str, algorithm_choices: bool) -> tuple[dict[str, Any], dict[str, str]]:
     traits = dict(TEMPLATE_TRAITS[resolution])
@@ -357,6 +366,13 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            bool(re.search(r'if is_sm100_supported\(\):\n\s+self\.attention_backend = "triton"',
                           server_args)),
            "unconditional triton under is_sm100_supported()")
+    reason = _function_text(tree, "adaptive_unsupported_reason")
+    probed("adaptive_needs_spec_v1",
+           None if reason is None else "disable_overlap_schedule" in reason,
+           "adaptive_unsupported_reason reads disable_overlap_schedule")
+    probed("adaptive_needs_explicit_topk_one",
+           None if reason is None else "speculative_eagle_topk is not None" not in reason,
+           "adaptive_unsupported_reason compares topk without a None guard")
     probed("dflash_family_counts_as_topk_one",
            any("_forces_eagle_topk_one(" in text for text in tree.files.values()),
            "_forces_eagle_topk_one in the default attention backend")
