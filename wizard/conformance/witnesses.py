@@ -48,12 +48,11 @@ WITNESS_MODELS: dict[str, dict[str, Any]] = {
                 "first_k_dense_replace": 1, "num_nextn_predict_layers": 1,
                 "partial_rotary_factor": 0.5, "routed_scaling_factor": 1.0, "n_group": 1,
                 "topk_group": 1, "norm_topk_prob": True, "use_qk_norm": False, **_LLAMA_SMALL},
-    # a hybrid mamba model without the extra buffer
-    "falcon_h1": {"architectures": ["FalconH1ForCausalLM"], "model_type": "falcon_h1",
-                  "num_hidden_layers": 4, "vocab_size": 32000, "mamba_d_ssm": 512,
-                  "mamba_n_heads": 8, "mamba_d_head": 64, "mamba_n_groups": 1,
-                  "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2,
-                  "mamba_chunk_size": 64, "mamba_rms_norm": False, **_LLAMA_SMALL},
+    # a hybrid (short-convolution) model without the extra buffer in every release
+    "lfm2": {"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2", "num_hidden_layers": 4,
+             "vocab_size": 32000, "full_attn_idxs": [2],
+             "conv_L_cache": 3, "conv_bias": False, "block_dim": 256, "block_ff_dim": 512,
+             "block_auto_adjust_ff_dim": False, "norm_eps": 1e-5, **_LLAMA_SMALL},
     # a multi-layer-EAGLE architecture (checked by the wizard only: its config needs remote code)
     "mimo_v2": {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash",
                 "num_hidden_layers": 4, "num_nextn_predict_layers": 3, "vocab_size": 32000,
@@ -130,7 +129,7 @@ WITNESSES: tuple[Witness, ...] = (
       {"--speculative-eagle-topk": "1"}),
     W("R-ALGO-CHOICES", "--model-path {llama} --speculative-algorithm MEDUSA",
       {"--speculative-algorithm": "NGRAM"}),
-    W("R-MAMBA-EXTRA-UNSUPPORTED", "--model-path {falcon_h1} --mamba-scheduler-strategy "
+    W("R-MAMBA-EXTRA-UNSUPPORTED", "--model-path {lfm2} --mamba-scheduler-strategy "
       "extra_buffer", {"--mamba-scheduler-strategy": "auto"}),
     W("R-MAMBA-EXTRA-NOT-HYBRID", "--model-path {llama} --mamba-scheduler-strategy extra_buffer",
       {"--mamba-scheduler-strategy": "auto"}),
