@@ -226,20 +226,20 @@ def _enclosing_branch_archs(tree: SourceTree, site: dict[str, Any] | None,
     module = tree.trees.get(rel)
     if module is None or not line.isdigit():
         return None
-    best: ast.If | None = None
+    best: tuple[int, ast.Compare] | None = None
     for node in ast.walk(module):
         if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
                 and isinstance(node.test.left, ast.Name) and node.test.left.id == "model_arch"
                 and node.body):
             continue
         first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
-        if first <= int(line) <= last and (best is None or node.lineno > best.lineno):
-            best = node
+        if first <= int(line) <= last and (best is None or node.lineno > best[0]):
+            best = (node.lineno, node.test)
     if best is None:
         return None
-    names = [n.value for n in ast.walk(best.test.comparators[0])
+    names = [n.value for n in ast.walk(best[1].comparators[0])
              if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    return (sorted(names), f"{rel}:{best.lineno} (the branch of the R-MAMBA-TRACK-INTERVAL "
+    return (sorted(names), f"{rel}:{best[0]} (the branch of the R-MAMBA-TRACK-INTERVAL "
                            "statement)") if names else None
 
 
