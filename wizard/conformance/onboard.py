@@ -243,6 +243,58 @@ def _enclosing_branch_archs(tree: SourceTree, site: dict[str, Any] | None,
                            "statement)") if names else None
 
 
+def _is_arch_branch(node: ast.AST) -> bool:
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name) and node.test.left.id == "model_arch")
+
+
+def _own_nodes(statements: list[ast.stmt]) -> list[ast.AST]:
+    """Every node under `statements`, except those of nested `model_arch` branches."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        if _is_arch_branch(node):
+            continue
+        out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _mamba_branch_archs(tree: SourceTree) -> tuple[set[str], set[str]]:
+    """(with, without the extra buffer): the architectures of the `model_arch` branches of
+    server_args.py that call `_handle_mamba_radix_cache` with `support_mamba_cache_extra_buffer`
+    (without: `=False`, or asserting `not self.enable_mamba_extra_buffer()` in the branch itself;
+    branches that turn the mamba cache off count for neither). Calls without the keyword count
+    only in releases where some call passes it (later releases decide in a function)."""
+    module = tree.trees.get("sglang/srt/server_args.py")
+    with_extra: set[str] = set()
+    without: set[str] = set()
+    keyword_form = False
+    for node in ast.walk(module) if module is not None else ():
+        if not _is_arch_branch(node):
+            continue
+        assert isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+        names = {n.value for n in ast.walk(node.test.comparators[0])
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        for inner in _own_nodes(node.body):
+            if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr == "_handle_mamba_radix_cache"):
+                flags = {k.arg: k.value.value for k in inner.keywords
+                         if isinstance(k.value, ast.Constant)}
+                keyword_form = keyword_form or "support_mamba_cache_extra_buffer" in flags
+                if flags.get("support_mamba_cache") is False:
+                    continue
+                target = (without if flags.get("support_mamba_cache_extra_buffer") is False
+                          else with_extra)
+                target.update(names)
+            elif (isinstance(inner, ast.Assert) and isinstance(inner.test, ast.UnaryOp)
+                  and isinstance(inner.test.op, ast.Not)
+                  and "enable_mamba_extra_buffer" in ast.unparse(inner.test)):
+                without.update(names)
+    return (with_extra if keyword_form else set()), without
+
+
 def _qwen_sm100_branch_archs(tree: SourceTree) -> tuple[list[str], str] | None:
     """Qwen hybrid architectures of a `model_arch in [...]` / `== "..."` branch that picks the
     attention backend on SM100 (the older, shorter form of the list)."""
@@ -442,6 +494,15 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         branch = _enclosing_branch_archs(tree, sites.get("R-MAMBA-TRACK-INTERVAL"))
         if branch:
             archs["hybrid_extra_buffer"], arch_where["hybrid_extra_buffer"] = branch
+    if traits["hybrid_lists"] == "split":
+        with_extra, without = _mamba_branch_archs(tree)
+        if with_extra - set(archs["hybrid_extra_buffer"]):
+            archs["hybrid_extra_buffer"] = sorted(set(archs["hybrid_extra_buffer"]) | with_extra)
+            arch_where["hybrid_extra_buffer"] += " + _handle_mamba_radix_cache branches"
+        if without:
+            archs["hybrid_no_extra_buffer"] = sorted(without - with_extra)
+            arch_where["hybrid_no_extra_buffer"] = (
+                "model_arch branches without the extra buffer (server_args.py)")
     if not archs.get("qwen_hybrid_sm100"):
         found = _qwen_sm100_branch_archs(tree)
         if found:

@@ -31,8 +31,9 @@ NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditi
 
 # auto_choose_speculative_params: read per release (Release.auto_params).
 
-# Hybrid mamba models without the extra_buffer state in releases that keep split lists (those
-# releases detect them through the model config, not through a literal list in their source).
+# Hybrid mamba models without the extra_buffer state in releases that keep split lists, where the
+# release data derives no list of its own (its `hybrid_no_extra_buffer`, read from the
+# `model_arch` branches, is used where it has one).
 HYBRID_NO_EXTRA_BUFFER = frozenset(
     {
         "NemotronHForCausalLM",
@@ -84,7 +85,8 @@ def is_hybrid(ctx: Ctx) -> bool:
     release = ctx.release
     if release.trait("hybrid_lists") == "radix":
         return ctx.arch in release.arch_set("mamba_radix")
-    return ctx.arch in release.arch_set("hybrid_extra_buffer") or ctx.arch in HYBRID_NO_EXTRA_BUFFER
+    without = release.arch_set("hybrid_no_extra_buffer") or HYBRID_NO_EXTRA_BUFFER
+    return ctx.arch in release.arch_set("hybrid_extra_buffer") or ctx.arch in without
 
 
 def extra_buffer_supported(ctx: Ctx) -> bool:
