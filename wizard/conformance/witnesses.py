@@ -439,7 +439,7 @@ def compact_result(witness: Witness, result: Mapping[str, Any],
     """What the fixture keeps of a runner result: the verdict, the raise, the witnessed values
     (model paths as `{kind}`)."""
     out = {k: result.get(k) for k in RESULT_KEYS}
-    out["message"] = str(result.get("message") or "")[:200]
+    out["message"] = str(result.get("message") or "")[:120]
     effective = result.get("effective") or {}
     release = load_release(str(result.get("sglang_version")))
     from wizard.sglang.fields import release_dest
