@@ -38,6 +38,12 @@ class GpuKind:
         return self.memory_mib / 1024
 
     @property
+    def is_cuda(self) -> bool:
+        """SGLang's `is_cuda()` on a host with this GPU (the platform, not `--device`): every
+        kind of the catalog is an NVIDIA GPU."""
+        return True
+
+    @property
     def is_hopper(self) -> bool:
         """SGLang's `is_sm90_supported()`: compute capability 9.x."""
         return self.compute_capability[0] == 9

@@ -6,6 +6,7 @@
     sglang-wizard conformance run --version V --cases N --seed S [--gpu KIND] [--report FILE]
     sglang-wizard conformance named [--version V] [--write-fixtures DIR]
     sglang-wizard conformance score --results FILE [--report FILE]
+    sglang-wizard conformance witnesses [--version V] [--write-fixtures DIR]
 
 Exit codes: 0 agreement at or above `--min-agreement` (default 0.99), 1 below it, 2 bad input.
 """
@@ -273,6 +274,44 @@ def cmd_named(args: argparse.Namespace) -> int:
     return _finish(summary, args, "Conformance: named cases")
 
 
+def cmd_witnesses(args: argparse.Namespace) -> int:
+    """Run every rule's witness pair on real SGLang where the rule holds; judge the wizard."""
+    from wizard.conformance import witnesses as wit
+
+    root = models_root()
+    models = {**write_model_folders(root), **wit.write_witness_models(root)}
+    failed = 0
+    for version in _versions(args.version):
+        cases = wit.all_cases(version, models)
+        try:
+            ensure_venv(version, log=_log)
+            results = run_cases(version, cases, jobs=args.jobs, log=_log)
+        except (VenvBuildError, RunnerError) as exc:
+            return _failed(exc)
+        by_rule: dict[str, dict[str, Any]] = {}
+        for case in cases:
+            witness = wit.BY_RULE[str(case["rule"])]
+            side = by_rule.setdefault(witness.rule, {})
+            side[str(case["side"])] = (case, wit.compact_result(witness, results[str(case["id"])],
+                                                                models))
+        problems = 0
+        for rule_id, sides in by_rule.items():
+            (fires_case, fires), (near_case, near) = sides["fires"], sides["near"]
+            found = wit.judge(wit.BY_RULE[rule_id], version, fires, near,
+                              wizard_reports([fires_case])[str(fires_case["id"])],
+                              wizard_reports([near_case])[str(near_case["id"])], models)
+            for problem in found:
+                print(f"{version} {rule_id}: {problem}")
+            problems += bool(found)
+        print(f"sglang {version}: {len(by_rule)} witnesses, {len(by_rule) - problems} agree")
+        failed += problems
+        if args.write_fixtures:
+            path = Path(args.write_fixtures) / f"witness-results-{version}.json"
+            atomic_write_text(path, wit.fixture_text(version, results, models))
+            _log(f"wrote {path}")
+    return 1 if failed else 0
+
+
 def _failed(exc: Exception) -> int:
     """A venv that cannot be built or a runner that failed as a whole: say why, exit 1."""
     print(f"sglang-wizard: conformance: {exc}", file=sys.stderr)
@@ -348,3 +387,12 @@ def register(subparsers: Any) -> None:
                        help="write named-results-<V>.json (SGLang's results) into DIR")
     common(named)
     named.set_defaults(func=cmd_named)
+
+    witnesses = sub.add_parser(
+        "witnesses", help="every rule's fires / near-miss pair on real SGLang, per release"
+    )
+    witnesses.add_argument("--version", help="one SGLang version (default: all supported)")
+    witnesses.add_argument("--write-fixtures", metavar="DIR",
+                           help="write witness-results-<V>.json (SGLang's results) into DIR")
+    witnesses.add_argument("--jobs", type=int, default=2, help="cases run at the same time")
+    witnesses.set_defaults(func=cmd_witnesses)

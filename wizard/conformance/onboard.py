@@ -202,6 +202,107 @@ def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str
     return archs, where
 
 
+def _site_in_list(tree: SourceTree, site: dict[str, Any] | None) -> tuple[list[str], str] | None:
+    """The list of a located `if model_arch in [...]` statement (the older form of a list that
+    is guarded by membership; newer releases exclude with `not in`)."""
+    if site is None:
+        return None
+    rel, _, line = str(site["where"]).rpartition(":")
+    module = tree.trees.get(rel)
+    if module is None or not line.isdigit():
+        return None
+    for node in ast.walk(module):
+        if (isinstance(node, ast.If) and node.lineno == int(line)
+                and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                and isinstance(node.test.ops[0], ast.In)
+                and isinstance(node.test.comparators[0], ast.List | ast.Tuple | ast.Set)):
+            values = [e.value for e in node.test.comparators[0].elts
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if values:
+                return sorted(values), f"{rel}:{line} (the R-DRAFT-AUTO statement's list)"
+    return None
+
+
+def _enclosing_branch_archs(tree: SourceTree, site: dict[str, Any] | None,
+                            ) -> tuple[list[str], str] | None:
+    """The architectures of the innermost `if/elif model_arch in [...]` / `== "..."` branch that
+    encloses a located statement (older releases inline their extra-buffer checks in the branch
+    of the one architecture that supports it)."""
+    if site is None:
+        return None
+    rel, _, line = str(site["where"]).rpartition(":")
+    module = tree.trees.get(rel)
+    if module is None or not line.isdigit():
+        return None
+    best: tuple[int, ast.Compare] | None = None
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                and isinstance(node.test.left, ast.Name) and node.test.left.id == "model_arch"
+                and node.body):
+            continue
+        first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
+        if first <= int(line) <= last and (best is None or node.lineno > best[0]):
+            best = (node.lineno, node.test)
+    if best is None:
+        return None
+    names = [n.value for n in ast.walk(best[1].comparators[0])
+             if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return (sorted(names), f"{rel}:{best[0]} (the branch of the R-MAMBA-TRACK-INTERVAL "
+                           "statement)") if names else None
+
+
+def _is_arch_branch(node: ast.AST) -> bool:
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name) and node.test.left.id == "model_arch")
+
+
+def _own_nodes(statements: list[ast.stmt]) -> list[ast.AST]:
+    """Every node under `statements`, except those of nested `model_arch` branches."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        if _is_arch_branch(node):
+            continue
+        out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _mamba_branch_archs(tree: SourceTree) -> tuple[set[str], set[str]]:
+    """(with, without the extra buffer): the architectures of the `model_arch` branches of
+    server_args.py that call `_handle_mamba_radix_cache` with `support_mamba_cache_extra_buffer`
+    (without: `=False`, or asserting `not self.enable_mamba_extra_buffer()` in the branch itself;
+    branches that turn the mamba cache off count for neither). Calls without the keyword count
+    only in releases where some call passes it (later releases decide in a function)."""
+    module = tree.trees.get("sglang/srt/server_args.py")
+    with_extra: set[str] = set()
+    without: set[str] = set()
+    keyword_form = False
+    for node in ast.walk(module) if module is not None else ():
+        if not _is_arch_branch(node):
+            continue
+        assert isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+        names = {n.value for n in ast.walk(node.test.comparators[0])
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        for inner in _own_nodes(node.body):
+            if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr == "_handle_mamba_radix_cache"):
+                flags = {k.arg: k.value.value for k in inner.keywords
+                         if isinstance(k.value, ast.Constant)}
+                keyword_form = keyword_form or "support_mamba_cache_extra_buffer" in flags
+                if flags.get("support_mamba_cache") is False:
+                    continue
+                target = (without if flags.get("support_mamba_cache_extra_buffer") is False
+                          else with_extra)
+                target.update(names)
+            elif (isinstance(inner, ast.Assert) and isinstance(inner.test, ast.UnaryOp)
+                  and isinstance(inner.test.op, ast.Not)
+                  and "enable_mamba_extra_buffer" in ast.unparse(inner.test)):
+                without.update(names)
+    return (with_extra if keyword_form else set()), without
+
+
 def _qwen_sm100_branch_archs(tree: SourceTree) -> tuple[list[str], str] | None:
     """Qwen hybrid architectures of a `model_arch in [...]` / `== "..."` branch that picks the
     attention backend on SM100 (the older, shorter form of the list)."""
@@ -457,6 +558,23 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         if how == "template":
             review.append(f"trait   {name} = {traits[name]!r} (from the {resolution} template)")
     archs, arch_where = _arch_lists(tree, anchors["arch_seeds"])
+    if not archs.get("draft_auto"):
+        guarded = _site_in_list(tree, sites.get("R-DRAFT-AUTO"))
+        if guarded:
+            archs["draft_auto"], arch_where["draft_auto"] = guarded
+    if not archs.get("hybrid_extra_buffer"):
+        branch = _enclosing_branch_archs(tree, sites.get("R-MAMBA-TRACK-INTERVAL"))
+        if branch:
+            archs["hybrid_extra_buffer"], arch_where["hybrid_extra_buffer"] = branch
+    if traits["hybrid_lists"] == "split":
+        with_extra, without = _mamba_branch_archs(tree)
+        if with_extra - set(archs["hybrid_extra_buffer"]):
+            archs["hybrid_extra_buffer"] = sorted(set(archs["hybrid_extra_buffer"]) | with_extra)
+            arch_where["hybrid_extra_buffer"] += " + _handle_mamba_radix_cache branches"
+        if without:
+            archs["hybrid_no_extra_buffer"] = sorted(without - with_extra)
+            arch_where["hybrid_no_extra_buffer"] = (
+                "model_arch branches without the extra buffer (server_args.py)")
     if not archs.get("qwen_hybrid_sm100"):
         found = _qwen_sm100_branch_archs(tree)
         if found:

@@ -31,8 +31,9 @@ NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditi
 
 # auto_choose_speculative_params: read per release (Release.auto_params).
 
-# Hybrid mamba models without the extra_buffer state in releases that keep split lists (those
-# releases detect them through the model config, not through a literal list in their source).
+# Hybrid mamba models without the extra_buffer state in releases that keep split lists, where the
+# release data derives no list of its own (its `hybrid_no_extra_buffer`, read from the
+# `model_arch` branches, is used where it has one).
 HYBRID_NO_EXTRA_BUFFER = frozenset(
     {
         "NemotronHForCausalLM",
@@ -84,7 +85,8 @@ def is_hybrid(ctx: Ctx) -> bool:
     release = ctx.release
     if release.trait("hybrid_lists") == "radix":
         return ctx.arch in release.arch_set("mamba_radix")
-    return ctx.arch in release.arch_set("hybrid_extra_buffer") or ctx.arch in HYBRID_NO_EXTRA_BUFFER
+    without = release.arch_set("hybrid_no_extra_buffer") or HYBRID_NO_EXTRA_BUFFER
+    return ctx.arch in release.arch_set("hybrid_extra_buffer") or ctx.arch in without
 
 
 def extra_buffer_supported(ctx: Ctx) -> bool:
@@ -342,14 +344,19 @@ MAMBA_EXTRA_DEVICE = Rule(
     id="R-MAMBA-EXTRA-DEVICE",
     title="extra_buffer needs a CUDA device",
     severity="error",
-    why="The extra mamba buffer relies on the FLA kernels, which the releases that hold this only run on CUDA and MUSA.",
+    why=(
+        "The extra mamba buffer relies on the FLA kernels, which the releases that hold this only run "
+        "on CUDA and MUSA. SGLang asks the host platform (`is_cuda()`), not --device: every GPU kind "
+        "the wizard knows is a CUDA GPU, so this never fires for them (--device cpu on a CUDA host "
+        "passes; witnessed on real SGLang, tests/conformance/test_witnesses.py)."
+    ),
     sglang=raises("resolve", "AssertionError"),
-    fields=("hybrid.cache_strategy", "server.device"),
+    fields=("hybrid.cache_strategy",),
     when=lambda ctx, a: (
         is_hybrid(ctx)
         and strategy(a) == "extra_buffer"
         and not a.get("disable_radix_cache")
-        and a.get("device") not in ("cuda", "musa")
+        and not ctx.gpu.is_cuda
     ),
     message=lambda ctx, a: (
         "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend"

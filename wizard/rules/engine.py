@@ -56,6 +56,12 @@ def _steps(release: Release) -> tuple[tuple[Rule, ...], tuple[Rule | Resolver, .
     return cached
 
 
+def rules_in(release: Release) -> tuple[Rule, ...]:
+    """Every rule the engine evaluates for `release` (context, resolution order, runtime)."""
+    context, order, runtime = _steps(release)
+    return (*context, *(s for s in order if isinstance(s, Rule)), *runtime)
+
+
 def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
     message = rule.message(ctx, a)
     shown = rule.sglang.for_release(ctx.release, rule.id, message)

@@ -459,7 +459,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
     c.ADAPTIVE_OFF,
-    c.ADAPTIVE_STEPS_23,
+    c.ADAPTIVE_STEPS_23,  # 0.5.13-0.5.17: the speculative hook's last check, where located
     R("_init_adaptive_speculative_params", _adaptive_init),
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC,
@@ -485,6 +485,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     R("handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,
     c.TRTLLM_MHA_PREFILL_GPU,
+    c.TRTLLM_MLA_GPU,  # raised right before its page rewrite (witnessed on real SGLang)
     c.TRTLLM_MLA_PAGE,
     c.FA4_PAGE_23,
     c.TRTLLM_PAGE,
