@@ -66,6 +66,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "adaptive_steps_check": "none",
         "transformers_sets_rope_scaling": False,
         "sm100_mha_default": "typed_topk",
+        "topk_page_backends": ["flashinfer", "fa3"],
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -94,6 +95,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "adaptive_steps_check": "init",
         "transformers_sets_rope_scaling": True,
         "sm100_mha_default": "typed_topk",
+        "topk_page_backends": ["flashinfer", "fa3", "triton"],
     },
 }
 
@@ -433,12 +435,46 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
                else "blackwell_topk_none"
                if re.search(r"is_blackwell\(\)\s+and\s+is_no_spec_infer_or_topk_one\(self\)\s*:", mha)
                else "typed_topk", "the MHA branch of the default attention backend")
+    probed("topk_page_backends", _guarded_backends(tree, sites.get("R-TOPK-PAGE")),
+           "the backends R-TOPK-PAGE's condition lets through")
     transformers = _installed_version(tree.root, "transformers")
     if transformers is not None:
         major = int(re.match(r"\d+", transformers).group(0))  # type: ignore[union-attr]
         probed("transformers_sets_rope_scaling", major >= 5,
                f"transformers {transformers} installed beside it (5+ always sets rope_scaling)")
     return traits, origin
+
+
+def _guarded_backends(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:
+    """The attention backends the `if` around a raise lets through (`attention_backend not in
+    [...]`, `!= "x"`, or a tuple named in the same function), read from the release's source."""
+    if site is None:
+        return None
+    rel, _, line = str(site["where"]).rpartition(":")
+    module = tree.trees.get(rel)
+    if module is None:
+        return None
+    for function in ast.walk(module):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        named = {t.id: node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                 for t in node.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.If) and any(
+                    isinstance(b, ast.Raise) and b.lineno == int(line) for b in node.body)):
+                continue
+            for compare in ast.walk(node.test):
+                if not (isinstance(compare, ast.Compare) and isinstance(compare.left, ast.Attribute)
+                        and compare.left.attr == "attention_backend"):
+                    continue
+                right = compare.comparators[0]
+                if isinstance(right, ast.Name) and right.id in named:
+                    right = named[right.id]
+                if isinstance(compare.ops[0], ast.NotEq) and isinstance(right, ast.Constant):
+                    return [str(right.value)]
+                if isinstance(compare.ops[0], ast.NotIn) and isinstance(right, ast.List | ast.Tuple):
+                    return [str(e.value) for e in right.elts if isinstance(e, ast.Constant)]
+    return None
 
 
 def _installed_version(site: Path, distribution: str) -> str | None:

@@ -1394,7 +1394,8 @@ TOPK1_REWRITE = Rule(
 
 
 def _topk_page_allowed(ctx: Ctx) -> tuple[str, ...]:
-    return ("flashinfer", "fa3") if variant(ctx, "R-TOPK-PAGE") == 0 else ("flashinfer", "fa3", "triton")
+    """The backends the release lets a tree with paged KV through (read from its condition)."""
+    return tuple(ctx.release.trait("topk_page_backends"))
 
 
 TOPK_PAGE = Rule(
@@ -1417,7 +1418,7 @@ TOPK_PAGE = Rule(
         "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for paged "
         "attention backends. This combination is only supported for the 'flashinfer' backend."
         if variant(ctx, "R-TOPK-PAGE") == 0
-        else "speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
+        else f"speculative_eagle_topk > 1 with page_size > 1 is only supported on {_topk_page_allowed(ctx)}; "
         f"got attention_backend={a.get('attention_backend')!r}. Use page_size == 1 or one of those backends."
     ),
     fixes=lambda ctx, a: [

@@ -1,0 +1,85 @@
+"""Behaviour switches probed from each wheel's source change the verdict where SGLang's code does.
+
+The expectations are what each release's own condition says (read in its source and confirmed on
+its real SGLang by the conformance sweeps of 2026-12-02); the traits come from `add-release`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from wizard.api import check_case
+from wizard.sglang.releases import load_release
+
+
+def _report(models: dict[str, str], version: str, *argv: str, gpu: str = "H100") -> dict[str, Any]:
+    return check_case({"id": 1, "argv": ["--model-path", models["llama"], *argv],
+                       "sglang_version": version, "gpu": gpu, "gpus": 1, "env": {}})
+
+
+def _errors(report: dict[str, Any]) -> list[str]:
+    return [f["rule"] for f in report["findings"] if f["severity"] == "error"]
+
+
+TREE_PAGED = ("--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+              "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8",
+              "--page-size", "16")
+
+
+@pytest.mark.parametrize(
+    ("version", "backend", "refused"),
+    [
+        ("0.5.5", "fa3", True),  # `attention_backend != "flashinfer"`
+        ("0.5.5.post2", "fa3", True),
+        ("0.5.5", "flashinfer", False),
+        ("0.5.6", "fa3", False),  # `not in ["flashinfer", "fa3"]`
+        ("0.5.11", "triton", True),
+        ("0.5.13", "triton", False),  # `not in _PAGE_TREE_SPEC_BACKENDS` (+ triton)
+        ("0.5.23", "triton", False),
+    ],
+)
+def test_tree_with_pages_is_refused_outside_the_release_backends(
+    models: dict[str, str], version: str, backend: str, refused: bool
+) -> None:
+    report = _report(models, version, *TREE_PAGED, "--speculative-draft-model-path",
+                     models["llama"], "--attention-backend", backend)
+    assert ("R-TOPK-PAGE" in _errors(report)) is refused
+    assert backend in load_release(version).trait("topk_page_backends") or refused
+
+
+@pytest.mark.parametrize(
+    ("version", "backend"),
+    [("0.5.5", "flashinfer"), ("0.5.6", "flashinfer"), ("0.5.6.post2", "trtllm_mha"),
+     ("0.5.7", "trtllm_mha"), ("0.5.23", "trtllm_mha")],
+)
+def test_blackwell_default_backend_of_mha_models_without_speculation(
+    models: dict[str, str], version: str, backend: str
+) -> None:
+    """0.5.5/0.5.6 never default to trtllm_mha; 0.5.6.post1/2 and 0.5.7+ do on B200."""
+    assert _report(models, version, gpu="B200")["effective"]["attention_backend"] == backend
+
+
+def test_0_5_6_post2_counts_an_unset_topk_as_one_then_refuses_the_auto_tree(
+    models: dict[str, str],
+) -> None:
+    """`is_blackwell() and is_no_spec_infer_or_topk_one(self)`: trtllm_mha is picked before the
+    auto-chosen topk 4, which trtllm_mha then refuses (0.5.7 waits for a typed topk)."""
+    argv = ("--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", models["llama"])
+    assert _errors(_report(models, "0.5.6.post2", *argv, gpu="B200"))[0] == "R-TRTLLM-TOPK"
+    assert _errors(_report(models, "0.5.7", *argv, gpu="B200")) == []
+
+
+def test_transformers_5_release_refuses_an_mla_config_without_a_rope_factor(
+    models: dict[str, str],
+) -> None:
+    dsv3 = {"id": 1, "argv": ["--model-path", models["dsv3"]], "gpu": "H100", "gpus": 1, "env": {}}
+    first = check_case({**dsv3, "sglang_version": "0.5.6.post1"})
+    errors = [f for f in first["findings"] if f["severity"] == "error"]
+    assert errors and errors[0]["rule"] == "R-MLA-ROPE-FACTOR"
+    assert errors[0]["sglang"]["exception"] == "KeyError"
+    assert errors[0]["sglang"]["where"] == load_release("0.5.6.post1").site("R-MLA-ROPE-FACTOR").where
+    for version in ("0.5.6", "0.5.6.post2", "0.5.10"):  # transformers 4, or `.get("factor")`
+        report = check_case({**dsv3, "sglang_version": version})
+        assert "R-MLA-ROPE-FACTOR" not in _errors(report)
