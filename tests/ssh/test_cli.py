@@ -138,7 +138,9 @@ def test_ctrl_c_detaches_and_the_server_keeps_running(
 
     from .helpers import REPO
 
-    profile = write_profile(tmp_path, "gpu-box", speculative="", env={"STAND_IN_PACE": "0.2"})
+    # never ready: the launch cannot finish (exit 0) before the SIGINT, however slow the machine
+    profile = write_profile(tmp_path, "gpu-box", speculative="",
+                            env={"STAND_IN_PACE": "0.05", "STAND_IN_NEVER_READY": "1"})
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "wizard.cli", "launch", str(profile), "--quiet-log", *cli_args],

@@ -257,6 +257,9 @@ def _install(venv: Path, version: str, log: Callable[[str], None]) -> None:
     """Install sglang and the light packages into ``venv``, check the import, write the stamp."""
     python = str(venv / "bin" / "python")
     pip = _installer(python)
+    if not _uv() and subprocess.run([python, "-m", "pip", "--version"], capture_output=True,
+                                    check=False).returncode != 0:
+        _run([python, "-m", "ensurepip", "-q"], log)  # a venv uv made has no pip of its own
     _run([*pip, "--no-deps", f"sglang=={version}"], log)
     metadata = _installed_metadata(venv, version)
     _run([*pip, TORCH_REQUIREMENT, *pins_from_metadata(metadata, LIGHT_REQUIREMENTS),
