@@ -145,6 +145,9 @@ def test_ctrl_c_detaches_and_the_server_keeps_running(
     process = subprocess.Popen(
         [sys.executable, "-m", "wizard.cli", "launch", str(profile), "--quiet-log", *cli_args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
+        # a suite started in the background (nohup, CI runners) passes SIGINT on as ignored, and
+        # Python keeps an ignored SIGINT ignored: give the child the default a terminal gives
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stdout is not None
     seen = []
