@@ -83,3 +83,28 @@ def test_transformers_5_release_refuses_an_mla_config_without_a_rope_factor(
     for version in ("0.5.6", "0.5.6.post2", "0.5.10"):  # transformers 4, or `.get("factor")`
         report = check_case({**dsv3, "sglang_version": version})
         assert "R-MLA-ROPE-FACTOR" not in _errors(report)
+
+
+@pytest.mark.parametrize(
+    ("version", "model", "backend"),
+    [
+        ("0.5.6.post1", "qwen3next", "flashinfer"),  # not in is_fa3_default_architecture's set
+        ("0.5.7", "qwen3next", "flashinfer"),
+        ("0.5.7", "llama", "fa3"),  # in it
+        ("0.5.11", "qwen3next", "fa3"),  # 0.5.9+ no longer consult the set
+    ],
+)
+def test_hopper_fa3_default_follows_the_release_architecture_set(
+    models: dict[str, str], version: str, model: str, backend: str
+) -> None:
+    """NGRAM with page 64 on H100: observed on 0.5.6.post1's real SGLang (seed 73120262 case
+    01828: flashinfer, so its topk/page ValueError does not fire) and read from each release."""
+    report = check_case({"id": 1, "argv": ["--model-path", models[model], "--speculative-algorithm",
+                                           "NGRAM", "--speculative-num-steps", "3",
+                                           "--page-size", "64", "--tp", "4"],
+                         "sglang_version": version, "gpu": "H100", "gpus": 4, "env": {}})
+    assert report["effective"]["attention_backend"] == backend
+    if backend == "flashinfer":  # the only backend 0.5.6/0.5.7 let a paged tree through
+        assert "R-NGRAM-PAGE" not in _errors(report)
+    else:
+        assert _errors(report)

@@ -445,6 +445,22 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     return traits, origin
 
 
+def _fa3_default_archs(site: Path) -> tuple[list[str], str] | None:
+    """`is_fa3_default_architecture`'s set (the MHA architectures that get fa3 on Hopper), read
+    from the release's `utils/common.py` (outside the hashed argument code: a helper it calls)."""
+    for rel in ("sglang/srt/utils/common.py", "sglang/srt/utils.py"):
+        path = site / rel
+        if not path.is_file():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name == "is_fa3_default_architecture":
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Set | ast.List | ast.Tuple) and len(inner.elts) > 2:
+                        values = [e.value for e in inner.elts if isinstance(e, ast.Constant)]
+                        return sorted(map(str, values)), f"{rel}:{inner.lineno}"
+    return None
+
+
 def _guarded_backends(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:
     """The attention backends the `if` around a raise lets through (`attention_backend not in
     [...]`, `!= "x"`, or a tuple named in the same function), read from the release's source."""
@@ -615,6 +631,11 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         found = _qwen_sm100_branch_archs(tree)
         if found:
             archs["qwen_hybrid_sm100"], arch_where["qwen_hybrid_sm100"] = found
+    uses_fa3_list = any("is_fa3_default_architecture(" in text and "def is_fa3_default" not in text
+                        for text in tree.files.values())
+    fa3 = _fa3_default_archs(tree.root) if uses_fa3_list else None
+    if fa3 is not None:
+        archs["fa3_default"], arch_where["fa3_default"] = fa3
     for name, loc in sorted(arch_where.items()):
         review.append(f"archs   {name}: {len(archs[name])} from {loc}")
     covered = {s["where"] for s in sites.values()}

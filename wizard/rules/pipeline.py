@@ -117,7 +117,11 @@ def default_attention_backend(ctx: Ctx, a: Args) -> str:
     if a.get("device") == "cpu":
         return "torch_native"
     if not ctx.is_mla:
-        if gpu.is_hopper and _no_spec_or_topk_one(a):
+        # `is_fa3_default_architecture`: the release's list (unknown model or list: assume fa3)
+        fa3_archs = ctx.release.arch_set("fa3_default")
+        arch = ctx.facts.architecture if ctx.facts is not None else None
+        fa3_default = not fa3_archs or arch is None or arch in fa3_archs
+        if gpu.is_hopper and _no_spec_or_topk_one(a) and fa3_default:
             return "fa3"
         forced_one = ctx.release.trait("dflash_family_counts_as_topk_one") and str(
             a.get("speculative_algorithm") or ""
