@@ -108,3 +108,16 @@ def test_hopper_fa3_default_follows_the_release_architecture_set(
         assert "R-NGRAM-PAGE" not in _errors(report)
     else:
         assert _errors(report)
+
+
+@pytest.mark.parametrize(("version", "refused"), [("0.5.5", True), ("0.5.10", True),
+                                                  ("0.5.11", False)])
+def test_pipeline_parallelism_with_mixed_chunk(
+    models: dict[str, str], version: str, refused: bool
+) -> None:
+    """0.5.5-0.5.10 assert `not enable_mixed_chunk` with pp > 1 (the wording that names it;
+    seen on real 0.5.5 in the seed-48120262 sweep, case 01767); 0.5.11 dropped it."""
+    report = check_case({"id": 1, "argv": ["--model-path", models["llama"], "--tp", "2", "--pp-size",
+                                           "2", "--enable-mixed-chunk"],
+                         "sglang_version": version, "gpu": "H100", "gpus": 4, "env": {}})
+    assert ("R-PP-SPEC" in _errors(report)) is refused

@@ -1650,16 +1650,22 @@ PP_SPEC = Rule(
     fields=("parallel.pp", "speculative.algorithm"),
     when=lambda ctx, a: (
         a.get("pp_size", 1) > 1
-        and algo(a) is not None
         and (
-            variant(ctx, "R-PP-SPEC") != 1
-            or (
-                algo(a) == "EAGLE"
-                and not a.get("enable_multi_layer_eagle")
-                and ctx.env.get("SGLANG_ENABLE_PP_SPEC", "").lower()
-                not in ("1", "true", "yes", "y")
-                and a.get("disaggregation_mode") != "prefill"
+            (
+                algo(a) is not None
+                and (
+                    variant(ctx, "R-PP-SPEC") != 1
+                    or (
+                        algo(a) == "EAGLE"
+                        and not a.get("enable_multi_layer_eagle")
+                        and ctx.env.get("SGLANG_ENABLE_PP_SPEC", "").lower()
+                        not in ("1", "true", "yes", "y")
+                        and a.get("disaggregation_mode") != "prefill"
+                    )
+                )
             )
+            # the wording that names mixed chunked prefill asserts it off too
+            or (variant(ctx, "R-PP-SPEC") == 2 and bool(a.get("enable_mixed_chunk")))
         )
     ),
     message=lambda ctx, a: {
