@@ -121,3 +121,19 @@ def test_pipeline_parallelism_with_mixed_chunk(
                                            "2", "--enable-mixed-chunk"],
                          "sglang_version": version, "gpu": "H100", "gpus": 4, "env": {}})
     assert ("R-PP-SPEC" in _errors(report)) is refused
+
+
+@pytest.mark.parametrize(("version", "refused"), [("0.5.7", False), ("0.5.8", True)])
+def test_spec_v2_topk_check_covers_standalone_only_where_its_if_lists_it(
+    models: dict[str, str], version: str, refused: bool
+) -> None:
+    """0.5.7's spec-v2 branch is `speculative_algorithm in ["EAGLE", "EAGLE3"]` (real 0.5.7
+    started STANDALONE with topk 4 under SGLANG_ENABLE_SPEC_V2=1: seed 48120262 case 00180)."""
+    report = check_case({"id": 1, "argv": ["--model-path", models["llama"], "--speculative-algorithm",
+                                           "STANDALONE", "--speculative-draft-model-path",
+                                           models["llama"], "--speculative-num-steps", "3",
+                                           "--speculative-eagle-topk", "4",
+                                           "--speculative-num-draft-tokens", "8"],
+                         "sglang_version": version, "gpu": "A6000", "gpus": 1,
+                         "env": {"SGLANG_ENABLE_SPEC_V2": "1"}})
+    assert ("R-SPEC-V2-TOPK" in _errors(report)) is refused

@@ -67,6 +67,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "transformers_sets_rope_scaling": False,
         "sm100_mha_default": "typed_topk",
         "topk_page_backends": ["flashinfer", "fa3"],
+        "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -96,6 +97,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "transformers_sets_rope_scaling": True,
         "sm100_mha_default": "typed_topk",
         "topk_page_backends": ["flashinfer", "fa3", "triton"],
+        "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
     },
 }
 
@@ -437,6 +439,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
                else "typed_topk", "the MHA branch of the default attention backend")
     probed("topk_page_backends", _guarded_backends(tree, sites.get("R-TOPK-PAGE")),
            "the backends R-TOPK-PAGE's condition lets through")
+    probed("spec_v2_topk_algorithms", _enclosing_algorithms(tree, sites.get("R-SPEC-V2-TOPK")),
+           "the algorithm list of the if around R-SPEC-V2-TOPK's raise")
     transformers = _installed_version(tree.root, "transformers")
     if transformers is not None:
         major = int(re.match(r"\d+", transformers).group(0))  # type: ignore[union-attr]
@@ -459,6 +463,31 @@ def _fa3_default_archs(site: Path) -> tuple[list[str], str] | None:
                         values = [e.value for e in inner.elts if isinstance(e, ast.Constant)]
                         return sorted(map(str, values)), f"{rel}:{inner.lineno}"
     return None
+
+
+def _enclosing_algorithms(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:
+    """The `speculative_algorithm in [...]` list of the innermost `if` that holds a raise."""
+    if site is None:
+        return None
+    rel, _, line = str(site["where"]).rpartition(":")
+    module = tree.trees.get(rel)
+    if module is None:
+        return None
+    best: tuple[int, list[str]] | None = None
+    for node in ast.walk(module):
+        if not isinstance(node, ast.If) or not (
+                node.lineno <= int(line) <= (node.end_lineno or node.lineno)):
+            continue
+        for compare in ast.walk(node.test):
+            if (isinstance(compare, ast.Compare) and isinstance(compare.left, ast.Attribute)
+                    and compare.left.attr == "speculative_algorithm"
+                    and isinstance(compare.ops[0], ast.In)
+                    and isinstance(compare.comparators[0], ast.List | ast.Tuple | ast.Set)):
+                names = [str(e.value) for e in compare.comparators[0].elts
+                         if isinstance(e, ast.Constant)]
+                if best is None or node.lineno > best[0]:
+                    best = (node.lineno, names)
+    return best[1] if best is not None else None
 
 
 def _guarded_backends(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:

@@ -1121,7 +1121,7 @@ SPEC_V2_TOPK = Rule(
     sglang=raises("resolve", "ValueError"),
     fields=("speculative.eagle_topk",),
     when=lambda ctx, a: (
-        algo(a) in ("EAGLE", "EAGLE3", "STANDALONE")
+        algo(a) in ctx.release.trait("spec_v2_topk_algorithms")
         and _spec_v2_env(ctx)
         and gt(a.get("speculative_eagle_topk"), 1)
     ),
