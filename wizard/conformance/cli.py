@@ -116,20 +116,22 @@ def outcome_changes(cases: Sequence[dict[str, Any]]) -> list[tuple[str, str, str
     """Cases whose wizard outcome differs between a release and the nearest older release's data.
 
     Returns (case id, older release, outcome with the older data, outcome with the new data)."""
-    from wizard.sglang.releases import release_names, resolve_version, version_key
+    from wizard.api import check_case
+    from wizard.sglang.releases import previous_release, resolve_version
 
     changed: list[tuple[str, str, str, str]] = []
+    previous_of: dict[str, str | None] = {}
     for case in cases:
         version = str(case["sglang_version"])
-        held = resolve_version(version)[0]
-        older = [n for n in release_names() if version_key(n) < version_key(held)]
-        if not older:
+        if version not in previous_of:
+            previous_of[version] = previous_release(resolve_version(version)[0])
+        previous = previous_of[version]
+        if previous is None:
             continue
-        previous = max(older, key=version_key)
-        new = wizard_reports([case])[str(case["id"])]
-        old = wizard_reports([{**case, "sglang_version": previous}])[str(case["id"])]
-        if _outcome(new) != _outcome(old):
-            changed.append((str(case["id"]), previous, _outcome(old), _outcome(new)))
+        new = _outcome(check_case(case))
+        old = _outcome(check_case({**case, "sglang_version": previous}))
+        if new != old:
+            changed.append((str(case["id"]), previous, old, new))
     return changed
 
 

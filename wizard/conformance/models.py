@@ -8,6 +8,7 @@ the real checkpoints' configs, keeping every field the argument code reads.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -122,11 +123,14 @@ TARGET_KINDS: tuple[str, ...] = ("llama", "dsv3", "qwen3next", "qwen35", "qwen35
 DRAFT_KINDS: tuple[str, ...] = ("eagle_draft", "eagle3_draft", "standalone_draft")
 
 
-def write_model_folders(root: Path) -> dict[str, Path]:
-    """Write one folder per model kind under ``root`` (atomically, idempotently); return paths."""
+def write_model_folders(root: Path,
+                        configs: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Path]:
+    """Write one folder per model kind under ``root`` (atomically, idempotently); return paths.
+
+    ``configs`` defaults to the conformance models (`MODEL_CONFIGS`)."""
     root.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
-    for kind, config in MODEL_CONFIGS.items():
+    for kind, config in (MODEL_CONFIGS if configs is None else configs).items():
         folder = root / kind
         folder.mkdir(exist_ok=True)
         target = folder / "config.json"

@@ -206,17 +206,27 @@ def _arch_lists(tree: SourceTree, seeds: dict[str, list[str]]) -> tuple[dict[str
     return archs, where
 
 
-def _site_in_list(tree: SourceTree, site: dict[str, Any] | None) -> tuple[list[str], str] | None:
-    """The list of a located `if model_arch in [...]` statement (the older form of a list that
-    is guarded by membership; newer releases exclude with `not in`)."""
+def _site_module(tree: SourceTree, site: dict[str, Any] | None,
+                 ) -> tuple[str, int, ast.Module] | None:
+    """A located site's file, line and parsed module (None: no site, or a file not parsed)."""
     if site is None:
         return None
     rel, _, line = str(site["where"]).rpartition(":")
     module = tree.trees.get(rel)
     if module is None or not line.isdigit():
         return None
+    return rel, int(line), module
+
+
+def _site_in_list(tree: SourceTree, site: dict[str, Any] | None) -> tuple[list[str], str] | None:
+    """The list of a located `if model_arch in [...]` statement (the older form of a list that
+    is guarded by membership; newer releases exclude with `not in`)."""
+    located = _site_module(tree, site)
+    if located is None:
+        return None
+    rel, line, module = located
     for node in ast.walk(module):
-        if (isinstance(node, ast.If) and node.lineno == int(line)
+        if (isinstance(node, ast.If) and node.lineno == line
                 and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
                 and isinstance(node.test.ops[0], ast.In)
                 and isinstance(node.test.comparators[0], ast.List | ast.Tuple | ast.Set)):
@@ -232,20 +242,17 @@ def _enclosing_branch_archs(tree: SourceTree, site: dict[str, Any] | None,
     """The architectures of the innermost `if/elif model_arch in [...]` / `== "..."` branch that
     encloses a located statement (older releases inline their extra-buffer checks in the branch
     of the one architecture that supports it)."""
-    if site is None:
+    located = _site_module(tree, site)
+    if located is None:
         return None
-    rel, _, line = str(site["where"]).rpartition(":")
-    module = tree.trees.get(rel)
-    if module is None or not line.isdigit():
-        return None
+    rel, line, module = located
     best: tuple[int, ast.Compare] | None = None
     for node in ast.walk(module):
-        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-                and isinstance(node.test.left, ast.Name) and node.test.left.id == "model_arch"
-                and node.body):
+        if not (_is_arch_branch(node) and isinstance(node, ast.If) and node.body):
             continue
+        assert isinstance(node.test, ast.Compare)
         first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
-        if first <= int(line) <= last and (best is None or node.lineno > best[0]):
+        if first <= line <= last and (best is None or node.lineno > best[0]):
             best = (node.lineno, node.test)
     if best is None:
         return None
@@ -375,11 +382,12 @@ def _read_branches(body: list[ast.stmt], table: dict[str, Any]) -> None:
 
 
 def _trtllm_pages(tree: SourceTree, site: dict[str, Any] | None) -> list[int] | None:
-    if not site:
+    located = _site_module(tree, site)
+    if located is None:
         return None
-    rel, _, line = site["where"].rpartition(":")
-    for node in ast.walk(tree.trees[rel]):
-        if isinstance(node, ast.If) and node.lineno == int(line):
+    _rel, line, module = located
+    for node in ast.walk(module):
+        if isinstance(node, ast.If) and node.lineno == line:
             for inner in ast.walk(node):
                 if not isinstance(inner, ast.List | ast.Tuple | ast.Set) or not inner.elts:
                     continue
@@ -467,16 +475,14 @@ def _fa3_default_archs(site: Path) -> tuple[list[str], str] | None:
 
 def _enclosing_algorithms(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:
     """The `speculative_algorithm in [...]` list of the innermost `if` that holds a raise."""
-    if site is None:
+    located = _site_module(tree, site)
+    if located is None:
         return None
-    rel, _, line = str(site["where"]).rpartition(":")
-    module = tree.trees.get(rel)
-    if module is None:
-        return None
+    _rel, line, module = located
     best: tuple[int, list[str]] | None = None
     for node in ast.walk(module):
         if not isinstance(node, ast.If) or not (
-                node.lineno <= int(line) <= (node.end_lineno or node.lineno)):
+                node.lineno <= line <= (node.end_lineno or node.lineno)):
             continue
         for compare in ast.walk(node.test):
             if (isinstance(compare, ast.Compare) and isinstance(compare.left, ast.Attribute)
@@ -493,12 +499,10 @@ def _enclosing_algorithms(tree: SourceTree, site: dict[str, Any] | None) -> list
 def _guarded_backends(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:
     """The attention backends the `if` around a raise lets through (`attention_backend not in
     [...]`, `!= "x"`, or a tuple named in the same function), read from the release's source."""
-    if site is None:
+    located = _site_module(tree, site)
+    if located is None:
         return None
-    rel, _, line = str(site["where"]).rpartition(":")
-    module = tree.trees.get(rel)
-    if module is None:
-        return None
+    _rel, line, module = located
     for function in ast.walk(module):
         if not isinstance(function, ast.FunctionDef):
             continue
@@ -506,7 +510,7 @@ def _guarded_backends(tree: SourceTree, site: dict[str, Any] | None) -> list[str
                  for t in node.targets if isinstance(t, ast.Name)}
         for node in ast.walk(function):
             if not (isinstance(node, ast.If) and any(
-                    isinstance(b, ast.Raise) and b.lineno == int(line) for b in node.body)):
+                    isinstance(b, ast.Raise) and b.lineno == line for b in node.body)):
                 continue
             for compare in ast.walk(node.test):
                 if not (isinstance(compare, ast.Compare) and isinstance(compare.left, ast.Attribute)
@@ -547,10 +551,9 @@ def _adaptive_traits(tree: SourceTree) -> dict[str, tuple[Any, str]]:
     `DEFAULT_ADAPTIVE_CONFIG` (the union of its `candidate_steps`), and `adaptive_steps_check`:
     "init" (`_init_adaptive_speculative_params` fills steps/topk and raises), "validate"
     (`validate_adaptive_initial_steps` only raises) or "none"."""
-    text = tree.files.get(ADAPTIVE_PARAMS)
-    if text is None:
+    module = tree.trees.get(ADAPTIVE_PARAMS)
+    if module is None:
         return {}
-    module = ast.parse(text)
     found: dict[str, tuple[Any, str]] = {}
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name == "adaptive_unsupported_reason":
@@ -574,10 +577,11 @@ def _adaptive_traits(tree: SourceTree) -> dict[str, tuple[Any, str]]:
             except (ValueError, TypeError, AttributeError):
                 continue
             found["adaptive_candidate_steps"] = (steps, "DEFAULT_ADAPTIVE_CONFIG")
-    calls = "\n".join(tree.files.values())
-    if "def _init_adaptive_speculative_params" in calls:
+    texts = tree.files.values()
+    validate_call = re.compile(r"(?<!def )validate_adaptive_initial_steps\(\s*\n?\s*server_args")
+    if any("def _init_adaptive_speculative_params" in text for text in texts):
         found["adaptive_steps_check"] = ("init", "_init_adaptive_speculative_params")
-    elif re.search(r"(?<!def )validate_adaptive_initial_steps\(\s*\n?\s*server_args", calls):
+    elif any(validate_call.search(text) for text in texts):
         found["adaptive_steps_check"] = ("validate", "validate_adaptive_initial_steps call")
     else:
         found["adaptive_steps_check"] = ("none", "no adaptive steps check in the argument code")

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wizard.profile import atomic_write_text
 from wizard.rules.catalog import ALL_RULES, RULES_BY_ID
 from wizard.rules.engine import rules_in
 from wizard.sglang.fields import version_dest
@@ -62,16 +61,9 @@ WITNESS_MODELS: dict[str, dict[str, Any]] = {
 
 def write_witness_models(root: Path) -> dict[str, Path]:
     """Write the witness-only model folders under ``root``; their paths by kind."""
-    paths: dict[str, Path] = {}
-    for kind, config in WITNESS_MODELS.items():
-        folder = root / kind
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / "config.json"
-        text = json.dumps(config, indent=2, sort_keys=True) + "\n"
-        if not target.exists() or target.read_text() != text:
-            atomic_write_text(target, text)
-        paths[kind] = folder
-    return paths
+    from wizard.conformance.models import write_model_folders
+
+    return write_model_folders(root, WITNESS_MODELS)
 
 
 @dataclass(frozen=True)

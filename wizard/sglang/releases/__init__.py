@@ -128,6 +128,12 @@ def known_versions() -> tuple[str, ...]:
     return tuple(sorted(names, key=version_key))
 
 
+def previous_release(name: str) -> str | None:
+    """The newest held release older than `name` (None: `name` is the oldest)."""
+    older = [n for n in release_names() if version_key(n) < version_key(name)]
+    return max(older, key=version_key) if older else None
+
+
 def default_version() -> str:
     """The version a new profile gets (the incidents' release)."""
     return str(_index()["default"])
