@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
 from textual.events import Key
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input
 
 from screens.forms import FieldInput
@@ -87,16 +89,61 @@ class WizardScreen(Screen[None]):
 
     def on_screen_suspend(self) -> None:
         """Answers to this step's edits go to the next step: nothing stays pending here."""
+        self.release_updates()
         for field in self.query(FieldInput):
             field.pending = 0
+
+    #: Longest a keystroke's frame waits for the app's answer (a lost answer costs no more).
+    HOLD_SECONDS: ClassVar[float] = 0.25
+    _hold: AbstractContextManager[None] | None = None
+    _hold_timer: Timer | None = None
+
+    def hold_updates(self) -> None:
+        """Hold the screen's repaints (a field was typed in) until the repaint with the app's
+        answer (`ProfileChanged`): otherwise the typed character gets a frame of its own and the
+        verdict the next one, a frame period (1/60 s) later."""
+        if self._hold is not None or not self.is_current:
+            return
+        self._hold = self.app.batch_update()
+        self._hold.__enter__()
+        self._hold_timer = self.set_timer(self.HOLD_SECONDS, self.release_updates)
+
+    def release_updates(self) -> None:
+        """Let the held repaints through (one frame)."""
+        hold, self._hold = self._hold, None
+        if self._hold_timer is not None:
+            self._hold_timer.stop()
+            self._hold_timer = None
+        if hold is not None:
+            hold.__exit__(None, None, None)
 
     @on(ProfileChanged)
     def _profile_changed(self, message: ProfileChanged) -> None:
         for field in self.query(FieldInput):
             if field.pending and field.path in (*message.typed, *message.answered):
                 field.pending -= 1
-        if self.is_current:
-            self._repaint(message.profile, message.report, message.typed)
+        try:
+            if self.is_current:
+                self._repaint(message.profile, message.report, message.typed)
+        finally:
+            self._release_when_posted()
+
+    def _release_when_posted(self) -> None:
+        """Release the hold once every widget of the step has handed its repaint to the screen:
+        a widget posts its update when it next goes idle, and `call_next` runs right after."""
+        if self._hold is None:
+            return
+        widgets = list(self.walk_children())
+        left = len(widgets)
+
+        def one_done() -> None:
+            nonlocal left
+            left -= 1
+            if left == 0:
+                self.call_next(self.release_updates)
+
+        for widget in widgets:
+            widget.call_next(one_done)
 
     def _repaint(
         self, profile: Profile, report: Report | None, typed: tuple[str, ...] = ()

@@ -47,8 +47,22 @@ class FieldInput(Input):
         """Display a profile value without posting `Changed` (so it is not re-applied)."""
         text = format_value(value, self.kind)
         if text != self.value:
-            with self.prevent(Input.Changed):
-                self.value = text
+            self._showing = True
+            try:
+                with self.prevent(Input.Changed):
+                    self.value = text
+            finally:
+                self._showing = False
+
+    _showing = False
+
+    def watch_value(self, _value: str) -> None:
+        """Typed text: the screen holds its repaints until the app has answered the edit, so
+        the keystroke, the verdict and the findings reach the terminal in one frame."""
+        if not self._showing and self.is_attached:
+            hold = getattr(self.screen, "hold_updates", None)
+            if callable(hold):
+                hold()
 
 
 def parse_text(text: str, kind: Kind) -> Any:

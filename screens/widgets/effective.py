@@ -1,13 +1,24 @@
-"""The effective-values table: what you typed next to what SGLang will run, differences marked."""
+"""The effective-values table: what you typed next to what SGLang will run, differences marked.
+
+A Line API widget, not a `DataTable`: a keystroke on the Parameters step changes a few cells, and
+this table repaints just its own lines (each row's strip is cached by its cells), without new
+column measurements, a new virtual size or a scrollbar repaint. That keeps typing as fast as in
+a plain input (`bench/bench_tui.py`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from wizard.rules.report import Report
 
@@ -17,6 +28,10 @@ MAX_VALUE_WIDTH = 28
 CHANGED = {True: "bold yellow", False: "bold #8a5a00"}
 CHANGED_RUNS = {True: "bold yellow reverse", False: "bold #8a5a00 reverse"}
 CHOSEN = {True: "cyan", False: "#005f87"}
+
+TITLES = {"field": "SGLang field", "typed": "you typed", "effective": "SGLang runs"}
+STACKED_TITLE = "SGLang field / SGLang runs"
+PADDING = 1  # blank cells each side of a column's text
 
 
 def show_value(value: Any) -> str:
@@ -31,103 +46,106 @@ def show_value(value: Any) -> str:
     return text
 
 
-class EffectiveTable(DataTable[Text]):
+class EffectiveTable(ScrollView, can_focus=True):
     """SGLang field | you typed | SGLang runs; changed rows first and highlighted (`16 -> 2`).
 
-    Values SGLang chooses itself (nothing typed) are shown in cyan.
+    Values SGLang chooses itself (nothing typed) are shown in cyan. On narrow terminals the rows
+    are stacked: the field, and below it what SGLang runs. The header stays while the rows
+    scroll; a row cursor (arrows, page keys, click) shows while the table has focus.
     """
 
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "effective--header",
+        "effective--cursor",
+        "effective--even-row",
+    }
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor_to(0)", "First row", show=False),
+        Binding("end", "cursor_to(-1)", "Last row", show=False),
+    ]
     DEFAULT_CSS = """
-    EffectiveTable { height: auto; max-height: 100%; }
+    EffectiveTable { background: $surface; color: $foreground; height: 1fr; }
+    EffectiveTable:focus { background-tint: $foreground 5%; }
+    EffectiveTable > .effective--header { text-style: bold; background: $panel; color: $foreground; }
+    EffectiveTable > .effective--even-row { background: $surface-lighten-1 50%; }
+    EffectiveTable:dark > .effective--even-row { background: $surface-darken-1 40%; }
+    EffectiveTable > .effective--cursor {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: $block-cursor-text-style;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._stacked: bool | None = None
+        self._rows: list[tuple[Text, ...]] = []
+        self._signatures: list[tuple[Any, ...]] = []
+        self._columns: tuple[str, ...] = ()
         self._widths: tuple[int, ...] = ()
-        # Rendered cells by position and value (see `_render_cell`).
-        self._cells: dict[tuple[Any, ...], tuple[Text, Any]] = {}
+        self._stacked = False
+        self.cursor_row = 0
+        # (row cells, cursor?, even?, widths, theme) -> the row's strips, full width.
+        self._strips: dict[tuple[Any, ...], list[Strip]] = {}
 
-    def on_mount(self) -> None:
-        """Row cursor, stripes (columns come with the first rows)."""
-        self.cursor_type = "row"
-        self.zebra_stripes = True
+    # ---------------------------------------------------------------- data
+
+    @property
+    def row_count(self) -> int:
+        """How many rows the table shows."""
+        return len(self._rows)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The column keys shown: `field`, `typed`, `effective` (stacked: `field` only)."""
+        return self._columns
+
+    def get_row_at(self, index: int) -> tuple[Text, ...]:
+        """The cells of row `index`."""
+        return self._rows[index]
+
+    def get_cell_at(self, coordinate: Coordinate) -> Text:
+        """The cell at (row, column)."""
+        return self._rows[coordinate.row][coordinate.column]
+
+    def column_width(self, key: str) -> int:
+        """The painted width of a column (its widest cell or title, plus padding)."""
+        return self._widths[self._columns.index(key)]
 
     def show(self, report: Report | None, *, stacked: bool = False) -> None:
-        """Repaint from a report; cells are updated in place while the table keeps its shape.
+        """Repaint from a report: only this widget's own lines, from cached row strips.
 
         `stacked` (narrow terminals): one column, each row the field and below it what SGLang
         runs (`16 → 2` when SGLang changes what you typed), so SGLang's value always shows.
-        When a column's widest cell changes, the table is rebuilt: columns shrink again after a
-        long value is gone (DataTable only ever grows them).
+        Column widths follow the widest cell each time, so they shrink again after a long value.
         """
-        columns = ("field",) if stacked else ("field", "typed", "effective")
         dark = self.app.current_theme.dark
-        rows = self.rows_for(report, dark=dark)
+        rows = [cells for _, cells in self.rows_for(report, dark=dark)]
+        columns: tuple[str, ...] = ("field", "typed", "effective")
         if stacked:
-            rows = [(key, _stack(key, cells, report, dark)) for key, cells in rows]
+            changed = report.changed() if report is not None else {}
+            names = [cells[0].plain for cells in rows]
+            rows = [_stack(n, c, changed, dark) for n, c in zip(names, rows, strict=True)]
+            columns = ("field",)
+        titles = [STACKED_TITLE if stacked else TITLES[c] for c in columns]
         widths = tuple(
-            max((c.cell_len for _, cells in rows for c in cells[i : i + 1]), default=0)
-            for i in range(len(columns))
+            max([len(title), *(_width(cells[i]) for cells in rows)]) + 2 * PADDING
+            for i, title in enumerate(titles)
         )
-        if len(rows) == self.row_count and stacked == self._stacked and widths == self._widths:
-            # Same shape: rows are positions, not fields (a field moving to the changed rows at
-            # the top only rewrites the cells that differ; no rebuild, no new layout).
-            for index, (_, cells) in enumerate(rows):
-                for at, cell in enumerate(cells):
-                    shown = self.get_cell_at(Coordinate(index, at))
-                    # Text equality ignores the base style: compare it too (cyan -> plain).
-                    if shown != cell or shown.style != cell.style:
-                        self.update_cell_at(Coordinate(index, at), cell)
-            return
-        self.clear(columns=True)
-        self._cells.clear()
-        titles = {"field": "SGLang field", "typed": "you typed", "effective": "SGLang runs"}
-        if stacked:
-            titles["field"] = "SGLang field / SGLang runs"
-        for column in columns:
-            self.add_column(titles[column], key=column)
-        for _, cells in rows:
-            self.add_row(*cells, height=2 if stacked else 1)
-        self._stacked = stacked
-        self._widths = widths
-
-    def _render_cell(
-        self,
-        row_index: int,
-        column_index: int,
-        base_style: Style,
-        width: int,
-        cursor: bool = False,
-        hover: bool = False,
-    ) -> Any:
-        """A body cell rendered once per value: DataTable re-renders every cell after any
-        `update_cell`; a keystroke changes a few cells, so the others come from here."""
-        if row_index < 0 or column_index < 0:  # header and labels: DataTable's own cache
-            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        value = self.get_cell_at(Coordinate(row_index, column_index))
-        key = (
-            row_index,
-            column_index,
-            id(value),
-            base_style,
-            width,
-            cursor,
-            hover,
-            self._show_hover_cursor,
-            self._pseudo_class_state,
-            self.show_cursor,
-            self.cursor_type,
-            self.app.current_theme.name,
-        )
-        cached = self._cells.get(key)
-        if cached is not None and cached[0] is value:
-            return cached[1]
-        lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        if len(self._cells) > 4000:
-            self._cells.clear()
-        self._cells[key] = (value, lines)
-        return lines
+        signatures = [_signature(cells) for cells in rows]
+        shape = (columns, widths, stacked)
+        if signatures == self._signatures and shape == (self._columns, self._widths, self._stacked):
+            return  # nothing to repaint
+        self._rows, self._signatures = rows, signatures
+        self._columns, self._widths, self._stacked = shape
+        self.cursor_row = min(self.cursor_row, max(0, len(rows) - 1))
+        size = Size(sum(widths), 1 + len(rows) * self._row_height)
+        if size != self.virtual_size:
+            self.virtual_size = size  # a new size: the scrollbars follow
+        self.refresh()
 
     @staticmethod
     def rows_for(
@@ -163,13 +181,161 @@ class EffectiveTable(DataTable[Text]):
             rows.append((name, cells))
         return rows
 
+    # ---------------------------------------------------------------- painting
+
+    @property
+    def _row_height(self) -> int:
+        return 2 if self._stacked else 1
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` of the view: the header on top, then the rows scrolled under it."""
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        if y == 0:
+            strip = self._header_strip()
+        else:
+            line = y - 1 + scroll_y
+            index, part = divmod(line, self._row_height)
+            if index >= len(self._rows):
+                return Strip.blank(width, self.rich_style)
+            strip = self._row_strips(index)[part]
+        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    def _header_strip(self) -> Strip:
+        key = ("header", self._columns, self._widths, self._stacked, self.app.current_theme.name)
+        strips = self._strips.get(key)
+        if strips is None:
+            style = self.get_component_rich_style("effective--header")
+            titles = [STACKED_TITLE] if self._stacked else [TITLES[c] for c in self._columns]
+            strips = self._strips[key] = [self._strip([Text(t) for t in titles], style, 0)]
+        return strips[0]
+
+    def _row_strips(self, index: int) -> list[Strip]:
+        cells = self._rows[index]
+        cursor = self.has_focus and index == self.cursor_row
+        even = index % 2 == 1
+        key = (
+            self._signatures[index],
+            cursor,
+            even,
+            self._widths,
+            self._stacked,
+            self.app.current_theme.name,
+            self.has_focus,
+        )
+        strips = self._strips.get(key)
+        if strips is None:
+            if cursor:
+                base = self.get_component_rich_style("effective--cursor")
+            elif even:
+                base = self.rich_style + self.get_component_rich_style("effective--even-row")
+            else:
+                base = self.rich_style
+            strips = [self._strip(cells, base, part) for part in range(self._row_height)]
+            if len(self._strips) > 2000:
+                self._strips.clear()
+            self._strips[key] = strips
+        return strips
+
+    def _strip(self, cells: list[Text] | tuple[Text, ...], base: Style, part: int) -> Strip:
+        """One painted line of a row: each cell's line `part`, padded to its column."""
+        console = self.app.console
+        segments: list[Segment] = []
+        pad = " " * PADDING
+        for cell, width in zip(cells, self._widths, strict=False):
+            lines = cell.split("\n", allow_blank=True)
+            text = lines[part] if part < len(lines) else Text("")
+            text = text.copy()
+            text.truncate(width - 2 * PADDING, overflow="ellipsis", pad=True)
+            segments.append(Segment(pad, base))
+            segments.extend(
+                Segment(s.text, base + s.style if s.style else base)
+                for s in text.render(console, end="")
+            )
+            segments.append(Segment(pad, base))
+        return Strip(segments, sum(self._widths))
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """ScrollView resets (and repaints) its scrollbars on every layout of the screen, since
+        the layout's virtual size is never the table's own; a keystroke elsewhere lays the screen
+        out. Only a new size of the widget or of its rows needs it."""
+        key = (size, container_size, self.virtual_size)
+        if key == self._laid_out:
+            return False
+        self._laid_out = key
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+    _laid_out: tuple[Size, Size, Size] | None = None
+
+    def notify_style_update(self) -> None:
+        """Theme or focus changed: the cached strips carry the old colours."""
+        super().notify_style_update()
+        self._strips.clear()
+
+    # ---------------------------------------------------------------- cursor
+
+    def _move_to(self, row: int) -> None:
+        if not self._rows:
+            return
+        self.cursor_row = max(0, min(row, len(self._rows) - 1))
+        # The header stays on line 0: the rows scroll in the lines below it.
+        height, body = self._row_height, max(1, self.size.height - 1)
+        top, scroll_y = self.cursor_row * height, int(self.scroll_y)
+        if top < scroll_y:
+            scroll_y = top
+        elif top + height > scroll_y + body:
+            scroll_y = top + height - body
+        self.scroll_to(y=scroll_y, animate=False, immediate=True)
+        self.refresh()
+
+    def move_cursor(self, *, row: int) -> None:
+        """Put the row cursor on `row` (clamped) and scroll it into view."""
+        self._move_to(row)
+
+    def action_cursor(self, delta: int) -> None:
+        """Cursor one row up or down."""
+        self._move_to(self.cursor_row + delta)
+
+    def action_page(self, delta: int) -> None:
+        """Cursor one screen of rows up or down."""
+        rows = max(1, (self.size.height - 1) // self._row_height)
+        self._move_to(self.cursor_row + delta * rows)
+
+    def action_cursor_to(self, row: int) -> None:
+        """Cursor to the first (0) or last (-1) row."""
+        self._move_to(len(self._rows) - 1 if row < 0 else row)
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a row puts the cursor there."""
+        if event.y >= 1:
+            self._move_to((event.y - 1 + int(self.scroll_y)) // self._row_height)
+
+    def on_focus(self) -> None:
+        """The cursor shows while the table has focus."""
+        self.refresh()
+
+    def on_blur(self) -> None:
+        """...and hides when it loses it."""
+        self.refresh()
+
+
+def _signature(cells: tuple[Text, ...]) -> tuple[Any, ...]:
+    """What a row looks like: text, base style and spans of each cell (Text's `==` ignores the
+    base style, so cyan -> plain would not repaint)."""
+    return tuple((c.plain, str(c.style), tuple(c.spans)) for c in cells)
+
+
+def _width(cell: Text) -> int:
+    return max((line.cell_len for line in cell.split("\n", allow_blank=True)), default=0)
+
 
 def _stack(
-    name: str, cells: tuple[Text, ...], report: Report | None, dark: bool = True
+    name: str, cells: tuple[Text, ...], changed: dict[str, tuple[Any, Any]], dark: bool = True
 ) -> tuple[Text]:
     """One two-line cell: the field, then what SGLang runs (`typed → runs` when it changes it),
     so narrow terminals always show SGLang's value."""
-    changed = report.changed() if report is not None else {}
     cell = Text(name.strip(), style=cells[0].style)
     cell.append("\n  ")
     if name in changed:

@@ -397,7 +397,7 @@ async def test_effective_table_columns_shrink_again(
         await app.workers.wait_for_complete()
         await pilot.press("f4")
         table = app.screen.query_one(EffectiveTable)
-        narrow = table.columns["typed"].get_render_width(table)  # type: ignore[index]
+        narrow = table.column_width("typed")
         app.post_message(
             EditRequested(
                 {"speculative.draft_model_path": "/a/very/long/draft/path/x"},
@@ -405,11 +405,11 @@ async def test_effective_table_columns_shrink_again(
             )
         )
         await pilot.pause()
-        wide = table.columns["typed"].get_render_width(table)  # type: ignore[index]
+        wide = table.column_width("typed")
         assert wide > narrow
         app.post_message(
             EditRequested({"speculative.draft_model_path": None}, {"speculative.draft_model_path": ""})
         )
         await pilot.pause()
-        table_width = table.columns["typed"].get_render_width(table)  # type: ignore[index]
+        table_width = table.column_width("typed")
         assert table_width == narrow
