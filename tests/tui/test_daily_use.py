@@ -413,3 +413,50 @@ async def test_effective_table_columns_shrink_again(
         await pilot.pause()
         table_width = table.column_width("typed")
         assert table_width == narrow
+
+
+async def test_a_keystroke_reaches_the_terminal_in_one_frame_with_its_verdict(
+    models: dict[str, Path], ready_dir: Path
+) -> None:
+    """The typed digit, the verdict and the findings it changes are painted together: no frame
+    shows the new digit beside the old verdict (and the next frame is not a frame period late)."""
+    app = WizardApp(initial=incident1(models, num_steps=None, eagle_topk=None), ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f4")
+        draft = field(app, "speculative.num_draft_tokens")
+        draft.focus()
+        await pilot.pause()
+        assert "refuses" not in status(app)
+        frames: list[object] = []
+        display = app._display
+        app._display = lambda screen, update: (frames.append(update), display(screen, update))  # type: ignore[method-assign]
+        await pilot.press("1")  # NEXTN with draft tokens 1: SGLang refuses (the trio assert)
+        await pilot.pause()
+        assert draft.value == "1" and "refuses" in status(app)
+        assert len(frames) == 1
+        frames.clear()
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert "refuses" not in status(app) and len(frames) == 1
+        assert app._batch_count == 0  # the hold is released
+
+
+async def test_a_hold_without_an_answer_is_released(
+    models: dict[str, Path], ready_dir: Path
+) -> None:
+    """A typed key whose edit never comes back (no `ProfileChanged`) holds repaints for at most
+    `HOLD_SECONDS`, and leaving the step releases at once."""
+    app = WizardApp(initial=incident1(models), ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f4")
+        screen = app.screen
+        screen.HOLD_SECONDS = 0.001  # type: ignore[misc]
+        screen.hold_updates()  # type: ignore[attr-defined]
+        assert app._batch_count == 1
+        await pilot.pause()  # the fallback timer fires
+        assert app._batch_count == 0
+        screen.HOLD_SECONDS = 60  # type: ignore[misc]
+        screen.hold_updates()  # type: ignore[attr-defined]
+        await pilot.press("f5")
+        assert app._batch_count == 0
+        assert app.screen.query_one(StepBar).region  # the next step is laid out and painted
