@@ -11,12 +11,12 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from pydantic import ValidationError
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -33,16 +33,11 @@ from screens.messages import (
     ProfileOpened,
     ProfileSaved,
 )
-from wizard.profile import (
-    ModelSection,
-    Profile,
-    ProfileError,
-    builtin_profiles_dir,
-    list_profiles,
-    load_profile,
-    problems_from_validation,
-)
+from wizard.profile_paths import builtin_profiles_dir, list_profiles
 from wizard.rules.report import Report
+
+if TYPE_CHECKING:
+    from wizard.profile import Profile
 
 #: The ready example a new user sees first (incident 1's working set-up).
 EXAMPLE_PROFILE = "qwen3.6-27b-mtp-a6000"
@@ -83,7 +78,7 @@ class WizardApp(App[int]):
     """The terminal wizard: Start -> Model -> Algorithm -> Parameters -> Review."""
 
     TITLE = "sglang-wizard"
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses may live elsewhere
     MODES: ClassVar[dict[str, str | Callable[[], Screen]]] = {
         name: partial(_screen, name) for name in STEPS
     }
@@ -143,17 +138,37 @@ class WizardApp(App[int]):
         self.dirty = False
         self._saved_early: set[Path] = set()
         self.undo_stack: list[tuple[Profile, bool]] = []  # (profile, dirty) before each fix
-        # Started without a profile (the `sglang-wizard` command): the first screen comes up at
-        # once and the rule engine checks the first profile in a thread meanwhile (importing the
-        # engine and checking take about as long as Textual's own start-up).
+        # Started without a profile (the `sglang-wizard` command): the first screen comes up
+        # before the profile model (pydantic) and the rule engine are imported; a thread loads
+        # the first profile and checks it once the screen is painted. Whatever needs the profile
+        # before that loads it at once (`profile`).
         self.checking = initial is None
-        if initial is None:
-            initial, self.profile_name, self.profile_path = self._first_profile()
-        self.profile: Profile = initial
+        self._profile: Profile | None = initial
+        self._first: FirstProfile | None = None
+        self._first_lock = threading.Lock()
+        if initial is None:  # the name shown while loading; the loader confirms it
+            self.profile_name = next((p.stem for p in self._first_candidates()), None)
         self.report: Report | None = None
         self.core_problem: str | None = "Checking the profile…" if self.checking else None
-        if not self.checking:
+        if initial is not None:
             self.report = self._check(initial)
+
+    @property
+    def profile(self) -> Profile:
+        """The current profile (the first one is loaded here if the start-up thread has not)."""
+        if self._profile is None:
+            self._adopt_first(self._load_first())
+        assert self._profile is not None
+        return self._profile
+
+    @profile.setter
+    def profile(self, profile: Profile) -> None:
+        self._profile = profile
+
+    @property
+    def loading(self) -> bool:
+        """The first profile is not loaded yet (screens show its name and "loading")."""
+        return self._profile is None
 
     def on_mount(self) -> None:
         """Leave when the terminal goes away (ssh dropped, tmux pane killed) instead of spinning
@@ -164,22 +179,25 @@ class WizardApp(App[int]):
         if not self.is_headless and _stdin_is_tty():
             self.set_interval(2.0, self._exit_without_terminal)
         if self.checking:
-            self._first_check(self.profile)
+            self.call_after_refresh(self._first_check)  # once the first screen is painted
 
     @work(thread=True, exclusive=True, group="first-check")
-    def _first_check(self, profile: Profile) -> None:
-        """Check the first profile off the UI thread (see `__init__`)."""
+    def _first_check(self) -> None:
+        """Load and check the first profile off the UI thread (see `__init__`)."""
+        first = self._load_first()
         try:
-            report: Report | None = core.check_profile(profile)
+            report: Report | None = core.check_profile(first.profile)
             problem: Exception | None = None
         except Exception as exc:  # shown by _first_report, never raised
             report, problem = None, exc
-        self.call_from_thread(self._first_report, profile, report, problem)
+        self.call_from_thread(self._first_report, first, report, problem)
 
     def _first_report(
-        self, profile: Profile, report: Report | None, problem: Exception | None
+        self, first: FirstProfile, report: Report | None, problem: Exception | None
     ) -> None:
         self.checking = False
+        self._adopt_first(first)
+        profile = first.profile
         if profile is not self.profile:  # edited or replaced meanwhile: that path checked it
             return
         if problem is not None:
@@ -194,19 +212,45 @@ class WizardApp(App[int]):
 
     # ---------------------------------------------------------------- profile state
 
-    def _first_profile(self) -> tuple[Profile, str | None, Path | None]:
-        """The newest saved profile, else the ready example, else an empty new profile."""
+    def _first_candidates(self) -> list[Path]:
+        """The newest saved profile, then the ready example, then the other ready profiles."""
         candidates = list_profiles()
         example = self.ready_dir / f"{EXAMPLE_PROFILE}.toml"
         if example.is_file():
             candidates.append(example)
-        candidates += self.ready_profiles()
-        for path in candidates:
-            try:
-                return load_profile(path), path.stem, path
-            except ProfileError as exc:
-                self.call_later(self.notify, str(exc), title="Profile not loaded", severity="error")
-        return new_profile(), None, None
+        return candidates + self.ready_profiles()
+
+    def _load_first(self) -> FirstProfile:
+        """The first candidate that loads (else an empty new profile); loaded once, by the
+        start-up thread or the UI, whichever asks first."""
+        with self._first_lock:
+            if self._first is None:
+                from wizard.profile import ProfileError, load_profile
+
+                errors: list[str] = []
+                for path in self._first_candidates():
+                    try:
+                        self._first = FirstProfile(load_profile(path), path.stem, path, errors)
+                        break
+                    except ProfileError as exc:
+                        errors.append(str(exc))
+                else:
+                    self._first = FirstProfile(new_profile(), None, None, errors)
+            return self._first
+
+    def _adopt_first(self, first: FirstProfile) -> None:
+        """Make the loaded first profile current unless the user has opened another meanwhile,
+        and report the candidates that did not load (UI thread; once)."""
+        if self._first_adopted:
+            return
+        self._first_adopted = True
+        for error in first.errors:
+            self.notify(error, title="Profile not loaded", severity="error")
+        if self._profile is None:
+            self._profile = first.profile
+            self.profile_name, self.profile_path = first.name, first.path
+
+    _first_adopted = False
 
     def ready_profiles(self) -> list[Path]:
         """The ready profiles shipped with the project."""
@@ -316,6 +360,10 @@ class WizardApp(App[int]):
     def _on_edit(self, message: EditRequested) -> None:
         for path in message.edits:
             self.input_problems.pop(path, None)
+        from pydantic import ValidationError
+
+        from wizard.profile import problems_from_validation
+
         try:
             profile = self.profile.with_edits(message.edits)
         except ValidationError as exc:
@@ -352,6 +400,8 @@ class WizardApp(App[int]):
 
     @on(FixRequested)
     def _on_fix(self, message: FixRequested) -> None:
+        from pydantic import ValidationError
+
         try:
             profile = core.apply_fix(self.profile, message.fix)
         except core.CoreUnavailable as exc:
@@ -530,6 +580,8 @@ class WizardApp(App[int]):
         become notifications); `then` runs once it is open."""
 
         def load() -> None:
+            from wizard.profile import ProfileError, load_profile
+
             try:
                 profile = load_profile(path)
             except ProfileError as exc:
@@ -567,8 +619,19 @@ class WizardApp(App[int]):
         yield from super().get_system_commands(screen)
 
 
+class FirstProfile(NamedTuple):
+    """The profile the app starts with, where it came from, and the candidates that failed."""
+
+    profile: Profile
+    name: str | None
+    path: Path | None
+    errors: list[str]
+
+
 def new_profile() -> Profile:
     """A fresh profile (the model path is a placeholder the Model screen asks for)."""
+    from wizard.profile import ModelSection, Profile
+
     return Profile(model=ModelSection(path="./model"))
 
 

@@ -15,11 +15,11 @@ from textual.widgets import Footer, Input
 from screens.forms import FieldInput
 from screens.messages import EditRequested, InputRejected, ProfileChanged
 from screens.widgets.stepbar import StepBar
-from wizard.profile import Profile
 from wizard.rules.report import Report
 
 if TYPE_CHECKING:
     from screens.app import WizardApp
+    from wizard.profile import Profile
 
 
 class WizardScreen(Screen[None]):
@@ -48,12 +48,25 @@ class WizardScreen(Screen[None]):
 
     def _theme_changed(self, _theme: object) -> None:
         if self.is_current:
-            self._repaint(self.wizard.profile, self.wizard.report)
+            self._repaint_current()
+
+    def _repaint_current(self) -> None:
+        """Repaint from the app's profile; while the first one loads, show that instead."""
+        app = self.wizard
+        if app.loading:
+            self.show_loading()
+        else:
+            self._repaint(app.profile, app.report)
+
+    def show_loading(self) -> None:
+        """The first profile is still loading (the start-up thread): name it in the step bar."""
+        app = self.wizard
+        self.query_one(StepBar).show_loading(app.profile_name)
 
     def on_screen_resume(self) -> None:
         """Repaint from the app's current profile whenever the step is shown (entering a step
         focuses its first useful widget: `WizardApp.action_goto`)."""
-        self._repaint(self.wizard.profile, self.wizard.report)
+        self._repaint_current()
         if self.focused is None:
             self.focus_first()
         focused = self.focused

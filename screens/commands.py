@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from screens import core
-from wizard.profile import list_profiles
+from wizard.profile_paths import list_profiles
 
 if TYPE_CHECKING:
     from screens.app import WizardApp

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -16,16 +16,13 @@ from textual.widgets.option_list import Option
 from screens import core
 from screens.base import WizardScreen
 from screens.widgets.stepbar import VERDICT_STYLE
-from wizard.profile import (
-    Profile,
-    ProfileError,
-    list_profiles,
-    load_profile,
-    profiles_dir,
-)
+from wizard.profile_paths import list_profiles, profiles_dir
 from wizard.rules.report import Report
 from wizard.secrets import display_env
 from wizard.verdict import verdict_of
+
+if TYPE_CHECKING:
+    from wizard.profile import Profile
 
 NEW = "new"
 IMPORT = "import"
@@ -60,17 +57,16 @@ class StartScreen(WizardScreen):
         self.query_one("#start-preview").border_title = "Preview"
         self.action_reload()
 
+    def _continue_prompt(self) -> Content:
+        name = self.wizard.profile_name or "the current profile"
+        return Content.assemble("▶ Continue with ", (name, "bold"))
+
     def action_reload(self) -> None:
         """Re-read the profile directories."""
         listing = self.query_one("#profile-list", OptionList)
         app = self.wizard
         options: list[Option | None] = [
-            Option(
-                Content.from_markup(
-                    f"▶ Continue with [b]{app.profile_name or 'the current profile'}[/b]"
-                ),
-                id=CURRENT,
-            ),
+            Option(self._continue_prompt(), id=CURRENT),
             Option("+ New profile", id=NEW),
             Option("⇣ Import a launch_server command…", id=IMPORT),
             None,
@@ -96,6 +92,9 @@ class StartScreen(WizardScreen):
     def sync(self, profile: Profile, report: Report | None) -> None:
         """Refresh the "continue" entry and the preview."""
         listing = self.query_one("#profile-list", OptionList)
+        prompt = self._continue_prompt()
+        if listing.option_count and listing.get_option(CURRENT).prompt != prompt:
+            listing.replace_option_prompt(CURRENT, prompt)
         self._preview(listing.highlighted_option.id if listing.highlighted_option else CURRENT)
 
     @on(OptionList.OptionHighlighted, "#profile-list")
@@ -146,6 +145,8 @@ class StartScreen(WizardScreen):
             )
             return
         if option_id and ":" in option_id:
+            from wizard.profile import ProfileError, load_profile
+
             path = Path(option_id.split(":", 1)[1])
             try:
                 profile = load_profile(path)
@@ -158,6 +159,11 @@ class StartScreen(WizardScreen):
                 report: Report | None = core.check_profile(profile)
             except Exception:
                 report = None
+        elif app.loading:  # the start-up thread answers with ProfileChanged
+            preview.update(
+                Content.assemble((app.profile_name or "profile", "bold"), ("\n\nloading…", "$text-muted"))
+            )
+            return
         else:
             profile, report, name = app.profile, app.report, app.profile_name or "unsaved profile"
             note = app.core_problem

@@ -36,10 +36,18 @@ from pydantic import (
     field_validator,
 )
 
+# The path helpers live in wizard.profile_paths (no pydantic); callers may import them from here.
+from wizard.profile_paths import EXPORTS_DIR_ENV as EXPORTS_DIR_ENV
+from wizard.profile_paths import PROFILES_DIR_ENV as PROFILES_DIR_ENV
+from wizard.profile_paths import builtin_profiles_dir as builtin_profiles_dir
+from wizard.profile_paths import exports_dir as exports_dir
+from wizard.profile_paths import list_profiles as list_profiles
+from wizard.profile_paths import profile_path as profile_path
+from wizard.profile_paths import profiles_dir as profiles_dir
+from wizard.profile_paths import validate_profile_name as validate_profile_name
 from wizard.sglang.versions import VersionError, parse_version
 
 SCHEMA_VERSION = 1
-PROFILES_DIR_ENV = "SGLANG_WIZARD_PROFILES_DIR"
 DEFAULT_SGLANG_VERSION = "0.5.11"
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
@@ -53,7 +61,6 @@ NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
 # Matched with `fullmatch`: `$` alone would let a trailing newline through.
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VERSION = re.compile(r"\d+\.\d+(\.\d+)?([.+-]?[A-Za-z0-9.+-]*)?", re.ASCII)
-_PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 class _NotAllowed(ValueError):
@@ -1066,62 +1073,4 @@ def save_profile(profile: Profile, path: str | Path, *, overwrite: bool = False)
 # Where profiles live
 
 
-def profiles_dir() -> Path:
-    """The user's profile directory (XDG config dir via platformdirs; `SGLANG_WIZARD_PROFILES_DIR` overrides)."""
-    override = os.environ.get(PROFILES_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_config_path
-
-    return user_config_path("sglang-wizard") / "profiles"
-
-
-EXPORTS_DIR_ENV = "SGLANG_WIZARD_EXPORTS_DIR"
-
-
-def exports_dir() -> Path:
-    """Where exports (YAML, copied commands) and screenshots go: the user data dir via
-    platformdirs (`~/.local/share/sglang-wizard/exports`); `SGLANG_WIZARD_EXPORTS_DIR` overrides.
-    Never the current directory: the wizard is often started inside a repository."""
-    override = os.environ.get(EXPORTS_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_data_path
-
-    return user_data_path("sglang-wizard") / "exports"
-
-
-def builtin_profiles_dir() -> Path:
-    """The ready profiles shipped with the project (`profiles/`)."""
-    return Path(__file__).resolve().parent.parent / "profiles"
-
-
-def validate_profile_name(name: str) -> str:
-    """A profile name usable as a file name: letters, digits, `.`, `_`, `-`; at most 64 characters."""
-    stem = name[:-5] if name.endswith(".toml") else name
-    if not _PROFILE_NAME.fullmatch(stem) or stem in {".", ".."}:
-        raise ValueError(
-            f"invalid profile name {name!r}: use letters, digits, '.', '_' or '-' "
-            "(start with a letter or digit, at most 64 characters)"
-        )
-    return stem
-
-
-def profile_path(name: str, directory: Path | None = None) -> Path:
-    """Path of a named profile in the profiles dir."""
-    return (directory or profiles_dir()) / f"{validate_profile_name(name)}.toml"
-
-
-def list_profiles(directory: Path | None = None) -> list[Path]:
-    """Saved profiles, newest first (a dangling symlink or a file deleted meanwhile is left out)."""
-    d = directory or profiles_dir()
-    if not d.is_dir():
-        return []
-    found: list[tuple[float, Path]] = []
-    for path in d.glob("*.toml"):
-        try:
-            found.append((path.stat().st_mtime, path))
-        except OSError:
-            continue
-    found.sort(key=lambda item: item[0], reverse=True)
-    return [path for _, path in found]
+# profiles_dir, list_profiles, ...: wizard.profile_paths (imported at the top).

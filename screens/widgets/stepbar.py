@@ -79,6 +79,15 @@ class StepBar(Horizontal):
         title = f"{name or 'unsaved'}{'*' if dirty else ''} · {version} "
         # The verdict comes first in the box, so a narrow terminal cuts the name, never the verdict.
         status = Content.assemble(verdict, "  ", (title, "$text-muted"))
+        self._show(status)
+
+    def show_loading(self, name: str | None) -> None:
+        """The first profile is being loaded and checked."""
+        self._show(
+            Content.assemble(("… loading", "$text-muted"), "  ", (f"{name or 'profile'} ", "$text-muted"))
+        )
+
+    def _show(self, status: Content) -> None:
         if status != self._status:
             self._status = status
             self.query_one("#status", Static).update(status, layout=False)  # fixed 1-line box
