@@ -178,8 +178,11 @@ class WizardApp(App[int]):
         # A child of `make` or a shell may not get the SIGHUP: watch the terminal itself.
         if not self.is_headless and _stdin_is_tty():
             self.set_interval(2.0, self._exit_without_terminal)
-        if self.checking:
-            self.call_after_refresh(self._first_check)  # once the first screen is painted
+
+    def on_ready(self) -> None:
+        """The first screen is painted: now load and check the first profile (a thread)."""
+        if self.checking and self._first is None:
+            self._first_check()
 
     @work(thread=True, exclusive=True, group="first-check")
     def _first_check(self) -> None:

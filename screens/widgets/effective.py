@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.coordinate import Coordinate
-from textual.geometry import Size
+from textual.geometry import Offset, Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -88,8 +88,10 @@ class EffectiveTable(ScrollView, can_focus=True):
         self._widths: tuple[int, ...] = ()
         self._stacked = False
         self.cursor_row = 0
-        # (row cells, cursor?, even?, widths, theme) -> the row's strips, full width.
+        # (row signature, cursor?, even?, widths, stacked, theme, focus) -> the row's strips at
+        # full width; with (part, scroll x, view width) -> the line as painted.
         self._strips: dict[tuple[Any, ...], list[Strip]] = {}
+        self._lines: dict[tuple[Any, ...], Strip] = {}
 
     # ---------------------------------------------------------------- data
 
@@ -187,54 +189,67 @@ class EffectiveTable(ScrollView, can_focus=True):
     def _row_height(self) -> int:
         return 2 if self._stacked else 1
 
-    def render_line(self, y: int) -> Strip:
-        """Line `y` of the view: the header on top, then the rows scrolled under it."""
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.size.width
-        if y == 0:
-            strip = self._header_strip()
-        else:
-            line = y - 1 + scroll_y
-            index, part = divmod(line, self._row_height)
-            if index >= len(self._rows):
-                return Strip.blank(width, self.rich_style)
-            strip = self._row_strips(index)[part]
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
-
-    def _header_strip(self) -> Strip:
-        key = ("header", self._columns, self._widths, self._stacked, self.app.current_theme.name)
-        strips = self._strips.get(key)
-        if strips is None:
-            style = self.get_component_rich_style("effective--header")
-            titles = [STACKED_TITLE] if self._stacked else [TITLES[c] for c in self._columns]
-            strips = self._strips[key] = [self._strip([Text(t) for t in titles], style, 0)]
-        return strips[0]
-
-    def _row_strips(self, index: int) -> list[Strip]:
-        cells = self._rows[index]
-        cursor = self.has_focus and index == self.cursor_row
-        even = index % 2 == 1
-        key = (
-            self._signatures[index],
-            cursor,
-            even,
-            self._widths,
-            self._stacked,
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Read the widget's style, focus and theme once per paint, not once per line."""
+        self._pass = (
+            self.rich_style,
             self.app.current_theme.name,
             self.has_focus,
+            self.scroll_offset,
+            self.size.width,
         )
-        strips = self._strips.get(key)
-        if strips is None:
+        return super().render_lines(crop)
+
+    _pass: tuple[Style, str, bool, Offset, int] | None = None
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` of the view: the header on top, then the rows scrolled under it."""
+        if self._pass is None:  # called directly (tests), not through render_lines
+            self.render_lines(Region(0, 0, self.size.width, 0))
+        assert self._pass is not None
+        style, theme, focus, (scroll_x, scroll_y), width = self._pass
+        if y == 0:
+            key: tuple[Any, ...] = ("header", self._columns, self._widths, self._stacked, theme)
+            part = 0
+        else:
+            index, part = divmod(y - 1 + scroll_y, self._row_height)
+            if index >= len(self._rows):
+                return Strip.blank(width, style)
+            cursor = focus and index == self.cursor_row
+            key = (self._signatures[index], cursor, index % 2 == 1, self._widths, self._stacked)
+            key += (theme, focus)
+        line_key = (key, part, scroll_x, width)
+        line = self._lines.get(line_key)
+        if line is None:
+            strips = self._strips.get(key)
+            if strips is None:
+                strips = self._paint(key, 0 if y == 0 else index, style)
+            if len(self._lines) > 4000:
+                self._lines.clear()
+            line = self._lines[line_key] = strips[part].crop_extend(
+                scroll_x, scroll_x + width, style
+            )
+        return line
+
+    def _paint(self, key: tuple[Any, ...], index: int, style: Style) -> list[Strip]:
+        """The full-width strips of the header (`key[0] == "header"`) or of row `index`."""
+        if key[0] == "header":
+            header = self.get_component_rich_style("effective--header")
+            titles = [STACKED_TITLE] if self._stacked else [TITLES[c] for c in self._columns]
+            strips = [self._strip([Text(t) for t in titles], header, 0)]
+        else:
+            cursor, even = key[1], key[2]
             if cursor:
                 base = self.get_component_rich_style("effective--cursor")
             elif even:
-                base = self.rich_style + self.get_component_rich_style("effective--even-row")
+                base = style + self.get_component_rich_style("effective--even-row")
             else:
-                base = self.rich_style
+                base = style
+            cells = self._rows[index]
             strips = [self._strip(cells, base, part) for part in range(self._row_height)]
-            if len(self._strips) > 2000:
-                self._strips.clear()
-            self._strips[key] = strips
+        if len(self._strips) > 2000:
+            self._strips.clear()
+        self._strips[key] = strips
         return strips
 
     def _strip(self, cells: list[Text] | tuple[Text, ...], base: Style, part: int) -> Strip:
@@ -273,6 +288,7 @@ class EffectiveTable(ScrollView, can_focus=True):
         """Theme or focus changed: the cached strips carry the old colours."""
         super().notify_style_update()
         self._strips.clear()
+        self._lines.clear()
 
     # ---------------------------------------------------------------- cursor
 
