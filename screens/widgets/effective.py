@@ -8,6 +8,7 @@ a plain input (`bench/bench_tui.py`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -32,6 +33,9 @@ CHOSEN = {True: "cyan", False: "#005f87"}
 TITLES = {"field": "SGLang field", "typed": "you typed", "effective": "SGLang runs"}
 STACKED_TITLE = "SGLang field / SGLang runs"
 PADDING = 1  # blank cells each side of a column's text
+#: The narrowest "you typed" and "SGLang runs" columns (text cut with …) before rows stack.
+TYPED_MIN = 12
+RUNS_MIN = 18
 
 
 def show_value(value: Any) -> str:
@@ -122,21 +126,30 @@ class EffectiveTable(ScrollView, can_focus=True):
 
         `stacked` (narrow terminals): one column, each row the field and below it what SGLang
         runs (`16 → 2` when SGLang changes what you typed), so SGLang's value always shows.
-        Column widths follow the widest cell each time, so they shrink again after a long value.
+        When the three columns are wider than the table, long values are shortened (…), "you
+        typed" first; if that is not enough, the rows are stacked: the "SGLang runs" column is
+        never cut off. Column widths follow the widest cell each time,
+        so they shrink again after a long value.
         """
+        self._report, self._asked_stacked = report, stacked
         dark = self.app.current_theme.dark
         rows = [cells for _, cells in self.rows_for(report, dark=dark)]
         columns: tuple[str, ...] = ("field", "typed", "effective")
+        room = self.scrollable_content_region.width
+        if not stacked and room:  # the value columns may shrink to their minimum; then stack
+            field, typed, runs = _column_widths(TITLES.values(), rows)
+            stacked = field + min(typed, TYPED_MIN) + min(runs, RUNS_MIN) > room
         if stacked:
             changed = report.changed() if report is not None else {}
             names = [cells[0].plain for cells in rows]
             rows = [_stack(n, c, changed, dark) for n, c in zip(names, rows, strict=True)]
             columns = ("field",)
         titles = [STACKED_TITLE if stacked else TITLES[c] for c in columns]
-        widths = tuple(
-            max([len(title), *(_width(cells[i]) for cells in rows)]) + 2 * PADDING
-            for i, title in enumerate(titles)
-        )
+        widths = _column_widths(titles, rows)
+        if not stacked and room and sum(widths) > room:  # shorten "you typed", then "runs"
+            field, typed, runs = widths
+            typed = max(min(typed, TYPED_MIN), room - field - runs)
+            widths = (field, typed, room - field - typed)
         signatures = [_signature(cells) for cells in rows]
         shape = (columns, widths, stacked)
         if signatures == self._signatures and shape == (self._columns, self._widths, self._stacked):
@@ -270,6 +283,13 @@ class EffectiveTable(ScrollView, can_focus=True):
             segments.append(Segment(pad, base))
         return Strip(segments, sum(self._widths))
 
+    _report: Report | None = None
+    _asked_stacked = False
+
+    def on_resize(self) -> None:
+        """Three columns or stacked rows follow the table's width."""
+        self.show(self._report, stacked=self._asked_stacked)
+
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
     ) -> bool:
@@ -341,6 +361,14 @@ def _signature(cells: tuple[Text, ...]) -> tuple[Any, ...]:
     """What a row looks like: text, base style and spans of each cell (Text's `==` ignores the
     base style, so cyan -> plain would not repaint)."""
     return tuple((c.plain, str(c.style), tuple(c.spans)) for c in cells)
+
+
+def _column_widths(titles: Iterable[str], rows: list[tuple[Text, ...]]) -> tuple[int, ...]:
+    """Each column's painted width: its title or widest cell, plus the padding."""
+    return tuple(
+        max([len(title), *(_width(cells[i]) for cells in rows)]) + 2 * PADDING
+        for i, title in enumerate(titles)
+    )
 
 
 def _width(cell: Text) -> int:

@@ -255,3 +255,65 @@ async def test_effective_rows_reordered_in_place_and_repainted() -> None:
         assert table.cursor_row == 1
         assert [line.split()[0] for line in painted(table)] == ["page_size", "attention_backend"]
         assert "fa2" not in " ".join(painted(table))
+
+
+async def test_effective_rows_stack_when_the_three_columns_do_not_fit() -> None:
+    """'SGLang runs' is never cut off: a table narrower than its three columns stacks its rows
+    (field, then what SGLang runs) and goes back to columns when it is wide enough again."""
+    from types import SimpleNamespace
+
+    from textual.app import App, ComposeResult
+
+    from screens.widgets.effective import EffectiveTable
+
+    effective = {"speculative_num_draft_tokens": 2, "attention_backend": "fa3"}
+    changed = {"speculative_num_draft_tokens": (16, 2)}
+    report = SimpleNamespace(
+        effective=effective, typed={"speculative_num_draft_tokens": 16}, changed=lambda: changed
+    )
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield EffectiveTable()
+
+    app = Host()
+    async with app.run_test(size=(50, 12)) as pilot:
+        table = app.query_one(EffectiveTable)
+        table.show(report)  # type: ignore[arg-type]
+        await pilot.pause()
+        assert table.columns == ("field",)
+        lines = [table.render_line(y).text.rstrip() for y in range(1, 3)]
+        assert lines == [" speculative_num_draft_tokens", "   16 → 2"]
+        await pilot.resize_terminal(100, 12)
+        assert table.columns == ("field", "typed", "effective")
+        assert "→ 2" in table.render_line(1).text
+
+
+async def test_a_long_typed_value_is_shortened_before_the_rows_stack() -> None:
+    from types import SimpleNamespace
+
+    from textual.app import App, ComposeResult
+
+    from screens.widgets.effective import TYPED_MIN, EffectiveTable
+
+    path = "/models/some-org/a-rather-long-draft-model-name"
+    report = SimpleNamespace(
+        effective={"speculative_draft_model_path": path, "page_size": 1},
+        typed={"speculative_draft_model_path": path},
+        changed=dict,
+    )
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield EffectiveTable()
+
+    app = Host()
+    async with app.run_test(size=(80, 12)) as pilot:
+        table = app.query_one(EffectiveTable)
+        table.show(report)  # type: ignore[arg-type]
+        await pilot.pause()
+        assert table.columns == ("field", "typed", "effective")
+        assert table.column_width("typed") >= TYPED_MIN
+        line = table.render_line(1).text
+        assert "…" in line and line.rstrip().endswith("draft-model-name")  # what SGLang runs
+        assert sum(table.column_width(c) for c in table.columns) <= table.size.width

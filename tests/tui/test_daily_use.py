@@ -391,8 +391,10 @@ async def test_effective_table_colours_follow_the_theme(
 async def test_effective_table_columns_shrink_again(
     models: dict[str, Path], ready_dir: Path
 ) -> None:
+    """Wide enough for every column (160 columns), a long value widens its column and the
+    column shrinks back once the value is gone."""
     app = WizardApp(initial=incident1(models), ready_dir=ready_dir)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:
         await pilot.press("f3")
         await app.workers.wait_for_complete()
         await pilot.press("f4")
