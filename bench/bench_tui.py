@@ -14,7 +14,7 @@ ratio, so the numbers mean something on any machine:
   which a thread does after the first screen is up). The process column is the whole run, from
   `python` to exit, so it includes the settled work too.
 
-Run: `.venv/bin/python bench/bench_tui.py [--keys 200] [--starts 5]`.
+Run: `.venv/bin/python bench/bench_tui.py [--keys 200] [--starts 9]` (0 skips a half).
 """
 
 from __future__ import annotations
@@ -168,8 +168,10 @@ def cold_start(kind: str, env: dict[str, str]) -> tuple[float, float, float]:
 def main() -> int:
     """Run both benchmarks and print the side-by-side table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keys", type=int, default=200, help="keystrokes per app (default 200)")
-    parser.add_argument("--starts", type=int, default=5, help="cold starts per app (default 5)")
+    parser.add_argument(
+        "--keys", type=int, default=200, help="keystrokes per app (default 200; 0 skips)"
+    )
+    parser.add_argument("--starts", type=int, default=9, help="cold starts per app (default 9; 0 skips)")
     parser.add_argument(
         "--no-bytecode-cache",
         action="store_true",
@@ -182,53 +184,64 @@ def main() -> int:
         os.environ["SGLANG_WIZARD_PROFILES_DIR"] = str(root / "profiles")
         model = tiny_model(root / "models")
 
-        wizard = asyncio.run(wizard_keystrokes(args.keys, model))
-        bare = asyncio.run(bare_keystrokes(args.keys))
-        print(f"keystroke -> findings repainted, {args.keys} keys each (ms)")
-        print(f"{'':24}{'p50':>8}{'p99':>8}")
-        print(
-            f"{'wizard (Parameters)':24}{percentile(wizard, 50):8.2f}{percentile(wizard, 99):8.2f}"
-        )
-        print(f"{'bare Textual Input':24}{percentile(bare, 50):8.2f}{percentile(bare, 99):8.2f}")
-        print(
-            f"{'ratio wizard / bare':24}{percentile(wizard, 50) / percentile(bare, 50):8.2f}"
-            f"{percentile(wizard, 99) / percentile(bare, 99):8.2f}"
-        )
-
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        # As installed apps start: with cached bytecode. The bare app's modules (site-packages)
-        # always have .pyc files from pip; with PYTHONDONTWRITEBYTECODE set (some CI and sandbox
-        # shells) the wizard's own modules would be compiled on every start instead, which
-        # measures the compiler, not the app. --no-bytecode-cache keeps the caller's setting.
-        if not args.no_bytecode_cache:
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-        runs: dict[str, list[tuple[float, float, float]]] = {"wizard": [], "bare": []}
-        cold_start("bare", env)  # warm the OS file cache for both equally
-        cold_start("wizard", env)
-        for _ in range(args.starts):
-            for kind in ("wizard", "bare"):  # interleaved, so load on the box hits both
-                runs[kind].append(cold_start(kind, env))
-        print()
-        cached = "PYTHONDONTWRITEBYTECODE" not in env
-        print(
-            f"cold start, {args.starts} runs each, median (s); "
-            f"bytecode cache {'on' if cached else 'off'}"
-        )
-        medians = {
-            kind: [statistics.median(run[i] for run in runs[kind]) for i in range(3)]
-            for kind in runs
-        }
-        print(f"{'':24}{'first screen':>14}{'settled':>10}{'process':>10}")
-        for kind, label in (("wizard", "wizard"), ("bare", "bare Textual app")):
-            wall, shown, settled = medians[kind]
-            print(f"{label:24}{shown:14.3f}{settled:10.3f}{wall:10.3f}")
-        wizard, bare = medians["wizard"], medians["bare"]
-        print(
-            f"{'ratio wizard / bare':24}{wizard[1] / bare[1]:14.2f}{wizard[2] / bare[2]:10.2f}"
-            f"{wizard[0] / bare[0]:10.2f}"
-        )
-        print("(settled and process include the wizard's first profile load and check)")
+        if args.keys:
+            keystrokes(args.keys, model)
+        if args.starts:
+            cold_starts(args.starts, args.no_bytecode_cache)
     return 0
+
+
+def keystrokes(count: int, model: Path) -> None:
+    """The keystroke half: both apps, then the table."""
+    wizard = asyncio.run(wizard_keystrokes(count, model))
+    bare = asyncio.run(bare_keystrokes(count))
+    print(f"keystroke -> findings repainted, {count} keys each (ms)")
+    print(f"{'':24}{'p50':>8}{'p99':>8}")
+    print(
+        f"{'wizard (Parameters)':24}{percentile(wizard, 50):8.2f}{percentile(wizard, 99):8.2f}"
+    )
+    print(f"{'bare Textual Input':24}{percentile(bare, 50):8.2f}{percentile(bare, 99):8.2f}")
+    print(
+        f"{'ratio wizard / bare':24}{percentile(wizard, 50) / percentile(bare, 50):8.2f}"
+        f"{percentile(wizard, 99) / percentile(bare, 99):8.2f}"
+    )
+
+
+def cold_starts(starts: int, keep_bytecode_setting: bool) -> None:
+    """The cold-start half: interleaved runs of both apps, then the table of medians."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # As installed apps start: with cached bytecode. The bare app's modules (site-packages)
+    # always have .pyc files from pip; with PYTHONDONTWRITEBYTECODE set (some CI and sandbox
+    # shells) the wizard's own modules would be compiled on every start instead, which
+    # measures the compiler, not the app. --no-bytecode-cache keeps the caller's setting.
+    if not keep_bytecode_setting:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    runs: dict[str, list[tuple[float, float, float]]] = {"wizard": [], "bare": []}
+    cold_start("bare", env)  # warm the OS file cache for both equally
+    cold_start("wizard", env)
+    for _ in range(starts):
+        for kind in ("wizard", "bare"):  # interleaved, so load on the box hits both
+            runs[kind].append(cold_start(kind, env))
+    print()
+    cached = "PYTHONDONTWRITEBYTECODE" not in env
+    print(
+        f"cold start, {starts} runs each, median (s); "
+        f"bytecode cache {'on' if cached else 'off'}"
+    )
+    medians = {
+        kind: [statistics.median(run[i] for run in runs[kind]) for i in range(3)]
+        for kind in runs
+    }
+    print(f"{'':24}{'first screen':>14}{'settled':>10}{'process':>10}")
+    for kind, label in (("wizard", "wizard"), ("bare", "bare Textual app")):
+        wall, shown, settled = medians[kind]
+        print(f"{label:24}{shown:14.3f}{settled:10.3f}{wall:10.3f}")
+    wizard, bare = medians["wizard"], medians["bare"]
+    print(
+        f"{'ratio wizard / bare':24}{wizard[1] / bare[1]:14.2f}{wizard[2] / bare[2]:10.2f}"
+        f"{wizard[0] / bare[0]:10.2f}"
+    )
+    print("(settled and process include the wizard's first profile load and check)")
 
 
 if __name__ == "__main__":
