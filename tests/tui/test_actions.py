@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.app import App, ComposeResult
 from textual.command import CommandList
 from textual.widgets import Static, TextArea
 
 from screens.app import EXAMPLE_PROFILE, WizardApp
 from screens.dialogs import ExportYamlDialog, ImportCommandDialog, TextDialog
 from screens.messages import EditRequested
+from screens.widgets.effective import EffectiveTable
 from wizard.profile import Profile, load_profile
 from wizard.sglang.render import render_shell, render_yaml
 
@@ -183,25 +185,27 @@ async def test_theme_toggle_and_broken_model_stay_on_screen(
         assert app.screen.query_one("#algo-list").option_count > 1  # type: ignore[attr-defined]
 
 
+class TableHost(App[None]):
+    """An app with just the effective-values table (the table tests feed it reports)."""
+
+    def compose(self) -> ComposeResult:
+        yield EffectiveTable()
+
+
 async def test_effective_cell_restyled_when_only_its_style_changes() -> None:
     """A value SGLang chose (cyan) that is then typed as the same value is shown plain: rich's
     Text equality ignores the base style, so the in-place update must compare it too."""
     from types import SimpleNamespace
 
-    from textual.app import App, ComposeResult
     from textual.coordinate import Coordinate
 
-    from screens.widgets.effective import EffectiveTable
 
     def report(typed: dict[str, object]) -> object:
         effective = {"page_size": 1, "attention_backend": "fa3"}
         return SimpleNamespace(effective=effective, typed=typed, changed=dict)
 
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield EffectiveTable()
 
-    app = Host()
+    app = TableHost()
     async with app.run_test() as pilot:
         table = app.query_one(EffectiveTable)
         table.show(report({}))  # type: ignore[arg-type]
@@ -219,9 +223,7 @@ async def test_effective_rows_reordered_in_place_and_repainted() -> None:
     painted is the new order, not a cached row."""
     from types import SimpleNamespace
 
-    from textual.app import App, ComposeResult
 
-    from screens.widgets.effective import EffectiveTable
 
     effective = {"page_size": 12345, "attention_backend": "fa3"}  # same column widths after
 
@@ -229,14 +231,11 @@ async def test_effective_rows_reordered_in_place_and_repainted() -> None:
         typed = {name: typed for name, (typed, _) in changed.items()}
         return SimpleNamespace(effective=effective, typed=typed, changed=lambda: changed)
 
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield EffectiveTable()
 
     def painted(table: EffectiveTable) -> list[str]:
         return [table.render_line(y).text for y in range(1, 1 + table.row_count)]
 
-    app = Host()
+    app = TableHost()
     async with app.run_test() as pilot:
         table = app.query_one(EffectiveTable)
         table.show(report({}))  # type: ignore[arg-type]
@@ -262,9 +261,7 @@ async def test_effective_rows_stack_when_the_three_columns_do_not_fit() -> None:
     (field, then what SGLang runs) and goes back to columns when it is wide enough again."""
     from types import SimpleNamespace
 
-    from textual.app import App, ComposeResult
 
-    from screens.widgets.effective import EffectiveTable
 
     effective = {"speculative_num_draft_tokens": 2, "attention_backend": "fa3"}
     changed = {"speculative_num_draft_tokens": (16, 2)}
@@ -272,11 +269,8 @@ async def test_effective_rows_stack_when_the_three_columns_do_not_fit() -> None:
         effective=effective, typed={"speculative_num_draft_tokens": 16}, changed=lambda: changed
     )
 
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield EffectiveTable()
 
-    app = Host()
+    app = TableHost()
     async with app.run_test(size=(50, 12)) as pilot:
         table = app.query_one(EffectiveTable)
         table.show(report)  # type: ignore[arg-type]
@@ -292,9 +286,7 @@ async def test_effective_rows_stack_when_the_three_columns_do_not_fit() -> None:
 async def test_a_long_typed_value_is_shortened_before_the_rows_stack() -> None:
     from types import SimpleNamespace
 
-    from textual.app import App, ComposeResult
-
-    from screens.widgets.effective import TYPED_MIN, EffectiveTable
+    from screens.widgets.effective import TYPED_MIN
 
     path = "/models/some-org/a-rather-long-draft-model-name"
     report = SimpleNamespace(
@@ -303,11 +295,8 @@ async def test_a_long_typed_value_is_shortened_before_the_rows_stack() -> None:
         changed=dict,
     )
 
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield EffectiveTable()
 
-    app = Host()
+    app = TableHost()
     async with app.run_test(size=(80, 12)) as pilot:
         table = app.query_one(EffectiveTable)
         table.show(report)  # type: ignore[arg-type]
