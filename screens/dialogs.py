@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from screens import core
+from screens.forms import OrderedInput
 from screens.messages import ProfileSaved
 from wizard.profile import (
     Profile,
@@ -125,7 +126,7 @@ class SaveProfileDialog(ModalScreen[Path | None]):
         """Name input."""
         with Vertical():
             yield Label(f"Save profile as TOML in {profiles_dir()}")
-            yield Input(self.initial, placeholder="profile name, e.g. qwen36-a6000", id="save-name")
+            yield OrderedInput(self.initial, placeholder="profile name, e.g. qwen36-a6000", id="save-name")
             yield Static("", id="save-error", classes="error")
             with Horizontal(classes="buttons"):
                 yield Button("Save (enter)", id="save", variant="primary")
@@ -314,7 +315,7 @@ class ExportYamlDialog(ModalScreen[Path | None]):
         """File name input."""
         with Vertical():
             yield Label(f"Export SGLang --config YAML to (a bare name goes to {self.folder})")
-            yield Input(self.default, id="yaml-path")
+            yield OrderedInput(self.default, id="yaml-path")
             yield Static("", id="yaml-error", classes="error")
             with Horizontal(classes="buttons"):
                 yield Button("Export (enter)", id="export", variant="primary")

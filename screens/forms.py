@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, Literal
 
+from textual import events
 from textual.widgets import Input
 
 Kind = Literal["int", "float", "str", "env", "args", "int_list"]
@@ -18,7 +19,27 @@ def label_for(path: str) -> str:
     return LABELS.get(path, path)
 
 
-class FieldInput(Input):
+class OrderedInput(Input):
+    """An Input whose editing keys keep the order they were typed in (every input of the app)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        """The input's own editing keys (backspace, delete, arrows, home, end, ...) act here, in
+        the order typed. Textual runs a widget's key bindings only once the key has bubbled
+        back up to the app, behind the characters typed after it: `<BS>16` sent at machine
+        speed (tmux, a paste, a macro) would give `1`, the backspace eating the `6`. The
+        bindings come from Input itself (the private map Textual keeps per widget)."""
+        for key in event.aliases:
+            bindings = self._bindings.key_to_bindings.get(key)
+            if bindings and not bindings[0].priority:
+                # An action that declines (copy with nothing selected) leaves the key to the
+                # bindings of the screen and the app, as before.
+                if await self.app.run_action(bindings[0].action, self):
+                    event.stop()
+                    event.prevent_default()  # Input's own handler does not see it either
+                return
+
+
+class FieldInput(OrderedInput):
     """An input for one profile field; `parse` turns its text into the profile value."""
 
     def __init__(

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Log, Static
 
+from screens.forms import OrderedInput
 from screens.messages import EditRequested
 from wizard.profile import Profile
 
@@ -66,7 +67,7 @@ class LaunchScreen(Screen[None]):
         """Host line, preflight table, stage line, log."""
         with Horizontal(id="launch-host-row"):
             yield Label("Host", classes="label")
-            yield Input(
+            yield OrderedInput(
                 self.profile.ssh.host or "",
                 placeholder="~/.ssh/config alias or user@host:port",
                 id="launch-host",

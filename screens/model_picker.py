@@ -22,6 +22,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from screens import core
+from screens.forms import OrderedInput
 
 PICKER_CSS = """
 {name} {{ align: center middle; }}
@@ -82,7 +83,7 @@ class ModelPicker(ModalScreen[ModelPick | None]):
         """Query input, result list, status line."""
         with Vertical():
             yield Label("Find a model: type a name and press Enter to search the Hub")
-            yield Input(
+            yield OrderedInput(
                 value=self.initial,
                 placeholder="name to search, or a path / ORG/NAME to use as typed",
                 id="model-query",

@@ -103,6 +103,32 @@ async def test_keys_at_machine_speed_are_neither_dropped_nor_reordered(
         assert app.profile.speculative.eagle_topk == 2
 
 
+async def test_editing_keys_at_machine_speed_keep_their_order(
+    models: dict[str, Path], ready_dir: Path
+) -> None:
+    """Backspace and the arrows are Input bindings, which Textual runs only after the key has
+    bubbled back to the app: sent at machine speed (tmux send-keys, a macro) `<BS>16` gave `1`
+    and `12<Left>3` gave `123`. They act in the order typed."""
+    app = WizardApp(initial=incident1(models), ready_dir=ready_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f4")
+        burst = [("tab", "\t"), ("tab", "\t"), ("backspace", None), ("1", "1"), ("6", "6")]
+        for key, char in burst:
+            app.post_message(events.Key(key, char))  # all queued before any is handled
+        await pilot.pause()
+        await pilot.pause()
+        assert field(app, "speculative.num_draft_tokens").value == "16"
+        field(app, "attention.page_size").focus()
+        await pilot.pause()
+        for key, char in (("1", "1"), ("2", "2"), ("left", None), ("3", "3")):
+            app.post_message(events.Key(key, char))
+        await pilot.pause()
+        await pilot.pause()
+        assert field(app, "attention.page_size").value == "132"
+        assert app.profile.attention.page_size == 132
+        assert app.profile.speculative.num_draft_tokens == 16
+
+
 async def test_emptying_the_draft_path_keeps_the_field_and_the_keys(
     models: dict[str, Path], ready_dir: Path
 ) -> None:
