@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual import events
 from textual.widgets import HelpPanel, OptionList, Select, Static, TextArea
 
@@ -488,3 +489,21 @@ async def test_a_hold_without_an_answer_is_released(
         await pilot.press("f5")
         assert app._batch_count == 0
         assert app.screen.query_one(StepBar).region  # the next step is laid out and painted
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_notifications_sit_bottom_left_not_over_the_table(
+    models: dict[str, Path], ready_dir: Path, size: tuple[int, int]
+) -> None:
+    from textual.widgets._toast import Toast
+
+    app = WizardApp(initial=incident1(models), ready_dir=ready_dir)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await pilot.press("f4")
+        app.notify("a message that takes some room on the screen", title="Note")
+        await pilot.pause()
+        toast = app.screen.query_one(Toast)
+        table = app.screen.query_one(EffectiveTable)
+        assert toast.region.x == 0
+        assert not toast.region.overlaps(table.region)
+        assert not toast.region.overlaps(app.screen.query_one(FindingsPanel).region)
