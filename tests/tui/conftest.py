@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 from collections.abc import Iterator
@@ -153,10 +154,15 @@ def models(isolated_dirs: Path) -> dict[str, Path]:
 
 @pytest.fixture
 def snapshot_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A fixed, emptied directory for snapshot tests (paths on screen stay the same every run)."""
-    shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
-    (SNAPSHOT_ROOT / "profiles").mkdir(parents=True)
-    monkeypatch.setenv("SGLANG_WIZARD_PROFILES_DIR", str(SNAPSHOT_ROOT / "profiles"))
-    monkeypatch.chdir(SNAPSHOT_ROOT)
-    yield SNAPSHOT_ROOT
-    shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
+    """A fixed, emptied directory for snapshot tests (paths on screen stay the same every run).
+
+    Held under an exclusive lock: two test runs on one machine (two clones) take turns instead
+    of emptying each other's model folders mid-snapshot."""
+    with open(f"{SNAPSHOT_ROOT}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
+        (SNAPSHOT_ROOT / "profiles").mkdir(parents=True)
+        monkeypatch.setenv("SGLANG_WIZARD_PROFILES_DIR", str(SNAPSHOT_ROOT / "profiles"))
+        monkeypatch.chdir(SNAPSHOT_ROOT)
+        yield SNAPSHOT_ROOT
+        shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
