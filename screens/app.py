@@ -146,8 +146,9 @@ class WizardApp(App[int]):
         self._profile: Profile | None = initial
         self._first: FirstProfile | None = None
         self._first_lock = threading.Lock()
-        if initial is None:  # the name shown while loading; the loader confirms it
-            self.profile_name = next((p.stem for p in self._first_candidates()), None)
+        self._candidates = self._first_candidates() if initial is None else []
+        if self._candidates:  # the name shown while loading; the loader confirms it
+            self.profile_name = self._candidates[0].stem
         self.report: Report | None = None
         self.core_problem: str | None = "Checking the profile…" if self.checking else None
         if initial is not None:
@@ -180,8 +181,9 @@ class WizardApp(App[int]):
             self.set_interval(2.0, self._exit_without_terminal)
 
     def on_ready(self) -> None:
-        """The first screen is painted: now load and check the first profile (a thread)."""
-        if self.checking and self._first is None:
+        """The first screen is painted: now load and check the first profile (a thread; a
+        profile the UI has loaded already is only checked)."""
+        if self.checking:
             self._first_check()
 
     @work(thread=True, exclusive=True, group="first-check")
@@ -231,7 +233,7 @@ class WizardApp(App[int]):
                 from wizard.profile import ProfileError, load_profile
 
                 errors: list[str] = []
-                for path in self._first_candidates():
+                for path in self._candidates:
                     try:
                         self._first = FirstProfile(load_profile(path), path.stem, path, errors)
                         break

@@ -151,7 +151,7 @@ class ParametersScreen(WizardScreen):
         )
         if form.border_subtitle != subtitle:
             form.border_subtitle = subtitle
-        self.query_one(EffectiveTable).show(report, stacked=self.has_class("-narrow"))
+        self.query_one(EffectiveTable).show(report)  # its width decides columns or stacked rows
         title = "Effective values: typed → SGLang runs"
         if report is not None and report.verdict == "error":
             title += " (once the errors are fixed)"
@@ -159,14 +159,6 @@ class ParametersScreen(WizardScreen):
         if effective.border_title != title:  # setting a title repaints the table, same or not
             effective.border_title = title
         self._mark_cache_select(offending, adjusted)
-
-    def on_resize(self) -> None:
-        """Narrow <-> wide: the effective table changes between stacked and three columns."""
-        self.call_after_refresh(
-            lambda: self.query_one(EffectiveTable).show(
-                self.wizard.report, stacked=self.has_class("-narrow")
-            )
-        )
 
     def _set_static(self, selector: str, content: Content) -> None:
         static = self.query_one(selector, Static)

@@ -53,9 +53,9 @@ def show_value(value: Any) -> str:
 class EffectiveTable(ScrollView, can_focus=True):
     """SGLang field | you typed | SGLang runs; changed rows first and highlighted (`16 -> 2`).
 
-    Values SGLang chooses itself (nothing typed) are shown in cyan. On narrow terminals the rows
-    are stacked: the field, and below it what SGLang runs. The header stays while the rows
-    scroll; a row cursor (arrows, page keys, click) shows while the table has focus.
+    Values SGLang chooses itself (nothing typed) are shown in cyan. When three columns do not
+    fit, the rows are stacked: the field, and below it what SGLang runs. The header stays while
+    the rows scroll; a row cursor (arrows, page keys, click) shows while the table has focus.
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -121,22 +121,23 @@ class EffectiveTable(ScrollView, can_focus=True):
         """The painted width of a column (its widest cell or title, plus padding)."""
         return self._widths[self._columns.index(key)]
 
-    def show(self, report: Report | None, *, stacked: bool = False) -> None:
+    def show(self, report: Report | None) -> None:
         """Repaint from a report: only this widget's own lines, from cached row strips.
 
-        `stacked` (narrow terminals): one column, each row the field and below it what SGLang
-        runs (`16 → 2` when SGLang changes what you typed), so SGLang's value always shows.
-        When the three columns are wider than the table, long values are shortened (…), "you
-        typed" first; if that is not enough, the rows are stacked: the "SGLang runs" column is
-        never cut off. Column widths follow the widest cell each time,
-        so they shrink again after a long value.
+        The table's width decides the layout: three columns (field | you typed | SGLang runs);
+        when they are wider than the table, long values are shortened (…), "you typed" first;
+        if that is not enough (80 columns), the rows are stacked: the field and below it what
+        SGLang runs (`16 → 2` when SGLang changes what you typed). "SGLang runs" is never cut
+        off. Column widths follow the widest cell each time, so they shrink again after a long
+        value.
         """
-        self._report, self._asked_stacked = report, stacked
+        self._report = report
         dark = self.app.current_theme.dark
         rows = [cells for _, cells in self.rows_for(report, dark=dark)]
         columns: tuple[str, ...] = ("field", "typed", "effective")
         room = self.scrollable_content_region.width
-        if not stacked and room:  # the value columns may shrink to their minimum; then stack
+        stacked = False
+        if room:  # the value columns may shrink to their minimum; below that, stack
             field, typed, runs = _column_widths(TITLES.values(), rows)
             stacked = field + min(typed, TYPED_MIN) + min(runs, RUNS_MIN) > room
         if stacked:
@@ -284,11 +285,10 @@ class EffectiveTable(ScrollView, can_focus=True):
         return Strip(segments, sum(self._widths))
 
     _report: Report | None = None
-    _asked_stacked = False
 
     def on_resize(self) -> None:
         """Three columns or stacked rows follow the table's width."""
-        self.show(self._report, stacked=self._asked_stacked)
+        self.show(self._report)
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
