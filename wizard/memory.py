@@ -21,9 +21,10 @@ logs in `tests/model/memory_logs.py` (docs/inspect.md has the table).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from wizard.applicability import effective_draft_tokens
@@ -306,14 +307,25 @@ class MemoryInputs:
 
     def cache_key(self) -> tuple[Any, ...]:
         """A hashable key: the model facts by identity, every other input by value."""
-        return tuple(
-            id(getattr(self, name)) if name in ("target", "draft") else getattr(self, name)
-            for name in self.__dataclass_fields__
-        )
+        values = self.__dict__
+        return (id(self.target), id(self.draft), *[values[name] for name in _SCALAR_INPUTS])
 
     def with_edits(self, **changes: Any) -> MemoryInputs:
-        """A copy with some inputs changed (a fix tried before it is offered)."""
-        return replace(self, **changes)
+        """A copy with some inputs changed (a fix tried before it is offered; called often, so
+        cheaper than `dataclasses.replace`, which re-runs `__init__`)."""
+        unknown = set(changes) - set(self.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"not a memory-plan input: {', '.join(sorted(unknown))}")
+        copied = copy.copy(self)
+        for name, value in changes.items():
+            object.__setattr__(copied, name, value)
+        return copied
+
+
+#: Every input but the model facts (those go into cache keys by identity).
+_SCALAR_INPUTS = tuple(
+    name for name in MemoryInputs.__dataclass_fields__ if name not in ("target", "draft", "_")
+)
 
 
 #: Profile keys a memory fix edits -> the plan input it changes.
@@ -648,7 +660,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     )
     if _with_suggestions:
         def replan(**changes: Any) -> MemoryPlan:
-            return plan_memory(inputs.with_edits(**changes), _with_suggestions=False)
+            return _bare_plan(inputs.with_edits(**changes))
 
         # Online FP8 (`--quantization fp8`) halves bf16 weights; SGLang runs it on SM89 and newer.
         fp8_ok = target.quant is None and quantization is None and gpu.sm >= 89
@@ -656,6 +668,27 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         plan.fixes.extend(fixes)
         plan.suggestions.extend(f.label for f in fixes)
     return plan
+
+
+_BARE_PLANS: dict[tuple[Any, ...], MemoryPlan | ValueError] = {}
+
+
+def _bare_plan(inputs: MemoryInputs) -> MemoryPlan:
+    """A plan without suggestions, cached: trying fixes replans the same inputs again and again
+    (every keystroke re-checks, and verifying an error's fixes re-checks once per fix)."""
+    key = inputs.cache_key()
+    cached = _BARE_PLANS.get(key)
+    if cached is None:
+        try:
+            cached = plan_memory(inputs, _with_suggestions=False)
+        except ValueError as exc:
+            cached = exc
+        if len(_BARE_PLANS) > 2048:
+            _BARE_PLANS.clear()
+        _BARE_PLANS[key] = cached
+    if isinstance(cached, ValueError):
+        raise cached
+    return cached
 
 
 # Architectures SGLang runs with a hybrid sliding-window KV pool (0.5.11
