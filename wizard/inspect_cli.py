@@ -25,7 +25,7 @@ from wizard.applicability import (
 )
 from wizard.cli import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, lookup
-from wizard.memory import MemoryPlan, plan_memory
+from wizard.memory import MemoryInputs, MemoryPlan, plan_memory
 from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
 
 DEFAULT_VERSION = "0.5.11"
@@ -283,7 +283,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     if setup is not None:
         gpu, gpus, tp = setup
         try:
-            plan = plan_memory(
+            plan = plan_memory(MemoryInputs(
                 target,
                 gpu,
                 gpus,
@@ -304,7 +304,7 @@ def run_inspect(args: argparse.Namespace) -> int:
                 chunked_prefill_size=s["chunked_prefill_size"],
                 disable_radix_cache=s["disable_radix_cache"],
                 mamba_extra_buffer=s["mamba_extra_buffer"],
-            )
+            ))
         except ValueError as exc:
             raise ToolInputError(str(exc)) from None
     options = algorithm_options(target, draft, s["sglang_version"])

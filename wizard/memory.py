@@ -21,16 +21,17 @@ logs in `tests/model/memory_logs.py` (docs/inspect.md has the table).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
 from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
 from wizard.sglang.fields import version_tuple
+from wizard.sglang.releases import default_version
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -177,6 +178,7 @@ class MemoryPlan:
     layers_per_gpu: int = 0
     sglang_version: str = ""
     load_overhead_gib: float = 0.0
+    cpu_offload_gib: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md."""
@@ -193,15 +195,32 @@ class MemoryPlan:
         return out
 
     def summary(self) -> str:
-        """One line: verdict and the key numbers."""
+        """One line: verdict and the key numbers (shortfalls said in words, never as a negative size)."""
         word = {"fits": "fits", "tight": "tight", "will_not_fit": "will not fit"}[self.verdict]
-        return (
-            f"{word}: per GPU {self.weights_gib:.1f} GiB weights + {self.kv_budget_gib:.1f} GiB "
-            f"KV/state of {self.static_pool_gib:.1f} GiB static pool "
-            f"({self.mem_fraction_static:.3f} x {self.free_before_load_gib:.1f} GiB free before "
-            f"loading{' by nvidia-smi' if self.free_memory_source == 'nvidia-smi' else ''}), "
-            f"{self.kv_tokens:,} KV tokens, headroom {self.headroom_gib:+.1f} GiB"
+        nvsmi = " by nvidia-smi" if self.free_memory_source == "nvidia-smi" else ""
+        pool = (
+            f"{self.static_pool_gib:.1f} GiB static pool ({self.mem_fraction_static:.3f} x "
+            f"{self.free_before_load_gib:.1f} GiB free before loading{nvsmi})"
         )
+        if self.kv_budget_gib <= 0:
+            held = self.static_pool_gib - self.kv_budget_gib
+            parts = f"{self.weights_gib:.1f} GiB weights"
+            if self.draft_in_static_pool and self.draft_weights_gib:
+                parts += f" + {self.draft_weights_gib:.1f} GiB draft"
+            if self.mamba_pool_gib or self.spec_mamba_buffer_gib:
+                parts += " + recurrent state"
+            head = (
+                f"{word}: per GPU {parts} ({held:.1f} GiB) against a {pool}: no room left for "
+                "the KV cache"
+            )
+        else:
+            head = (
+                f"{word}: per GPU {self.weights_gib:.1f} GiB weights + {self.kv_budget_gib:.1f} GiB "
+                f"KV/state of {pool}, {self.kv_tokens:,} KV tokens"
+            )
+        if self.headroom_gib >= 0:
+            return f"{head}, {self.headroom_gib:.1f} GiB to spare outside the pool"
+        return f"{head}; outside the pool {-self.headroom_gib:.1f} GiB short"
 
 
 @dataclass(frozen=True)
@@ -216,6 +235,14 @@ class _Weights:
     lm_head: float
     vision: float
     source: Literal["index", "estimate"]
+
+    def layers_per_gpu(
+        self, tp: int, attn_tp: int, layers: int, stage_layers: int | None = None
+    ) -> float:
+        """Bytes of one pipeline stage's decoder layers on one GPU (what CPU offload can move)."""
+        stage = stage_layers if stage_layers is not None else layers
+        share = stage / max(layers, 1)
+        return (self.layers_sharded / tp + self.attention / attn_tp + self.layers_replicated) * share
 
     def per_gpu(
         self,
@@ -239,48 +266,106 @@ class _Weights:
         return body + ends + self.vision / tp
 
 
-def plan_memory(
-    target: ModelFacts,
-    gpu: GpuKind,
-    gpus: int,
-    tp: int,
-    *,
-    mem_fraction: float | None = None,
-    draft: ModelFacts | None = None,
-    algorithm: str | None = None,
-    num_draft_tokens: int | None = None,
-    max_running_requests: int | None = None,
-    context_length: int | None = None,
-    kv_cache_dtype: str | None = None,
-    dtype: str | None = None,
-    quantization: str | None = None,
-    cuda_graph_max_bs: int | None = None,
-    sglang_version: str = "0.5.11",
-    chunked_prefill_size: int | None = None,
-    disable_radix_cache: bool = False,
-    mamba_extra_buffer: bool | None = None,
-    num_steps: int | None = None,
-    topk: int | None = None,
-    pp: int = 1,
-    dp: int = 1,
-    enable_dp_attention: bool = False,
-    ep: int = 1,
-    page_size: int | None = None,
-    free_gib: float | None = None,
-    disable_cuda_graph: bool = False,
-    swa_full_tokens_ratio: float | None = None,
-    _with_suggestions: bool = True,
-) -> MemoryPlan:
-    """Plan the memory of one GPU for `target` on `gpus` x `gpu` at tensor parallel `tp`.
+@dataclass(frozen=True)
+class MemoryInputs:
+    """Everything one memory plan reads: the model, the GPUs and the values SGLang resolved.
+
+    The first four are positional (`MemoryInputs(target, gpu, gpus, tp, algorithm="NEXTN")`);
+    the rest are SGLang's resolved arguments under the plan's own names."""
+
+    target: ModelFacts
+    gpu: GpuKind
+    gpus: int
+    tp: int
+    _: KW_ONLY
+    mem_fraction: float | None = None
+    draft: ModelFacts | None = None
+    algorithm: str | None = None
+    num_draft_tokens: int | None = None
+    max_running_requests: int | None = None
+    context_length: int | None = None
+    kv_cache_dtype: str | None = None
+    dtype: str | None = None
+    quantization: str | None = None
+    cuda_graph_max_bs: int | None = None
+    sglang_version: str = field(default_factory=default_version)
+    chunked_prefill_size: int | None = None
+    disable_radix_cache: bool = False
+    mamba_extra_buffer: bool | None = None
+    num_steps: int | None = None
+    topk: int | None = None
+    pp: int = 1
+    dp: int = 1
+    enable_dp_attention: bool = False
+    ep: int = 1
+    page_size: int | None = None
+    free_gib: float | None = None
+    disable_cuda_graph: bool = False
+    swa_full_tokens_ratio: float | None = None
+    cpu_offload_gb: float = 0.0
+    max_total_tokens: int | None = None
+
+    def cache_key(self) -> tuple[Any, ...]:
+        """A hashable key: the model facts by identity, every other input by value."""
+        values = self.__dict__
+        return (id(self.target), id(self.draft), *[values[name] for name in _SCALAR_INPUTS])
+
+    def with_edits(self, **changes: Any) -> MemoryInputs:
+        """A copy with some inputs changed (a fix tried before it is offered; called often, so
+        cheaper than `dataclasses.replace`, which re-runs `__init__`)."""
+        unknown = set(changes) - set(self.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"not a memory-plan input: {', '.join(sorted(unknown))}")
+        copied = copy.copy(self)
+        for name, value in changes.items():
+            object.__setattr__(copied, name, value)
+        return copied
+
+
+#: Every input but the model facts (those go into cache keys by identity).
+_SCALAR_INPUTS = tuple(
+    name for name in MemoryInputs.__dataclass_fields__ if name not in ("target", "draft", "_")
+)
+
+
+#: Profile keys a memory fix edits -> the plan input it changes.
+FIX_INPUTS = {
+    "memory.mem_fraction_static": "mem_fraction",
+    "memory.max_running_requests": "max_running_requests",
+    "memory.cuda_graph_max_bs": "cuda_graph_max_bs",
+    "memory.cpu_offload_gb": "cpu_offload_gb",
+    "model.context_length": "context_length",
+    "model.kv_cache_dtype": "kv_cache_dtype",
+    "parallel.tp": "tp",
+    "gpu.count": "gpus",
+    "model.quantization": "quantization",
+}
+
+
+def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> MemoryPlan:
+    """Plan the memory of one GPU for `inputs.target` on `gpus` x `gpu` at tensor parallel `tp`.
 
     `pp` pipeline stages (each GPU holds one stage's layers), `dp` with `enable_dp_attention`
     (attention weights replicated over the `dp` attention groups, a KV pool per group), `ep`
     (experts split over ep x moe-tp = tp GPUs: the same bytes per GPU). `free_gib` is the free
     memory of one GPU read on the host (`nvidia-smi`), else the card minus SGLang's context.
     `num_draft_tokens` is what the user typed; with `num_steps`/`topk` the plan uses the count
-    SGLang will really use (auto table, topk-1 rewrite). Raises ValueError for impossible inputs
-    (tp x pp larger than the GPU count, sizes < 1, unknown algorithm).
+    SGLang will really use (auto table, topk-1 rewrite). `cpu_offload_gb` moves that many GiB of
+    decoder-layer weights per GPU to the host; `max_total_tokens` caps the KV tokens. Raises
+    ValueError for impossible inputs (tp x pp larger than the GPU count, sizes < 1, unknown
+    algorithm).
     """
+    target, gpu, gpus, tp = inputs.target, inputs.gpu, inputs.gpus, inputs.tp
+    mem_fraction, draft, algorithm = inputs.mem_fraction, inputs.draft, inputs.algorithm
+    num_draft_tokens, max_running_requests = inputs.num_draft_tokens, inputs.max_running_requests
+    context_length, kv_cache_dtype = inputs.context_length, inputs.kv_cache_dtype
+    dtype, quantization, cuda_graph_max_bs = inputs.dtype, inputs.quantization, inputs.cuda_graph_max_bs
+    sglang_version, chunked_prefill_size = inputs.sglang_version, inputs.chunked_prefill_size
+    disable_radix_cache, mamba_extra_buffer = inputs.disable_radix_cache, inputs.mamba_extra_buffer
+    num_steps, topk, pp, dp, ep = inputs.num_steps, inputs.topk, inputs.pp, inputs.dp, inputs.ep
+    enable_dp_attention, page_size = inputs.enable_dp_attention, inputs.page_size
+    free_gib, disable_cuda_graph = inputs.free_gib, inputs.disable_cuda_graph
+    swa_full_tokens_ratio = inputs.swa_full_tokens_ratio
     if tp < 1 or gpus < 1 or pp < 1 or dp < 1:
         raise ValueError("tp, pp, dp and the GPU count must be at least 1")
     if tp * pp > gpus:
@@ -343,6 +428,18 @@ def plan_memory(
         weights.per_gpu(tp, pp, attn_tp, target.num_layers, stage_layers, attention_dp) / GIB
         + load_overhead_gib
     )
+    # --cpu-offload-gb: SGLang's offloader moves decoder-layer parameters to pinned host memory
+    # until that many GiB per process are offloaded (`utils/offloader.py` `maybe_offload_to_cpu`,
+    # `cpu_offload_gb * 1024**3`); the embedding, head and norms stay on the GPU.
+    offload_gib = 0.0
+    if inputs.cpu_offload_gb > 0:
+        layers_gib = weights.layers_per_gpu(tp, attn_tp, target.num_layers, stage_layers) / GIB
+        offload_gib = min(float(inputs.cpu_offload_gb), layers_gib)
+        weights_gib -= offload_gib
+        assumptions.append(
+            f"--cpu-offload-gb {inputs.cpu_offload_gb:g}: {offload_gib:.1f} GiB of decoder-layer "
+            "weights per GPU live in host memory (copied in for every forward pass)"
+        )
 
     # --- draft / MTP ---------------------------------------------------------------------------
     draft_gib = 0.0
@@ -439,6 +536,13 @@ def plan_memory(
     page = max(page_size or 1, 1)
     kv_tokens = int(max(kv_budget_gib, 0) * GIB // cell) if cell else 0
     kv_tokens = kv_tokens // page * page
+    if inputs.max_total_tokens is not None and 0 < inputs.max_total_tokens < kv_tokens:
+        # `_apply_token_constraints`: the user's cap wins when it is below the profiled value.
+        assumptions.append(
+            f"--max-total-tokens {inputs.max_total_tokens:,} caps the {kv_tokens:,} KV tokens "
+            "the pool would hold"
+        )
+        kv_tokens = inputs.max_total_tokens // page * page
     swa_tokens = int(kv_tokens * swa_ratio) // page * page if stage_swa else None
 
     # --- what must fit outside the static pool -------------------------------------------------
@@ -466,8 +570,8 @@ def plan_memory(
     if rest_gib <= 0:
         verdict = "will_not_fit"
         reasons.append(
-            f"weights need {weights_gib + draft_counted_gib:.1f} GiB per GPU but the static pool "
-            f"is {static_gib:.1f} GiB ({fraction:.3f} x {free_before:.1f} GiB free before loading)"
+            f"the weights need {weights_gib + draft_counted_gib:.1f} GiB per GPU, "
+            f"{weights_gib + draft_counted_gib - static_gib:.1f} GiB more than the static pool"
         )
     elif kv_tokens <= 0:
         verdict = "will_not_fit"
@@ -493,7 +597,9 @@ def plan_memory(
         if ctx and kv_tokens < ctx:
             verdict = "tight"
             reasons.append(
-                f"{kv_tokens:,} KV tokens is less than one request of the context length {ctx:,}"
+                f"the KV pool holds {kv_tokens:,} tokens, fewer than the context length {ctx:,}: "
+                "one full-length request cannot fit, so long requests will be refused or "
+                "truncated at serving time (SGLang starts and says so)"
             )
         if running_limit is not None and running and running_limit < (
             running // dp if attention_dp else running
@@ -550,43 +656,39 @@ def plan_memory(
         layers_per_gpu=stage_layers,
         sglang_version=sglang_version,
         load_overhead_gib=load_overhead_gib,
+        cpu_offload_gib=offload_gib,
     )
     if _with_suggestions:
-        replan = partial(
-            plan_memory,
-            target,
-            gpu,
-            gpus,
-            tp,
-            mem_fraction=mem_fraction,
-            draft=draft,
-            algorithm=algorithm,
-            num_draft_tokens=num_draft_tokens,
-            context_length=context_length,
-            kv_cache_dtype=kv_cache_dtype,
-            dtype=dtype,
-            quantization=quantization,
-            cuda_graph_max_bs=cuda_graph_max_bs,
-            sglang_version=sglang_version,
-            chunked_prefill_size=chunked_prefill_size,
-            disable_radix_cache=disable_radix_cache,
-            mamba_extra_buffer=mamba_extra_buffer,
-            num_steps=num_steps,
-            topk=topk,
-            pp=pp,
-            dp=dp,
-            enable_dp_attention=enable_dp_attention,
-            ep=ep,
-            page_size=page_size,
-            free_gib=free_gib,
-            disable_cuda_graph=disable_cuda_graph,
-            swa_full_tokens_ratio=swa_full_tokens_ratio,
-            _with_suggestions=False,
-        )
-        fixes = _suggest(plan, weights, gpus, graph_bs, kv_cache_dtype, replan)
+        def replan(**changes: Any) -> MemoryPlan:
+            return _bare_plan(inputs.with_edits(**changes))
+
+        # Online FP8 (`--quantization fp8`) halves bf16 weights; SGLang runs it on SM89 and newer.
+        fp8_ok = target.quant is None and quantization is None and gpu.sm >= 89
+        fixes = _suggest(plan, weights, gpus, graph_bs, kv_cache_dtype, replan, fp8_ok)
         plan.fixes.extend(fixes)
         plan.suggestions.extend(f.label for f in fixes)
     return plan
+
+
+_BARE_PLANS: dict[tuple[Any, ...], MemoryPlan | ValueError] = {}
+
+
+def _bare_plan(inputs: MemoryInputs) -> MemoryPlan:
+    """A plan without suggestions, cached: trying fixes replans the same inputs again and again
+    (every keystroke re-checks, and verifying an error's fixes re-checks once per fix)."""
+    key = inputs.cache_key()
+    cached = _BARE_PLANS.get(key)
+    if cached is None:
+        try:
+            cached = plan_memory(inputs, _with_suggestions=False)
+        except ValueError as exc:
+            cached = exc
+        if len(_BARE_PLANS) > 2048:
+            _BARE_PLANS.clear()
+        _BARE_PLANS[key] = cached
+    if isinstance(cached, ValueError):
+        raise cached
+    return cached
 
 
 # Architectures SGLang runs with a hybrid sliding-window KV pool (0.5.11
@@ -879,18 +981,94 @@ def _suggest(
     graph_bs: int,
     kv_cache_dtype: str | None,
     replan: Callable[..., MemoryPlan],
+    fp8_weights_help: bool = False,
 ) -> list[PlanFix]:
+    """The fixes for a plan that is not `fits`, each verified to converge (see `_converging`),
+    or the room-to-spare hint for one that fits."""
+    candidates = _candidates(
+        plan, weights, gpus, graph_bs, kv_cache_dtype, replan, fp8_weights_help
+    )
+    if plan.verdict == "fits":
+        return candidates
+    return _converging(plan, candidates, replan)
+
+
+_RANK = {"will_not_fit": 0, "tight": 1, "fits": 2}
+
+
+def _replan_with(replan: Callable[..., MemoryPlan], edits: dict[str, Any]) -> MemoryPlan | None:
+    """The plan after a fix's profile edits, None when an edit is not a plan input or invalid."""
+    changes = {}
+    for key, value in edits.items():
+        name = FIX_INPUTS.get(key)
+        if name is None:
+            return None
+        changes[name] = value
+    try:
+        return replan(**changes)
+    except ValueError:
+        return None
+
+
+def _converging(
+    plan: MemoryPlan, candidates: list[PlanFix], replan: Callable[..., MemoryPlan]
+) -> list[PlanFix]:
+    """Keep the fixes that remove the plan's finding when applied: a `tight` plan must fit
+    afterwards, a `will_not_fit` one must at least start. When no single edit gets there (two
+    causes at once, e.g. the context length and the recurrent-state pool), the edits are
+    combined into one fix, in the order of the causes. Advice without edits is kept last."""
+    advice = [f for f in candidates if not f.edits]
+    edits = [f for f in candidates if f.edits]
+    target = "fits" if plan.verdict == "tight" else "tight"
+    kept: list[PlanFix] = []
+    for fix in edits:
+        after = _replan_with(replan, fix.edits)
+        if after is not None and _RANK[after.verdict] >= _RANK[target]:
+            kept.append(fix)
+    if kept:
+        return kept + advice
+    combined: dict[str, Any] = {}
+    labels: list[str] = []
+    best = plan
+    for fix in edits:
+        trial = _replan_with(replan, {**combined, **fix.edits})
+        if trial is None:
+            continue
+        better = _RANK[trial.verdict] > _RANK[best.verdict] or (
+            trial.verdict == best.verdict and len(trial.reasons) < len(best.reasons)
+        )
+        if better:
+            combined.update(fix.edits)
+            labels.append(fix.label.split(":")[0])
+            best = trial
+        if _RANK[best.verdict] >= _RANK[target]:
+            return [PlanFix(" and ".join(labels), combined), *advice]
+    return advice
+
+
+def _candidates(
+    plan: MemoryPlan,
+    weights: _Weights,
+    gpus: int,
+    graph_bs: int,
+    kv_cache_dtype: str | None,
+    replan: Callable[..., MemoryPlan],
+    fp8_weights_help: bool = False,
+) -> list[PlanFix]:
+    """Every fix worth trying for this plan, the real cause's first (not yet verified)."""
     out: list[PlanFix] = []
     total = plan.gpu_total_gib
     if plan.static_pool_gib <= plan.weights_gib:
         for tp in (2, 4, 8, 16):
             at = weights.per_gpu(tp, plan.pp, tp, plan.layers_per_gpu * plan.pp)
-            if plan.tp < tp and tp * plan.pp <= gpus and at / GIB < 0.75 * total:
+            if plan.tp < tp and at / GIB < 0.75 * total and tp * plan.pp <= max(gpus, 8):
+                more = tp * plan.pp > gpus
                 out.append(
                     PlanFix(
-                        f"use --tp-size {tp}: weights drop to "
-                        f"{at / GIB:.1f} GiB per GPU",
-                        {"parallel.tp": tp},
+                        (f"use {tp * plan.pp} GPUs with --tp-size {tp}" if more
+                         else f"use --tp-size {tp}")
+                        + f": weights drop to {at / GIB:.1f} GiB per GPU",
+                        {"parallel.tp": tp, **({"gpu.count": tp * plan.pp} if more else {})},
                     )
                 )
                 break
@@ -903,6 +1081,25 @@ def _suggest(
                     {},
                 )
             )
+    if plan.static_pool_gib <= plan.weights_gib and fp8_weights_help:
+        out.append(
+            PlanFix(
+                "quantize the weights to FP8 at load (--quantization fp8): about half the bf16 "
+                "bytes, small accuracy cost",
+                {"model.quantization": "fp8"},
+            )
+        )
+    if plan.static_pool_gib <= plan.weights_gib and plan.mem_fraction_source == "given":
+        for higher in (0.8, 0.85, 0.88, 0.9):
+            if higher <= plan.mem_fraction_static:
+                continue
+            if replan(mem_fraction=higher).verdict == "fits":
+                out.insert(0, PlanFix(
+                    f"raise --mem-fraction-static to {higher:.2f}: the static pool grows to "
+                    f"{higher * plan.free_before_load_gib:.1f} GiB, room for the weights and KV",
+                    {"memory.mem_fraction_static": higher},
+                ))
+                break
     if plan.headroom_gib < TIGHT_HEADROOM_GIB and plan.static_pool_gib > plan.weights_gib:
         deficit = TIGHT_HEADROOM_GIB - plan.headroom_gib + 1.0
         lower = round(plan.mem_fraction_static - deficit / total, 2)
@@ -943,7 +1140,7 @@ def _suggest(
                 )
             )
     if plan.context_length and 0 < plan.kv_tokens < plan.context_length:
-        fit = plan.kv_tokens // 1024 * 1024
+        fit = plan.kv_tokens // 1024 * 1024 or plan.kv_tokens // 64 * 64
         if fit > 0:
             out.append(
                 PlanFix(
@@ -958,6 +1155,17 @@ def _suggest(
                     {"model.kv_cache_dtype": "fp8_e4m3"},
                 )
             )
+    if plan.context_length and 0 < plan.kv_tokens < plan.context_length:
+        # The context length is the cause: its fixes come first.
+        out.sort(key=lambda f: not ({"model.context_length", "model.kv_cache_dtype"} & set(f.edits)))
+    if plan.static_pool_gib <= plan.weights_gib:
+        out.append(
+            PlanFix(
+                "or move decoder-layer weights to host memory with --cpu-offload-gb N (slow: "
+                "every forward pass copies them in)",
+                {},
+            )
+        )
     if (
         plan.verdict == "fits"
         and plan.headroom_gib > 6

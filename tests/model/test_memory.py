@@ -8,7 +8,7 @@ import families as fam
 import pytest
 
 from wizard.gpus import lookup
-from wizard.memory import GIB, MIB, plan_memory
+from wizard.memory import GIB, MIB, MemoryInputs, plan_memory
 from wizard.model_info import ModelFacts, load_model_facts
 
 A6000 = lookup("RTX A6000")
@@ -25,7 +25,7 @@ def _facts(builder, tmp_path: Path) -> ModelFacts:
 
 def test_incident1_qwen36_27b_on_two_a6000_numbers(tmp_path: Path) -> None:
     target = _facts(fam.qwen36_27b, tmp_path)
-    plan = plan_memory(target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2)
+    plan = plan_memory(MemoryInputs(target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2))
     # SGLang 0.5.11 heuristic on a 49140 MiB card: reserve 512 + 4096*1.5 + 32*2 + 2/8*1024
     # + 50 piecewise graphs * 8 = 7376 MiB, + 4096 MiB for speculative decoding -> 0.767,
     # then the vision-tower factor 0.95 * 0.9734 -> 0.709.
@@ -56,9 +56,9 @@ def test_incident1_qwen36_27b_on_two_a6000_numbers(tmp_path: Path) -> None:
     # The fix is a profile edit to a request count the state pool really holds.
     fix = next(f for f in plan.fixes if "memory.max_running_requests" in f.edits)
     count = fix.edits["memory.max_running_requests"]
-    applied = plan_memory(
+    applied = plan_memory(MemoryInputs(
         target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2, max_running_requests=count
-    )
+    ))
     assert applied.max_running_requests_limit is not None
     assert applied.max_running_requests_limit >= count
     assert applied.kv_tokens > plan.kv_tokens
@@ -66,10 +66,10 @@ def test_incident1_qwen36_27b_on_two_a6000_numbers(tmp_path: Path) -> None:
 
 def test_incident1_fewer_running_requests_frees_kv(tmp_path: Path) -> None:
     target = _facts(fam.qwen36_27b, tmp_path)
-    default = plan_memory(target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2)
-    eight = plan_memory(
+    default = plan_memory(MemoryInputs(target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2))
+    eight = plan_memory(MemoryInputs(
         target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2, max_running_requests=8
-    )
+    ))
     assert eight.spec_mamba_buffer_gib == pytest.approx(default.spec_mamba_buffer_gib / 6)
     assert eight.kv_tokens > 3 * default.kv_tokens
     assert eight.max_running_requests_limit is not None
@@ -78,7 +78,7 @@ def test_incident1_fewer_running_requests_frees_kv(tmp_path: Path) -> None:
 
 def test_incident1_without_spec_has_room(tmp_path: Path) -> None:
     target = _facts(fam.qwen36_27b, tmp_path)
-    plan = plan_memory(target, A6000, 2, 2)
+    plan = plan_memory(MemoryInputs(target, A6000, 2, 2))
     assert plan.mem_fraction_static == pytest.approx(0.786)
     assert plan.spec_mamba_buffer_gib == 0 and plan.draft_weights_gib == 0
     assert plan.kv_tokens > 150_000
@@ -89,8 +89,8 @@ def test_incident1_without_spec_has_room(tmp_path: Path) -> None:
 
 def test_incident2_fits_with_and_without_mtp(tmp_path: Path) -> None:
     target = _facts(fam.qwen35_397b_nvfp4, tmp_path)
-    without = plan_memory(target, PRO6000, 8, 8)
-    with_mtp = plan_memory(target, PRO6000, 8, 8, algorithm="NEXTN")
+    without = plan_memory(MemoryInputs(target, PRO6000, 8, 8))
+    with_mtp = plan_memory(MemoryInputs(target, PRO6000, 8, 8, algorithm="NEXTN"))
     # NVFP4 experts (0.5625 B/param) + bf16 attention/embeddings: ~28 GiB per GPU of 95.6.
     assert 25 < without.weights_gib < 31
     assert with_mtp.weights_gib == pytest.approx(without.weights_gib)
@@ -110,8 +110,8 @@ def test_incident2_fits_with_and_without_mtp(tmp_path: Path) -> None:
 
 def test_incident2_on_0523_keeps_no_spec_reserve(tmp_path: Path) -> None:
     target = _facts(fam.qwen35_397b_nvfp4, tmp_path)
-    old = plan_memory(target, PRO6000, 8, 8, algorithm="NEXTN", sglang_version="0.5.11")
-    new = plan_memory(target, PRO6000, 8, 8, algorithm="NEXTN", sglang_version="0.5.23")
+    old = plan_memory(MemoryInputs(target, PRO6000, 8, 8, algorithm="NEXTN", sglang_version="0.5.11"))
+    new = plan_memory(MemoryInputs(target, PRO6000, 8, 8, algorithm="NEXTN", sglang_version="0.5.23"))
     assert new.mem_fraction_static > old.mem_fraction_static
     # 0.5.14+ loads the draft before sizing the KV cache: it comes out of the static pool.
     assert new.draft_in_static_pool and not old.draft_in_static_pool
@@ -128,7 +128,7 @@ def test_incident2_on_0523_keeps_no_spec_reserve(tmp_path: Path) -> None:
 def test_incident3_kimi_int4_with_eagle3_draft(tmp_path: Path) -> None:
     target = _facts(fam.kimi_k25_int4, tmp_path)
     draft = _facts(fam.kimi_k25_eagle3_draft, tmp_path)
-    plan = plan_memory(target, PRO6000, 8, 8, algorithm="EAGLE3", draft=draft, num_draft_tokens=2)
+    plan = plan_memory(MemoryInputs(target, PRO6000, 8, 8, algorithm="EAGLE3", draft=draft, num_draft_tokens=2))
     # INT4 g32 routed experts (~1.01T params x 0.5625 B) + bf16 rest: ~70 GiB per GPU.
     assert 65 < plan.weights_gib < 75
     # MLA: one latent of 512 + 64 per layer, 61 layers, bf16, on every rank.
@@ -139,7 +139,7 @@ def test_incident3_kimi_int4_with_eagle3_draft(tmp_path: Path) -> None:
     assert 5_000 < plan.kv_tokens < 60_000
     assert plan.kv_tokens < (plan.context_length or 0)
     assert any("--context-length" in s or "fp8" in s for s in plan.suggestions)
-    fp8 = plan_memory(
+    fp8 = plan_memory(MemoryInputs(
         target,
         PRO6000,
         8,
@@ -147,8 +147,8 @@ def test_incident3_kimi_int4_with_eagle3_draft(tmp_path: Path) -> None:
         algorithm="EAGLE3",
         draft=draft,
         num_draft_tokens=2,
-        kv_cache_dtype="fp8_e4m3",
-    )
+        kv_cache_dtype="fp8_e4m3"
+    ))
     assert fp8.kv_tokens == pytest.approx(2 * plan.kv_tokens, rel=0.01)
 
 
@@ -157,18 +157,18 @@ def test_incident3_kimi_int4_with_eagle3_draft(tmp_path: Path) -> None:
 
 def test_70b_bf16_on_one_a6000_will_not_fit_and_suggests_tp(tmp_path: Path) -> None:
     target = _facts(fam.llama31_70b, tmp_path)
-    plan = plan_memory(target, A6000, 4, 1)
+    plan = plan_memory(MemoryInputs(target, A6000, 4, 1))
     assert plan.verdict == "will_not_fit"
     assert "weights need" in plan.reasons[0]
     assert any("--tp-size 4" in s for s in plan.suggestions)
-    assert plan_memory(target, A6000, 4, 4).verdict in ("fits", "tight")
+    assert plan_memory(MemoryInputs(target, A6000, 4, 4)).verdict in ("fits", "tight")
 
 
 def test_given_fraction_too_high_leaves_no_room_for_the_draft(tmp_path: Path) -> None:
     target = _facts(fam.qwen36_27b, tmp_path)
-    plan = plan_memory(
+    plan = plan_memory(MemoryInputs(
         target, A6000, 2, 2, mem_fraction=0.99, algorithm="NEXTN", num_draft_tokens=2
-    )
+    ))
     assert plan.mem_fraction_source == "given"
     assert plan.verdict == "will_not_fit"
     assert plan.headroom_gib < 0
@@ -178,14 +178,14 @@ def test_given_fraction_too_high_leaves_no_room_for_the_draft(tmp_path: Path) ->
 def test_invalid_inputs(tmp_path: Path) -> None:
     target = _facts(fam.llama31_8b, tmp_path)
     with pytest.raises(ValueError, match="tp 4 needs 4 GPUs"):
-        plan_memory(target, A6000, 2, 4)
+        plan_memory(MemoryInputs(target, A6000, 2, 4))
     with pytest.raises(ValueError, match="unknown speculative algorithm"):
-        plan_memory(target, A6000, 1, 1, algorithm="MEDUSA")
+        plan_memory(MemoryInputs(target, A6000, 1, 1, algorithm="MEDUSA"))
 
 
 def test_plan_json_round_numbers(tmp_path: Path) -> None:
     target = _facts(fam.llama31_8b, tmp_path)
-    data = plan_memory(target, lookup("H100"), 1, 1).to_json()
+    data = plan_memory(MemoryInputs(target, lookup("H100"), 1, 1)).to_json()
     assert data["verdict"] == "fits"
     assert data["gpu"] == "H100"
     for key in ("weights_gib", "kv_tokens", "kv_bytes_per_token", "headroom_gib", "suggestions"):
@@ -197,13 +197,13 @@ def test_plan_json_round_numbers(tmp_path: Path) -> None:
 def test_plan_uses_the_draft_tokens_sglang_will_use(tmp_path: Path) -> None:
     target = _facts(fam.qwen36_27b, tmp_path)
     # Incident 3's pattern on a hybrid model: 16 typed, topk 1 and steps 1 -> SGLang drafts 2.
-    typed = plan_memory(
+    typed = plan_memory(MemoryInputs(
         target, A6000, 2, 2, algorithm="NEXTN", num_steps=1, topk=1, num_draft_tokens=16
-    )
-    two = plan_memory(target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2)
+    ))
+    two = plan_memory(MemoryInputs(target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2))
     assert typed.spec_mamba_buffer_gib == pytest.approx(two.spec_mamba_buffer_gib)
     assert any("SGLang will use 2" in a for a in typed.assumptions)
-    auto = plan_memory(target, A6000, 2, 2, algorithm="NEXTN")
+    auto = plan_memory(MemoryInputs(target, A6000, 2, 2, algorithm="NEXTN"))
     assert auto.spec_mamba_buffer_gib == pytest.approx(2 * two.spec_mamba_buffer_gib)  # 3/1/4
 
 
@@ -216,12 +216,12 @@ B200 = lookup("B200")
 
 def test_static_pool_is_fraction_of_free_memory_before_loading(tmp_path: Path) -> None:
     target = _facts(fam.llama31_8b, tmp_path)
-    card = plan_memory(target, H100, 1, 1, mem_fraction=0.88)
+    card = plan_memory(MemoryInputs(target, H100, 1, 1, mem_fraction=0.88))
     assert card.free_memory_source == "card"
     assert card.free_before_load_gib == pytest.approx(card.gpu_total_gib - 1.0)
     assert card.static_pool_gib == pytest.approx(card.free_before_load_gib * 0.88)
     # The free memory read on the host (another process holds 10 GiB) shrinks the pool.
-    busy = plan_memory(target, H100, 1, 1, mem_fraction=0.88, free_gib=card.gpu_total_gib - 10)
+    busy = plan_memory(MemoryInputs(target, H100, 1, 1, mem_fraction=0.88, free_gib=card.gpu_total_gib - 10))
     assert busy.free_memory_source == "nvidia-smi"
     assert busy.static_pool_gib == pytest.approx(card.static_pool_gib - 10 * 0.88)
     assert busy.kv_tokens < card.kv_tokens
@@ -237,21 +237,21 @@ def test_nccl_buffers_grow_with_tp_peers() -> None:
 
 def test_pipeline_parallel_splits_layers_weights_and_kv(tmp_path: Path) -> None:
     target = _facts(fam.qwen3_32b, tmp_path)
-    flat = plan_memory(target, H100, 2, 2, mem_fraction=0.85)
-    pp4 = plan_memory(target, H100, 8, 2, pp=4, mem_fraction=0.85)
+    flat = plan_memory(MemoryInputs(target, H100, 2, 2, mem_fraction=0.85))
+    pp4 = plan_memory(MemoryInputs(target, H100, 8, 2, pp=4, mem_fraction=0.85))
     assert pp4.layers_per_gpu == 16 and pp4.pp == 4
     # A quarter of the layers per GPU: KV bytes per token exactly, weights about (plus the
     # larger of embedding / head on the first / last stage).
     assert pp4.kv_bytes_per_token * 4 == flat.kv_bytes_per_token
     assert flat.weights_gib / 4 < pp4.weights_gib < flat.weights_gib / 3
     with pytest.raises(ValueError, match="tp 2 x pp 4 needs 8 GPUs"):
-        plan_memory(target, H100, 4, 2, pp=4)
+        plan_memory(MemoryInputs(target, H100, 4, 2, pp=4))
 
 
 def test_dp_attention_replicates_attention_and_keeps_the_mla_latent(tmp_path: Path) -> None:
     target = _facts(fam.deepseek_v3, tmp_path)
-    tp8 = plan_memory(target, H200, 8, 8)
-    dp8 = plan_memory(target, H200, 8, 8, dp=8, enable_dp_attention=True)
+    tp8 = plan_memory(MemoryInputs(target, H200, 8, 8))
+    dp8 = plan_memory(MemoryInputs(target, H200, 8, 8, dp=8, enable_dp_attention=True))
     assert dp8.attention_dp and dp8.attention_tp == 1 and not tp8.attention_dp
     # Attention (~11B params, FP8) and the embedding are whole on every rank under DP attention.
     assert dp8.weights_gib - tp8.weights_gib > 8
@@ -259,9 +259,9 @@ def test_dp_attention_replicates_attention_and_keeps_the_mla_latent(tmp_path: Pa
     # SGLang's heuristic reserves cuda_graph_max_bs x dp x 3 (x 1.5 more above 300) MiB more.
     assert dp8.mem_fraction_static < tp8.mem_fraction_static
     # dp without the attention flag is plain data parallelism: nothing changes per GPU.
-    assert plan_memory(target, H200, 8, 8, dp=8).weights_gib == pytest.approx(tp8.weights_gib)
+    assert plan_memory(MemoryInputs(target, H200, 8, 8, dp=8)).weights_gib == pytest.approx(tp8.weights_gib)
     with pytest.raises(ValueError, match="must divide"):
-        plan_memory(target, H200, 8, 8, dp=3, enable_dp_attention=True)
+        plan_memory(MemoryInputs(target, H200, 8, 8, dp=3, enable_dp_attention=True))
 
 
 def _v32(tmp_path: Path) -> ModelFacts:
@@ -276,29 +276,29 @@ def test_nsa_layout_of_deepseek_v32(tmp_path: Path) -> None:
     assert target.index_head_dim == 128
     # B200 defaults NSA to fp8: latent 512 + 512/128 x 4 scale bytes + rope 64 in bf16, and the
     # fp8 indexer key 128 + 4 scale bytes, per layer (48,068 B; SGLang's log: 43.67 GB / 975,424).
-    old = plan_memory(target, B200, 8, 8, sglang_version="0.5.11")
-    new = plan_memory(target, B200, 8, 8, sglang_version="0.5.23")
+    old = plan_memory(MemoryInputs(target, B200, 8, 8, sglang_version="0.5.11"))
+    new = plan_memory(MemoryInputs(target, B200, 8, 8, sglang_version="0.5.23"))
     assert old.kv_bytes_per_token == new.kv_bytes_per_token == (656 + 132) * 61
     # Up to 0.5.16 the token count divides by the unscaled latent (576 B), from 0.5.17 by 656.
     assert old.kv_cell_bytes == (576 + 132) * 61
     assert new.kv_cell_bytes == (656 + 132) * 61
     # Hopper defaults NSA to bf16.
-    assert plan_memory(target, H200, 8, 8).kv_bytes_per_token == (576 * 2 + 132) * 61
+    assert plan_memory(MemoryInputs(target, H200, 8, 8)).kv_bytes_per_token == (576 * 2 + 132) * 61
 
 
 def test_fp4_kv_and_page_size(tmp_path: Path) -> None:
     target = _facts(fam.llama31_8b, tmp_path)
-    bf16 = plan_memory(target, H100, 1, 1, mem_fraction=0.88)
-    fp4 = plan_memory(target, H100, 1, 1, mem_fraction=0.88, kv_cache_dtype="fp4_e2m1")
+    bf16 = plan_memory(MemoryInputs(target, H100, 1, 1, mem_fraction=0.88))
+    fp4 = plan_memory(MemoryInputs(target, H100, 1, 1, mem_fraction=0.88, kv_cache_dtype="fp4_e2m1"))
     # Half a byte per element plus one fp8 scale per 16 elements.
     assert fp4.kv_bytes_per_token == int(bf16.kv_bytes_per_token / 2 * (0.5 + 1 / 16))
-    paged = plan_memory(target, H100, 1, 1, mem_fraction=0.88, page_size=64)
+    paged = plan_memory(MemoryInputs(target, H100, 1, 1, mem_fraction=0.88, page_size=64))
     assert paged.kv_tokens % 64 == 0 and bf16.kv_tokens - paged.kv_tokens < 64
 
 
 def test_sliding_window_layers_use_a_smaller_pool(tmp_path: Path) -> None:
     target = _facts(fam.gpt_oss_120b, tmp_path)
-    plan = plan_memory(target, H100, 1, 1, mem_fraction=0.88)
+    plan = plan_memory(MemoryInputs(target, H100, 1, 1, mem_fraction=0.88))
     one_layer = 2 * 8 * 64 * 2  # 8 KV heads x 64, K and V, bf16
     # 18 full layers + 0.8 (swa_full_tokens_ratio) x 18 sliding-window layers per token.
     assert plan.kv_cell_bytes == int(18 * one_layer + 0.8 * 18 * one_layer)
@@ -323,7 +323,7 @@ def test_release_accounting() -> None:
 
 def test_req_to_token_table_counts_outside_the_pool(tmp_path: Path) -> None:
     target = _facts(fam.llama31_8b, tmp_path)
-    plan = plan_memory(target, H100, 1, 1, mem_fraction=0.88)
+    plan = plan_memory(MemoryInputs(target, H100, 1, 1, mem_fraction=0.88))
     # 2048-4096 request slots x (context 131072 + 4) x int32.
     assert plan.req_to_token_gib == pytest.approx(2048 * (131072 + 4) * 4 / GIB, rel=0.5)
     assert plan.verdict == "fits"

@@ -16,7 +16,7 @@ import pytest
 from memory_logs import ROWS, LogRow
 
 from wizard.gpus import lookup
-from wizard.memory import MemoryPlan, context_reserve_gib, plan_memory
+from wizard.memory import MemoryInputs, MemoryPlan, context_reserve_gib, plan_memory
 from wizard.model_info import load_model_facts
 
 
@@ -31,7 +31,7 @@ def _plan(row: LogRow, tmp_path: Path, *, logged_free: bool = False) -> MemoryPl
     if logged_free and row.free_before_gib is not None:
         # nvidia-smi's free memory before the launch = what SGLang saw + its own context.
         free = row.free_before_gib + context_reserve_gib(gpu, row.tp)
-    return plan_memory(
+    return plan_memory(MemoryInputs(
         load_model_facts(folder),
         gpu,
         row.gpus,
@@ -41,8 +41,8 @@ def _plan(row: LogRow, tmp_path: Path, *, logged_free: bool = False) -> MemoryPl
         enable_dp_attention=row.dp_attention,
         mem_fraction=row.mem_fraction,
         sglang_version=row.version,
-        free_gib=free,
-    )
+        free_gib=free
+    ))
 
 
 def _err(planned: float, real: float) -> float:

@@ -167,13 +167,21 @@ def test_ready_profiles_still_load_and_check() -> None:
 
 
 def test_a_memory_plan_that_will_not_fit_fails_at_run_time(models: dict[str, str]) -> None:
-    """A bf16 DeepSeek-V3 on one 48 GB card: the rule is a warning, the verdict is honest."""
+    """A bf16 DeepSeek-V3 on one 48 GB card: one verdict everywhere: the finding is an error
+    (stage runtime), the report's verdict is error, SGLang's argument verdict stays ok."""
     p = Profile.model_validate(
         {"model": {"path": models["dsv3"]}, "gpu": {"kind": "RTX A6000", "count": 1}}
     )
     report = check_profile(p)
     assert report.memory_plan is not None and report.memory_plan.verdict == "will_not_fit"
-    assert report.verdict == "ok"  # SGLang's argument code accepts it
+    assert report.verdict == "error"
+    from wizard.rules.engine import sglang_verdict
+
+    assert sglang_verdict(report) == "ok"  # SGLang's argument code accepts it
     verdict = verdict_of(report)
     assert (verdict.kind, verdict.headline) == ("fails", "fails at run time")
-    assert verdict.findings[0].rule == "R-MEMORY-PLAN"
+    assert verdict.findings[0].rule == "R-MEMORY-NOFIT"
+    nofit = verdict.findings[0]
+    assert nofit.sglang is not None and nofit.sglang.stage == "runtime"
+    assert "-" not in nofit.message.split("GiB")[0]  # no negative sizes
+    assert "no room left for the KV cache" in nofit.message

@@ -19,6 +19,7 @@ from wizard.rules.model import (
     WIZARD,
     Args,
     Ctx,
+    Raises,
     Rule,
     gt,
     raises,
@@ -986,10 +987,25 @@ MAXREQ_48 = Rule(
     ),
     message=lambda ctx, a: "max_running_requests unset -> 48 (speculative decoding default).",
     apply=lambda ctx, a: a.__setitem__("max_running_requests", 48),
-    fixes=lambda ctx, a: [
-        Fix("Set max running requests to 128", {"memory.max_running_requests": 128})
-    ],
+    fixes=lambda ctx, a: _more_requests_fixes(ctx, a, 128),
 )
+
+
+def _more_requests_fixes(ctx: Ctx, a: Args, count: int) -> list[Fix]:
+    """Raising max running requests, unless the memory plan says it would not fit: a rule never
+    suggests the opposite of what the memory plan asks for."""
+    inputs = memory_inputs(ctx, a)
+    if inputs is not None:
+        from wizard.memory import plan_memory
+
+        try:
+            after = plan_memory(inputs.with_edits(max_running_requests=count),
+                                _with_suggestions=False)
+        except ValueError:
+            return []
+        if after.verdict != "fits":
+            return []
+    return [Fix(f"Set max running requests to {count}", {"memory.max_running_requests": count})]
 
 
 def _v1_reason(ctx: Ctx, a: Args) -> str | None:
@@ -2118,45 +2134,70 @@ DRAFT_PATH_MISSING_23 = Rule(
 )
 
 
-def memory_plan(ctx: Ctx, a: Args) -> Any:
-    """The GPU memory plan for the resolved arguments (cached: the screens check on every keystroke)."""
-    if ctx.facts is None:
+def memory_inputs(ctx: Ctx, a: Args) -> Any:
+    """The memory plan's inputs from the resolved arguments, or None when there is no plan:
+    no model facts, or no GPU kind given (a plan for an assumed card would be a guess)."""
+    if ctx.facts is None or ctx.gpu_assumed:
         return None
+    from wizard.memory import MemoryInputs
+
     tp = int(a.get("tp_size") or 1)
     pp = int(a.get("pp_size") or 1)
-    gpus = max(ctx.gpus or 0, tp * pp)
     attn_dp = dp_attention(ctx, a)
-    key = (
-        id(ctx.facts),
-        id(ctx.draft_facts),
-        ctx.gpu.name,
-        gpus,
+    kv_dtype = a.get("kv_cache_dtype")
+    strat = strategy(a)
+    return MemoryInputs(
+        ctx.facts,
+        ctx.gpu,
+        max(ctx.gpus or 0, tp * pp),
         tp,
-        a.get("mem_fraction_static"),
-        _plan_algorithm(ctx, a),
-        a.get("speculative_num_draft_tokens"),
-        a.get("max_running_requests"),
-        a.get("context_length"),
-        a.get("kv_cache_dtype"),
-        a.get("dtype"),
-        a.get("quantization"),
-        a.get("cuda_graph_max_bs"),
-        ctx.version,
-        a.get("chunked_prefill_size"),
-        bool(a.get("disable_radix_cache")),
-        strategy(a),
-        a.get("speculative_num_steps"),
-        a.get("speculative_eagle_topk"),
-        pp,
-        attention_dp_size(ctx, a) if attn_dp else 1,
-        attn_dp,
-        int(a.get("ep_size") or 1),
-        a.get("page_size"),
-        ctx.gpu_free_gib,
-        bool(a.get("disable_cuda_graph")),
-        a.get("swa_full_tokens_ratio"),
+        mem_fraction=a.get("mem_fraction_static"),
+        draft=ctx.draft_facts,
+        algorithm=_plan_algorithm(ctx, a),
+        num_draft_tokens=a.get("speculative_num_draft_tokens"),
+        max_running_requests=a.get("max_running_requests"),
+        context_length=a.get("context_length"),
+        kv_cache_dtype=kv_dtype if kv_dtype != "auto" else None,
+        dtype=a.get("dtype"),
+        quantization=a.get("quantization"),
+        cuda_graph_max_bs=a.get("cuda_graph_max_bs"),
+        sglang_version=ctx.version,
+        chunked_prefill_size=a.get("chunked_prefill_size"),
+        disable_radix_cache=bool(a.get("disable_radix_cache")),
+        mamba_extra_buffer=strat in ("extra_buffer", "extra_buffer_lazy"),
+        num_steps=a.get("speculative_num_steps"),
+        topk=a.get("speculative_eagle_topk"),
+        pp=pp,
+        dp=attention_dp_size(ctx, a) if attn_dp else 1,
+        enable_dp_attention=attn_dp,
+        ep=int(a.get("ep_size") or 1),
+        page_size=a.get("page_size"),
+        free_gib=ctx.gpu_free_gib,
+        disable_cuda_graph=bool(a.get("disable_cuda_graph")),
+        swa_full_tokens_ratio=a.get("swa_full_tokens_ratio"),
+        cpu_offload_gb=float(a.get("cpu_offload_gb") or 0),
+        max_total_tokens=a.get("max_total_tokens"),
     )
-    return _cached_plan(key, ctx.facts, ctx.draft_facts, ctx.gpu)
+
+
+def memory_plan(ctx: Ctx, a: Args) -> Any:
+    """The GPU memory plan for the resolved arguments (cached: the screens check on every keystroke)."""
+    inputs = memory_inputs(ctx, a)
+    if inputs is None:
+        return None
+    key = inputs.cache_key()
+    if key in _PLANS:
+        return _PLANS[key]
+    from wizard.memory import plan_memory
+
+    try:
+        plan = plan_memory(inputs)
+    except ValueError:
+        plan = None
+    if len(_PLANS) > 512:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
 
 
 _PLANS: dict[tuple[Any, ...], Any] = {}
@@ -2170,80 +2211,6 @@ def _plan_algorithm(ctx: Ctx, a: Args) -> str | None:
     return str(typed).upper()
 
 
-def _cached_plan(key: tuple[Any, ...], facts: Any, draft: Any, gpu: Any) -> Any:
-    if key in _PLANS:
-        return _PLANS[key]
-    from wizard.memory import plan_memory
-
-    (
-        _,
-        _,
-        _,
-        gpus,
-        tp,
-        fraction,
-        algorithm,
-        draft_tokens,
-        max_req,
-        context,
-        kv_dtype,
-        dtype,
-        quant,
-        graph_bs,
-        version,
-        chunked,
-        no_radix,
-        strat,
-        steps,
-        topk,
-        pp,
-        dp,
-        attn_dp,
-        ep,
-        page,
-        free,
-        no_graph,
-        swa_ratio,
-    ) = key
-    try:
-        plan = plan_memory(
-            facts,
-            gpu,
-            gpus,
-            tp,
-            mem_fraction=fraction,
-            draft=draft,
-            algorithm=algorithm,
-            num_draft_tokens=draft_tokens,
-            max_running_requests=max_req,
-            context_length=context,
-            kv_cache_dtype=kv_dtype if kv_dtype != "auto" else None,
-            dtype=dtype,
-            quantization=quant,
-            cuda_graph_max_bs=graph_bs,
-            sglang_version=version,
-            chunked_prefill_size=chunked,
-            disable_radix_cache=no_radix,
-            mamba_extra_buffer=strat in ("extra_buffer", "extra_buffer_lazy"),
-            num_steps=steps,
-            topk=topk,
-            pp=pp,
-            dp=dp,
-            enable_dp_attention=attn_dp,
-            ep=ep,
-            page_size=page,
-            free_gib=free,
-            disable_cuda_graph=no_graph,
-            swa_full_tokens_ratio=swa_ratio,
-        )
-    except ValueError:
-        plan = None
-    if len(_PLANS) > 512:
-        _PLANS.clear()
-    _PLANS[key] = plan
-    return plan
-
-
 def _plan_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
     plan = memory_plan(ctx, a)
     if plan is None:
@@ -2251,27 +2218,58 @@ def _plan_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
     return [Fix(f.label, dict(f.edits)) for f in plan.fixes if f.edits]
 
 
+_MEMORY_WHY = (
+    "SGLang sizes its static pool (weights + KV cache + state) as mem_fraction_static of the "
+    "memory free before loading and takes the speculative state buffers (and, where the release "
+    "loads the draft first, the draft weights) out of the same pool; everything else (request "
+    "table, attention workspace, activations, CUDA graphs) must fit in the rest."
+)
+_MEMORY_FIELDS = (
+    "memory.mem_fraction_static", "memory.max_running_requests", "parallel.tp", "gpu.kind"
+)
+
+
+def _plan_message(ctx: Ctx, a: Args) -> str:
+    plan = memory_plan(ctx, a)
+    return plan.summary() + ("; " + "; ".join(plan.reasons) if plan.reasons else "")
+
+
 MEMORY_PLAN = Rule(
     id="R-MEMORY-PLAN",
     title="GPU memory plan",
     severity="warning",
-    why=(
-        "SGLang sizes its static pool (weights + KV cache + state) as mem_fraction_static of the "
-        "memory free before loading and takes the speculative state buffers (and, where the release "
-        "loads the draft first, the draft weights) out of the same pool; a set-up that barely fits starts, then serves very few requests or dies out of memory in CUDA-graph capture."
+    why=_MEMORY_WHY + (
+        " A set-up that barely fits starts, then serves very few requests, refuses long ones "
+        "or dies out of memory in CUDA-graph capture."
     ),
     sglang=RUNTIME,
-    fields=("memory.mem_fraction_static", "memory.max_running_requests", "parallel.tp", "gpu.kind"),
-    when=lambda ctx, a: (plan := memory_plan(ctx, a)) is not None and plan.verdict != "fits",
-    message=lambda ctx, a: (
-        memory_plan(ctx, a).summary()
-        + ("; " + "; ".join(memory_plan(ctx, a).reasons) if memory_plan(ctx, a).reasons else "")
+    fields=_MEMORY_FIELDS,
+    when=lambda ctx, a: (plan := memory_plan(ctx, a)) is not None and plan.verdict == "tight",
+    message=_plan_message,
+    fixes=_plan_fixes,
+)
+
+MEMORY_NO_FIT = Rule(
+    id="R-MEMORY-NOFIT",
+    title="GPU memory plan: will not fit",
+    severity="error",
+    why=_MEMORY_WHY + (
+        " With no room for the KV cache SGLang stops at start-up (\"Not enough memory. Please "
+        "try to increase --mem-fraction-static.\"); with too little outside the pool it runs "
+        "out of memory while capturing CUDA graphs or on the first batch."
     ),
+    sglang=Raises("runtime", "RuntimeError"),
+    fields=_MEMORY_FIELDS,
+    when=lambda ctx, a: (
+        (plan := memory_plan(ctx, a)) is not None and plan.verdict == "will_not_fit"
+    ),
+    message=_plan_message,
     fixes=_plan_fixes,
 )
 
 
 RUNTIME_RULES: tuple[Rule, ...] = (
+    MEMORY_NO_FIT,
     MEMORY_PLAN,
     V2_TREE,
     TRACK_INTERVAL_FINAL,

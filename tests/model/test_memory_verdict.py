@@ -1,0 +1,204 @@
+"""Issue 22: one memory verdict everywhere, no plan without a GPU kind, fixes that converge,
+and the flags that move memory (`--cpu-offload-gb`, `--max-total-tokens`)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+from pathlib import Path
+
+import families as fam
+import pytest
+
+from wizard.api import apply_fix, check_profile
+from wizard.cli import main
+from wizard.gpus import lookup
+from wizard.memory import MemoryInputs, plan_memory
+from wizard.model_info import load_model_facts
+from wizard.profile import Profile
+from wizard.verdict import verdict_of
+
+MEMORY_RULES = ("R-MEMORY-PLAN", "R-MEMORY-NOFIT")
+
+
+def _folder(builder, tmp_path: Path) -> str:
+    family = builder()
+    return str(family.write(tmp_path / family.name))
+
+
+def _profile(model_path: str, gpu: str | None, count: int | None = None, **sections) -> Profile:
+    data: dict = {"sglang_version": "0.5.11", "model": {"path": model_path}}
+    if gpu is not None:
+        data["gpu"] = {"kind": gpu, **({"count": count} if count else {})}
+    for key, value in sections.items():
+        data.setdefault(key, {}).update(value)
+    return Profile.model_validate(data)
+
+
+# --- one verdict ---------------------------------------------------------------------------------
+
+
+def test_a_plan_that_will_not_fit_is_one_error_everywhere(tmp_path: Path, capsys) -> None:
+    """Llama 3.1 70B bf16 on one 48 GB card: check, check --json, the header and inspect agree."""
+    model = _folder(fam.llama31_70b, tmp_path)
+    report = check_profile(_profile(model, "RTX A6000", 1))
+    nofit = [f for f in report.findings if f.rule == "R-MEMORY-NOFIT"]
+    assert len(nofit) == 1 and nofit[0].severity == "error"
+    assert not any(f.rule == "R-MEMORY-PLAN" for f in report.findings)
+    assert report.verdict == "error"
+    assert verdict_of(report).headline == "fails at run time"
+    # Said in words, not as a negative size.
+    assert "GiB more than the static pool" in nofit[0].message and "+ -" not in nofit[0].message
+
+    argv = ["--model-path", model]
+    assert main(["check", "--gpu", "RTX A6000", "--gpus", "1", "--json", "--", *argv]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "error" and out["sglang_verdict"] == "ok"
+    assert out["memory_plan"]["verdict"] == "will_not_fit"
+
+    assert main(["check", "--gpu", "RTX A6000", "--gpus", "1", "--", *argv]) == 1
+    assert "FAIL at run time" in capsys.readouterr().out
+
+    assert main(["inspect", model, "--gpu", "RTX A6000", "--gpus", "1"]) == 1
+    capsys.readouterr()
+
+
+def test_a_tight_plan_is_a_warning_everywhere(tmp_path: Path, capsys) -> None:
+    """Qwen3.6-27B with NEXTN on 2x A6000 (incident 1's launch that started): tight, exit 0."""
+    model = _folder(fam.qwen36_27b, tmp_path)
+    profile = _profile(model, "RTX A6000", 2, parallel={"tp": 2},
+                       speculative={"algorithm": "NEXTN", "num_steps": 1, "eagle_topk": 1},
+                       hybrid={"cache_strategy": "extra_buffer"})
+    report = check_profile(profile)
+    assert [f.severity for f in report.findings if f.rule in MEMORY_RULES] == ["warning"]
+    assert report.verdict == "ok"
+    assert verdict_of(report).kind == "warnings"
+
+
+def test_no_gpu_kind_no_plan_and_no_memory_finding(tmp_path: Path, capsys) -> None:
+    model = _folder(fam.llama31_70b, tmp_path)
+    report = check_profile(_profile(model, None))
+    assert report.memory_plan is None
+    assert not any(f.rule in MEMORY_RULES for f in report.findings)
+    assert main(["check", "--json", "--", "--model-path", model]) == 0
+    assert json.loads(capsys.readouterr().out)["memory_plan"] is None
+
+
+# --- fixes that converge -------------------------------------------------------------------------
+
+BUILDERS = (fam.llama31_8b, fam.llama31_70b, fam.qwen3_32b, fam.qwen3_next_80b, fam.qwen36_27b,
+            fam.glm45, fam.gpt_oss_120b)
+GPUS = ("RTX A6000", "L40S", "H100", "RTX 4090", "L4", "A100-40GB")
+
+
+def test_every_memory_fix_removes_its_finding(tmp_path: Path) -> None:
+    """Seeded sweep over models, GPUs, tp, context length and request counts: applying any fix of
+    a memory finding removes that finding, and no rule asks for more requests at the same time."""
+    seed = int(os.environ.get("SGLANG_WIZARD_FUZZ_SEED", random.randrange(1 << 30)))
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    folders = {b.__name__: _folder(b, tmp_path) for b in BUILDERS}
+    findings_seen = fixes_tried = 0
+    for _ in range(int(os.environ.get("SGLANG_WIZARD_FUZZ_CASES", "60"))):
+        model = folders[rng.choice(BUILDERS).__name__]
+        tp = rng.choice((1, 2, 4))
+        sections: dict = {"parallel": {"tp": tp}}
+        if rng.random() < 0.5:
+            sections["model"] = {"context_length": rng.choice((4096, 32768, 131072))}
+        if rng.random() < 0.4:
+            sections["memory"] = {"max_running_requests": rng.choice((8, 64, 256))}
+        if rng.random() < 0.3:
+            sections.setdefault("memory", {})["mem_fraction_static"] = rng.choice((0.5, 0.7, 0.9))
+        try:
+            profile = _profile(model, rng.choice(GPUS), tp * rng.choice((1, 2)), **sections)
+            report = check_profile(profile)
+        except ValueError:
+            continue
+        for finding in report.findings:
+            if finding.rule not in MEMORY_RULES:
+                continue
+            findings_seen += 1
+            raises = [f for f in report.findings if f.rule == "R-MAXREQ-48" and f.fixes]
+            lowers = any("memory.max_running_requests" in fx.edits for fx in finding.fixes)
+            assert not (raises and lowers), (seed, profile)
+            for fix in finding.fixes:
+                fixes_tried += 1
+                after = check_profile(apply_fix(profile, fix))
+                assert not any(f.rule == finding.rule for f in after.findings), (
+                    seed, finding.message, fix.label, [f.message for f in after.findings
+                                                       if f.rule in MEMORY_RULES])
+    print(f"memory findings {findings_seen}, fixes tried {fixes_tried}")
+    assert findings_seen > 5 and fixes_tried > 5, (seed, findings_seen, fixes_tried)
+
+
+def test_the_context_length_is_named_first_when_it_is_the_cause(tmp_path: Path) -> None:
+    """Incident 1 with --max-running-requests 8: the KV pool is below one 262k request; the first
+    fix is the context length (not fewer requests again and again), and applying it fits."""
+    model = _folder(fam.qwen36_27b, tmp_path)
+    profile = _profile(model, "RTX A6000", 2, parallel={"tp": 2},
+                       speculative={"algorithm": "NEXTN", "num_steps": 1, "eagle_topk": 1},
+                       hybrid={"cache_strategy": "extra_buffer"},
+                       memory={"max_running_requests": 8})
+    finding = next(f for f in check_profile(profile).findings if f.rule == "R-MEMORY-PLAN")
+    assert "context length" in finding.message
+    first = finding.fixes[0]
+    assert "model.context_length" in first.edits
+    fixed = check_profile(apply_fix(profile, first))
+    assert not any(f.rule in MEMORY_RULES for f in fixed.findings)
+
+
+# --- flags that move memory ----------------------------------------------------------------------
+
+
+def _qwen35_397b_fp8(tmp_path: Path) -> str:
+    family = fam.qwen35_397b_nvfp4()
+    config = copy.deepcopy(family.config)
+    config["quantization_config"] = {
+        "quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+        "weight_block_size": [128, 128],
+        "modules_to_not_convert": ["lm_head", "model.visual", "linear_attn", "mtp", "mlp.gate"],
+    }
+    return str(fam.Family("Qwen3.5-397B-A17B-FP8", config, 397e9, 17e9).write(tmp_path / "q"))
+
+
+def test_cpu_offload_moves_the_decoder_layers_off_the_gpu(tmp_path: Path) -> None:
+    """Qwen3.5-397B-A17B-FP8 on 2x RTX 4090 with --cpu-offload-gb 400 (issue 22's real log: 3.76
+    GiB loaded per GPU, 580k KV tokens). Without offload the plan counts ~186 GiB and no KV."""
+    target = load_model_facts(Path(_qwen35_397b_fp8(tmp_path)))
+    gpu = lookup("RTX 4090")
+    plain = plan_memory(MemoryInputs(target, gpu, 2, 2, sglang_version="0.5.11"))
+    assert plain.verdict == "will_not_fit" and plain.weights_gib > 150 and plain.kv_tokens == 0
+    assert any("--cpu-offload-gb" in f.label for f in plain.fixes)
+    offloaded = plan_memory(
+        MemoryInputs(target, gpu, 2, 2, sglang_version="0.5.11", cpu_offload_gb=400)
+    )
+    assert offloaded.verdict == "fits"
+    assert offloaded.cpu_offload_gib > 150
+    # What stays: embedding and head shards, the vision tower, rotary cache (real: 3.76 GiB).
+    assert 2.0 < offloaded.weights_gib < 4.5
+    assert abs(offloaded.kv_tokens - 580_000) / 580_000 < 0.05
+    # A smaller offload keeps the rest of the layers on the GPU.
+    partial = plan_memory(
+        MemoryInputs(target, gpu, 2, 2, sglang_version="0.5.11", cpu_offload_gb=100)
+    )
+    assert partial.weights_gib == pytest.approx(plain.weights_gib - 100, abs=0.01)
+
+
+def test_cpu_offload_from_the_command_line(tmp_path: Path, capsys) -> None:
+    model = _qwen35_397b_fp8(tmp_path)
+    argv = ["--model-path", model, "--tp", "2", "--cpu-offload-gb", "400"]
+    assert main(["check", "--gpu", "RTX 4090", "--gpus", "2", "--json", "--", *argv]) == 0
+    plan = json.loads(capsys.readouterr().out)["memory_plan"]
+    assert plan["verdict"] == "fits" and plan["cpu_offload_gib"] > 150
+
+
+def test_max_total_tokens_caps_the_kv_pool(tmp_path: Path) -> None:
+    target = load_model_facts(Path(_folder(fam.llama31_8b, tmp_path)))
+    gpu = lookup("H100")
+    free = plan_memory(MemoryInputs(target, gpu, 1, 1))
+    capped = plan_memory(MemoryInputs(target, gpu, 1, 1, max_total_tokens=100_000))
+    assert free.kv_tokens > 100_000 and capped.kv_tokens == 100_000
+    above = plan_memory(MemoryInputs(target, gpu, 1, 1, max_total_tokens=10**9))
+    assert above.kv_tokens == free.kv_tokens  # a cap above the pool changes nothing
