@@ -110,7 +110,12 @@ class LaunchScreen(Screen[None]):
         except Exception as exc:  # RemoteError, OSError, config errors: shown, never raised
             self._say(Content.assemble(("Cannot connect: ", "bold $error"), str(exc)))
             return None
+        self.host.on_notice = self._connection_notice
         return self.host
+
+    def _connection_notice(self, text: str) -> None:
+        """The connection was lost or stalled and is being re-made: said in the log."""
+        self.query_one("#launch-log", Log).write_line(f"-- {text}")
 
     def _reach(self) -> Any:
         """How this screen reaches the host (what the run record keeps for logs/stop)."""

@@ -747,6 +747,7 @@ class RemoteHost:
                     await self.reconnect()
                 except RemoteError:
                     continue
+                self._notice(f"connection to {self.label} re-made")
                 reconnected = True
 
     async def _stream_once(
