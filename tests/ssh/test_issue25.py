@@ -151,3 +151,35 @@ def test_a_stalled_connection_is_said_and_re_made(
     assert codes == [0], text[-1500:]
     assert "(no answer to keepalives for 2 s), reconnecting" in text
     assert "stopped by the user" in text
+
+
+def test_a_crash_of_a_known_rule_names_the_rules_fixes_not_the_generic_hint(
+    tmp_path: Path,
+) -> None:
+    """The crash mapping (SGLang's bare trio assert at its 0.5.11 line) names the fixes the check
+    of the launched profile offers for that rule, as the preflight's dry run already does."""
+    from wizard import logstages
+    from wizard.api import check_profile
+    from wizard.profile import Profile
+    from wizard.remote.flow import with_rule_fixes
+    from wizard.remote.session import CrashReport
+
+    profile = Profile.model_validate({
+        "sglang_version": "0.5.11",
+        "model": {"path": str(model_dir(tmp_path, architectures="LlamaForCausalLM"))},
+        "speculative": {"algorithm": "EAGLE", "eagle_topk": 4, "num_draft_tokens": 8,
+                        "draft_model_path": str(model_dir(tmp_path, "draft"))},
+    })
+    report = check_profile(profile, verify_fixes=False)
+    fixes = {f.rule: [fix.label for fix in f.fixes] for f in report.findings}
+    traceback = logstages.traceback_from_location("sglang/srt/server_args.py:3521", "AssertionError")
+    explanation = logstages.explain_crash(traceback, None, "0.5.11")
+    assert explanation.rule_id == "R-SPEC-STEPS-TRIO"
+    assert fixes.get("R-SPEC-STEPS-TRIO"), fixes
+    crash = with_rule_fixes(CrashReport(explanation, 10, 100), fixes)
+    text = crash.explanation.summary()
+    assert "check the profile with the wizard" not in text
+    for label in fixes["R-SPEC-STEPS-TRIO"]:
+        assert f"fix: {label}" in text
+    unknown = with_rule_fixes(CrashReport(explanation, 10, 100), {})
+    assert "check the profile with the wizard" in unknown.explanation.summary()

@@ -143,6 +143,7 @@ class LaunchPlan:
     masked_toml: str
     digest: str
     memory_plan: Any = None  # wizard.memory.MemoryPlan made at preflight, when the GPU is known
+    fixes_by_rule: dict[str, list[str]] = field(default_factory=dict)  # the check's, at preflight
 
     @classmethod
     def from_profile(cls, profile: Any, version: str | None = None) -> LaunchPlan:
@@ -325,6 +326,7 @@ async def preflight(
         say(line)
     local = local_check(plan, report, *await host_facts(host, plan))
     plan.memory_plan = local.memory_plan
+    plan.fixes_by_rule = local.fixes_by_rule
     if plan.memory_plan is not None:
         say(f"  [plan] memory per GPU: {plan.memory_plan.summary()}")
     ok = report.ok
@@ -420,7 +422,19 @@ async def watch(
         api_key=plan.api_key,
     )
     started.records.save_outcome(started.record, result)
+    if result.crash is not None:
+        result = replace(result, crash=with_rule_fixes(result.crash, plan.fixes_by_rule))
     return result
+
+
+def with_rule_fixes(crash: Any, fixes_by_rule: dict[str, list[str]]) -> Any:
+    """The crash report with its rule's own fixes (from the check of the launched profile) in
+    place of the generic "check the profile" hint, when the check has fixes for that rule."""
+    explanation = crash.explanation
+    fixes = fixes_by_rule.get(explanation.rule_id or "")
+    if not fixes:
+        return crash
+    return replace(crash, explanation=replace(explanation, fixes=tuple(fixes)))
 
 
 def outcome_lines(

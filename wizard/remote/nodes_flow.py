@@ -29,7 +29,7 @@ from wizard.remote.connection import (
     SshSettings,
     UnknownHostKeyError,
 )
-from wizard.remote.flow import masked_profile_toml, server_port
+from wizard.remote.flow import masked_profile_toml, server_port, with_rule_fixes
 from wizard.remote.multinode import (
     GroupRecord,
     GroupResult,
@@ -179,12 +179,14 @@ class NodesReach:
     agent_python: str | None = None  # None: each node's own python
 
 
-def local_check_errors(profile: Any) -> list[str]:
-    """The local check's errors (`RULE: message`), as every launch runs it first."""
+def local_check(profile: Any) -> tuple[list[str], dict[str, list[str]]]:
+    """The local check's errors (`RULE: message`), as every launch runs it first, and the fixes
+    it offers per rule (a node's crash of a known rule names them)."""
     from wizard.api import check_profile
 
     report = check_profile(profile, verify_fixes=False)
-    return [f"{f.rule}: {f.message}" for f in report.errors]
+    fixes = {f.rule: [fix.label for fix in f.fixes] for f in report.findings}
+    return [f"{f.rule}: {f.message}" for f in report.errors], fixes
 
 
 class HostConnector:
@@ -229,6 +231,7 @@ class NodesFlow:
         self.group: NodeGroup | None = None
         self.record: GroupRecord | None = None
         self.preflight_nodes: list[NodePreflight] = []
+        self.fixes_by_rule: dict[str, list[str]] = {}
 
     def _emit(self, event: NodesEvent) -> None:
         self.on_event(event)
@@ -262,7 +265,7 @@ class NodesFlow:
 
     def check(self) -> bool:
         """The local check; False (and `CheckFailed`) when it finds errors."""
-        errors = local_check_errors(self.plan.profile)
+        errors, self.fixes_by_rule = local_check(self.plan.profile)
         if errors:
             self._emit(CheckFailed(errors))
         return not errors
@@ -305,6 +308,8 @@ class NodesFlow:
         result = await group.watch(port=self.plan.port, sglang_version=self._host_version(),
                                    on_line=lambda line: self._emit(LogLine(line)),
                                    api_key=self.plan.api_key)
+        if result.crash is not None:
+            result = replace(result, crash=with_rule_fixes(result.crash, self.fixes_by_rule))
         if self.record is not None:
             self.record.outcome, self.record.detail = result.outcome, result.summary()
             self.record.save()
