@@ -18,6 +18,7 @@ from ssh.sshd_harness import Sshd, free_port, keygen, start_sshd
 from textual.widgets import Log, Static
 
 from screens.app import WizardApp
+from screens.dialogs import ConfirmDialog
 from screens.nodes import NodesScreen
 from wizard.profile import Profile
 from wizard.remote.connection import SshSettings
@@ -302,3 +303,38 @@ def test_a_refused_api_key_is_not_ready(
     finally:
         _cli(monkeypatch, "nodes", "stop", group, *ssh)
         _kill_runs(tmp_path / "runs")
+
+
+async def test_an_unknown_node_host_key_is_asked_about_on_the_nodes_screen(
+    nodes_lab: tuple[list[Sshd], SshSettings], tmp_path: Path, ready_dir: Path,
+) -> None:
+    """Node 1's host key is not in known_hosts: the screen asks (as the one-host launch screen
+    does), `y` trusts it (written to known_hosts) and the preflight goes on."""
+    import dataclasses
+
+    nodes, settings = nodes_lab
+    known = tmp_path / "known_hosts"
+    known.write_text(nodes[0].known_hosts_line() + "\n")
+    only_node0 = dataclasses.replace(settings, known_hosts=known)
+    app = WizardApp(initial=_secret_profile(nodes, tmp_path), ready_dir=ready_dir,
+                    ssh_settings=only_node0, remote_runs_root=str(tmp_path / "runs"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f5", "l")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, NodesScreen)
+        await pilot.press("ctrl+r")
+        for _ in range(400):  # bounded: the question appears once node 1 answered
+            if isinstance(app.screen, ConfirmDialog):
+                break
+            await pilot.pause(0.05)
+        assert isinstance(app.screen, ConfirmDialog)
+        assert f"127.0.0.1:{nodes[1].port}" in app.screen.question
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.preflight and all(n.ok for n in screen.preflight), str(
+            screen.query_one("#nodes-state", Static).visual)
+        await pilot.press("escape")
+        await pilot.pause()
+    assert f"[127.0.0.1]:{nodes[1].port}" in known.read_text()

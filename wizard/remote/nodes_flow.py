@@ -344,7 +344,7 @@ class NodesFlow:
 
 
 def exit_code(result: GroupResult | None, started: bool) -> int:
-    """0 ready (or started without following), 1 anything else."""
+    """0 ready (or started without following, or stopped by the user), 1 anything else."""
     if result is None:
         return 0 if started else 1
-    return 0 if result.outcome == "ready" else 1
+    return 0 if result.outcome in ("ready", "stopped") else 1
