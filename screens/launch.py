@@ -230,7 +230,7 @@ class LaunchScreen(Screen[None]):
             return
         self.workers.cancel_group(self, "remote")
         try:
-            result = await self.run_host.stop(self.run_id)
+            result = await _flow().stop(self.run_host, self.run_id)
         except Exception as exc:
             self.app.notify(str(exc), title="Stop failed", severity="error")
             return

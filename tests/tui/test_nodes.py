@@ -273,6 +273,12 @@ async def _launch_both(monkeypatch: pytest.MonkeyPatch, path: Path, ssh: list[st
     assert _run_records(state, cli_group) == _run_records(state, tui_group)
     assert len(_run_records(state, cli_group)) == 2
     assert _group_nodes(state, cli_group) == _group_nodes(state, tui_group)
+    outcomes = {r["run_id"]: r["outcome"] for r in map(json.loads, (
+        state / "runs.jsonl").read_text().splitlines())}
+    assert set(outcomes.values()) == {"stopped"} and len(outcomes) == 4, outcomes
+    for group in (cli_group, tui_group):
+        assert json.loads((state / "multinode" / f"{group}.json").read_text())["outcome"] == (
+            "stopped")
     assert not _files_holding(runs, secret_values)  # argv.json, env.json, profile.toml, log, ...
     assert not _files_holding(state, secret_values)  # run and group records
     profile_kept = (runs / f"{cli_group}-n0" / "profile.toml").read_text()

@@ -376,7 +376,7 @@ def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     async def go() -> int:
         async with await _connect(args, reach, out) as host:
-            result = await host.stop(args.run, timeout_s=args.timeout)
+            result = await flow.stop(host, args.run, args.timeout, records)
             if not result.was_running:
                 print(f"{args.run} was not running", file=out)
             else:
@@ -395,10 +395,6 @@ def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 )
             else:
                 print("GPU memory not checked (nvidia-smi not found on the host)", file=out)
-            record = records.get(args.run)  # read again: a watching launch may have saved since
-            if record is not None and result.was_running:
-                record.outcome = "stopped"
-                records.save(record)
             return 0 if result.clean else 1
 
     return _run(go())

@@ -427,6 +427,20 @@ async def watch(
     return result
 
 
+async def stop(
+    host: RemoteHost, run_id: str, timeout_s: float = 30.0, records: RunRecords | None = None
+) -> Any:
+    """Stop a run (TERM its process group, KILL after `timeout_s`, confirm nothing is left) and
+    mark its local record `stopped` (read again: a watching launch may have saved since)."""
+    result = await host.stop(run_id, timeout_s=timeout_s)
+    records = records or RunRecords()
+    record = records.get(run_id)
+    if record is not None and result.was_running:
+        record.outcome = "stopped"
+        records.save(record)
+    return result
+
+
 def with_rule_fixes(crash: Any, fixes_by_rule: dict[str, list[str]]) -> Any:
     """The crash report with its rule's own fixes (from the check of the launched profile) in
     place of the generic "check the profile" hint, when the check has fixes for that rule."""

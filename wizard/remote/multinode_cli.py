@@ -269,6 +269,7 @@ def run_logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
 def run_stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """`nodes stop GROUP`: every node, in parallel; exit 1 when anything is left anywhere."""
     from wizard.remote.multinode import NodeGroup
+    from wizard.remote.nodes_flow import stop_group
 
     stream = out or sys.stdout
     record = _record(args.group)
@@ -276,13 +277,11 @@ def run_stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
     async def go() -> int:
         group = await NodeGroup.reattach(record, connector=_connector(args))
         async with group:
-            results = await group.stop(args.timeout)
+            results = await stop_group(group, record, args.timeout)
         for rank, result in sorted(results.items()):
             state = "clean" if result.clean else f"LEFT {result.remaining}"
             print(f"node {rank}: {'stopped' if result.was_running else 'not running'}, {state}",
                   file=stream)
-        record.outcome = "stopped"
-        record.save()
         return 0 if all(r.clean for r in results.values()) else 1
 
     return _run(go())

@@ -327,12 +327,9 @@ class NodesFlow:
         return await self.watch() if follow else None
 
     async def stop(self, timeout_s: float = 30.0) -> dict[int, StopResult]:
-        """Stop every node's run; the record says `stopped`."""
+        """Stop every node's run; the records say `stopped`."""
         group = await self.connect() if self.group is None else self.group
-        results = await group.stop(timeout_s)
-        if self.record is not None:
-            self.record.outcome = "stopped"
-            self.record.save()
+        results = await stop_group(group, self.record, timeout_s)
         self._emit(Stopped(results))
         return results
 
@@ -341,6 +338,25 @@ class NodesFlow:
         if self.group is not None:
             with contextlib.suppress(RemoteError, OSError):
                 await self.group.close()
+
+
+async def stop_group(group: NodeGroup, record: GroupRecord | None,
+                     timeout_s: float = 30.0) -> dict[int, StopResult]:
+    """Stop every node of a group in parallel; the group record and each node's run record say
+    `stopped` (what `nodes stop` and the screen's stop both do)."""
+    from wizard.remote.records import RunRecords
+
+    results = await group.stop(timeout_s)
+    if record is not None:
+        record.outcome = "stopped"
+        record.save()
+    records = RunRecords()
+    for rank, result in results.items():
+        run = records.get(group.run_ids.get(rank, ""))
+        if run is not None and result.was_running:
+            run.outcome = "stopped"
+            records.save(run)
+    return results
 
 
 def exit_code(result: GroupResult | None, started: bool) -> int:
