@@ -185,6 +185,9 @@ class NodesScreen(Screen[None]):
         log = self.query_one("#nodes-log", Log)
         if isinstance(event, f.Progress):
             self._say(event.text[:1].upper() + event.text[1:])
+        elif isinstance(event, f.Note):
+            log.write_line(f"note: {event.text}")
+            self.app.notify(event.text, title="SGLang on the nodes")
         elif isinstance(event, f.CheckFailed):
             self._say(Content.assemble(("The check finds errors: ", "bold $error"),
                                        "; ".join(event.errors)))

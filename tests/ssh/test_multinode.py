@@ -214,3 +214,26 @@ async def test_a_node_that_cannot_start_stops_the_started_ones(ssh_lab: SshLab,
         status = await group.hosts[0].run_status("grp-c-n0")
         assert not status.alive and status.stopped
         assert not any(alive(p) for p in status.processes)
+
+
+def test_nodes_preflight_renders_the_flags_for_the_hosts_sglang(
+        ssh_lab: SshLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """As a single launch does: the hosts run another SGLang release than the profile names, so
+    the nodes' flags are rendered for the hosts' release before preflight (and its dry run)."""
+    from wizard.cli import main
+    from wizard.profile import save_profile
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(ssh_lab, model_dir(tmp_path))
+    profile = profile.model_copy(update={"env": {**profile.env,
+                                                 "STAND_IN_SGLANG_VERSION": "0.5.23"}})
+    path = save_profile(profile, tmp_path / "two.toml")
+    ssh = ["--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
+           "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(tmp_path / "runs")]
+    code = main(["nodes", "preflight", str(path), "--dry-run", *ssh])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert (f"note: rank 0 has SGLang 0.5.23 (profile: {profile.sglang_version}); flags "
+            "rendered for the hosts' version") in out
+    assert out.count("ok dry run") == 2, out

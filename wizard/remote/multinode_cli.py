@@ -146,6 +146,8 @@ class _Printer:
                 print(f"[ERROR] {error}", file=out)
             print("sglang-wizard: the check finds errors; fix them first (sglang-wizard check)",
                   file=sys.stderr)
+        elif isinstance(event, f.Note):
+            print(f"note: {event.text}", file=out)
         elif isinstance(event, f.Preflighted):
             _print_preflight(event.nodes, out)
             if not event.ok:

@@ -54,6 +54,13 @@ class Progress:
 
 
 @dataclass(frozen=True)
+class Note:
+    """Something the user should read (e.g. the flags were rendered for the hosts' SGLang)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class CheckFailed:
     """The local check finds errors: the launch does not go on."""
 
@@ -107,7 +114,7 @@ class Stopped:
 
 
 NodesEvent = (
-    Progress | CheckFailed | Preflighted | Launched | LogLine | ConnectionNotice | Finished | Stopped
+    Progress | Note | CheckFailed | Preflighted | Launched | LogLine | ConnectionNotice | Finished | Stopped
 )
 OnEvent = Callable[[NodesEvent], None]
 ConfirmHostKey = Callable[[UnknownHostKeyError], Awaitable[bool]]
@@ -129,13 +136,16 @@ class NodesPlan:
     gpus_per_node: int | None
 
     @classmethod
-    def from_profile(cls, profile: Any) -> NodesPlan:
-        """Render every node (RenderError when the profile cannot run on its nodes). Secret
-        references (`env:HF_TOKEN`) are read from this process's environment here, as for one
-        node; the texts kept anywhere are masked."""
+    def from_profile(cls, profile: Any, version: str | None = None) -> NodesPlan:
+        """Render every node (for `version` when given; RenderError when the profile cannot run
+        on its nodes). Secret references (`env:HF_TOKEN`) are read from this process's
+        environment here, as for one node; the texts kept anywhere are masked."""
         from wizard.exports import gpus_per_node
         from wizard.multinode import dist_init_addr, node_launches
         from wizard.secrets import resolve_env
+
+        if version:
+            profile = profile.model_copy(update={"sglang_version": version})
 
         launches = [replace(n, env=resolve_env(n.env)) for n in node_launches(profile)]
         masked = masked_profile_toml(profile)
@@ -270,9 +280,32 @@ class NodesFlow:
             self._emit(CheckFailed(errors))
         return not errors
 
-    async def preflight(self, dry_run: bool = False) -> bool:
-        """Every node's preflight at once; True when nothing blocks."""
+    async def for_host_version(self) -> None:
+        """Render the flags for the SGLang release rank 0 has (flags were renamed between
+        releases), as a single launch does; preflight then checks that every node has it."""
         group = await self.connect()
+        first = self.plan.launches[0]
+        versions = await group.hosts[0].versions(first.python, first.env)
+        host_version = versions.get("sglang")
+        wanted = self.plan.profile.sglang_version
+        if not host_version or host_version == wanted:
+            return
+        try:
+            plan = NodesPlan.from_profile(self.plan.profile, str(host_version))
+        except Exception as exc:  # a release the renderer does not know: the host's dry run decides
+            self._emit(Note(f"rank 0 has SGLang {host_version}; keeping the profile's flags "
+                            f"({exc})"))
+            return
+        self._emit(Note(f"rank 0 has SGLang {host_version} (profile: {wanted}); flags rendered "
+                        "for the hosts' version"))
+        self.plan = plan
+        group.launches = list(plan.launches)
+
+    async def preflight(self, dry_run: bool = False) -> bool:
+        """Every node's preflight at once (flags rendered for the hosts' SGLang first); True
+        when nothing blocks."""
+        group = await self.connect()
+        await self.for_host_version()
         self._emit(Progress("checking every node …"))
         self.preflight_nodes = await group.preflight(
             self.plan.preflight_requests(dry_run), rendezvous=self.plan.rendezvous,
