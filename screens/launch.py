@@ -316,6 +316,10 @@ def outcome_text(result: Any, reach: Any = None) -> Content:
             if ready.avg_spec_accept_length is not None:
                 parts.append(f"\naccept length {ready.avg_spec_accept_length:.2f}")
         return Content.assemble(*parts)
+    status = result.status
+    if status is not None and status.stopped and result.outcome in ("exited", "stopped"):
+        was_ready = "was ready, then " if result.startup_s is not None else ""
+        return Content.styled(f"■ the server {was_ready}was stopped by the user", "$warning")
     if result.crash is not None:
         explanation = result.crash.explanation
         summary = explanation.summary() if hasattr(explanation, "summary") else str(explanation)

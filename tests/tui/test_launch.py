@@ -124,6 +124,8 @@ async def test_launch_screen_preflights_launches_follows_and_stops(
         lines = runs.query_one("#runs-log", Log).lines
         assert any("The server is fired up and ready to roll!" in line for line in lines)
         assert runs.outcome in ("exited", "stopped", "ready")
+        status = str(runs.query_one("#runs-status", Static).visual)
+        assert "(stopped)" in status, status
 
 
 async def test_unreachable_host_is_reported_on_screen(tmp_path: Path, ready_dir: Path) -> None:
