@@ -147,7 +147,7 @@ class SshSettings:
     global_known_hosts: Sequence[Path] | None = None  # None: config, else /etc/ssh/ssh_known_hosts
     client_keys: Sequence[Path] | None = None  # None: IdentityFile from config, else ssh defaults
     use_agent: bool = True
-    keepalive_interval_s: float | None = None  # None: ServerAliveInterval, else 30
+    keepalive_interval_s: float | None = None  # None: ServerAliveInterval, else 10
     keepalive_count_max: int | None = None  # None: ServerAliveCountMax, else 3
     connect_timeout_s: float | None = None  # None: ConnectTimeout, else 20
 
@@ -292,8 +292,9 @@ def resolve_chain(
 
 
 def keepalive_interval_s(hop: Hop, settings: SshSettings) -> float:
-    """Seconds between keepalives: the settings', else ServerAliveInterval, else 30."""
-    return float(settings.keepalive_interval_s or hop.server_alive_interval_s or 30.0)
+    """Seconds between keepalives: the settings', else ServerAliveInterval, else 10 (a link
+    silent for 40 s with the default count is stalled: said and re-made, not waited on)."""
+    return float(settings.keepalive_interval_s or hop.server_alive_interval_s or 10.0)
 
 
 def keepalive_count_max(hop: Hop, settings: SshSettings) -> int:

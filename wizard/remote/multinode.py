@@ -326,8 +326,13 @@ class NodeGroup:
                    " print(e); sys.exit(1)")
 
         async def reach(node: NodePreflight) -> None:
-            result = await self.hosts[node.rank].run(
-                [requests[node.rank].python, "-c", connect, host_name, str(port)], timeout_s=30)
+            try:
+                result = await self.hosts[node.rank].run(
+                    [requests[node.rank].python, "-c", connect, host_name, str(port)],
+                    timeout_s=30)
+            except RemoteError as exc:  # the node's connection went meanwhile: said, not raised
+                node.checks.append(PreflightCheck("rendezvous", False, f"cannot test: {exc}"))
+                return
             node.checks.append(PreflightCheck(
                 "rendezvous", result.exit_status == 0,
                 f"reaches {format_rendezvous(host_name, port)}" if result.exit_status == 0
