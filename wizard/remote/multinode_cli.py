@@ -246,6 +246,9 @@ def run_logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     async def go() -> int:
         group = await NodeGroup.reattach(record, connector=_connector(args))
+        for rank, host in enumerate(group.hosts):  # a lost or stalled link is said, then re-made
+            host.on_notice = (lambda text, rank=rank: print(f"-- node {rank}: {text}",
+                                                            file=stream, flush=True))
         async with group:
             if args.node is not None:
                 if args.node not in group.run_ids:

@@ -266,13 +266,6 @@ class NodesFlow:
         self._watch_connections(self.group)
         return self.group
 
-    async def reattach(self, record: GroupRecord) -> NodeGroup:
-        """The nodes of a recorded launch, connected again (logs, stop)."""
-        self.record = record
-        self.group = await NodeGroup.reattach(record, connector=self.connector)
-        self._watch_connections(self.group)
-        return self.group
-
     def check(self) -> bool:
         """The local check; False (and `CheckFailed`) when it finds errors."""
         errors, self.fixes_by_rule = local_check(self.plan.profile)
