@@ -237,3 +237,40 @@ def test_nodes_preflight_renders_the_flags_for_the_hosts_sglang(
     assert (f"note: rank 0 has SGLang 0.5.23 (profile: {profile.sglang_version}); flags "
             "rendered for the hosts' version") in out
     assert out.count("ok dry run") == 2, out
+
+
+async def test_a_node_connection_dropped_while_watching_is_said_and_the_launch_goes_on(
+        ssh_lab: SshLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core flow's events: node 1's sshd session is killed at its first log line; the flow
+    says so (ConnectionNotice for node 1), follows on and rank 0 still gets ready with node 1's
+    log delivered in order (nothing lost or repeated up to where it was shown)."""
+    from wizard.remote import nodes_flow as f
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(ssh_lab, model_dir(tmp_path))
+    events: list[object] = []
+    dropped: list[int] = []
+
+    def on_event(event: object) -> None:
+        events.append(event)
+        if isinstance(event, f.LogLine) and event.line.rank == 1 and not dropped:
+            dropped.extend(ssh_lab.jump.drop_connections())  # node 1 is the "jump" sshd
+
+    flow = f.NodesFlow(f.NodesPlan.from_profile(profile),
+                       f.NodesReach(settings=ssh_lab.settings(),
+                                    runs_root=str(tmp_path / "runs")), on_event)
+    try:
+        result = await flow.launch()
+        assert result is not None and result.outcome == "ready", result and result.summary()
+        assert dropped
+        notices = [e for e in events if isinstance(e, f.ConnectionNotice)]
+        assert any(n.rank == 1 and "lost during the log stream" in n.text for n in notices), notices
+        node1 = [e.line.line for e in events if isinstance(e, f.LogLine) and e.line.rank == 1]
+        run_dir = tmp_path / "runs" / f"{flow.record.group_id}-n1" if flow.record else None
+        assert run_dir is not None
+        logged = (run_dir / "log").read_text().replace("\r", "\n").splitlines()
+        assert [x for x in node1 if x] == [x for x in logged if x][: len([x for x in node1 if x])]
+    finally:
+        if flow.group is not None and flow.group.run_ids:
+            await flow.stop(timeout_s=10)
+        await flow.close()
