@@ -274,3 +274,27 @@ async def test_a_node_connection_dropped_while_watching_is_said_and_the_launch_g
         if flow.group is not None and flow.group.run_ids:
             await flow.stop(timeout_s=10)
         await flow.close()
+
+
+def test_nodes_preflight_checks_the_draft_model_on_every_node(
+        ssh_lab: SshLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The draft model is a path every node loads: a missing one blocks every node (the screen
+    left it out of its preflight before the flow was shared)."""
+    from wizard.cli import main
+    from wizard.profile import save_profile
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(ssh_lab, model_dir(tmp_path, architectures="LlamaForCausalLM"))
+    missing = tmp_path / "no-such-draft"
+    profile = profile.model_copy(update={"speculative": profile.speculative.model_copy(
+        update={"algorithm": "EAGLE", "draft_model_path": str(missing)})})
+    path = save_profile(profile, tmp_path / "two.toml")
+    ssh = ["--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
+           "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(tmp_path / "runs")]
+    code = main(["nodes", "preflight", str(path), *ssh])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    rows = [line for line in out.splitlines() if "draft model path" in line]
+    assert len(rows) == 2 and all(line.lstrip().startswith("!!") for line in rows), out
+    assert all(str(missing) in line for line in rows)
