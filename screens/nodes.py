@@ -11,6 +11,7 @@ messages and this screen only renders them.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on, work
@@ -61,6 +62,14 @@ def node_preflight_text(nodes: list[Any]) -> Content:
                 ("FAIL", "bold $error") if row.blocking else ("warn", "$warning"))
             parts += ["   ", mark, f" {row.name:<16} {row.detail}\n"]
     return Content.assemble(*parts)
+
+
+@dataclass(frozen=True)
+class StepFailed:
+    """A step of the flow raised (a node unreachable, a host key refused): shown, not raised."""
+
+    step: str
+    error: str
 
 
 class NodesScreen(Screen[None]):
@@ -146,7 +155,8 @@ class NodesScreen(Screen[None]):
         try:
             return await action
         except Exception as exc:  # RemoteError, OSError: shown, never raised
-            self._say(Content.assemble((f"{step} failed: ", "bold $error"), str(exc)))
+            # a message too, so it is shown after the events the flow posted before it
+            self._post(StepFailed(step, str(exc)))
             return None
 
     @work(exclusive=True, group="nodes")
@@ -183,7 +193,9 @@ class NodesScreen(Screen[None]):
 
         event = message.event
         log = self.query_one("#nodes-log", Log)
-        if isinstance(event, f.Progress):
+        if isinstance(event, StepFailed):
+            self._say(Content.assemble((f"{event.step} failed: ", "bold $error"), event.error))
+        elif isinstance(event, f.Progress):
             self._say(event.text[:1].upper() + event.text[1:])
         elif isinstance(event, f.Note):
             log.write_line(f"note: {event.text}")

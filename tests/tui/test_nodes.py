@@ -344,3 +344,38 @@ async def test_an_unknown_node_host_key_is_asked_about_on_the_nodes_screen(
         await pilot.press("escape")
         await pilot.pause()
     assert f"[127.0.0.1]:{nodes[1].port}" in known.read_text()
+
+
+async def test_a_refused_node_host_key_stops_the_preflight_with_the_reason(
+    nodes_lab: tuple[list[Sshd], SshSettings], tmp_path: Path, ready_dir: Path,
+) -> None:
+    """`n` to the unknown key of node 1: the preflight stops and says which node and why."""
+    import dataclasses
+
+    nodes, settings = nodes_lab
+    known = tmp_path / "known_hosts"
+    known.write_text(nodes[0].known_hosts_line() + "\n")
+    app = WizardApp(initial=_secret_profile(nodes, tmp_path), ready_dir=ready_dir,
+                    ssh_settings=dataclasses.replace(settings, known_hosts=known),
+                    remote_runs_root=str(tmp_path / "runs"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f5", "l")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, NodesScreen)
+        await pilot.press("ctrl+r")
+        for _ in range(400):  # bounded: the question appears once node 1 answered
+            if isinstance(app.screen, ConfirmDialog):
+                break
+            await pilot.pause(0.05)
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("n")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        state = str(screen.query_one("#nodes-state", Static).visual)
+        assert state.startswith("Preflight failed: "), state
+        assert f"127.0.0.1:{nodes[1].port}" in state and "SHA256:" in state, state
+        assert not screen.preflight
+        await pilot.press("escape")
+        await pilot.pause()
+    assert f"[127.0.0.1]:{nodes[1].port}" not in known.read_text()
