@@ -275,7 +275,6 @@ class WizardApp(App[int]):
         errors.
         """
         import wizard.remote as remote
-        from screens.dialogs import ConfirmDialog
 
         while True:
             try:
@@ -288,14 +287,21 @@ class WizardApp(App[int]):
                     runs_root=runs_root or self.remote_runs_root,
                 )
             except remote.UnknownHostKeyError as exc:
-                question = (
-                    f"The host key of {exc.host}:{exc.port} is not known:\n\n  {exc.key_type} "
-                    f"{exc.fingerprint}\n\nCompare it with the host administrator's. Trust it "
-                    "and add it to known_hosts?"
-                )
-                if not await self.push_screen_wait(ConfirmDialog(question)):
+                if not await self.confirm_host_key(exc):
                     raise
                 self.trusted_keys.add(exc.fingerprint)
+
+    async def confirm_host_key(self, exc: Any) -> bool:
+        """Ask whether to trust an unknown host key (`UnknownHostKeyError`); call from a worker."""
+        from screens.dialogs import ConfirmDialog
+
+        question = (
+            f"The host key of {exc.host}:{exc.port} is not known:\n\n  {exc.key_type} "
+            f"{exc.fingerprint}\n\nCompare it with the host administrator's. Trust it "
+            "and add it to known_hosts?"
+        )
+        answer: bool = await self.push_screen_wait(ConfirmDialog(question))
+        return answer
 
     def facts_for(self, path: str) -> Any:
         """`ModelFacts` of a local model folder (the core caches by path and mtime)."""

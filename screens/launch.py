@@ -110,7 +110,12 @@ class LaunchScreen(Screen[None]):
         except Exception as exc:  # RemoteError, OSError, config errors: shown, never raised
             self._say(Content.assemble(("Cannot connect: ", "bold $error"), str(exc)))
             return None
+        self.host.on_notice = self._connection_notice
         return self.host
+
+    def _connection_notice(self, text: str) -> None:
+        """The connection was lost or stalled and is being re-made: said in the log."""
+        self.query_one("#launch-log", Log).write_line(f"-- {text}")
 
     def _reach(self) -> Any:
         """How this screen reaches the host (what the run record keeps for logs/stop)."""
@@ -225,7 +230,7 @@ class LaunchScreen(Screen[None]):
             return
         self.workers.cancel_group(self, "remote")
         try:
-            result = await self.run_host.stop(self.run_id)
+            result = await _flow().stop(self.run_host, self.run_id)
         except Exception as exc:
             self.app.notify(str(exc), title="Stop failed", severity="error")
             return
@@ -311,6 +316,10 @@ def outcome_text(result: Any, reach: Any = None) -> Content:
             if ready.avg_spec_accept_length is not None:
                 parts.append(f"\naccept length {ready.avg_spec_accept_length:.2f}")
         return Content.assemble(*parts)
+    status = result.status
+    if status is not None and status.stopped and result.outcome in ("exited", "stopped"):
+        was_ready = "was ready, then " if result.startup_s is not None else ""
+        return Content.styled(f"■ the server {was_ready}was stopped by the user", "$warning")
     if result.crash is not None:
         explanation = result.crash.explanation
         summary = explanation.summary() if hasattr(explanation, "summary") else str(explanation)

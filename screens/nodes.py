@@ -3,23 +3,27 @@
 Pushed from the Review step (`l`) when the profile has several nodes. It lists every node (rank,
 SSH target, rendezvous, interface, GPUs and its exact command), preflights every node at once
 (one block per node), launches rank 0 first, shows one merged log with a `[nR]` prefix, and stops
-every node. All remote work is `wizard.remote.multinode.NodeGroup`, run in an async worker.
+every node. The flow is the core's `wizard.remote.nodes_flow.NodesFlow`, the same one
+`sglang-wizard nodes` runs, driven from an async worker; its events arrive here as `FlowEvent`
+messages and this screen only renders them.
 """
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
-from wizard.profile import Profile, profile_to_toml
+from wizard.profile import Profile
 
 if TYPE_CHECKING:
     from screens.app import WizardApp
@@ -60,6 +64,14 @@ def node_preflight_text(nodes: list[Any]) -> Content:
     return Content.assemble(*parts)
 
 
+@dataclass(frozen=True)
+class StepFailed:
+    """A step of the flow raised (a node unreachable, a host key refused): shown, not raised."""
+
+    step: str
+    error: str
+
+
 class NodesScreen(Screen[None]):
     """Preflight, launch and stop a multi-node profile on its nodes; the merged log."""
 
@@ -71,10 +83,17 @@ class NodesScreen(Screen[None]):
         Binding("escape", "back", "Back"),
     ]
 
+    class FlowEvent(Message):
+        """One event of the core's multi-node flow (`wizard.remote.nodes_flow.NodesEvent`)."""
+
+        def __init__(self, event: Any) -> None:
+            super().__init__()
+            self.event = event
+
     def __init__(self, profile: Profile) -> None:
         super().__init__()
         self.profile = profile
-        self.group: Any = None
+        self.flow: Any = None
         self.outcome: str | None = None
         self.preflight: list[Any] = []
 
@@ -82,6 +101,11 @@ class NodesScreen(Screen[None]):
     def wizard(self) -> WizardApp:
         """The app, typed."""
         return cast("WizardApp", self.app)
+
+    @property
+    def group(self) -> Any:
+        """The connected nodes (`NodeGroup`), once the flow connected them."""
+        return self.flow.group if self.flow is not None else None
 
     def compose(self) -> ComposeResult:
         """Node table, preflight/state, merged log."""
@@ -103,87 +127,54 @@ class NodesScreen(Screen[None]):
         content = Content.styled(text, style) if isinstance(text, str) else text
         self.query_one("#nodes-state", Static).update(content)
 
-    async def _connect(self) -> Any:
-        from wizard.multinode import node_launches
-        from wizard.remote.connection import HostKeyPolicy
-        from wizard.remote.multinode import NodeGroup
+    def _flow(self) -> Any:
+        """The core's flow for this profile (made once); None when the nodes cannot render."""
+        from wizard.remote.nodes_flow import NodesFlow, NodesPlan, NodesReach
+        from wizard.sglang.errors import RenderError
 
-        if self.group is not None:
-            return self.group
-        launches = node_launches(self.profile)
-        root = self.wizard.remote_runs_root
-        self._say(f"Connecting to {len(launches)} nodes …")
-        self.group = await NodeGroup.connect(
-            launches, settings=self.wizard.ssh_settings,
-            policy=HostKeyPolicy(trusted_fingerprints=set(self.wizard.trusted_keys)),
-            jumps=list(self.profile.ssh.jump) or None, agent_python=self.wizard.agent_python,
-            runs_roots={n.rank: root for n in launches} if root else None)
-        return self.group
+        if self.flow is None:
+            try:
+                plan = NodesPlan.from_profile(self.profile)
+            except RenderError as exc:
+                self._say(Content.assemble(("Cannot render the nodes: ", "bold $error"),
+                                           exc.message))
+                return None
+            reach = NodesReach(settings=self.wizard.ssh_settings,
+                               trusted=self.wizard.trusted_keys,
+                               runs_root=self.wizard.remote_runs_root)
+            self.flow = NodesFlow(plan, reach, self._post,
+                                  confirm_host_key=self.wizard.confirm_host_key)
+        return self.flow
 
-    async def _preflight(self) -> bool:
-        from wizard.exports import gpus_per_node
-        from wizard.multinode import dist_init_addr
-        from wizard.remote.session import PreflightRequest
+    def _post(self, event: Any) -> None:
+        """The flow's events become messages to this screen (rendered by `_show_event`)."""
+        self.post_message(self.FlowEvent(event))
 
+    async def _run(self, step: str, action: Any) -> Any:
+        """Run one step of the flow; a remote error is shown, never raised."""
         try:
-            group = await self._connect()
-            requests = [PreflightRequest(
-                python=n.python, env=n.env,
-                port=(self.profile.server.port or 30000) if n.rank == 0 else None,
-                model_path=self.profile.model.path) for n in group.launches]
-            self._say("Checking every node …")
-            self.preflight = await group.preflight(
-                requests, rendezvous=dist_init_addr(self.profile),
-                gpus_per_node=gpus_per_node(self.profile))
-        except Exception as exc:  # RemoteError, render errors: shown, never raised
-            self._say(Content.assemble(("Preflight failed: ", "bold $error"), str(exc)))
-            return False
-        self._say(node_preflight_text(self.preflight))
-        return all(n.ok for n in self.preflight)
+            return await action
+        except Exception as exc:  # RemoteError, OSError: shown, never raised
+            # a message too, so it is shown after the events the flow posted before it
+            self._post(StepFailed(step, str(exc)))
+            return None
 
     @work(exclusive=True, group="nodes")
     async def action_preflight(self) -> None:
         """Check every node without launching."""
-        await self._preflight()
+        flow = self._flow()
+        if flow is not None:
+            await self._run("Preflight", flow.preflight())
 
     @work(exclusive=True, group="nodes")
     async def action_launch(self) -> None:
-        """Preflight all, start rank 0 then the others, follow the merged log."""
-        from wizard.remote.multinode import group_record, launch_requests, save_node_records
-        from wizard.remote.records import new_run_id, profile_hash
-
-        if not await self._preflight():
-            self.app.notify("A node blocks the launch.", severity="error")
+        """Check, preflight all, start rank 0 then the others, follow the merged log."""
+        flow = self._flow()
+        if flow is None:
             return
-        group = self.group
-        port = self.profile.server.port or 30000
-        group_id = new_run_id()
-        try:
-            await group.start(launch_requests(group.launches, profile_to_toml(self.profile),
-                                              port), group_id)
-        except Exception as exc:
-            self._say(Content.assemble(("Launch failed: ", "bold $error"), str(exc)))
-            return
-        root = self.wizard.remote_runs_root
-        record = group_record(group_id, group, port, jumps=list(self.profile.ssh.jump),
-                              runs_roots={n.rank: root for n in group.launches} if root else None)
-        record.save()
-        save_node_records(group, record, profile_hash(profile_to_toml(self.profile)),
-                          self.profile.sglang_version)
-        log = self.query_one("#nodes-log", Log)
-        log.clear()
-        self._say(f"Group {group_id}: started {len(group.launches)} nodes, watching …")
-        try:
-            result = await group.watch(port=port, sglang_version=self.profile.sglang_version,
-                                       on_line=lambda line: log.write_line(line.text()))
-        except Exception as exc:
-            self._say(Content.assemble(("Lost the log: ", "bold $error"), str(exc)))
-            return
-        self.outcome = result.outcome
-        record.outcome, record.detail = result.outcome, result.summary()
-        record.save()
-        style = "bold $success" if result.outcome == "ready" else "bold $error"
-        self._say(Content.assemble((result.summary(), style)))
+        result = await self._run("Launch", flow.launch(follow=True))
+        if result is not None:
+            self.outcome = result.outcome
 
     @work(exclusive=True, group="nodes-stop")
     async def action_stop(self) -> None:
@@ -192,20 +183,53 @@ class NodesScreen(Screen[None]):
             self.app.notify("Nothing launched from here.", severity="warning")
             return
         self.workers.cancel_group(self, "nodes")
-        try:
-            results = await self.group.stop()
-        except Exception as exc:
-            self.app.notify(str(exc), title="Stop failed", severity="error")
-            return
-        self.outcome = "stopped"
-        text = ", ".join(f"n{r} {'clean' if s.clean else 'LEFT ' + str(s.remaining)}"
-                         for r, s in sorted(results.items()))
-        self._say(f"Stopped every node ({text}).")
+        if await self._run("Stop", self.flow.stop()) is not None:
+            self.outcome = "stopped"
+
+    @on(FlowEvent)
+    def _show_event(self, message: FlowEvent) -> None:
+        """Show one event of the flow."""
+        from wizard.remote import nodes_flow as f
+
+        event = message.event
+        log = self.query_one("#nodes-log", Log)
+        if isinstance(event, StepFailed):
+            self._say(Content.assemble((f"{event.step} failed: ", "bold $error"), event.error))
+        elif isinstance(event, f.Progress):
+            self._say(event.text[:1].upper() + event.text[1:])
+        elif isinstance(event, f.Note):
+            log.write_line(f"note: {event.text}")
+            self.app.notify(event.text, title="SGLang on the nodes")
+        elif isinstance(event, f.CheckFailed):
+            self._say(Content.assemble(("The check finds errors: ", "bold $error"),
+                                       "; ".join(event.errors)))
+        elif isinstance(event, f.Preflighted):
+            self.preflight = event.nodes
+            self._say(node_preflight_text(event.nodes))
+            if not event.ok:
+                self.app.notify("A node blocks the launch.", severity="error")
+        elif isinstance(event, f.Launched):
+            log.clear()
+            self._say(f"Group {event.group_id}: started {len(event.run_ids)} nodes, watching …")
+        elif isinstance(event, f.LogLine):
+            log.write_line(event.line.text())
+        elif isinstance(event, f.ConnectionNotice):
+            log.write_line(f"-- node {event.rank}: {event.text}")
+        elif isinstance(event, f.Finished):
+            self.outcome = event.result.outcome
+            style = "bold $success" if event.result.outcome == "ready" else "bold $error"
+            lines = event.result.lines()
+            self._say(Content.assemble((lines[0], style), "".join(f"\n{x}" for x in lines[1:])))
+        elif isinstance(event, f.Stopped):
+            self.outcome = "stopped"
+            text = ", ".join(f"n{r} {'clean' if s.clean else 'LEFT ' + str(s.remaining)}"
+                             for r, s in sorted(event.results.items()))
+            self._say(f"Stopped every node ({text}).")
 
     async def action_back(self) -> None:
         """Back to Review (launched nodes keep running; `sglang-wizard nodes stop` finds them)."""
         self.workers.cancel_group(self, "nodes")
-        if self.group is not None:
+        if self.flow is not None:
             with contextlib.suppress(Exception):
-                await self.group.close()
+                await self.flow.close()
         self.dismiss(None)

@@ -151,7 +151,9 @@ class RunsScreen(Screen[None]):
             host = await self.wizard.connect_host(
                 record.target, record.jumps or None, record.runs_root, _reach_settings(record)
             )
-            result = await host.stop(record.run_id)
+            from wizard.remote import flow
+
+            result = await flow.stop(host, record.run_id)  # marks the record, as `stop` does
         except Exception as exc:
             self._status(Content.assemble(("Stop failed: ", "bold $error"), str(exc)))
             return

@@ -83,6 +83,48 @@ class Sshd:
                 os.kill(pid, signal.SIGKILL)
         return killed
 
+    def session_processes(self) -> list[int]:
+        """Pids of every sshd process below the listener (each connection's monitor and its
+        session process), not the commands they run."""
+        assert self.process is not None
+        parents: dict[int, int] = {}
+        names: dict[int, str] = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{name}/stat").read_bytes()
+            except OSError:
+                continue
+            names[int(name)] = stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode(errors="replace")
+            parents[int(name)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        below: list[int] = []
+        frontier = [self.process.pid]
+        while frontier:
+            parent = frontier.pop()
+            for pid, ppid in parents.items():
+                if ppid == parent and names.get(pid, "").startswith("sshd"):
+                    below.append(pid)
+                    frontier.append(pid)
+        return below
+
+    def stall_connections(self) -> list[int]:
+        """SIGSTOP every connection's sshd processes: the TCP connections stay open but nothing
+        comes back (a stalled link); new connections are served. Kill them with
+        `end_stalled` (SIGKILL ends a stopped process)."""
+        stalled = self.session_processes()
+        for pid in stalled:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        return stalled
+
+    @staticmethod
+    def end_stalled(pids: list[int]) -> None:
+        """SIGKILL the stalled processes (their clients see the connection close)."""
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
     def stop(self) -> None:
         """Stop the listener and its connections."""
         if self.process is None:

@@ -214,3 +214,87 @@ async def test_a_node_that_cannot_start_stops_the_started_ones(ssh_lab: SshLab,
         status = await group.hosts[0].run_status("grp-c-n0")
         assert not status.alive and status.stopped
         assert not any(alive(p) for p in status.processes)
+
+
+def test_nodes_preflight_renders_the_flags_for_the_hosts_sglang(
+        ssh_lab: SshLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """As a single launch does: the hosts run another SGLang release than the profile names, so
+    the nodes' flags are rendered for the hosts' release before preflight (and its dry run)."""
+    from wizard.cli import main
+    from wizard.profile import save_profile
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(ssh_lab, model_dir(tmp_path))
+    profile = profile.model_copy(update={"env": {**profile.env,
+                                                 "STAND_IN_SGLANG_VERSION": "0.5.23"}})
+    path = save_profile(profile, tmp_path / "two.toml")
+    ssh = ["--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
+           "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(tmp_path / "runs")]
+    code = main(["nodes", "preflight", str(path), "--dry-run", *ssh])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert (f"note: rank 0 has SGLang 0.5.23 (profile: {profile.sglang_version}); flags "
+            "rendered for the hosts' version") in out
+    assert out.count("ok dry run") == 2, out
+
+
+async def test_a_node_connection_dropped_while_watching_is_said_and_the_launch_goes_on(
+        ssh_lab: SshLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core flow's events: node 1's sshd session is killed at its first log line; the flow
+    says so (ConnectionNotice for node 1), follows on and rank 0 still gets ready with node 1's
+    log delivered in order (nothing lost or repeated up to where it was shown)."""
+    from wizard.remote import nodes_flow as f
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(ssh_lab, model_dir(tmp_path))
+    events: list[object] = []
+    dropped: list[int] = []
+
+    def on_event(event: object) -> None:
+        events.append(event)
+        if isinstance(event, f.LogLine) and event.line.rank == 1 and not dropped:
+            dropped.extend(ssh_lab.jump.drop_connections())  # node 1 is the "jump" sshd
+
+    flow = f.NodesFlow(f.NodesPlan.from_profile(profile),
+                       f.NodesReach(settings=ssh_lab.settings(),
+                                    runs_root=str(tmp_path / "runs")), on_event)
+    try:
+        result = await flow.launch()
+        assert result is not None and result.outcome == "ready", result and result.summary()
+        assert dropped
+        notices = [e for e in events if isinstance(e, f.ConnectionNotice)]
+        assert any(n.rank == 1 and "lost during the log stream" in n.text for n in notices), notices
+        node1 = [e.line.line for e in events if isinstance(e, f.LogLine) and e.line.rank == 1]
+        run_dir = tmp_path / "runs" / f"{flow.record.group_id}-n1" if flow.record else None
+        assert run_dir is not None
+        logged = (run_dir / "log").read_text().replace("\r", "\n").splitlines()
+        assert [x for x in node1 if x] == [x for x in logged if x][: len([x for x in node1 if x])]
+    finally:
+        if flow.group is not None and flow.group.run_ids:
+            await flow.stop(timeout_s=10)
+        await flow.close()
+
+
+def test_nodes_preflight_checks_the_draft_model_on_every_node(
+        ssh_lab: SshLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The draft model is a path every node loads: a missing one blocks every node (the screen
+    left it out of its preflight before the flow was shared)."""
+    from wizard.cli import main
+    from wizard.profile import save_profile
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(ssh_lab, model_dir(tmp_path, architectures="LlamaForCausalLM"))
+    missing = tmp_path / "no-such-draft"
+    profile = profile.model_copy(update={"speculative": profile.speculative.model_copy(
+        update={"algorithm": "EAGLE", "draft_model_path": str(missing)})})
+    path = save_profile(profile, tmp_path / "two.toml")
+    ssh = ["--ssh-config", str(ssh_lab.ssh_config), "--known-hosts", str(ssh_lab.known_hosts),
+           "-i", str(ssh_lab.user_key), "--no-agent", "--remote-runs-dir", str(tmp_path / "runs")]
+    code = main(["nodes", "preflight", str(path), *ssh])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    rows = [line for line in out.splitlines() if "draft model path" in line]
+    assert len(rows) == 2 and all(line.lstrip().startswith("!!") for line in rows), out
+    assert all(str(missing) in line for line in rows)

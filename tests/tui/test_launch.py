@@ -117,13 +117,15 @@ async def test_launch_screen_preflights_launches_follows_and_stops(
         runs = app.screen
         assert isinstance(runs, RunsScreen)
         assert [r.run_id for r in runs.records] == [run_id]
-        assert runs.records[0].outcome == "ready"
+        assert runs.records[0].outcome == "stopped"  # the screen's stop marks it, as `stop` does
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
         lines = runs.query_one("#runs-log", Log).lines
         assert any("The server is fired up and ready to roll!" in line for line in lines)
         assert runs.outcome in ("exited", "stopped", "ready")
+        status = str(runs.query_one("#runs-status", Static).visual)
+        assert "(stopped)" in status, status
 
 
 async def test_unreachable_host_is_reported_on_screen(tmp_path: Path, ready_dir: Path) -> None:
@@ -173,9 +175,10 @@ async def test_stop_reaches_the_run_after_the_host_field_is_edited(ready_dir: Pa
     stopped: list[str] = []
 
     class Host:
-        async def stop(self, run_id: str) -> SimpleNamespace:
+        async def stop(self, run_id: str, timeout_s: float = 30.0) -> SimpleNamespace:
             stopped.append(run_id)
-            return SimpleNamespace(clean=True, remaining=[], gpu_holders_left=[])
+            return SimpleNamespace(clean=True, remaining=[], gpu_holders_left=[],
+                                   was_running=True)
 
         async def close(self) -> None:
             pass

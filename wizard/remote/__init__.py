@@ -3,7 +3,8 @@
 Public names are loaded on first use, so importing `wizard.remote` stays cheap:
 `RemoteHost`, `LaunchRequest`, `PreflightRequest`, `HostKeyPolicy`, `SshSettings`,
 `UnknownHostKeyError`, `ChangedHostKeyError`, `RemoteError`, `RunWatcher`, `watch_run`,
-`RunRecords`, `burst_chunks`, `aburst_chunks`. See docs/remote.md.
+`RunRecords`, `burst_chunks`, `aburst_chunks`, and the multi-node flow `NodesPlan`, `NodesFlow`
+(see docs/multinode.md). See docs/remote.md.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ _EXPORTS = {
     "RemoteError": "wizard.remote.connection",
     "UnknownHostKeyError": "wizard.remote.connection",
     "ChangedHostKeyError": "wizard.remote.connection",
+    "NodesPlan": "wizard.remote.nodes_flow",
+    "NodesFlow": "wizard.remote.nodes_flow",
     "RunWatcher": "wizard.remote.watch",
     "watch_run": "wizard.remote.watch",
     "RunRecords": "wizard.remote.records",

@@ -15,6 +15,7 @@ which streams the raw bytes of a run's log. Runs live in `~/.cache/sglang-wizard
     server_pid       the server's own pid      server_exit.json  its exit code or signal
     log              stdout + stderr of the server (secret values masked)
     exit_code        written by the wrapper when the server exits
+    stopping.json    written by `stop` before it signals the server (a stop is under way)
     stopped.json     written by `stop` (signals used, processes left)
 """
 
@@ -221,11 +222,15 @@ def run_status(run_id, path):
     exit_text = read_text(os.path.join(path, "exit_code"))
     members = group_members(pgid) if pgid else []
     stopped = None
-    try:
-        with open(os.path.join(path, "stopped.json")) as f:
-            stopped = json.load(f)
-    except (OSError, ValueError):
-        pass
+    # stopped.json is written when `stop` is done; stopping.json before its first signal, so a
+    # follower that sees the server end during a stop already knows it was stopped
+    for name in ("stopped.json", "stopping.json"):
+        try:
+            with open(os.path.join(path, name)) as f:
+                stopped = json.load(f)
+            break
+        except (OSError, ValueError):
+            pass
     try:
         log_size = os.path.getsize(os.path.join(path, "log"))
     except OSError:
@@ -511,6 +516,7 @@ def cmd_stop(run_id, timeout_s):
     }
     killed = False
     if pgid and before:
+        write_file(os.path.join(path, "stopping.json"), json.dumps({"at": time.time()}))
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGTERM)
         deadline = time.time() + float(timeout_s)

@@ -65,13 +65,20 @@ def _reach(args: argparse.Namespace, profile: Any = None, record: RunRecord | No
     return base
 
 
-async def _connect(args: argparse.Namespace, reach: Reach) -> RemoteHost:
+async def _connect(args: argparse.Namespace, reach: Reach, out: TextIO | None = None) -> RemoteHost:
     try:
-        return await flow.connect(
+        host = await flow.connect(
             reach, trusted=args.trust_host_key, agent_python=args.agent_python or "python3"
         )
     except HostSpecError as exc:
         raise ToolInputError(str(exc)) from None
+    stream = out or sys.stdout
+
+    def notice(text: str) -> None:  # a lost or stalled connection, being re-made
+        print(f"-- {text}", file=stream, flush=True)
+
+    host.on_notice = notice
+    return host
 
 
 def _run(coro: Any) -> int:
@@ -182,7 +189,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(line, file=out)
 
     async def go() -> int:
-        async with await _connect(args, reach) as host:
+        async with await _connect(args, reach, out) as host:
             final = await flow.for_host_version(host, plan, say)
             report, ok = await flow.preflight(host, final, say, dry_run=not args.skip_dry_run)
             if not ok:
@@ -330,7 +337,7 @@ def logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
     reach, record = _record_for(args, records)
 
     async def go() -> int:
-        async with await _connect(args, reach) as host:
+        async with await _connect(args, reach, out) as host:
             if not args.follow:
                 status = await host.run_status(args.run)
                 lines = 200 if args.lines is None else args.lines
@@ -368,8 +375,8 @@ def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
     reach, _ = _record_for(args, records)
 
     async def go() -> int:
-        async with await _connect(args, reach) as host:
-            result = await host.stop(args.run, timeout_s=args.timeout)
+        async with await _connect(args, reach, out) as host:
+            result = await flow.stop(host, args.run, args.timeout, records)
             if not result.was_running:
                 print(f"{args.run} was not running", file=out)
             else:
@@ -388,10 +395,6 @@ def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 )
             else:
                 print("GPU memory not checked (nvidia-smi not found on the host)", file=out)
-            record = records.get(args.run)  # read again: a watching launch may have saved since
-            if record is not None and result.was_running:
-                record.outcome = "stopped"
-                records.save(record)
             return 0 if result.clean else 1
 
     return _run(go())

@@ -22,6 +22,7 @@ import os
 import re
 import socket
 import tempfile
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -146,7 +147,7 @@ class SshSettings:
     global_known_hosts: Sequence[Path] | None = None  # None: config, else /etc/ssh/ssh_known_hosts
     client_keys: Sequence[Path] | None = None  # None: IdentityFile from config, else ssh defaults
     use_agent: bool = True
-    keepalive_interval_s: float | None = None  # None: ServerAliveInterval, else 30
+    keepalive_interval_s: float | None = None  # None: ServerAliveInterval, else 10
     keepalive_count_max: int | None = None  # None: ServerAliveCountMax, else 3
     connect_timeout_s: float | None = None  # None: ConnectTimeout, else 20
 
@@ -290,6 +291,39 @@ def resolve_chain(
     return chain_for(spec, jumps if jumps else None, 0)
 
 
+def keepalive_interval_s(hop: Hop, settings: SshSettings) -> float:
+    """Seconds between keepalives: the settings', else ServerAliveInterval, else 10 (a link
+    silent for 40 s with the default count is stalled: said and re-made, not waited on)."""
+    return float(settings.keepalive_interval_s or hop.server_alive_interval_s or 10.0)
+
+
+def keepalive_count_max(hop: Hop, settings: SshSettings) -> int:
+    """Keepalives left unanswered before the connection counts as stalled (else 3)."""
+    return int(settings.keepalive_count_max or hop.server_alive_count_max or 3)
+
+
+def stall_timeout_s(hop: Hop, settings: SshSettings) -> float:
+    """How long a connection may send nothing back before it is given up as stalled."""
+    return keepalive_interval_s(hop, settings) * (keepalive_count_max(hop, settings) + 1)
+
+
+_LOST: weakref.WeakKeyDictionary[asyncssh.SSHClientConnection, BaseException | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def lost_reason(conn: asyncssh.SSHClientConnection) -> tuple[bool, BaseException | None]:
+    """(lost, why) of a connection: lost is False while it is open."""
+    if conn in _LOST:
+        return True, _LOST[conn]
+    return conn.is_closed(), None
+
+
+def is_stall(exc: BaseException | None) -> bool:
+    """The connection was given up because keepalives went unanswered (a stalled link)."""
+    return exc is not None and "not responding to keepalive" in str(exc)
+
+
 class _PolicyClient(asyncssh.SSHClient):
     """Decides about host keys that known_hosts does not list (see module doc)."""
 
@@ -300,6 +334,11 @@ class _PolicyClient(asyncssh.SSHClient):
 
     def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
         self._verdict["conn"] = conn  # the transport is up (TCP or the proxy command's pipes)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        conn = self._verdict.get("conn")
+        if conn is not None:  # why it went away (a keepalive timeout is a stall): lost_reason
+            _LOST[conn] = exc
 
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
@@ -369,8 +408,8 @@ async def connect_hop(
         "config": None,
         "known_hosts": known if known is not None else asyncssh.import_known_hosts(""),
         "client_factory": lambda: _PolicyClient(hop, settings, policy, verdict),
-        "keepalive_interval": settings.keepalive_interval_s or hop.server_alive_interval_s or 30.0,
-        "keepalive_count_max": settings.keepalive_count_max or hop.server_alive_count_max or 3,
+        "keepalive_interval": keepalive_interval_s(hop, settings),
+        "keepalive_count_max": keepalive_count_max(hop, settings),
         "connect_timeout": timeout,
         "password_auth": False,
         "kbdint_auth": False,

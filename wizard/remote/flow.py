@@ -115,9 +115,17 @@ def masked_profile_toml(profile: Any) -> str:
     (what the run directory keeps; the hash of this text ties runs of one set-up together)."""
     from wizard.profile import profile_to_toml
 
-    env = {k: ("***" if is_secret_name(k) else v) for k, v in profile.env.items()}
-    masked = profile.model_copy(update={"env": env, "extra_args": mask_argv(profile.extra_args)})
-    return str(profile_to_toml(masked))
+    def masked_env(env: dict[str, str]) -> dict[str, str]:
+        return {k: ("***" if is_secret_name(k) else v) for k, v in env.items()}
+
+    update: dict[str, Any] = {
+        "env": masked_env(profile.env),
+        "extra_args": mask_argv(profile.extra_args),
+    }
+    if profile.nodes.hosts:  # every node's own env (a token per node) is masked as well
+        hosts = [h.model_copy(update={"env": masked_env(h.env)}) for h in profile.nodes.hosts]
+        update["nodes"] = profile.nodes.model_copy(update={"hosts": hosts})
+    return str(profile_to_toml(profile.model_copy(update=update)))
 
 
 @dataclass
@@ -135,6 +143,7 @@ class LaunchPlan:
     masked_toml: str
     digest: str
     memory_plan: Any = None  # wizard.memory.MemoryPlan made at preflight, when the GPU is known
+    fixes_by_rule: dict[str, list[str]] = field(default_factory=dict)  # the check's, at preflight
 
     @classmethod
     def from_profile(cls, profile: Any, version: str | None = None) -> LaunchPlan:
@@ -149,7 +158,7 @@ class LaunchPlan:
             argv=render_argv(profile),
             env=render_env(profile),
             python=profile.ssh.python,
-            port=profile.server.port or 30000,
+            port=server_port(profile),
             workdir=profile.ssh.workdir,
             model_path=profile.model.path,
             draft_path=profile.speculative.draft_model_path,
@@ -161,6 +170,13 @@ class LaunchPlan:
     def api_key(self) -> str | None:
         """The server's `--api-key` (readiness sends it), if the profile sets one."""
         return api_key_of(self.argv)
+
+
+def server_port(profile: Any) -> int:
+    """The port the server listens on: the profile's, else SGLang's default."""
+    from wizard.exports import DEFAULT_SERVER_PORT
+
+    return int(profile.server.port or DEFAULT_SERVER_PORT)
 
 
 def is_host_path(text: str | None) -> bool:
@@ -310,6 +326,7 @@ async def preflight(
         say(line)
     local = local_check(plan, report, *await host_facts(host, plan))
     plan.memory_plan = local.memory_plan
+    plan.fixes_by_rule = local.fixes_by_rule
     if plan.memory_plan is not None:
         say(f"  [plan] memory per GPU: {plan.memory_plan.summary()}")
     ok = report.ok
@@ -405,7 +422,33 @@ async def watch(
         api_key=plan.api_key,
     )
     started.records.save_outcome(started.record, result)
+    if result.crash is not None:
+        result = replace(result, crash=with_rule_fixes(result.crash, plan.fixes_by_rule))
     return result
+
+
+async def stop(
+    host: RemoteHost, run_id: str, timeout_s: float = 30.0, records: RunRecords | None = None
+) -> Any:
+    """Stop a run (TERM its process group, KILL after `timeout_s`, confirm nothing is left) and
+    mark its local record `stopped` (read again: a watching launch may have saved since)."""
+    result = await host.stop(run_id, timeout_s=timeout_s)
+    records = records or RunRecords()
+    record = records.get(run_id)
+    if record is not None and result.was_running:
+        record.outcome = "stopped"
+        records.save(record)
+    return result
+
+
+def with_rule_fixes(crash: Any, fixes_by_rule: dict[str, list[str]]) -> Any:
+    """The crash report with its rule's own fixes (from the check of the launched profile) in
+    place of the generic "check the profile" hint, when the check has fixes for that rule."""
+    explanation = crash.explanation
+    fixes = fixes_by_rule.get(explanation.rule_id or "")
+    if not fixes:
+        return crash
+    return replace(crash, explanation=replace(explanation, fixes=tuple(fixes)))
 
 
 def outcome_lines(
@@ -427,23 +470,20 @@ def outcome_lines(
             return lines
         lines.append(f"ready after {result.startup_s:.0f}s")
         if ready is not None:
-            lines.append(
-                f"  /health: {ready.health_status}; test prompt -> {ready.generated_text!r}"
-            )
-            if ready.speculative:
-                values = ", ".join(
-                    f"{k.removeprefix('speculative_')}={v}" for k, v in ready.speculative.items()
-                )
-                lines.append(f"  speculative values the server reports: {values}")
-            if ready.avg_spec_accept_length is not None:
-                lines.append(f"  average accept length: {ready.avg_spec_accept_length:.2f}")
+            lines += ready.summary_lines()
         return lines
     status = result.status
+    if status is not None and status.stopped and result.outcome in ("exited", "stopped"):
+        was_ready = "was ready, then " if result.startup_s is not None else ""
+        lines.append(
+            f"the server {was_ready}was stopped by the user (sglang-wizard stop; exit code "
+            f"{status.exit_code})"
+        )
+        return lines
     if result.outcome == "exited":
         code = status.exit_code if status else None
-        stopped = " after a stop" if status is not None and status.stopped else ""
         was_ready = "was ready, then " if result.startup_s is not None else ""
-        lines.append(f"the server {was_ready}exited{stopped} (exit code {code})")
+        lines.append(f"the server {was_ready}exited (exit code {code})")
         return lines
     lines.append(f"the server {result.outcome} (exit code {status.exit_code if status else '?'})")
     if result.crash is not None:
@@ -458,8 +498,10 @@ def outcome_lines(
 
 
 def exit_code_of(result: WatchResult) -> int:
-    """0 ready (or ready then exited cleanly / after a stop), else 1."""
+    """0 ready (or ready then exited cleanly, or stopped by the user), else 1."""
     if result.outcome == "ready":
+        return 0
+    if result.outcome == "stopped" or (result.status is not None and result.status.stopped):
         return 0
     if result.outcome == "exited":
         status = result.status

@@ -26,7 +26,7 @@ import json
 import os
 import shlex
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,7 +106,7 @@ class NodePreflight:
 class GroupResult:
     """How a multi-node start ended."""
 
-    outcome: str  # ready | crashed | stopped
+    outcome: str  # ready | refused (rank 0 serves but refused the probe) | crashed | stopped
     failed_rank: int | None = None
     crash: CrashReport | None = None
     ready: ReadyReport | None = None
@@ -118,10 +118,22 @@ class GroupResult:
         """One line for the terminal."""
         if self.outcome == "ready":
             return f"ready: every node joined, rank 0 serves ({self.startup_s or 0:.1f} s)"
+        if self.outcome == "refused":
+            why = self.ready.problem if self.ready is not None else "refused"
+            return f"not ready: every node joined, but rank 0 {why}"
         if self.outcome == "crashed":
             why = self.crash.explanation.summary() if self.crash else "no traceback found"
             return f"node {self.failed_rank} crashed, every other node was stopped: {why}"
-        return "stopped"
+        return "stopped by the user"
+
+    def lines(self) -> list[str]:
+        """The summary, then what rank 0 answered (as for one node: /health, the test prompt)."""
+        lines = [self.summary()]
+        if self.ready is not None:
+            lines += self.ready.summary_lines()
+            if self.outcome == "refused" and "API key" in str(self.ready.problem):
+                lines.append("  the probe sent the profile's --api-key; check it matches the server's")
+        return lines
 
 
 @dataclass
@@ -182,23 +194,27 @@ class NodeGroup:
         jumps: Sequence[str] | None = None,
         agent_python: str | None = None,
         runs_roots: dict[int, str] | None = None,
+        connector: Connector | None = None,
     ) -> NodeGroup:
-        """Connect every node at once; RemoteError names the nodes that could not be reached."""
+        """Connect every node at once; RemoteError names the nodes that could not be reached.
+        `connector` replaces the plain `RemoteHost.connect` (e.g. one that asks before trusting
+        an unknown host key)."""
 
         targets = [(n.label, target_spec(n), agent_python or n.python,
                     (runs_roots or {}).get(n.rank)) for n in launches]
         return cls(launches, await connect_targets(targets, settings=settings, policy=policy,
-                                                   jumps=jumps))
+                                                   jumps=jumps, connector=connector))
 
     @classmethod
     async def reattach(cls, record: GroupRecord, *, settings: SshSettings | None = None,
-                       policy: HostKeyPolicy | None = None) -> NodeGroup:
+                       policy: HostKeyPolicy | None = None,
+                       connector: Connector | None = None) -> NodeGroup:
         """The nodes of a recorded launch, connected again (for logs and stop)."""
         nodes = sorted(record.nodes, key=lambda n: int(n["rank"]))
         targets = [(f"node {n['rank']} ({n['target']})", str(n["target"]),
                     str(n.get("python") or "python3"), n.get("runs_root")) for n in nodes]
         hosts = await connect_targets(targets, settings=settings, policy=policy,
-                                      jumps=record.jumps or None)
+                                      jumps=record.jumps or None, connector=connector)
         launches = [NodeLaunch(int(n["rank"]), len(nodes), str(n["target"]), None, None,
                                str(n.get("python") or "python3"), None,
                                list(n.get("argv") or [])) for n in nodes]
@@ -310,8 +326,13 @@ class NodeGroup:
                    " print(e); sys.exit(1)")
 
         async def reach(node: NodePreflight) -> None:
-            result = await self.hosts[node.rank].run(
-                [requests[node.rank].python, "-c", connect, host_name, str(port)], timeout_s=30)
+            try:
+                result = await self.hosts[node.rank].run(
+                    [requests[node.rank].python, "-c", connect, host_name, str(port)],
+                    timeout_s=30)
+            except RemoteError as exc:  # the node's connection went meanwhile: said, not raised
+                node.checks.append(PreflightCheck("rendezvous", False, f"cannot test: {exc}"))
+                return
             node.checks.append(PreflightCheck(
                 "rendezvous", result.exit_status == 0,
                 f"reaches {format_rendezvous(host_name, port)}" if result.exit_status == 0
@@ -411,19 +432,22 @@ class NodeGroup:
         on_line: Callable[[NodeLine], None] | None = None,
         check_ready: bool = True,
         until_ready: bool = True,
+        api_key: str | None = None,
     ) -> GroupResult:
-        """Follow every node until rank 0 is ready, or until a node's server exits (then stop
-        the others and explain that node's crash)."""
+        """Follow every node until rank 0 is ready (probed with the server's API key: a refusal
+        is `refused`, not ready), or until a node's server exits (then stop the others and
+        explain that node's crash)."""
         watchers = {rank: RunWatcher() for rank in self.run_ids}
         started = time.monotonic()
         async with contextlib.aclosing(self.lines()) as stream:
             return await self._watch(stream, watchers, started, port, sglang_version, on_line,
-                                     check_ready, until_ready)
+                                     check_ready, until_ready, api_key)
 
     async def _watch(self, stream: AsyncIterator[tuple[int, LogChunk | None]],
                      watchers: dict[int, RunWatcher], started: float, port: int | None,
                      sglang_version: str | None, on_line: Callable[[NodeLine], None] | None,
-                     check_ready: bool, until_ready: bool) -> GroupResult:
+                     check_ready: bool, until_ready: bool,
+                     api_key: str | None = None) -> GroupResult:
         drain: dict[int, int] | None = None
         ready_at = 0.0
         async for rank, chunk in stream:
@@ -445,8 +469,10 @@ class NodeGroup:
                 drain = {r: (await self.hosts[r].run_status(self.run_ids[r])).log_size
                          for r in self.run_ids if r != 0}
             if drain is not None and all(watchers[r].offset >= size for r, size in drain.items()):
-                ready = await self.hosts[0].check_ready(port) if check_ready and port else None
-                return GroupResult("ready", ready=ready, startup_s=ready_at)
+                ready = (await self.hosts[0].check_ready(port, api_key=api_key)
+                         if check_ready and port else None)
+                outcome = "refused" if ready is not None and ready.problem else "ready"
+                return GroupResult(outcome, ready=ready, startup_s=ready_at)
         return GroupResult("stopped")
 
     async def stop(self, timeout_s: float = 30.0) -> dict[int, StopResult]:
@@ -467,17 +493,24 @@ class NodeGroup:
         return out
 
 
+Connector = Callable[[str, Sequence[str] | None, str, str | None], Awaitable[RemoteHost]]
+"""Connects (target, jumps, agent python, runs root) to a host."""
+
+
 async def connect_targets(
     targets: Sequence[tuple[str, str, str, str | None]],
     *,
     settings: SshSettings | None = None,
     policy: HostKeyPolicy | None = None,
     jumps: Sequence[str] | None = None,
+    connector: Connector | None = None,
 ) -> list[RemoteHost]:
     """Connect (label, target, agent python, runs root) all at once; RemoteError names every
     node that could not be reached (the others are closed again)."""
 
     async def one(target: str, python: str, runs_root: str | None) -> RemoteHost:
+        if connector is not None:
+            return await connector(target, jumps, python, runs_root)
         return await RemoteHost.connect(target, jumps=jumps, settings=settings, policy=policy,
                                         agent_python=python, runs_root=runs_root)
 
@@ -494,11 +527,14 @@ async def connect_targets(
 
 
 def launch_requests(launches: Sequence[NodeLaunch], profile_toml: str = "",
-                    port: int | None = None) -> list[LaunchRequest]:
-    """One LaunchRequest per node from the rendered per-node launches."""
+                    port: int | None = None, profile_hash: str | None = None
+                    ) -> list[LaunchRequest]:
+    """One LaunchRequest per node from the rendered per-node launches. `profile_toml` is what
+    each node's run directory keeps: give the masked text (`flow.masked_profile_toml`), never
+    the profile file as written."""
     return [LaunchRequest(argv=list(n.argv), env=dict(n.env), python=n.python,
                           profile_toml=profile_toml, port=port if n.rank == 0 else None,
-                          workdir=n.workdir) for n in launches]
+                          workdir=n.workdir, profile_hash=profile_hash) for n in launches]
 
 
 def group_record(group_id: str, group: NodeGroup, port: int | None,

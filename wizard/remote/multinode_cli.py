@@ -83,10 +83,12 @@ def _settings(args: argparse.Namespace) -> Any:
     return settings
 
 
-def _policy(args: argparse.Namespace) -> Any:
-    from wizard.remote.connection import HostKeyPolicy
+def _reach(args: argparse.Namespace, profile: Any = None) -> Any:
+    from wizard.remote.nodes_flow import NodesReach
 
-    return HostKeyPolicy(trusted_fingerprints=set(args.trust_host_key))
+    jumps = args.jump or (list(profile.ssh.jump) if profile is not None else None) or None
+    return NodesReach(settings=_settings(args), trusted=set(args.trust_host_key), jumps=jumps,
+                      runs_root=getattr(args, "remote_runs_dir", None))
 
 
 def _run(coro: Any) -> int:
@@ -99,21 +101,22 @@ def _run(coro: Any) -> int:
         return 1
 
 
-def _load(path: Path) -> tuple[Any, str, list[Any]]:
-    from wizard.multinode import is_multinode, node_launches
+def _load(path: Path) -> Any:
+    """The profile's `NodesPlan` (ToolInputError for a profile that is not multi-node)."""
+    from wizard.multinode import is_multinode
     from wizard.profile import ProfileError, load_profile
+    from wizard.remote.nodes_flow import NodesPlan
     from wizard.sglang.errors import RenderError
 
     try:
         profile = load_profile(path)
-        text = path.read_text(encoding="utf-8")
     except ProfileError as exc:
         raise ToolInputError(str(exc)) from None
     if not is_multinode(profile) or not profile.nodes.hosts:
         raise ToolInputError(f"{path}: no [[nodes.hosts]]: list every node (rank 0 first), see "
                              "docs/multinode.md")
     try:
-        return profile, text, node_launches(profile)
+        return NodesPlan.from_profile(profile)
     except RenderError as exc:
         raise ToolInputError(f"{path}: {exc.message}") from None
 
@@ -127,48 +130,60 @@ def _print_preflight(nodes: list[Any], out: TextIO) -> None:
             print(f"  {flag}{row.name}: {row.detail}", file=out)
 
 
-async def _preflight(args: argparse.Namespace, profile: Any, launches: list[Any],
-                     out: TextIO) -> tuple[Any, bool]:
-    from wizard.exports import gpus_per_node
-    from wizard.multinode import dist_init_addr
-    from wizard.remote.multinode import NodeGroup
-    from wizard.remote.session import PreflightRequest
+class _Printer:
+    """Prints the flow's events (`wizard.remote.nodes_flow`) as the terminal lines."""
 
-    group = await NodeGroup.connect(launches, settings=_settings(args), policy=_policy(args),
-                                    jumps=args.jump or profile.ssh.jump or None,
-                                    runs_roots=_roots(args, launches))
-    requests = [PreflightRequest(
-        python=n.python, env=n.env, port=profile.server.port if n.rank == 0 else None,
-        model_path=profile.model.path, draft_model_path=profile.speculative.draft_model_path,
-        argv=list(n.argv) if getattr(args, "dry_run", False) else None) for n in launches]
-    nodes = await group.preflight(requests, rendezvous=dist_init_addr(profile),
-                                  gpus_per_node=gpus_per_node(profile))
-    _print_preflight(nodes, out)
-    return group, all(n.ok for n in nodes)
+    def __init__(self, out: TextIO, show_log: bool = True) -> None:
+        self.out = out
+        self.show_log = show_log
 
+    def __call__(self, event: Any) -> None:
+        from wizard.remote import nodes_flow as f
 
-def _roots(args: argparse.Namespace, launches: list[Any]) -> dict[int, str]:
-    root = getattr(args, "remote_runs_dir", None)
-    return {n.rank: root for n in launches} if root else {}
-
-
-def _local_check(profile: Any, out: TextIO) -> bool:
-    from wizard.api import check_profile
-
-    report = check_profile(profile, verify_fixes=False)
-    for finding in report.errors:
-        print(f"[ERROR] {finding.rule}: {finding.message}", file=out)
-    return not report.errors
+        out = self.out
+        if isinstance(event, f.CheckFailed):
+            for error in event.errors:
+                print(f"[ERROR] {error}", file=out)
+            print("sglang-wizard: the check finds errors; fix them first (sglang-wizard check)",
+                  file=sys.stderr)
+        elif isinstance(event, f.Note):
+            print(f"note: {event.text}", file=out)
+        elif isinstance(event, f.Preflighted):
+            _print_preflight(event.nodes, out)
+            if not event.ok:
+                print("sglang-wizard: a node blocks the launch (see above)", file=sys.stderr)
+        elif isinstance(event, f.Launched):
+            runs = ", ".join(event.run_ids[r] for r in sorted(event.run_ids))
+            print(f"group {event.group_id}: started {len(event.run_ids)} nodes ({runs})",
+                  file=out)
+        elif isinstance(event, f.LogLine):
+            if self.show_log:
+                print(event.line.text(), file=out)
+        elif isinstance(event, f.ConnectionNotice):
+            print(f"-- node {event.rank}: {event.text}", file=out)
+        elif isinstance(event, f.Finished):
+            result = event.result
+            for line in result.lines():
+                print(line, file=out)
+            if result.crash is not None:
+                for line in result.crash.explanation.summary().splitlines()[:20]:
+                    print(f"  [n{result.failed_rank}] {line}", file=out)
+        out.flush()
 
 
 def run_preflight(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """`nodes preflight`."""
+    from wizard.remote.nodes_flow import NodesFlow
+
     stream = out or sys.stdout
-    profile, _text, launches = _load(args.profile)
+    plan = _load(args.profile)
+    flow = NodesFlow(plan, _reach(args, plan.profile), _Printer(stream))
 
     async def go() -> int:
-        group, ok = await _preflight(args, profile, launches, stream)
-        await group.close()
+        try:
+            ok = await flow.preflight(dry_run=args.dry_run)
+        finally:
+            await flow.close()
         return 0 if ok else 1
 
     return _run(go())
@@ -176,50 +191,27 @@ def run_preflight(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def run_launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """`nodes launch`: check, preflight every node, start rank 0 then the others, watch."""
-    from wizard.remote.multinode import group_record, launch_requests, save_node_records
-    from wizard.remote.records import new_run_id, profile_hash
+    from wizard.remote.nodes_flow import NodesFlow, exit_code
 
     stream = out or sys.stdout
-    profile, text, launches = _load(args.profile)
-    if not _local_check(profile, stream):
-        print("sglang-wizard: the check finds errors; fix them first (sglang-wizard check)",
-              file=sys.stderr)
-        return 1
+    plan = _load(args.profile)
+    flow = NodesFlow(plan, _reach(args, plan.profile), _Printer(stream, not args.quiet_log))
 
     async def go() -> int:
-        group, ok = await _preflight(args, profile, launches, stream)
-        async with group:
-            if not ok:
-                print("sglang-wizard: a node blocks the launch (see above)", file=sys.stderr)
-                return 1
-            group_id = new_run_id()
-            await group.start(launch_requests(launches, text, profile.server.port), group_id)
-            record = group_record(group_id, group, profile.server.port,
-                                  jumps=args.jump or profile.ssh.jump,
-                                  runs_roots=_roots(args, launches))
-            record.save()
-            save_node_records(group, record, profile_hash(text), profile.sglang_version)
-            print(f"group {group_id}: started {len(launches)} nodes "
-                  f"({', '.join(group.run_ids[r] for r in sorted(group.run_ids))})", file=stream)
-            if args.no_follow:
-                return 0
-
-            def show(line: Any) -> None:
-                if not args.quiet_log:
-                    print(line.text(), file=stream, flush=True)
-
-            result = await group.watch(port=profile.server.port,
-                                       sglang_version=profile.sglang_version, on_line=show)
-            record.outcome = result.outcome
-            record.detail = result.summary()
-            record.save()
-            print(result.summary(), file=stream)
-            if result.crash is not None:
-                for line in result.crash.explanation.summary().splitlines()[:20]:
-                    print(f"  [n{result.failed_rank}] {line}", file=stream)
-            return 0 if result.outcome == "ready" else 1
+        try:
+            result = await flow.launch(follow=not args.no_follow)
+        finally:
+            await flow.close()
+        return exit_code(result, started=flow.record is not None)
 
     return _run(go())
+
+
+def _connector(args: argparse.Namespace) -> Any:
+    """How `nodes logs|stop` reach the recorded nodes (trusted keys, settings as given)."""
+    from wizard.remote.nodes_flow import HostConnector
+
+    return HostConnector(_reach(args))
 
 
 def _record(group_id: str) -> Any:
@@ -253,7 +245,10 @@ def run_logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
     record = _record(args.group)
 
     async def go() -> int:
-        group = await NodeGroup.reattach(record, settings=_settings(args), policy=_policy(args))
+        group = await NodeGroup.reattach(record, connector=_connector(args))
+        for rank, host in enumerate(group.hosts):  # a lost or stalled link is said, then re-made
+            host.on_notice = (lambda text, rank=rank: print(f"-- node {rank}: {text}",
+                                                            file=stream, flush=True))
         async with group:
             if args.node is not None:
                 if args.node not in group.run_ids:
@@ -279,20 +274,19 @@ def run_logs(args: argparse.Namespace, out: TextIO | None = None) -> int:
 def run_stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """`nodes stop GROUP`: every node, in parallel; exit 1 when anything is left anywhere."""
     from wizard.remote.multinode import NodeGroup
+    from wizard.remote.nodes_flow import stop_group
 
     stream = out or sys.stdout
     record = _record(args.group)
 
     async def go() -> int:
-        group = await NodeGroup.reattach(record, settings=_settings(args), policy=_policy(args))
+        group = await NodeGroup.reattach(record, connector=_connector(args))
         async with group:
-            results = await group.stop(args.timeout)
+            results = await stop_group(group, record, args.timeout)
         for rank, result in sorted(results.items()):
             state = "clean" if result.clean else f"LEFT {result.remaining}"
             print(f"node {rank}: {'stopped' if result.was_running else 'not running'}, {state}",
                   file=stream)
-        record.outcome = "stopped"
-        record.save()
         return 0 if all(r.clean for r in results.values()) else 1
 
     return _run(go())

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import shlex
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -28,7 +28,10 @@ from wizard.remote.connection import (
     RemoteError,
     SshSettings,
     connect_chain,
+    is_stall,
+    lost_reason,
     resolve_chain,
+    stall_timeout_s,
 )
 from wizard.remote.records import (
     mask_argv,
@@ -293,6 +296,21 @@ class ReadyReport:
         failed = [f"HTTP {code} on {path}" for path, code in statuses.items() if code != 200]
         return f"the server answered {', '.join(failed)}" if failed else None
 
+    def summary_lines(self) -> list[str]:
+        """What the server answered, for the terminal: /health and the test prompt, then the
+        speculative values it reports (one node or rank 0 of several say the same)."""
+        lines = [f"  /health: {self.health_status}; test prompt -> "
+                 + (repr(self.generated_text) if self.generate_status == 200
+                    else f"HTTP {self.generate_status}")]
+        if self.speculative:
+            values = ", ".join(
+                f"{k.removeprefix('speculative_')}={v}" for k, v in self.speculative.items()
+            )
+            lines.append(f"  speculative values the server reports: {values}")
+        if self.avg_spec_accept_length is not None:
+            lines.append(f"  average accept length: {self.avg_spec_accept_length:.2f}")
+        return lines
+
 
 @dataclass(frozen=True)
 class CrashReport:
@@ -359,6 +377,9 @@ class RemoteHost:
         self.agent_python = agent_python
         self.last_status: RunStatus | None = None
         """The run status sent with the end of the last log stream (saves a round trip)."""
+        self.on_notice: Callable[[str], None] | None = None
+        """Told when the connection was lost or stalled and is being re-made (the CLI prints
+        it, a screen shows it); the action goes on over the new connection."""
 
     @classmethod
     async def connect(
@@ -403,6 +424,43 @@ class RemoteHost:
         """Reconnect when the connection to the target was lost (e.g. after a network drop)."""
         if not self._connections or self.connection.is_closed():
             await self.reconnect()
+
+    def _notice(self, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(text)
+
+    def lost_text(self, during: str, detail: object = None) -> str:
+        """`connection to HOST stalled (...)` or `connection to HOST lost (...)`, for what was
+        going on (`during`), from why the connection went away."""
+        reasons = [lost_reason(conn) for conn in self._connections]
+        if any(is_stall(why) for _lost, why in reasons):
+            timeout = stall_timeout_s(self.hops[-1], self.settings)
+            return (f"connection to {self.label} stalled during {during} (no answer to "
+                    f"keepalives for {timeout:g} s)")
+        why = next((str(w) for lost, w in reasons if lost and w is not None), None)
+        why = why or (str(detail) if detail else "the connection closed")
+        return f"connection to {self.label} lost during {during} ({why})"
+
+    def _lost(self) -> bool:
+        return not self._connections or any(lost_reason(c)[0] for c in self._connections)
+
+    async def _reconnect_after(self, during: str, detail: object, attempts: int = 5,
+                               delay_s: float = 0.5) -> None:
+        """Say the connection was lost (or stalled), then re-make it (a few tries, backing off);
+        RemoteError when the host stays unreachable."""
+        self._notice(self.lost_text(during, detail) + ", reconnecting")
+        for attempt in range(1, attempts + 1):
+            try:
+                await self.reconnect()
+            except RemoteError as exc:
+                if attempt == attempts:
+                    raise RemoteError(
+                        f"{self.lost_text(during, detail)}; reconnecting failed: {exc}"
+                    ) from exc
+                await asyncio.sleep(min(delay_s * attempt, 5.0))  # back-off between attempts
+                continue
+            self._notice(f"connection to {self.label} re-made")
+            return
 
     async def _close_connections(self) -> None:
         for conn in reversed(self._connections):
@@ -455,9 +513,10 @@ class RemoteHost:
                     f"{self.label}: command timed out after {timeout_s}s: {text[:200]}"
                 ) from exc
             except (asyncssh.Error, OSError) as exc:
-                raise RemoteError(
-                    f"{self.label}: connection failed while running a command: {exc}"
-                ) from exc
+                raise ConnectionLostError(self.lost_text("a command", exc)) from exc
+        if result.exit_status is None and result.exit_signal is None and self._lost():
+            # neither an exit status nor a signal: the connection went away under the command
+            raise ConnectionLostError(self.lost_text("a command"))
         status = result.exit_status if result.exit_status is not None else -1
         return CommandResult(status, str(result.stdout or ""), str(result.stderr or ""))
 
@@ -472,11 +531,21 @@ class RemoteHost:
         payload: Mapping[str, Any] | None = None,
         timeout_s: float = 120,
         python: str | None = None,
+        retry: bool = True,
     ) -> Any:
+        """Run the helper's `args[0]` action and read its JSON answer. A connection lost or
+        stalled meanwhile is said (`on_notice`) and re-made, and the action run again when it
+        is safe to repeat (`retry`; else ConnectionLostError)."""
         data = json.dumps(payload) if payload is not None else None
-        result = await self.run(
-            self._agent_command(*args, python=python), input=data, timeout_s=timeout_s
-        )
+        command = self._agent_command(*args, python=python)
+        for attempt in (1, 2, 3):
+            try:
+                result = await self.run(command, input=data, timeout_s=timeout_s)
+                break
+            except ConnectionLostError as exc:
+                if not retry or attempt == 3:
+                    raise
+                await self._reconnect_after(f"'{args[0]}'", exc.__cause__ or exc)
         if result.exit_status == AGENT_EXIT_NOT_FOUND:
             raise RunNotFoundError(f"{self.label}: {result.stderr.strip()}")
         if result.exit_status != 0:
@@ -572,7 +641,15 @@ class RemoteHost:
             "profile_hash": request.profile_hash,
             "command_text": render_command_text(request.python, request.argv, request.env),
         }
-        data = await self._agent_json("launch", payload=payload, timeout_s=60)
+        try:
+            data = await self._agent_json("launch", payload=payload, timeout_s=60, retry=False)
+        except ConnectionLostError as exc:
+            # Did it start before the connection went? Then that is the run; else start it now.
+            await self._reconnect_after("'launch'", exc.__cause__ or exc)
+            try:
+                return await self.run_status(run_id)
+            except RunNotFoundError:
+                data = await self._agent_json("launch", payload=payload, timeout_s=60)
         return RunStatus.from_json(data)
 
     async def list_runs(self) -> list[RunStatus]:
@@ -664,11 +741,13 @@ class RemoteHost:
                     raise RemoteError(
                         f"{self.label}: log stream of {run_id} dropped {failures} times; last: {exc}"
                     ) from exc
-                await asyncio.sleep(min(reconnect_delay_s * failures, 5.0))
+                self._notice(self.lost_text("the log stream", exc) + ", reconnecting")
+                await asyncio.sleep(min(reconnect_delay_s * failures, 5.0))  # back-off
                 try:
                     await self.reconnect()
                 except RemoteError:
                     continue
+                self._notice(f"connection to {self.label} re-made")
                 reconnected = True
 
     async def _stream_once(
@@ -854,6 +933,10 @@ def split_log_lines(text: str) -> list[str]:
 
 class RunNotFoundError(RemoteError):
     """The host has no run directory of that id."""
+
+
+class ConnectionLostError(RemoteError):
+    """The connection went away (dropped or stalled) while a command ran on the host."""
 
 
 class _StreamDropped(Exception):
