@@ -178,3 +178,49 @@ def gpu_names() -> list[str]:
     from wizard.gpus import names
 
     return list(names())
+
+
+GPU_FAMILY_PREFIX = "family:"  # option values of the family headers (not kinds)
+GPU_CUSTOM_CHOICE = "custom:"  # the option that asks for a custom kind
+
+
+def gpu_label(kind: str) -> str:
+    """`H100  79.6 GiB sm90`: a kind (catalog name or custom spec) as the picker shows it."""
+    from wizard.gpus import find
+
+    gpu = find(kind)
+    if gpu is None:
+        return kind
+    if gpu.custom and ",name=" not in gpu.custom:
+        return gpu.name  # `custom sm86 24 GiB` says it already
+    suffix = " (custom)" if gpu.custom else ""
+    return f"{gpu.name}  {gpu.memory_gib:.1f} GiB {gpu.arch_label}{suffix}"
+
+
+def gpu_choices() -> list[tuple[str, str]]:
+    """The GPU picker's options: the catalog by family (a header per family, then its kinds with
+    memory and architecture), and a last option for a custom kind."""
+    from wizard.gpus import by_family
+
+    out: list[tuple[str, str]] = []
+    for family, kinds in by_family().items():
+        out.append((f"── {family} ──", GPU_FAMILY_PREFIX + family))
+        out.extend((gpu_label(g.name), g.name) for g in kinds)
+    out.append(("Custom… (capability or gfx arch + memory)", GPU_CUSTOM_CHOICE))
+    return out
+
+
+def custom_gpu_kind(text: str) -> tuple[str | None, str | None]:
+    """What the custom-kind dialog typed -> (the kind's spec, None) or (None, the problem).
+    `sm=8.9,mem=48GB` is read as `custom:sm=8.9,mem=48GB`; a catalog name is taken as is."""
+    from wizard.gpus import CUSTOM_PREFIX, UnknownGpuError, lookup
+
+    text = text.strip()
+    if not text:
+        return None, "Type the capability (or gfx arch) and memory, e.g. sm=8.9,mem=48GB."
+    if "=" in text and not text.lower().startswith(CUSTOM_PREFIX):
+        text = CUSTOM_PREFIX + text
+    try:
+        return lookup(text).spec, None
+    except UnknownGpuError as exc:
+        return None, str(exc).split(" Known kinds: ")[0]

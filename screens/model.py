@@ -7,14 +7,16 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Label, Select, Static
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import get_current_worker
 
 from screens import core
 from screens.base import WizardScreen
-from screens.forms import FieldInput
+from screens.dialogs import DIALOG_CSS
+from screens.forms import FieldInput, OrderedInput
 from screens.messages import EditRequested, ModelFactsRead
 from screens.model_picker import DraftPick, DraftPicker, ModelPathSuggester, ModelPick, ModelPicker
 from screens.widgets.memory import memory_bar
@@ -127,6 +129,55 @@ def build_card(profile: Profile, bar_width: int = 40) -> Content:
     return Content.assemble(*parts)
 
 
+class CustomGpuDialog(ModalScreen[str | None]):
+    """Ask for a GPU the catalog does not list: its compute capability (NVIDIA) or gfx arch (AMD)
+    and its memory; checked as typed, returns the kind's spec."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="CustomGpuDialog")
+    AUTO_FOCUS = "#custom-gpu"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, current: str | None) -> None:
+        super().__init__()
+        custom = current if current and current.lower().startswith("custom:") else ""
+        self.initial = custom[len("custom:"):] if custom else ""
+
+    def compose(self) -> ComposeResult:
+        """The spec input, its problem and the examples."""
+        with Vertical():
+            yield Label("Custom GPU kind: compute capability (NVIDIA) or gfx arch (AMD) and memory")
+            yield OrderedInput(self.initial, placeholder="sm=8.9,mem=48GB", id="custom-gpu")
+            yield Static("", id="custom-gpu-error", classes="error")
+            yield Static(
+                "e.g. sm=8.6,mem=24564MiB,name=RTX A5000   arch=gfx942,mem=192GB   "
+                "(MiB as nvidia-smi prints it, or GiB / GB; optional nvlink=yes, sms=N)",
+                classes="hint",
+            )
+            with Horizontal(classes="buttons"):
+                yield Button("Use it (enter)", id="custom-gpu-ok", variant="primary")
+                yield Button("Cancel (esc)", id="custom-gpu-cancel")
+
+    @on(Input.Changed, "#custom-gpu")
+    def _check(self, event: Input.Changed) -> None:
+        _, problem = core.custom_gpu_kind(event.value)
+        self.query_one("#custom-gpu-error", Static).update(problem or "")
+
+    @on(Input.Submitted, "#custom-gpu")
+    @on(Button.Pressed, "#custom-gpu-ok")
+    def action_submit(self) -> None:
+        """Use the typed kind when it is valid; else say why and stay."""
+        spec, problem = core.custom_gpu_kind(self.query_one("#custom-gpu", Input).value)
+        if problem:
+            self.query_one("#custom-gpu-error", Static).update(problem)
+            return
+        self.dismiss(spec)
+
+    @on(Button.Pressed, "#custom-gpu-cancel")
+    def action_cancel(self) -> None:
+        """Keep the kind the profile has."""
+        self.dismiss(None)
+
+
 class ModelScreen(WizardScreen):
     """Which model, which SGLang, which GPUs."""
 
@@ -166,7 +217,7 @@ class ModelScreen(WizardScreen):
                 with Horizontal(classes="row"):
                     yield Label("GPU kind", classes="label")
                     yield Select(
-                        [(n, n) for n in core.gpu_names()],
+                        self._gpu_options(profile.gpu.kind),
                         prompt="not set",
                         value=profile.gpu.kind or Select.NULL,
                         id="gpu-kind",
@@ -200,7 +251,7 @@ class ModelScreen(WizardScreen):
             "#sglang-version": list(
                 dict.fromkeys([*core.supported_versions(), self.wizard.profile.sglang_version])
             ),
-            "#gpu-kind": core.gpu_names(),
+            "#gpu-kind": [value for _, value in core.gpu_choices()],
         }
 
     def sync(self, profile: Profile, report: Report | None) -> None:
@@ -225,13 +276,24 @@ class ModelScreen(WizardScreen):
             self._shown_path = key
             self.load_card(profile, self._bar_width())
 
+    @staticmethod
+    def _gpu_options(extra: str | None = None) -> list[tuple[str, str]]:
+        """The catalog by family and the custom choice; a custom kind in use is listed first."""
+        options = core.gpu_choices()
+        if extra and extra not in {value for _, value in options}:
+            options.insert(0, (core.gpu_label(extra), extra))
+        return options
+
     def _set_select(self, selector: str, value: str | None) -> None:
         select: Select[str] = self.query_one(selector, Select)
         known = self._choices.setdefault(selector, [])
         if value is not None and value not in known:
             known.append(value)  # e.g. an opened profile names a version or GPU not listed yet
             with select.prevent(Select.Changed):
-                select.set_options([(v, v) for v in known])
+                if selector == "#gpu-kind":
+                    select.set_options(self._gpu_options(value))
+                else:
+                    select.set_options([(v, v) for v in known])
         wanted: Any = Select.NULL if value is None else value
         if select.value != wanted:
             with select.prevent(Select.Changed):
@@ -371,5 +433,17 @@ class ModelScreen(WizardScreen):
 
     @on(Select.Changed, "#gpu-kind")
     def _gpu(self, event: Select.Changed) -> None:
-        value = None if event.value is Select.NULL else event.value
+        value = None if event.value is Select.NULL else str(event.value)
+        if value is not None and value.startswith(core.GPU_FAMILY_PREFIX):
+            self._set_select("#gpu-kind", self.wizard.profile.gpu.kind)  # a header: no kind
+            return
+        if value == core.GPU_CUSTOM_CHOICE:
+            current = self.wizard.profile.gpu.kind
+            self._set_select("#gpu-kind", current)
+            self.app.push_screen(CustomGpuDialog(current), self._custom_gpu)
+            return
         self.post_message(EditRequested({"gpu.kind": value}, {"gpu.kind": str(value or "")}))
+
+    def _custom_gpu(self, spec: str | None) -> None:
+        if spec:
+            self.post_message(EditRequested({"gpu.kind": spec}, {"gpu.kind": spec}, final=True))

@@ -546,14 +546,34 @@ def report_json(report: Report, case_id: Any = None) -> dict[str, Any]:
     return out
 
 
+def case_gpu(case: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """The `gpu` and `gpus` of a batch case, checked: ValueError names the key for an unknown or
+    malformed kind, and for a count that is not a whole number of GPUs (0, -1, 2.5, true)."""
+    from wizard.gpus import UnknownGpuError, parse_gpu_count
+
+    gpu = case.get("gpu")
+    gpus = case.get("gpus")
+    if gpu is not None:
+        if not isinstance(gpu, str):
+            raise ValueError(f'"gpu" must be a GPU kind name (a string), got {gpu!r}')
+        try:
+            gpu = lookup(gpu).spec
+        except UnknownGpuError as exc:
+            raise ValueError(f'"gpu": {exc}') from None
+    if gpus is not None:
+        gpus = parse_gpu_count(gpus, '"gpus"')
+    return gpu, gpus
+
+
 def check_case(case: Mapping[str, Any]) -> dict[str, Any]:
     """One batch case (`check --jsonl` / conformance): `{"id", "argv", "env", "sglang_version", "gpu", "gpus"}`."""
+    gpu, gpus = case_gpu(case)
     report = check_argv(
         [str(x) for x in case.get("argv", [])],
         sglang_version=str(case.get("sglang_version") or default_version()),
         env={str(k): str(v) for k, v in (case.get("env") or {}).items()},
-        gpu=case.get("gpu"),
-        gpus=case.get("gpus"),
+        gpu=gpu,
+        gpus=gpus,
         paths_local=True,
     )
     return report_json(report, case.get("id"))

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from wizard.api import check_argv, check_profile, report_json
 from wizard.cli import ToolInputError
+from wizard.gpus import gpu_count_arg, gpu_kind_arg
 from wizard.rules.report import Finding, Report
 
 EPILOG = """\
@@ -23,6 +24,8 @@ examples:
       --speculative-algorithm NEXTN --speculative-num-draft-tokens 1
   sglang-wizard check --gpu A6000 --gpus 2 -- --model-path Qwen/Qwen3.6-27B --tp 2 \
       --speculative-algorithm NEXTN          # a Hub id: its config.json is read (HF_* honoured)
+  sglang-wizard check --gpu MI300X --gpus 8 -- --model-path /m/DeepSeek-V3 --tp 8
+  sglang-wizard check --gpu custom:sm=8.6,mem=24GB -- --model-path /m/Qwen3-8B   # any other GPU
   sglang-wizard check --jsonl cases.jsonl      # one JSON report per input line
 """
 
@@ -45,9 +48,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--sglang-version", help="SGLang version (default: the profile's, else 0.5.11)")
     p.add_argument(
-        "--gpu", help="GPU kind (A6000, H100, B200, ...; default: the profile's, else H100)"
+        "--gpu",
+        metavar="KIND",
+        type=gpu_kind_arg,
+        help="GPU kind: a catalog name (H100, A6000, L40S, B200, MI300X, ...; README lists them) "
+        "or any other GPU as custom:sm=8.9,mem=48GB (NVIDIA) / custom:arch=gfx942,mem=192GB "
+        "(AMD); default: the profile's, else H100",
     )
-    p.add_argument("--gpus", type=int, help="number of GPUs")
+    p.add_argument("--gpus", metavar="N", type=gpu_count_arg, help="number of GPUs (1 or more)")
     p.add_argument("--json", action="store_true", help="print the JSON report")
     p.add_argument(
         "--jsonl",

@@ -24,7 +24,7 @@ from wizard.applicability import (
     tree_capacity,
 )
 from wizard.cli import ToolInputError
-from wizard.gpus import GpuKind, UnknownGpuError, lookup
+from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
 from wizard.memory import MemoryInputs, MemoryPlan, plan_memory
 from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
 
@@ -70,8 +70,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--profile", metavar="P.toml", help="take GPUs, tp and flags from a profile"
     )
-    parser.add_argument("--gpu", metavar="KIND", help="GPU kind, e.g. 'RTX A6000', H100, B200")
-    parser.add_argument("--gpus", type=int, metavar="N", help="number of GPUs")
+    parser.add_argument(
+        "--gpu", metavar="KIND", type=gpu_kind_arg,
+        help="GPU kind, e.g. 'RTX A6000', H100, B200, MI300X, or custom:sm=8.9,mem=48GB",
+    )
+    parser.add_argument("--gpus", type=gpu_count_arg, metavar="N", help="number of GPUs (1 or more)")
     parser.add_argument("--tp", type=int, metavar="N", help="tensor parallel size")
     parser.add_argument(
         "--draft", metavar="MODEL", help="draft model folder or Hub id (EAGLE/EAGLE3/...)"
@@ -236,7 +239,7 @@ def _plan_from_launch(
         ["--model-path", str(model_path), *argv],
         sglang_version=s["sglang_version"],
         env=parts.env,
-        gpu=gpu.name,
+        gpu=gpu.spec,
         gpus=s["gpus"],
     )
     errors = [f"{f.rule}: {f.message}" for f in report.errors]

@@ -69,6 +69,21 @@ CONTEXT_SM100_GIB = 2.9
 CONTEXT_DEFAULT_GIB = 1.0
 NCCL_PER_PEER_GIB = {True: 0.28, False: 0.045}  # keyed by NVLink
 
+# ROCm (AMD Instinct). Three parts, none of them from SGLang start-up logs of AMD GPUs (none were
+# public when this was written; docs/inspect.md says so):
+# * the amdgpu driver holds VRAM before any process runs: rocm-smi shows 297771008 B (0.28 GiB)
+#   used on every idle MI300X (https://github.com/ROCm/legacy-rocm-build/issues/4750); it is
+#   already in the "used" memory when amd-smi / rocm-smi was read on the host;
+# * the HIP runtime context and the kernels loaded by SGLang's process: taken as CUDA's on
+#   Hopper (1.0 GiB), the same PyTorch stack;
+# * RCCL: "about 1 GiB for the initial RCCL/communicator overhead" per rank measured on MI250X
+#   (https://github.com/Lumi-supercomputer/LUMI-AI-Guide/issues/111), only with tp > 1, plus the
+#   custom all-reduce buffers per XGMI peer taken as NVLink's (0.28 GiB a peer).
+ROCM_DRIVER_GIB = 0.28
+ROCM_CONTEXT_GIB = 1.0
+RCCL_INIT_GIB = 1.0
+XGMI_PER_PEER_GIB = 0.28
+
 
 @dataclass(frozen=True)
 class Accounting:
@@ -106,12 +121,22 @@ def accounting(version: str) -> Accounting:
 
 
 def context_reserve_gib(gpu: GpuKind, tp: int = 1) -> float:
-    """Memory SGLang's own process holds before loading weights: CUDA context + NCCL/custom
-    all-reduce buffers for the other `tp - 1` ranks of its TP group."""
+    """Memory SGLang's own process holds before loading weights: CUDA (HIP) context + NCCL
+    (RCCL)/custom all-reduce buffers for the other `tp - 1` ranks of its TP group."""
+    peers = max(tp, 1) - 1
+    if gpu.is_hip:
+        per_peer = XGMI_PER_PEER_GIB if gpu.nvlink else NCCL_PER_PEER_GIB[False]
+        return ROCM_CONTEXT_GIB + (RCCL_INIT_GIB + per_peer * peers if peers else 0.0)
     context = (
         CONTEXT_SM100_GIB if gpu.is_sm100 else CONTEXT_GIB.get(gpu.generation, CONTEXT_DEFAULT_GIB)
     )
-    return context + NCCL_PER_PEER_GIB[gpu.nvlink] * (max(tp, 1) - 1)
+    return context + NCCL_PER_PEER_GIB[gpu.nvlink] * peers
+
+
+def driver_reserve_gib(gpu: GpuKind) -> float:
+    """VRAM the driver holds on an idle GPU, before any process (amdgpu: 0.28 GiB; NVIDIA: a few
+    MiB, counted as 0). Already part of "used" when the memory was read on the host."""
+    return ROCM_DRIVER_GIB if gpu.is_hip else 0.0
 
 
 @dataclass(frozen=True)
@@ -383,19 +408,23 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     total_mib = gpu.memory_mib
     total_gib = total_mib / 1024
     reserve_ctx = context_reserve_gib(gpu, tp)
+    context_label = "HIP context/RCCL" if gpu.is_hip else "CUDA context/NCCL"
+    tool = "amd-smi/rocm-smi" if gpu.is_hip else "nvidia-smi"
     if free_gib is not None:
         free_before = max(min(free_gib, total_gib) - reserve_ctx, 0.0)
         free_source: Literal["card", "nvidia-smi"] = "nvidia-smi"
         assumptions.append(
-            f"free memory before loading: {free_gib:.2f} GiB read with nvidia-smi minus "
-            f"{reserve_ctx:.2f} GiB CUDA context/NCCL = {free_before:.2f} GiB"
+            f"free memory before loading: {free_gib:.2f} GiB read with {tool} minus "
+            f"{reserve_ctx:.2f} GiB {context_label} = {free_before:.2f} GiB"
         )
     else:
-        free_before = total_gib - reserve_ctx
+        driver = driver_reserve_gib(gpu)
+        free_before = total_gib - driver - reserve_ctx
         free_source = "card"
+        held = f" minus {driver:.2f} GiB the amdgpu driver holds" if driver else ""
         assumptions.append(
-            f"free memory before loading: card {total_gib:.2f} GiB minus {reserve_ctx:.2f} GiB "
-            f"CUDA context/NCCL ({gpu.generation}) = {free_before:.2f} GiB (nothing else on the GPU)"
+            f"free memory before loading: card {total_gib:.2f} GiB{held} minus {reserve_ctx:.2f} "
+            f"GiB {context_label} ({gpu.generation}) = {free_before:.2f} GiB (nothing else on the GPU)"
         )
 
     # --- SGLang's heuristic defaults -----------------------------------------------------------

@@ -2,10 +2,12 @@
 
 The remote preflight runs exactly these two queries (no units, no header):
 
-* `nvidia-smi --query-gpu=index,name,memory.used,memory.total,uuid --format=csv,noheader,nounits`
+* `nvidia-smi --query-gpu=index,name,memory.used,memory.total,uuid,compute_cap --format=csv,noheader,nounits`
+  (drivers before 510 do not know `compute_cap`: the agent then asks without it)
 * `nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader,nounits`
 
-Memory values are MiB. Errors ("No devices were found", driver/library mismatch, missing driver)
+Memory values are MiB. AMD hosts are read with `amd-smi` / `rocm-smi` (wizard/amd_smi.py) into
+the same `Gpu` / `GpuReport`. Errors ("No devices were found", driver/library mismatch, missing driver)
 are recognised and returned as a readable message instead of GPUs.
 """
 
@@ -14,9 +16,14 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wizard.gpus import GpuKind
 
 GPU_QUERY = (
-    "nvidia-smi --query-gpu=index,name,memory.used,memory.total,uuid --format=csv,noheader,nounits"
+    "nvidia-smi --query-gpu=index,name,memory.used,memory.total,uuid,compute_cap "
+    "--format=csv,noheader,nounits"
 )
 APPS_QUERY = (
     "nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader,nounits"
@@ -37,8 +44,8 @@ _ERROR_MARKERS: tuple[tuple[str, str], ...] = (
         "Failed to initialize NVML",
         "nvidia-smi failed to initialise NVML (the NVIDIA management library).",
     ),
-    ("command not found", "nvidia-smi is not installed on the host (not in PATH)."),
-    ("No such file or directory", "nvidia-smi is not installed on the host (not in PATH)."),
+    ("command not found", "no GPU tool on the host: nvidia-smi, amd-smi and rocm-smi are not in PATH."),
+    ("No such file or directory", "no GPU tool on the host: nvidia-smi, amd-smi and rocm-smi are not in PATH."),
 )
 
 
@@ -48,13 +55,15 @@ class NvidiaSmiError(ValueError):
 
 @dataclass(frozen=True)
 class Gpu:
-    """One GPU as nvidia-smi reports it (memory in MiB)."""
+    """One GPU as nvidia-smi (or amd-smi / rocm-smi) reports it (memory in MiB)."""
 
     index: int
     name: str
     memory_used_mib: int
     memory_total_mib: int
     uuid: str
+    capability: str | None = None  # "8.6" (nvidia-smi compute_cap)
+    gfx_arch: str | None = None  # "gfx942" (amd-smi / rocm-smi)
 
     @property
     def memory_free_mib(self) -> int:
@@ -80,6 +89,7 @@ class GpuReport:
     gpus: tuple[Gpu, ...] = ()
     processes: tuple[GpuProcess, ...] = ()
     error: str | None = None
+    tool: str = "nvidia-smi"  # or "amd-smi" / "rocm-smi"
 
     @property
     def count(self) -> int:
@@ -93,6 +103,16 @@ class GpuReport:
         if not chosen:
             return None
         return min(g.memory_free_mib for g in chosen) / 1024
+
+    def kind(self) -> GpuKind | None:
+        """The `wizard.gpus.GpuKind` of the first GPU: its catalog kind, else a custom kind from
+        the capability (or gfx arch) and memory the tool printed; None without GPUs."""
+        if self.error or not self.gpus:
+            return None
+        from wizard.gpus import from_host
+
+        first = sorted(self.gpus, key=lambda g: g.index)[0]
+        return from_host(first.name, first.memory_total_mib, first.capability, first.gfx_arch)
 
     def busy_gpus(self) -> list[int]:
         """Indexes of GPUs with processes holding memory."""
@@ -122,7 +142,7 @@ def _rows(text: str) -> list[list[str]]:
 
 
 def parse_gpus(text: str) -> list[Gpu]:
-    """Parse the `--query-gpu=index,name,memory.used,memory.total,uuid` output.
+    """Parse the `--query-gpu=index,name,memory.used,memory.total,uuid[,compute_cap]` output.
 
     Raises NvidiaSmiError with a readable reason for nvidia-smi's error outputs or bad rows.
     """
@@ -131,14 +151,15 @@ def parse_gpus(text: str) -> list[Gpu]:
         raise NvidiaSmiError(error)
     gpus: list[Gpu] = []
     for number, row in enumerate(_rows(text), start=1):
-        if len(row) != 5:
+        if len(row) not in (5, 6):
             raise NvidiaSmiError(
-                f"nvidia-smi GPU query, line {number}: expected 5 fields, got {len(row)}: {row!r}"
+                f"nvidia-smi GPU query, line {number}: expected 5 or 6 fields, got {len(row)}: {row!r}"
             )
         try:
             used = _int_or_none(row[2])
             total = _int_or_none(row[3])
-            gpus.append(Gpu(int(row[0]), row[1], used or 0, total or 0, row[4]))
+            cap = row[5] if len(row) == 6 and row[5][:1].isdigit() else None
+            gpus.append(Gpu(int(row[0]), row[1], used or 0, total or 0, row[4], cap))
         except ValueError as exc:
             raise NvidiaSmiError(f"nvidia-smi GPU query, line {number}: {exc}: {row!r}") from exc
     return gpus

@@ -34,6 +34,7 @@ from pydantic import (
     StrictStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 # The path helpers live in wizard.profile_paths (no pydantic); callers may import them from here.
@@ -51,6 +52,7 @@ SCHEMA_VERSION = 1
 DEFAULT_SGLANG_VERSION = "0.5.11"
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
+GpuCount = Annotated[StrictInt, Field(ge=1, le=65536)]  # wizard.gpus.MAX_GPU_COUNT
 Port = Annotated[StrictInt, Field(ge=1, le=65535)]
 #: Steps, topk and draft tokens: SGLang sizes buffers by them; 0 or less is meaningless and more
 #: than 1024 is a typo (the memory plan of 10**20 steps is not a plan).
@@ -224,25 +226,65 @@ class ServerSection(_Section):
 
 
 class GpuSection(_Section):
-    """The target GPUs (the rules and the memory plan depend on the GPU generation)."""
+    """The target GPUs (the rules and the memory plan depend on the GPU generation).
+
+    `kind` is a catalog name (H100, MI300X, ... see README "GPU kinds") or a custom kind
+    `custom:sm=8.9,mem=48GB` / `custom:arch=gfx942,mem=192GB`. The table form
+    `kind = "custom"` with `capability = "8.9"` (or `arch = "gfx942"`), `memory = "48GB"` and an
+    optional `name` is read into the same custom spec."""
 
     kind: NonEmptyStr | None = Field(
-        default=None, description="A6000, H100, B200, ... (see `gpus`)"
+        default=None,
+        description="H100, A6000, MI300X, ... or custom:sm=8.9,mem=48GB (see README, GPU kinds)",
     )
-    count: PositiveInt | None = None
+    count: GpuCount | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _custom_table(cls, data: Any) -> Any:
+        """`kind = "custom"` + capability/arch/memory/name -> `kind = "custom:sm=...,mem=..."`."""
+        if not isinstance(data, Mapping):
+            return data
+        parts = {k: data[k] for k in ("capability", "arch", "memory", "name") if k in data}
+        if not parts:
+            return data
+        rest = {k: v for k, v in data.items() if k not in parts}
+        kind = rest.get("kind")
+        if kind not in (None, "custom"):
+            keys = ", ".join(f"gpu.{k}" for k in parts)
+            raise _NotAllowed(
+                f"{keys} {'describes' if len(parts) == 1 else 'describe'} a custom kind, "
+                f"but kind is {kind!r}",
+                'kind = "custom" with capability (or arch) and memory, or a catalog kind alone',
+            )
+        bad = [k for k, v in parts.items() if not isinstance(v, str) or not v.strip()]
+        if bad:
+            raise _NotAllowed(
+                f"gpu.{bad[0]} must be text, got {parts[bad[0]]!r}",
+                'e.g. capability = "8.9", arch = "gfx942", memory = "48GB", name = "RTX A5000"',
+            )
+        if "," in parts.get("name", "") or "=" in parts.get("name", ""):
+            raise _NotAllowed(f"gpu.name {parts['name']!r} holds ',' or '='", "a name without , or =")
+        spec_keys = {"capability": "sm", "arch": "arch", "memory": "mem", "name": "name"}
+        rest["kind"] = "custom:" + ",".join(f"{spec_keys[k]}={v}" for k, v in parts.items())
+        return rest
 
     @field_validator("kind")
     @classmethod
     def _known_gpu(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        from wizard.gpus import UnknownGpuError, lookup, names
+        from wizard.gpus import CUSTOM_EXAMPLES, UnknownGpuError, lookup, names
 
         try:
-            return lookup(value).name
+            return lookup(value).spec
         except UnknownGpuError as exc:
             message, _, known = str(exc).partition(" Known kinds: ")
-            raise _NotAllowed(message, known or ", ".join(names())) from None
+            if value.strip().lower().startswith("custom:"):
+                known = CUSTOM_EXAMPLES
+            raise _NotAllowed(
+                message, known or f"{', '.join(names())}; any other GPU: {CUSTOM_EXAMPLES}"
+            ) from None
 
 
 class SshSection(_Section):
@@ -270,7 +312,7 @@ class NodeEntry(_Section):
         default=None, description="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME on this node"
     )
     gpu_kind: NonEmptyStr | None = None
-    gpu_count: PositiveInt | None = None
+    gpu_count: GpuCount | None = None
     python: NonEmptyStr | None = None
     workdir: NonEmptyStr | None = None
     env: dict[EnvName, StrictStr] = Field(default_factory=dict)

@@ -14,7 +14,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["inspect", *argv])
+    try:
+        code = main(["inspect", *argv])
+    except SystemExit as exc:  # argparse's own errors (e.g. an unknown --gpu kind) exit 2
+        code = int(exc.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -193,3 +193,26 @@ def test_logs_follow_reattaches_to_a_finished_run(
     followed = capsys.readouterr().out
     assert "The server is fired up and ready to roll!" in followed
     assert ">> ready" in followed and "the server was ready, then exited (exit code 0)" in followed
+
+
+def test_preflight_offers_the_host_gpus_and_fill_gpu_writes_them(
+    cli_args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wizard.profile import load_profile
+
+    profile = write_profile(tmp_path, "gpu-box", speculative="",
+                            env={"FAKE_NVIDIA_SMI": "rtxa5000x4-idle"})
+    before = profile.read_text()
+    original = load_profile(profile)
+    assert main(["preflight", str(profile), "--skip-dry-run", *cli_args]) == 0
+    out = capsys.readouterr().out
+    assert "[gpu] the profile says ? x no kind; the host has 4 x custom:sm=8.6,mem=24564MiB,name=NVIDIA RTX A5000" in out
+    assert "preflight --fill-gpu writes it" in out
+    assert profile.read_text() == before  # only offered
+    assert main(["preflight", str(profile), "--skip-dry-run", "--fill-gpu", *cli_args]) == 0
+    assert "[gpu] written to" in capsys.readouterr().out
+    filled = load_profile(profile)
+    assert (filled.gpu.kind, filled.gpu.count) == ("custom:sm=8.6,mem=24564MiB,name=NVIDIA RTX A5000", 4)
+    assert filled.model_copy(update={"gpu": original.gpu}) == original  # nothing else changed
+    assert main(["preflight", str(profile), "--skip-dry-run", *cli_args]) == 0
+    assert "[gpu]" not in capsys.readouterr().out  # the profile now says what the host has

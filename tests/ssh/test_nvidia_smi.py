@@ -57,7 +57,7 @@ def test_error_outputs(name: str, fragment: str) -> None:
 
 
 def test_malformed_rows_name_the_line() -> None:
-    with pytest.raises(NvidiaSmiError, match="line 2: expected 5 fields"):
+    with pytest.raises(NvidiaSmiError, match="line 2: expected 5 or 6 fields"):
         parse_gpus("0, NVIDIA H100, 1, 81559, GPU-a\n1, NVIDIA H100, 1\n")
     with pytest.raises(NvidiaSmiError, match="line 1"):
         parse_compute_apps("not-a-pid, GPU-a, 10\n")

@@ -130,3 +130,60 @@ async def test_dry_run_with_real_sglang_finds_the_trio_assertion(
     assert report.dry_run_crash is not None and report.dry_run_crash.traceback is not None
     assert report.dry_run_crash.traceback.location == "sglang/srt/server_args.py:3521"
     assert report.dry_run_crash.rule_id == "R-SPEC-STEPS-TRIO"
+
+
+def env_with_amd_tools(bin_dir: str, **extra: str) -> dict[str, str]:
+    """A host without nvidia-smi: only the amd-smi / rocm-smi stand-ins (and the system) on PATH."""
+    return stand_in_env(PATH=f"{STAND_IN / bin_dir}:/usr/bin:/bin", **extra)
+
+
+@pytest.mark.parametrize(
+    ("bin_dir", "extra", "tool", "kind"),
+    [
+        ("amd-bin", {"FAKE_AMD_SMI": "mi300x8-idle"}, "amd-smi", "MI300X"),
+        ("amd-bin", {"FAKE_AMD_SMI": "mi355x8-busy"}, "amd-smi", "MI355X"),
+        ("rocm-bin", {"FAKE_ROCM_SMI": "mi300x8-idle"}, "rocm-smi", "MI300X"),
+    ],
+)
+async def test_preflight_reads_amd_gpus(
+    host: RemoteHost, bin_dir: str, extra: dict[str, str], tool: str, kind: str
+) -> None:
+    report = await host.preflight(PreflightRequest(python=REMOTE_PYTHON, env=env_with_amd_tools(bin_dir, **extra)))
+    assert report.gpus.error is None and report.gpus.tool == tool and report.gpus.count == 8
+    gpus = check(report, "gpus")
+    assert gpus.ok and f"= {kind} (" in gpus.detail and f"({tool})" in gpus.detail
+    found = report.gpus.kind()
+    assert found is not None and found.name == kind
+    busy = [c for c in report.blocking if c.name == "gpu memory free"]
+    assert bool(busy) == (kind == "MI355X")  # GPUs 0 and 1 hold 255 GiB there
+    if busy:
+        assert "GPU 0 holds 261580 MiB" in busy[0].detail
+
+
+async def test_preflight_amd_driver_missing(host: RemoteHost) -> None:
+    report = await host.preflight(
+        PreflightRequest(python=REMOTE_PYTHON, env=env_with_amd_tools("amd-bin", FAKE_AMD_SMI="no-driver"))
+    )
+    gpus = check(report, "gpus")
+    assert not gpus.ok and "amdgpu driver is not loaded" in gpus.detail
+
+
+async def test_preflight_without_any_gpu_tool(host: RemoteHost) -> None:
+    report = await host.preflight(PreflightRequest(python=REMOTE_PYTHON, env=stand_in_env(PATH="/usr/bin:/bin")))
+    gpus = check(report, "gpus")
+    assert not gpus.ok and "nvidia-smi, amd-smi and rocm-smi are not in PATH" in gpus.detail
+
+
+@pytest.mark.parametrize("driver", ["550", "470"])
+async def test_preflight_reads_the_compute_capability_where_the_driver_knows_it(
+    host: RemoteHost, driver: str
+) -> None:
+    env = env_with_fake_smi("rtxa5000x4-idle", FAKE_NVIDIA_SMI_DRIVER=driver)
+    report = await host.preflight(PreflightRequest(python=REMOTE_PYTHON, env=env))
+    assert report.gpus.error is None and report.gpus.count == 4  # old drivers: asked again without it
+    kind = report.gpus.kind()
+    if driver == "550":
+        assert kind is not None and kind.spec == "custom:sm=8.6,mem=24564MiB,name=NVIDIA RTX A5000"
+        assert "NVIDIA RTX A5000 (sm86, 24.0 GiB)" in check(report, "gpus").detail
+    else:
+        assert kind is None and "kind not known" in check(report, "gpus").detail

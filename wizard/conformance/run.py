@@ -29,8 +29,10 @@ def gpu_spec(gpu: str) -> dict[str, Any]:
     """How the runner's fake presents one GPU kind of the wizard's catalog."""
     kind = gpu_catalog.lookup(gpu)
     major, minor = kind.compute_capability
-    return {"name": kind.smi_names[0] if kind.smi_names else f"NVIDIA {kind.name}",
-            "capability": f"{major}.{minor}", "memory_mib": kind.memory_mib}
+    vendor = "AMD" if kind.is_hip else "NVIDIA"
+    return {"name": kind.smi_names[0] if kind.smi_names else f"{vendor} {kind.name}",
+            "capability": f"{major}.{minor}", "memory_mib": kind.memory_mib,
+            "gfx_arch": kind.gfx_arch, "multiprocessors": kind.multiprocessors}
 
 
 def runner_command(python: Path, gpu: str, gpus: int = 1, jobs: int = 2) -> list[str]:
@@ -40,6 +42,8 @@ def runner_command(python: Path, gpu: str, gpus: int = 1, jobs: int = 2) -> list
         str(python), str(RUNNER_PATH), "--fake-gpu", gpu_catalog.lookup(gpu).name,
         "--gpu-name", spec["name"], "--capability", spec["capability"],
         "--memory-mib", str(spec["memory_mib"]), "--gpus", str(gpus), "--jobs", str(jobs),
+        *(["--gfx-arch", spec["gfx_arch"]] if spec["gfx_arch"] else []),
+        *(["--multiprocessors", str(spec["multiprocessors"])] if spec["multiprocessors"] else []),
     ]
 
 
@@ -63,7 +67,10 @@ def run_cases(
     groups: dict[str, list[dict[str, Any]]] = {}
     for case in cases:
         gpu = str(case.get("gpu") or "H100")
-        groups.setdefault(gpu if per_gpu_process else "all", []).append(case)
+        # SGLang fixes is_hip() at import: ROCm kinds get a runner per gfx arch
+        gfx = gpu_catalog.lookup(gpu).gfx_arch
+        groups.setdefault(gpu if per_gpu_process else (f"rocm-{gfx}" if gfx else "all"),
+                          []).append(case)
     results: dict[str, dict[str, Any]] = {}
     for group_name, group in groups.items():
         started = time.monotonic()

@@ -72,7 +72,8 @@ STUB_REASONS: dict[str, str] = {
     "tvm_ffi": "FFI of kernel libraries; only used by kernels",
     "torchao": "quantization kernels; only applied to loaded weights",
     "pynvml": "NVML queries by the scheduler/metrics, not argument code (nvidia-smi is faked)",
-    "amdsmi": "AMD GPU queries; the faked GPU is NVIDIA",
+    "amdsmi": "AMD GPU queries by the scheduler/metrics, not argument code",
+    "aiter": "AMD's ROCm kernels (AITER); imported by ROCm layers, only launched on tensors",
     "decord": "video decoding for multimodal inputs",
     "nvidia": "NVIDIA runtime wheels (cublas etc.); loaded by kernels only",
     "kernels": "hub kernels loader; only used when a kernel is requested at run time",
@@ -175,10 +176,15 @@ class _StubDistribution(importlib.metadata.Distribution):
 class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Import hook that creates stub modules for missing GPU-only packages (``STUB_REASONS``)."""
 
-    def __init__(self, backend: str, capability: tuple[int, int]) -> None:
+    def __init__(self, backend: str, capability: tuple[int, int], gfx_arch: str | None = None) -> None:
         self.backend = backend
         self.capability = capability
-        self.target = types.SimpleNamespace(backend=backend, arch=capability[0] * 10 + capability[1])
+        # triton's GPUTarget: ("cuda", 90, 32) on NVIDIA, ("hip", "gfx942", 64) on ROCm
+        self.target = types.SimpleNamespace(
+            backend=backend,
+            arch=gfx_arch if gfx_arch else capability[0] * 10 + capability[1],
+            warp_size=64 if gfx_arch else 32,
+        )
         self.used: set[str] = set()
 
     def retarget(self, capability: tuple[int, int]) -> None:
@@ -319,6 +325,44 @@ esac
 """
 
 
+ROCMINFO_TEMPLATE = """#!/bin/sh
+# rocminfo stand-in written by sglang_runner.py: SGLang's get_amdgpu_memory_capacity() reads the
+# agents' 'Pool 1' size (KB) the way a real rocminfo prints it (ROCm/legacy-rocm-build#4414)
+count=${SGLANG_RUNNER_FAKE_GPU_COUNT:-%(count)d}
+memory=${SGLANG_RUNNER_FAKE_GPU_MEMORY:-%(memory)d}
+echo "ROCk module is loaded"
+echo "=====================    "
+echo "HSA System Attributes    "
+echo "=====================    "
+echo "Runtime Version:         1.14"
+echo "=========="
+echo "HSA Agents"
+echo "=========="
+i=0
+while [ $i -lt $count ]; do
+  echo "*******"
+  echo "Agent $((i + 2))"
+  echo "*******"
+  echo "  Name:                    %(gfx)s"
+  echo "  Marketing Name:          %(name)s"
+  echo "  Vendor Name:             AMD"
+  echo "  Device Type:             GPU"
+  echo "  Compute Unit:            %(cus)d"
+  echo "  Pool Info:"
+  echo "    Pool 1"
+  echo "      Segment:                 GLOBAL; FLAGS: COARSE GRAINED"
+  echo "      Size:                    $((memory * 1024))(0x0) KB"
+  echo "      Allocatable:             TRUE"
+  echo "  ISA Info:"
+  echo "    ISA 1"
+  echo "      Name:                    amdgcn-amd-amdhsa--%(gfx)s:sramecc+:xnack-"
+  i=$((i + 1))
+done
+echo "*** Done ***"
+"""
+HIP_VERSION = "6.3.42131-fa1d09cbd"  # torch.version.hip of a ROCm 6.3 wheel (sglang#10195's check_env)
+
+
 class FakeGpu:
     """GPU probes answered as on a machine with ``count`` GPUs of one kind (torch.cuda + nvidia-smi).
 
@@ -328,13 +372,20 @@ class FakeGpu:
     """
 
     def __init__(
-        self, name: str, capability: tuple[int, int], memory_mib: int, count: int, cuda_version: str
+        self, name: str, capability: tuple[int, int], memory_mib: int, count: int, cuda_version: str,
+        gfx_arch: str | None = None, multiprocessors: int | None = None,
+        hip_version: str = HIP_VERSION,
     ) -> None:
         self.name = name
         self.capability = capability
         self.memory_mib = memory_mib
         self.count = count
         self.cuda_version = cuda_version
+        # ROCm: torch.version.hip set and torch.version.cuda None (SGLang's is_hip() / is_cuda()
+        # read exactly these), gcnArchName in the device properties, 64-wide wavefronts
+        self.gfx_arch = gfx_arch
+        self.hip_version = hip_version
+        self.multiprocessors = multiprocessors or (304 if gfx_arch else 132)
         self.bin_dir = tempfile.mkdtemp(prefix="sglang-runner-bin-")
         self.finder: StubFinder | None = None  # the stub triton's target follows retarget()
 
@@ -354,7 +405,17 @@ class FakeGpu:
         cuda.set_device = lambda device: None
         cuda.is_bf16_supported = lambda *a, **k: True
         cuda.is_initialized = lambda: True
+        if self.gfx_arch:
+            torch.version.cuda = None
+            torch.version.hip = self.hip_version
+            # a ROCm host has no nvidia-smi; SGLang reads the memory with rocminfo there
+            self._write_tool("rocminfo", ROCMINFO_TEMPLATE % {
+                "count": self.count, "memory": self.memory_mib, "gfx": self.gfx_arch,
+                "name": self.name, "cus": self.multiprocessors,
+            })
+            return
         torch.version.cuda = self.cuda_version
+        torch.version.hip = None
         path = os.path.join(self.bin_dir, "nvidia-smi")
         with open(path, "w") as fh:
             fh.write(
@@ -369,6 +430,13 @@ class FakeGpu:
         os.chmod(path, 0o755)
         os.environ["PATH"] = self.bin_dir + os.pathsep + os.environ.get("PATH", "")
 
+    def _write_tool(self, name: str, text: str) -> None:
+        path = os.path.join(self.bin_dir, name)
+        with open(path, "w") as fh:
+            fh.write(text)
+        os.chmod(path, 0o755)
+        os.environ["PATH"] = self.bin_dir + os.pathsep + os.environ.get("PATH", "")
+
     @property
     def total_bytes(self) -> int:
         return self.memory_mib * 1024 * 1024
@@ -380,13 +448,13 @@ class FakeGpu:
             major=self.capability[0],
             minor=self.capability[1],
             total_memory=self.total_bytes,
-            multi_processor_count=132,
+            multi_processor_count=self.multiprocessors,
             is_integrated=False,
             is_multi_gpu_board=False,
-            gcnArchName="",
+            gcnArchName=f"{self.gfx_arch}:sramecc+:xnack-" if self.gfx_arch else "",
             uuid="fake",
-            L2_cache_size=50 << 20,
-            warp_size=32,
+            L2_cache_size=(4 << 20) if self.gfx_arch else (50 << 20),
+            warp_size=64 if self.gfx_arch else 32,
         )
 
     def set_count(self, count: int) -> None:
@@ -401,9 +469,17 @@ class FakeGpu:
         call time, nvidia-smi reads the environment, and SGLang's cached probe results
         (``functools`` caches in its modules) are cleared so they are asked again.
         """
+        gfx = spec.get("gfx_arch") or None
+        if gfx != self.gfx_arch:
+            # SGLang computes is_hip() into module constants at import: a process is CUDA or ROCm
+            raise RuntimeError(
+                f"the runner fakes {'ROCm ' + self.gfx_arch if self.gfx_arch else 'CUDA'}; a "
+                f"{'ROCm ' + gfx if gfx else 'CUDA'} kind needs its own runner process"
+            )
         self.name = str(spec["name"])
         self.capability = _parse_capability(str(spec["capability"]))
         self.memory_mib = int(spec["memory_mib"])
+        self.multiprocessors = int(spec.get("multiprocessors") or self.multiprocessors)
         os.environ["SGLANG_RUNNER_FAKE_GPU_NAME"] = self.name
         os.environ["SGLANG_RUNNER_FAKE_GPU_CAP"] = f"{self.capability[0]}.{self.capability[1]}"
         os.environ["SGLANG_RUNNER_FAKE_GPU_MEMORY"] = str(self.memory_mib)
@@ -930,6 +1006,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-mib", type=int, default=81559, help="memory per GPU in MiB")
     parser.add_argument("--gpus", type=int, default=1, help="default GPU count of the fake")
     parser.add_argument("--cuda-version", default="12.9", help="torch.version.cuda of the fake")
+    parser.add_argument("--gfx-arch", help="fake an AMD GPU under ROCm with this gfx arch (gfx942)")
+    parser.add_argument("--multiprocessors", type=int,
+                        help="SM (CUDA) or CU (ROCm) count of the fake")
     parser.add_argument(
         "--stubs",
         choices=("auto", "off"),
@@ -959,7 +1038,7 @@ def main(argv: list[str] | None = None) -> int:
     stubs = options.stubs or ("auto" if options.fake_gpu else "off")
     finder = None
     if stubs == "auto":
-        finder = StubFinder("cuda", capability)
+        finder = StubFinder("hip" if options.gfx_arch else "cuda", capability, options.gfx_arch)
         sys.meta_path.append(finder)
         neutralize_torch_compile()
         tolerate_fakes_of_stubbed_ops()
@@ -971,6 +1050,8 @@ def main(argv: list[str] | None = None) -> int:
             options.memory_mib,
             options.gpus,
             options.cuda_version,
+            gfx_arch=options.gfx_arch,
+            multiprocessors=options.multiprocessors,
         )
         fake.finder = finder
         fake.install()

@@ -712,14 +712,40 @@ def cmd_preflight():
     spec = json.load(sys.stdin)
     python, env = python_and_env(spec)
     report = {"versions": python_versions(python, env, do_import=True)}
+    report.update(read_gpus(env))
+    emit_rest_of_preflight(spec, python, env, report)
+
+
+def read_gpus(env):
+    """The host's GPUs as the vendor tools print them: nvidia-smi (with the compute capability
+    where the driver knows the field), else amd-smi, else rocm-smi (raw outputs; the wizard
+    parses them: wizard/nvidia_smi.py, wizard/amd_smi.py)."""
     gpus = run_capture(
         env=env,
         argv=[
             "nvidia-smi",
-            "--query-gpu=index,name,memory.used,memory.total,uuid",
+            "--query-gpu=index,name,memory.used,memory.total,uuid,compute_cap",
             "--format=csv,noheader,nounits",
         ],
     )
+    if gpus["rc"] != 0 and "compute_cap" in gpus["out"]:
+        # drivers before 510 do not know the compute_cap field
+        gpus = run_capture(
+            env=env,
+            argv=[
+                "nvidia-smi",
+                "--query-gpu=index,name,memory.used,memory.total,uuid",
+                "--format=csv,noheader,nounits",
+            ],
+        )
+    if gpus["rc"] == 127:
+        amd = run_capture(["amd-smi", "static", "--asic", "--vram"], env=env)
+        if amd["rc"] != 127:
+            usage = run_capture(["amd-smi", "metric", "--mem-usage"], env=env)
+            return {"amd_smi": {"static": amd, "metric": usage}}
+        rocm = run_capture(["rocm-smi", "--showproductname", "--showmeminfo", "vram"], env=env)
+        if rocm["rc"] != 127:
+            return {"rocm_smi": {"info": rocm}}
     apps = run_capture(
         env=env,
         argv=[
@@ -734,7 +760,10 @@ def cmd_preflight():
             first = row.split(",")[0].strip()
             if first.isdigit():
                 commands[first] = command_line(int(first))
-    report["nvidia_smi"] = {"gpus": gpus, "apps": apps, "commands": commands}
+    return {"nvidia_smi": {"gpus": gpus, "apps": apps, "commands": commands}}
+
+
+def emit_rest_of_preflight(spec, python, env, report):
     port = spec.get("port")
     report["port"] = {"port": port, "free": port_free(int(port)) if port else None}
     report["paths"] = {name: check_path(p) for name, p in (spec.get("paths") or {}).items()}

@@ -99,6 +99,12 @@ def register(sub: Any) -> None:
     preflight.add_argument(
         "--skip-dry-run", action="store_true", help="skip SGLang's own argument check on the host"
     )
+    preflight.add_argument(
+        "--fill-gpu",
+        action="store_true",
+        help="write the host's GPU kind and count (read with nvidia-smi, amd-smi or rocm-smi) "
+        "into the profile's [gpu] table when they differ",
+    )
     _connection_options(preflight)
     preflight.set_defaults(func=_lazy("preflight"))
 

@@ -13,7 +13,7 @@ import asyncio
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -175,10 +175,65 @@ def preflight(args: argparse.Namespace) -> int:
     async def go() -> int:
         async with await _connect(args, reach) as host:
             for_host = await flow.for_host_version(host, plan, say)
-            _, ok = await flow.preflight(host, for_host, say, dry_run=not args.skip_dry_run)
+            report, ok = await flow.preflight(host, for_host, say, dry_run=not args.skip_dry_run)
+            edits = flow.host_gpu_edits(plan.profile, report)
+            if getattr(args, "fill_gpu", False) and edits:
+                _fill_gpu(args.profile, edits, say)
             return 0 if ok else 1
 
     return _run(go())
+
+
+def _fill_gpu(path: Path, edits: dict[str, object], say: Callable[[str], None]) -> None:
+    """Write the host's `[gpu]` kind and count into the profile file: only those lines change
+    (comments, order and every other value stay as the user wrote them), the result is checked
+    by loading it before it atomically replaces the file."""
+    from wizard.profile import ProfileError, atomic_write_text, load_profile, profile_from_toml
+
+    try:
+        before = load_profile(path)
+        text = set_gpu_lines(path.read_text(encoding="utf-8-sig"), edits)
+        after = profile_from_toml(text, str(path))
+        if after.with_edits({"gpu.kind": before.gpu.kind, "gpu.count": before.gpu.count}) != before:
+            raise ValueError("the edit would change more than [gpu]: edit it by hand")
+        atomic_write_text(path, text)
+    except (ProfileError, ValueError, OSError) as exc:
+        say(f"  [gpu] not written to {path}: {exc}")
+        return
+    say(f"  [gpu] written to {path}: " + ", ".join(f"{k} = {v}" for k, v in edits.items()))
+
+
+def set_gpu_lines(text: str, edits: dict[str, object]) -> str:
+    """`text` (a profile TOML) with `gpu.kind` / `gpu.count` set in its `[gpu]` table (added at
+    the end when there is none). ValueError when the file sets them another way (inline table,
+    dotted keys): then the user edits it by hand."""
+    import json as _json
+
+    values = {key.split(".", 1)[1]: value for key, value in edits.items()}
+    lines = text.splitlines()
+    header = next((i for i, line in enumerate(lines) if line.strip() == "[gpu]"), None)
+    if header is None:
+        if re.search(r"^\s*gpu\s*[.=]", text, re.MULTILINE):
+            raise ValueError("the profile sets gpu as an inline table or dotted keys: edit it by hand")
+        block = ["", "[gpu]", *(f"{k} = {_json.dumps(v)}" for k, v in values.items())]
+        return "\n".join([*lines, *block]) + "\n"
+    end = next((i for i in range(header + 1, len(lines)) if lines[i].lstrip().startswith("[")),
+               len(lines))
+    if "kind" in values:  # the table form of a custom kind is replaced by the kind itself
+        kept = [line for line in lines[header + 1:end]
+                if not re.match(r"\s*(capability|arch|memory|name)\s*=", line)]
+        lines[header + 1:end] = kept
+        end = header + 1 + len(kept)
+    for key, value in values.items():
+        line = f"{key} = {_json.dumps(value)}"
+        at = next((i for i in range(header + 1, end)
+                   if re.match(rf"\s*{key}\s*=", lines[i])), None)
+        if at is None:
+            lines.insert(header + 1, line)
+            end += 1
+        else:
+            lines[at] = line
+    return "\n".join(lines) + "\n"
 
 
 def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:

@@ -236,18 +236,17 @@ def local_check(
     """Errors, effective values and fixes of the local check with the host's version, GPUs and
     model facts; its memory plan when the host's GPU kind is known."""
     from wizard.api import check_profile
-    from wizard.gpus import find
 
     version = report.sglang_version
     profile = plan.profile
     if version:
         profile = profile.model_copy(update={"sglang_version": version})
     gpus = report.gpus
-    host_gpu = find(gpus.gpus[0].name) if gpus.gpus and not gpus.error else None
+    host_gpu = gpus.kind()
     try:
         checked = check_profile(
             profile,
-            gpu=host_gpu.name if host_gpu else None,
+            gpu=host_gpu.spec if host_gpu else None,
             gpus=gpus.count if host_gpu else None,
             paths_local=False,
             facts=facts,
@@ -264,6 +263,37 @@ def local_check(
     fixes = {f.rule: [fix.label for fix in f.fixes] for f in checked.findings}
     memory = checked.memory_plan if host_gpu is not None else None
     return LocalCheck(dict(checked.effective), errors, fixes, memory)
+
+
+def host_gpu_edits(profile: Any, report: PreflightReport) -> dict[str, Any]:
+    """The `[gpu]` edits that make the profile say what the host has (kind as the catalog name,
+    or a custom kind from the capability / gfx arch and memory the tool printed, and the count);
+    empty when the profile already says so or the host's GPUs could not be read."""
+    kind = report.gpus.kind()
+    if kind is None:
+        return {}
+    edits: dict[str, Any] = {}
+    if profile.gpu.kind != kind.spec:
+        edits["gpu.kind"] = kind.spec
+    if profile.gpu.count != report.gpus.count:
+        edits["gpu.count"] = report.gpus.count
+    return edits
+
+
+def gpu_edits_lines(profile: Any, edits: dict[str, Any]) -> list[str]:
+    """What preflight says about `host_gpu_edits`: the profile's values and the host's, and
+    the TOML that fills them in."""
+    if not edits:
+        return []
+    now = f"{profile.gpu.count or '?'} x {profile.gpu.kind or 'no kind'}"
+    toml = ", ".join(
+        f'{key.split(".")[1]} = {value!r}'.replace("'", '"') for key, value in edits.items()
+    )
+    return [
+        f"  [gpu] the profile says {now}; the host has "
+        f"{edits.get('gpu.count', profile.gpu.count)} x {edits.get('gpu.kind', profile.gpu.kind)}: "
+        f"in [gpu] set {toml} (preflight --fill-gpu writes it to the profile)"
+    ]
 
 
 async def host_facts(host: RemoteHost, plan: LaunchPlan) -> tuple[Any, Any]:
@@ -323,6 +353,8 @@ async def preflight(
     report = await host.preflight(preflight_request(plan, dry_run))
     say(f"preflight on {host.label}:")
     for line in preflight_lines(report):
+        say(line)
+    for line in gpu_edits_lines(plan.profile, host_gpu_edits(plan.profile, report)):
         say(line)
     local = local_check(plan, report, *await host_facts(host, plan))
     plan.memory_plan = local.memory_plan

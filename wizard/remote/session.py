@@ -1001,6 +1001,20 @@ def _dry_run_check(
     return None, crash, check
 
 
+def read_gpu_report(raw: Mapping[str, Any]) -> nvidia_smi.GpuReport:
+    """The host's GPUs from the agent's raw tool outputs: nvidia-smi, else amd-smi / rocm-smi."""
+    from wizard import amd_smi
+
+    for key in ("amd_smi", "rocm_smi"):
+        if isinstance(raw.get(key), Mapping):
+            return amd_smi.build_report(dict(raw[key]))
+    smi = raw.get("nvidia_smi") or {}
+    gpu_out = (smi.get("gpus") or {}).get("out", "")
+    apps_out = (smi.get("apps") or {}).get("out", "")
+    commands = {int(k): v for k, v in (smi.get("commands") or {}).items()}
+    return nvidia_smi.build_report(gpu_out, apps_out, commands)
+
+
 def build_preflight_report(raw: Mapping[str, Any], request: PreflightRequest) -> PreflightReport:
     """Turn the agent's raw preflight JSON into checks (pure: tested without a host)."""
     checks: list[PreflightCheck] = []
@@ -1030,18 +1044,30 @@ def build_preflight_report(raw: Mapping[str, Any], request: PreflightRequest) ->
         if frames:
             detail += f" (raised at {frames[-1]})"
     checks.append(PreflightCheck("sglang", bool(sglang_version) and import_ok, detail))
-    smi = raw.get("nvidia_smi") or {}
-    gpu_out = (smi.get("gpus") or {}).get("out", "")
-    apps_out = (smi.get("apps") or {}).get("out", "")
-    commands = {int(k): v for k, v in (smi.get("commands") or {}).items()}
-    gpus = nvidia_smi.build_report(gpu_out, apps_out, commands)
+    gpus = read_gpu_report(raw)
     if gpus.error:
         checks.append(PreflightCheck("gpus", False, gpus.error))
     else:
         names = ", ".join(
             f"{g.index}: {g.name} {g.memory_used_mib}/{g.memory_total_mib} MiB" for g in gpus.gpus
         )
-        checks.append(PreflightCheck("gpus", gpus.count > 0, f"{gpus.count} GPU(s): {names}"))
+        kind = gpus.kind()
+        known = f" = {kind.describe()}" if kind is not None else " (kind not known: set gpu.kind)"
+        checks.append(
+            PreflightCheck("gpus", gpus.count > 0, f"{gpus.count} GPU(s){known} ({gpus.tool}): {names}")
+        )
+        held_mib = {g.index: g.memory_used_mib for g in gpus.gpus if g.memory_used_mib > 2048}
+        if gpus.tool != "nvidia-smi" and held_mib:
+            checks.append(
+                PreflightCheck(
+                    "gpu memory free",
+                    False,
+                    "memory already in use (left-overs of a crashed run?): "
+                    + "; ".join(f"GPU {i} holds {m} MiB" for i, m in held_mib.items())
+                    + f" ({gpus.tool}). Stop what holds it (sglang-wizard stop RUN, or "
+                    "`amd-smi process` to find the pid) before launching.",
+                )
+            )
         if gpus.processes:
             held = "; ".join(
                 f"pid {p.pid} on GPU {p.gpu_index} holds {p.used_memory_mib} MiB ({p.command or 'unknown command'})"

@@ -347,8 +347,8 @@ MAMBA_EXTRA_DEVICE = Rule(
     severity="error",
     why=(
         "The extra mamba buffer relies on the FLA kernels, which the releases that hold this only run "
-        "on CUDA and MUSA. SGLang asks the host platform (`is_cuda()`), not --device: every GPU kind "
-        "the wizard knows is a CUDA GPU, so this never fires for them (--device cpu on a CUDA host "
+        "on CUDA and MUSA. SGLang asks the host platform (`is_cuda()`), not --device: it fires on "
+        "the AMD Instinct kinds (ROCm) and never on the NVIDIA ones (--device cpu on a CUDA host "
         "passes; witnessed on real SGLang, tests/conformance/test_witnesses.py)."
     ),
     sglang=raises("resolve", "AssertionError"),

@@ -253,7 +253,66 @@ NODE_GPUS = Rule(
     ],
 )
 
+def gpu_workers(a: Args) -> int:
+    """GPU worker processes SGLang starts on one node: tp * pp, times dp unless DP attention
+    runs inside the TP group (DataParallelController gives each dp rank its own tp * pp GPUs)."""
+    tp, pp = int(a.get("tp_size") or 1), int(a.get("pp_size") or 1)
+    dp = 1 if a.get("enable_dp_attention") else int(a.get("dp_size") or 1)
+    return tp * pp * max(dp, 1)
+
+
+def gpus_needed(a: Args) -> int:
+    """The highest GPU index a single-node launch uses, plus one: `--base-gpu-id` and
+    `--gpu-id-step` place worker i on GPU base + i * step."""
+    base = a.get("base_gpu_id")
+    step = a.get("gpu_id_step")
+    base = base if isinstance(base, int) and base > 0 else 0
+    step = step if isinstance(step, int) and step > 0 else 1
+    return base + (gpu_workers(a) - 1) * step + 1
+
+
+def _too_few_gpus(ctx: Ctx, a: Args) -> bool:
+    return nnodes(a) <= 1 and ctx.gpus is not None and gpus_needed(a) > ctx.gpus
+
+
+def _too_few_fixes(ctx: Ctx, a: Args) -> list[Fix]:
+    pp = int(a.get("pp_size") or 1)
+    dp = 1 if a.get("enable_dp_attention") else max(int(a.get("dp_size") or 1), 1)
+    gpus = ctx.gpus or 1
+    fixes = []
+    if a.get("base_gpu_id") in (None, 0) and a.get("gpu_id_step") in (None, 1):
+        tp = gpus // (pp * dp)
+        if tp >= 1 and tp != int(a.get("tp_size") or 1):
+            fixes.append(Fix(f"tp {tp} (fits {gpus} GPUs)", {"parallel.tp": tp}))
+    return fixes
+
+
+LOCAL_GPUS = Rule(
+    id="R-GPUS-TOO-FEW",
+    title="More GPU workers than GPUs",
+    severity="error",
+    why=(
+        "SGLang starts tp * pp GPU workers (times dp without DP attention) on GPUs base-gpu-id, "
+        "base-gpu-id + gpu-id-step, ...; it does not compare that with the GPUs the host has, so a "
+        "worker placed on a GPU that does not exist fails in torch.cuda.set_device "
+        "('invalid device ordinal') after the arguments were accepted."
+    ),
+    sglang=RUNTIME,
+    fields=("parallel.tp", "parallel.pp", "parallel.dp", "gpu.count"),
+    when=_too_few_gpus,
+    message=lambda ctx, a: (
+        f"tp {a.get('tp_size') or 1} x pp {a.get('pp_size') or 1}"
+        + ("" if a.get("enable_dp_attention") else f" x dp {a.get('dp_size') or 1}")
+        + f" needs {gpus_needed(a)} GPUs but {ctx.gpus} "
+        + ("is" if ctx.gpus == 1 else "are")
+        + " given (gpu.count / --gpus)"
+    ),
+    fixes=_too_few_fixes,
+)
+
 # Evaluated in the release's resolution order (pipeline.py places them).
 CHECK_RULES: tuple[Rule, ...] = (MULTINODE_TP, MULTINODE_DP, ATTN_DP_WITH_DP)
 # Evaluated after resolution, with the runtime traps.
-RUNTIME_RULES: tuple[Rule, ...] = (NODE_RANK_RANGE, DIST_INIT_MISSING, DIST_INIT_FORMAT, NODE_GPUS)
+RUNTIME_RULES: tuple[Rule, ...] = (
+    NODE_RANK_RANGE, DIST_INIT_MISSING, DIST_INIT_FORMAT, NODE_GPUS, LOCAL_GPUS
+)
