@@ -495,10 +495,17 @@ async def connect_targets(
 
 def launch_requests(launches: Sequence[NodeLaunch], profile_toml: str = "",
                     port: int | None = None) -> list[LaunchRequest]:
-    """One LaunchRequest per node from the rendered per-node launches."""
-    return [LaunchRequest(argv=list(n.argv), env=dict(n.env), python=n.python,
-                          profile_toml=profile_toml, port=port if n.rank == 0 else None,
-                          workdir=n.workdir) for n in launches]
+    """One LaunchRequest per node from the rendered per-node launches; secret references
+    (`env:HF_TOKEN`, `--api-key env:SGLANG_WIZARD_API_KEY`) read from this environment
+    (RemoteError when a secret flag's variable is unset: no node starts without its key)."""
+    from wizard.secrets import UnsetSecretError, resolve_argv, resolve_env
+
+    try:
+        return [LaunchRequest(argv=resolve_argv(n.argv), env=resolve_env(n.env), python=n.python,
+                              profile_toml=profile_toml, port=port if n.rank == 0 else None,
+                              workdir=n.workdir) for n in launches]
+    except UnsetSecretError as exc:
+        raise RemoteError(str(exc)) from None
 
 
 def group_record(group_id: str, group: NodeGroup, port: int | None,
