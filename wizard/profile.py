@@ -44,7 +44,13 @@ from wizard.profile_paths import list_profiles as list_profiles
 from wizard.profile_paths import profile_path as profile_path
 from wizard.profile_paths import profiles_dir as profiles_dir
 from wizard.profile_paths import validate_profile_name as validate_profile_name
-from wizard.secrets import OptionOf, exact_secret_option, protect_argv, protect_env
+from wizard.secrets import (
+    OptionOf,
+    exact_secret_option,
+    literal_secrets,
+    protect_argv,
+    protect_env,
+)
 from wizard.sglang.errors import FlagDataError
 from wizard.sglang.flags import load_table, secret_option_of
 from wizard.sglang.versions import VersionError, parse_version
@@ -1000,6 +1006,16 @@ def protect_secrets(profile: Profile) -> tuple[Profile, list[str]]:
         return profile, moved
     nodes = profile.nodes.model_copy(update={"hosts": hosts})
     return profile.model_copy(update={"env": env, "extra_args": argv, "nodes": nodes}), moved
+
+
+def profile_literal_secrets(profile: Profile) -> list[str]:
+    """The literal secret values the profile holds in memory (env, nodes' env, extra_args):
+    what a screenshot of a form being typed in must mask (`wizard.secrets.mask_text`)."""
+    option_of = _secret_option_of(profile.sglang_version)
+    values = literal_secrets(profile.env, profile.extra_args, option_of)
+    for node in profile.nodes.hosts:
+        values += literal_secrets(node.env, [])
+    return values
 
 
 def _secret_option_of(version: str) -> OptionOf:

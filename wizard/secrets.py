@@ -211,6 +211,14 @@ def secret_argv_values(argv: Sequence[str], option_of: OptionOf = exact_secret_o
     return {i: _value_of(argv[i], inline) for i, _, inline in _secret_slots(argv, option_of)}
 
 
+def secret_flag_slots(argv: Sequence[str], option_of: OptionOf = exact_secret_option,
+                      ) -> list[tuple[int, str, str]]:
+    """(index, option, value) of every secret flag value in argv; argv[index] holds the value
+    (for `--api-key=X` the whole word)."""
+    return [(i, option, _value_of(argv[i], inline))
+            for i, option, inline in _secret_slots(argv, option_of)]
+
+
 def resolve_argv(argv: Sequence[str], environ: Mapping[str, str] | None = None,
                  option_of: OptionOf = exact_secret_option) -> list[str]:
     """The argv to launch with: secret flag references read from `environ` (default: this
@@ -226,3 +234,20 @@ def resolve_argv(argv: Sequence[str], environ: Mapping[str, str] | None = None,
             raise UnsetSecretError(option, ref)
         out[index] = _with_value(argv[index], inline, environ[ref])
     return out
+
+
+def mask_text(text: str, values: Sequence[str]) -> str:
+    """`text` with every one of `values` replaced by `***` (longest first)."""
+    for value in sorted(set(values), key=len, reverse=True):
+        if value and value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+def literal_secrets(env: Mapping[str, str], argv: Sequence[str],
+                    option_of: OptionOf = exact_secret_option) -> list[str]:
+    """The literal secret values (not references) in `env` and the secret flags of `argv`."""
+    values = [v for k, v in env.items() if is_secret_name(k) and v and reference_name(v) is None]
+    values += [v for _, _, v in secret_flag_slots(argv, option_of)
+               if v and reference_name(v) is None]
+    return values

@@ -14,20 +14,34 @@ import yaml
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block mappings; a list of scalars inline (`args: [--tp, '8']`), other lists as blocks."""
+    """Block mappings; a list of scalars inline (`cuda-graph-bs: [1, 2, 4]`), other lists as
+    blocks; an object used twice is written twice (no `&id001` anchors)."""
+
+    inline_lists = True
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
-def _represent_list(dumper: yaml.SafeDumper, items: list[Any]) -> Any:
-    inline = all(not isinstance(item, dict | list) for item in items)
+class _BlockDumper(_Dumper):
+    """Every list as a block (one item a line: Kubernetes manifests, long args)."""
+
+    inline_lists = False
+
+
+def _represent_list(dumper: _Dumper, items: list[Any]) -> Any:
+    inline = dumper.inline_lists and all(not isinstance(item, dict | list) for item in items)
     return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=inline)
 
 
 _Dumper.add_representer(list, _represent_list)
 
 
-def dump(data: Any) -> str:
-    """`data` (dicts, lists, str, int, float, bool, None) as YAML text ending in a newline."""
-    text: str = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+def dump(data: Any, *, inline_lists: bool = True) -> str:
+    """`data` (dicts, lists, str, int, float, bool, None) as YAML text ending in a newline;
+    lists of scalars inline unless `inline_lists` is False."""
+    dumper = _Dumper if inline_lists else _BlockDumper
+    text: str = yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False,
                           allow_unicode=False, width=2**16)
     return text
 

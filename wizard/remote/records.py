@@ -57,12 +57,7 @@ def secret_values(env: Mapping[str, str], argv: Sequence[str]) -> list[str]:
     return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
 
 
-def mask_text(text: str, secrets: Sequence[str]) -> str:
-    """`text` with every secret value replaced by `***`."""
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, MASK)
-    return text
+mask_text = _secrets.mask_text
 
 
 def api_key_of(argv: Sequence[str]) -> str | None:

@@ -235,7 +235,7 @@ def shell_env(env: Mapping[str, str], reveal: bool = False) -> str:
     return " ".join(words)
 
 
-def _quote_interpreter(python: str) -> str:
+def quote_interpreter(python: str) -> str:
     if python.startswith("~/"):
         return "~/" + shlex.quote(python[2:])
     return shlex.quote(python)
@@ -247,7 +247,7 @@ def render_shell(profile: Profile, *, multiline: bool = True, version: str | Non
     (literal secret values masked unless `show_secrets`)."""
     _, table, groups = _launch_groups(profile, version)
     env = shell_env(profile.env, reveal=show_secrets)
-    head = f"{_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE}"
+    head = f"{quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE}"
     if env:
         head = f"{env} {head}"
     lines = [head, *_group_lines(groups, show_secrets, secret_option_of(table))]
@@ -337,7 +337,7 @@ def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
             data[key] = argv_value(values[0])
         else:
             cli_only.extend(group)
-    start = f"# start: {_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE} --config THIS_FILE.yaml"
+    start = f"# start: {quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE} --config THIS_FILE.yaml"
     if cli_only:
         start += " " + " ".join(shell_words(cli_only, option_of=option_of))
     header = [
