@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
+import html
+import re
 import signal
 import sys
 import threading
@@ -580,16 +583,13 @@ class WizardApp(App[int]):
         """Save an SVG screenshot of the current screen in the exports dir (named in the message):
         only the user can read it (0600), and a literal secret still in the profile (typed but
         not yet turned into a reference) is masked in it."""
-        import datetime as dt
-        import html
-
         from wizard.files import write_text
         from wizard.profile import exports_dir, profile_literal_secrets
         from wizard.secrets import mask_text
 
         folder = exports_dir()
-        stamp = dt.datetime.now().strftime("%Y-%m-%dT%H_%M_%S_%f")
-        path = folder / f"{self.title.lower()} {stamp}.svg"
+        stem = f"{self.title} {dt.datetime.now().isoformat()}"  # Textual's own naming
+        path = folder / (re.sub(r'[ <>:"/\\|?*.]', "_", stem) + ".svg")
         values = [v for v in profile_literal_secrets(self.profile) if len(v) >= 4]
         # the SVG holds the text HTML-escaped, spaces as &#160; (rich's export_svg)
         values += [html.escape(v).replace(" ", "&#160;") for v in values]
