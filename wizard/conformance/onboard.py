@@ -780,9 +780,9 @@ def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> di
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from wizard.files import write_text
+
+    write_text(path, text, mode=0o644)
 
 
 def site_packages(python: Path) -> Path:

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import os
 import shlex
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
@@ -31,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wizard.files import write_text
 from wizard.multinode import IFNAME_VARS, NodeLaunch, format_rendezvous, parse_rendezvous
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
 from wizard.remote.records import mask_argv, mask_env, new_run_id, state_dir
@@ -145,9 +145,7 @@ class GroupRecord:
             node["env"] = mask_env(node.get("env") or {})
             node["argv"] = mask_argv(node.get("argv") or [])
         path = folder / f"{self.group_id}.json"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        os.replace(tmp, path)
+        write_text(path, json.dumps(data, indent=1, sort_keys=True))
         return path
 
     @classmethod

@@ -966,7 +966,9 @@ def flag_index_data() -> dict[str, Any]:
 
 def write_flag_index(path: Path = FLAG_INDEX_PATH) -> Path:
     """Write the flag index (`conformance add-release` does, after it dumps a flag table)."""
-    path.write_text(json.dumps(flag_index_data(), indent=1) + "\n", encoding="utf-8")
+    from wizard.files import write_text
+
+    write_text(path, json.dumps(flag_index_data(), indent=1) + "\n", mode=0o644)
     _flag_index.cache_clear()
     return path
 
