@@ -125,9 +125,10 @@ def secret_flags() -> dict[str, str]:
         data = json.loads(SECRET_FLAGS_FILE.read_text(encoding="utf-8"))
         return {str(o): str(e["dest"]) for o, e in data["options"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        # the package data is missing or broken: still never write the well-known ones
-        return {"--api-key": "api_key", "--admin-api-key": "admin_api_key",
-                "--ssl-keyfile-password": "ssl_keyfile_password"}
+        # the derived file is missing or broken: derive it now from the flag tables (slower)
+        from wizard.sglang.flags import secret_flag_data  # flags imports this module
+
+        return {o: str(e["dest"]) for o, e in secret_flag_data()["options"].items()}
 
 
 def exact_secret_option(word: str) -> str | None:
