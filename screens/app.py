@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
+import html
+import re
 import signal
 import sys
 import threading
@@ -337,23 +340,29 @@ class WizardApp(App[int]):
         self.post_message(ProfileOpened(path, name))
 
     def _protect_secrets(self, profile: Profile, source: str) -> tuple[Profile, list[str]]:
-        """Literal secrets in the env become references to the variable (`wizard.secrets`), and
-        the user is told: the value is never kept, shown or saved."""
-        from wizard.secrets import protect_env
+        """Literal secrets (env vars like HF_TOKEN, `--api-key` values in extra args) become
+        references to a variable (`wizard.profile.protect_secrets`), and the user is told: the
+        value is never kept, shown or saved."""
+        from wizard.profile import protect_secrets
+        from wizard.secrets import argv_references, reference_name
+        from wizard.sglang.render import profile_secret_option_of
 
-        env, moved = protect_env(profile.env)
+        protected, moved = protect_secrets(profile)
         if not moved:
             return profile, moved
-        names = ", ".join(moved)
-        refs = ", ".join(f"${n}" for n in moved)
+        refs = [f"${reference_name(v)}" for k, v in protected.env.items() if k in moved]
+        option_of = profile_secret_option_of(protected)
+        refs += [f"{option} ${var}" for option, var
+                 in argv_references(protected.extra_args, option_of) if option in moved]
         self.notify(
-            f"{source} had a literal {names}: the profile keeps a reference ({refs}, read from "
-            "this environment at launch), never the value.",
+            f"{source} had a literal {', '.join(moved)}: the profile keeps a reference "
+            f"({', '.join(refs) or 'env:NAME'}, read from this environment at launch), never "
+            "the value.",
             title="Secret not stored",
             severity="warning",
             timeout=10,
         )
-        return profile.with_edits({"env": env}), moved
+        return protected, moved
 
     def remember_remote_facts(self, path: str, facts: Any) -> None:
         """Use facts read on the GPU host for `path` from now on, and re-check the profile."""
@@ -387,11 +396,14 @@ class WizardApp(App[int]):
         except KeyError as exc:
             self.notify(f"Unknown profile field {exc}", severity="error")
             return
-        if "env" in message.edits and message.final:
-            profile, moved = self._protect_secrets(profile, "Env vars")
+        secret_fields = {"env", "extra_args"} & set(message.edits)
+        if secret_fields and message.final:
+            source = "Env vars" if "env" in secret_fields else "Extra args"
+            profile, moved = self._protect_secrets(profile, source)
             if moved:  # the input shows the reference now, not the typed value
                 self.dirty = True
-                self._update(profile, tuple(p for p in message.raw if p != "env"), ("env",))
+                self._update(profile, tuple(p for p in message.raw if p not in secret_fields),
+                             tuple(sorted(secret_fields)))
                 return
         if profile != self.profile:
             self.dirty = True
@@ -574,17 +586,26 @@ class WizardApp(App[int]):
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
 
     def action_screenshot_here(self) -> None:
-        """Save an SVG screenshot of the current screen in the exports dir (named in the message)."""
-        from wizard.profile import exports_dir
+        """Save an SVG screenshot of the current screen in the exports dir (named in the message):
+        only the user can read it (0600), and a literal secret still in the profile (typed but
+        not yet turned into a reference) is masked in it."""
+        from wizard.files import write_text
+        from wizard.profile import exports_dir, profile_literal_secrets
+        from wizard.secrets import mask_text
 
         folder = exports_dir()
+        stem = f"{self.title} {dt.datetime.now().isoformat()}"  # Textual's own naming
+        path = folder / (re.sub(r'[ <>:"/\\|?*.]', "_", stem) + ".svg")
+        values = [v for v in profile_literal_secrets(self.profile) if len(v) >= 4]
+        # the SVG holds the text HTML-escaped, spaces as &#160; (rich's export_svg)
+        values += [html.escape(v).replace(" ", "&#160;") for v in values]
+        svg = mask_text(self.export_screenshot(), values)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = self.save_screenshot(path=str(folder))
+            written = write_text(path, svg)
         except OSError as exc:
             self.notify(f"{folder}: {exc}", title="Screenshot not saved", severity="error")
             return
-        self.notify(path, title="Screenshot saved")
+        self.notify(str(written), title="Screenshot saved")
 
     def open_path(self, path: Path, then: Callable[[], object] | None = None) -> None:
         """Load a profile file and make it current (asks first about unsaved changes; errors

@@ -196,16 +196,17 @@ class WizardScreen(Screen[None]):
     @on(Input.Submitted)
     @on(Input.Blurred)
     def _field_left(self, event: Input.Submitted | Input.Blurred) -> None:
-        """Leaving the env field (or enter in it) hands it over as final: a literal secret typed
-        there becomes a reference to the variable before anything keeps it."""
+        """Leaving the env or extra-args field (or enter in it) hands it over as final: a literal
+        secret typed there (HF_TOKEN=..., --api-key ...) becomes a reference to a variable
+        before anything keeps it."""
         field = event.input
-        if not isinstance(field, FieldInput) or field.kind != "env":
+        if not isinstance(field, FieldInput) or field.kind not in ("env", "args"):
             return
         try:
             value = field.parse()
         except ValueError:
             return
-        if any(value.values()):
+        if value and (field.kind == "args" or any(value.values())):
             field.pending += 1
             self.post_message(EditRequested({field.path: value}, {field.path: field.value}, True))
 

@@ -276,11 +276,14 @@ def _extra_field_findings(
 
 
 def _unset_secret_findings(profile: Profile) -> list[Finding]:
-    """Secret references (`env:HF_TOKEN`) whose variable is not set here (R-ENV-SECRET-UNSET):
-    the launch reads them from this environment and would start without them."""
-    from wizard.secrets import unset_references
+    """Secret references (`env:HF_TOKEN`, `--api-key env:SGLANG_WIZARD_API_KEY`) whose variable
+    is not set here (R-ENV-SECRET-UNSET): the launch reads them from this environment."""
+    from wizard.secrets import argv_references, unset_references
+    from wizard.sglang.render import profile_secret_option_of
 
-    return [
+    why = ("Profiles never hold a secret's value; the launch reads it from the environment "
+           "of the wizard at launch time.")
+    out = [
         Finding(
             rule="R-ENV-SECRET-UNSET",
             severity="warning",
@@ -289,10 +292,7 @@ def _unset_secret_findings(profile: Profile) -> list[Finding]:
                 f"the launch reads ${name} from this environment, and it is not set here: the "
                 f"server would start without it (export {name} before launching)"
             ),
-            explanation=(
-                "Profiles never hold a secret's value; the launch reads it from the environment "
-                "of the wizard at launch time."
-            ),
+            explanation=why,
             fields=("env",),
             sglang=SglangRaise("wizard", None, None, False, ""),
             fixes=(),
@@ -300,6 +300,25 @@ def _unset_secret_findings(profile: Profile) -> list[Finding]:
         )
         for name in unset_references(profile.env)
     ]
+    refs = argv_references(profile.extra_args, profile_secret_option_of(profile))
+    for option, name in refs:
+        if name in os.environ:
+            continue
+        out.append(Finding(
+            rule="R-ENV-SECRET-UNSET",
+            severity="warning",
+            title=f"${name} is not set here",
+            message=(
+                f"{option} reads ${name} from this environment, and it is not set here: the "
+                f"launch refuses to start the server without it (export {name}=... first)"
+            ),
+            explanation=why + f" SGLang reads {option} only from its command line.",
+            fields=("extra_args",),
+            sglang=SglangRaise("wizard", None, None, False, ""),
+            fixes=(),
+            order=10**6,
+        ))
+    return out
 
 
 @lru_cache(maxsize=32)

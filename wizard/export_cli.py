@@ -1,7 +1,11 @@
 """`sglang-wizard export PROFILE.toml --format sbatch|lws`: a multi-node profile for Slurm or Kubernetes.
 
-Exit codes: 0 written, 2 input errors (unreadable profile, not a multi-node profile, a secret on
-the command line, an existing -o file without --force).
+The profile is checked first (as `sglang-wizard check` does): a launch SGLang would refuse is not
+exported (its findings are printed, exit 1) unless `--force`.
+
+Exit codes: 0 written, 1 the check finds errors (SGLang would refuse it; --force exports anyway),
+2 input errors (unreadable profile, not a multi-node profile, a secret value in extra_args, an
+existing -o file without --force, an -o path that cannot be written).
 """
 
 from __future__ import annotations
@@ -23,17 +27,25 @@ def register(subparsers: Any) -> None:
         "batch script (one srun task per node, rank from SLURM_NODEID, rendezvous at the first "
         "host of the allocation) or a Kubernetes LeaderWorkerSet manifest (leader = rank 0, "
         "workers ranked by their LWS worker index, GPUs per pod, secrets as secretKeyRef). "
-        "Secret values are never written.",
+        "Both serve on 0.0.0.0. The profile is checked first: a launch SGLang would refuse is "
+        "not exported (exit 1) unless --force. Secret values are never written: HF_TOKEN and "
+        "a --api-key reference (--api-key env:VAR) are read from the job's environment "
+        "(sbatch) or a Kubernetes Secret (lws).",
     )
     parser.add_argument("profile", metavar="PROFILE.toml", help="profile file")
     parser.add_argument("--format", choices=("sbatch", "lws"), required=True,
                         help="sbatch (Slurm batch script) or lws (LeaderWorkerSet YAML)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    parser.add_argument("--force", action="store_true", help="replace an existing -o file")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing -o file, and export even when the check finds "
+                        "errors")
     parser.add_argument("--sglang-version", metavar="V",
                         help="write the flags for this SGLang version (default: the profile's)")
     parser.add_argument("--name", help="job / LeaderWorkerSet name (default: from the description)")
     parser.add_argument("--image", help="lws: container image (default lmsysorg/sglang:vVERSION)")
+    parser.add_argument("--python", metavar="PATH",
+                        help="the interpreter that runs SGLang (default: python3 in the lws "
+                        "image; the profile's ssh.python on the sbatch nodes)")
     parser.add_argument("--secret-name",
                         help="lws: the Secret holding the profile's secret env vars "
                         "(default NAME-secrets)")
@@ -44,8 +56,9 @@ def register(subparsers: Any) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     """Render the export and write it."""
-    from wizard.exports import k8s_name, render_lws, render_sbatch
-    from wizard.profile import ProfileError, atomic_write_text, load_profile
+    from wizard.exports import EXPORT_HOST, k8s_name, render_lws, render_sbatch
+    from wizard.files import write_text
+    from wizard.profile import ProfileError, load_profile
     from wizard.sglang.errors import RenderError
     from wizard.sglang.versions import VersionError, resolve_version
 
@@ -62,12 +75,18 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         if args.format == "sbatch":
             text = render_sbatch(profile, version, job_name=name, partition=args.partition,
-                                 time_limit=args.time_limit)
+                                 time_limit=args.time_limit, python=args.python)
         else:
             text = render_lws(profile, version, name=name, image=args.image,
-                              secret_name=args.secret_name)
+                              secret_name=args.secret_name, python=args.python)
     except RenderError as exc:
         raise ToolInputError(f"{args.profile}: {exc.message}") from None
+    if not _check_passes(profile, version, args.profile, force=args.force):
+        return 1
+    if profile.server.host not in (None, EXPORT_HOST):
+        print(f"sglang-wizard: note: the export serves on {EXPORT_HOST}, not the profile's "
+              f"server.host {profile.server.host}: the scheduler's clients and Kubernetes' "
+              "readiness probe reach the server by the node / pod address", file=sys.stderr)
     if not args.output:
         sys.stdout.write(text)
         return 0
@@ -75,10 +94,29 @@ def run_export(args: argparse.Namespace) -> int:
     if path.exists() and not args.force:
         raise ToolInputError(f"{path} exists; pass --force to replace it (nothing was written)")
     try:
-        atomic_write_text(path, text)
-        if args.format == "sbatch":
-            path.chmod(0o755)
+        written = write_text(path, text, mode=0o700 if args.format == "sbatch" else 0o600)
     except OSError as exc:
-        raise ToolInputError(f"{path}: cannot write: {exc.strerror}") from None
-    print(f"sglang-wizard: wrote {path}", file=sys.stderr)
+        raise ToolInputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    print(f"sglang-wizard: wrote {written}", file=sys.stderr)
     return 0
+
+
+def _check_passes(profile: Any, version: str, source: str, *, force: bool) -> bool:
+    """Run the check (`sglang-wizard check`); print its findings when SGLang would refuse the
+    launch. False: refuse the export (unless `force`, which exports with a warning)."""
+    from wizard.api import check_profile
+    from wizard.check_cli import render_text
+
+    report = check_profile(profile.model_copy(update={"sglang_version": version}),
+                           verify_fixes=False)
+    if report.verdict != "error":
+        return True
+    sys.stderr.write(render_text(report))
+    if force:
+        print(f"sglang-wizard: warning: {source}: SGLang would refuse this launch (findings "
+              "above); exported anyway (--force)", file=sys.stderr)
+        return True
+    print(f"sglang-wizard: {source}: not exported: SGLang would refuse this launch (findings "
+          "above); fix the profile (sglang-wizard check), or pass --force to export it anyway",
+          file=sys.stderr)
+    return False

@@ -11,36 +11,57 @@ scheduler:
   `nvidia.com/gpu` limits per pod; the profile's env as plain values and its secrets as
   `secretKeyRef`s (values are never written).
 
-Pure functions returning text; secrets (by name, as `wizard.remote.records.is_secret_name`
-decides) never appear in the output.
+Both serve on `0.0.0.0` (`EXPORT_HOST`): the scheduler's clients and Kubernetes' readiness probe
+reach the server by the node / pod address, never by 127.0.0.1. The interpreter is a parameter
+(`python=`): the LWS pods run the image's `python3` (`CONTAINER_PYTHON`), the sbatch script the
+hosts' `ssh.python`, unless the caller names another.
+
+Pure functions returning text; secrets (as `wizard.secrets` decides) never appear in the output:
+secret env vars are read from the job's environment (sbatch) or a Kubernetes Secret (lws), and a
+secret flag kept as a reference (`--api-key env:SGLANG_WIZARD_API_KEY`) is passed the same way,
+as `"$SGLANG_WIZARD_API_KEY"` in the script or `$(SGLANG_WIZARD_API_KEY)` in the container args
+(Kubernetes expands it from the container's env). A literal secret flag value is refused.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import Any
 
 from wizard.multinode import IFNAME_VARS, node_count, node_launch, rendezvous_host
 from wizard.profile import Profile
+from wizard.secrets import is_secret_name, reference_name, reference_var, secret_flag_slots
 from wizard.sglang.errors import RenderError
-from wizard.sglang.render import LAUNCH_MODULE
+from wizard.sglang.render import LAUNCH_MODULE, profile_secret_option_of, quote_interpreter
+from wizard.yaml_text import dump as dump_yaml
 
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 DEFAULT_SERVER_PORT = 30000
 RANK_VAR = "NODE_RANK"  # the worker's rank, from its LWS worker-index label
 _NAME_CHARS = re.compile(r"[^a-z0-9-]+")
-_SECRET_FLAGS = ("--api-key", "--admin-api-key", "--hf-token", "--token")
+#: Where exported servers listen: every address of the node / pod (probes and clients use those).
+EXPORT_HOST = "0.0.0.0"
+#: The interpreter inside a container image (the SSH hosts' `ssh.python` path does not exist
+#: there, and Kubernetes does not expand `~`).
+CONTAINER_PYTHON = "python3"
 
 
 def is_secret(name: str) -> bool:
-    """An environment variable whose value is a secret (HF_TOKEN, *_API_KEY, ...): the run
-    records' rule (`wizard.remote.records.is_secret_name`)."""
-    from wizard.remote.records import is_secret_name
+    """An environment variable whose value is a secret (HF_TOKEN, *_API_KEY, ...)."""
+    return is_secret_name(name)
 
-    return bool(is_secret_name(name))
+
+def container_python(profile: Profile) -> str:
+    """The interpreter a container runs: the image's `python3` (the profile's `ssh.python` is a
+    path on the SSH hosts)."""
+    return CONTAINER_PYTHON
+
+
+def host_python(profile: Profile) -> str:
+    """The interpreter on the scheduler's hosts themselves (no container): `ssh.python`."""
+    return profile.ssh.python
 
 
 def k8s_name(text: str, fallback: str = "sglang") -> str:
@@ -51,8 +72,10 @@ def k8s_name(text: str, fallback: str = "sglang") -> str:
     return name
 
 
-def _checked(profile: Profile, version: str | None) -> tuple[int, list[str], dict[str, str]]:
-    """(nodes, rank 0's argv without the per-node flags, env); refuses secrets on the command line."""
+def _checked(profile: Profile, version: str | None,
+             ) -> tuple[int, list[str], dict[str, str], list[tuple[int, str]]]:
+    """(nodes, rank 0's argv without the per-node flags, env, secret flag references as
+    (argv index, variable)); a secret flag with a literal value is refused."""
     count = node_count(profile)
     if count < 2:
         raise RenderError(
@@ -60,14 +83,31 @@ def _checked(profile: Profile, version: str | None) -> tuple[int, list[str], dic
             "nodes.rendezvous_host)", field="parallel.nnodes")
     if rendezvous_host(profile) is None:  # the scheduler names rank 0's host
         profile = profile.with_edits({"nodes.rendezvous_host": "rank0"})
+    if profile.server.host != EXPORT_HOST:  # probes and clients come by the node / pod address
+        profile = profile.with_edits({"server.host": EXPORT_HOST})
     launch = node_launch(profile, 0, version)
     argv = _without_node_flags(launch.argv)
-    for piece in argv:
-        if piece.split("=", 1)[0] in _SECRET_FLAGS:
-            raise RenderError(
-                f"{piece.split('=', 1)[0]} would write a secret into the export; pass it through "
-                "an environment variable instead", field="extra_args")
-    return count, argv, dict(profile.env)
+    option_of = profile_secret_option_of(profile)
+    refs: list[tuple[int, str]] = []
+    for index, option, value in secret_flag_slots(argv, option_of):
+        var = reference_name(value)
+        if var is None:
+            raise RenderError(_literal_secret_message(option), field="extra_args")
+        refs.append((index, var))
+    return count, argv, dict(profile.env), refs
+
+
+def _literal_secret_message(option: str) -> str:
+    """Why a literal secret flag value is not exported, and what to write instead (SGLang reads
+    the flag only from its command line: no variable in its env tables sets it)."""
+    var = reference_var(option)
+    return (
+        f"extra_args holds the value of {option} in clear, and an export never writes a secret. "
+        f"SGLang reads {option} only from its command line (no environment variable of SGLang "
+        f"sets it), so keep a reference in the profile instead: `{option} env:{var}` (the wizard "
+        f"and `sglang-wizard import` store it so). The export then passes {option} "
+        f"\"${var}\" from the job's environment (sbatch) or {option} $({var}) from a "
+        f"Kubernetes Secret (lws)")
 
 
 def _without_node_flags(argv: list[str]) -> list[str]:
@@ -100,12 +140,14 @@ def _interface(profile: Profile) -> str | None:
 
 
 def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str | None = None,
-                  partition: str | None = None, time_limit: str | None = None) -> str:
-    """A Slurm batch script: one `srun` task per node, rank from SLURM_NODEID."""
-    count, argv, env = _checked(profile, version)
+                  partition: str | None = None, time_limit: str | None = None,
+                  python: str | None = None) -> str:
+    """A Slurm batch script: one `srun` task per node, rank from SLURM_NODEID; `python` is the
+    interpreter on the nodes (default `host_python`: the profile's `ssh.python`)."""
+    count, argv, env, refs = _checked(profile, version)
     name = k8s_name(job_name or profile.description or "sglang")
     port = profile.nodes.rendezvous_port
-    python = profile.ssh.python
+    python = python or host_python(profile)
     lines = [
         "#!/bin/bash",
         f"# SGLang {profile.sglang_version} on {count} nodes, written by sglang-wizard export "
@@ -132,6 +174,9 @@ def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str
         lines.append(f': "${{{var}:?export {var} before sbatch (sglang-wizard never writes '
                      'secrets)}"')
         lines.append(f"export {var}")
+    for var in sorted({v for _, v in refs} - set(secret)):  # read here, passed in ARGS only
+        lines.append(f': "${{{var}:?export {var} before sbatch (sglang-wizard never writes '
+                     'secrets)}"')
     for key, value in plain.items():
         lines.append(f"export {key}={shlex.quote(value)}")
     if secret or plain:
@@ -144,14 +189,17 @@ def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str
         "ARGS=(",
         f"  -m {LAUNCH_MODULE}",
     ]
+    by_index = dict(refs)
+    words = [_shell_ref(p, by_index[i]) if i in by_index else shlex.quote(p)
+             for i, p in enumerate(argv)]
     groups: list[list[str]] = []
-    for piece in argv:
+    for piece, word in zip(argv, words, strict=True):
         if piece.startswith("--") or not groups:
-            groups.append([piece])
+            groups.append([word])
         else:
-            groups[-1].append(piece)
+            groups[-1].append(word)
     for group in groups:
-        lines.append("  " + " ".join(shlex.quote(p) for p in group))
+        lines.append("  " + " ".join(group))
     lines += [
         f"  --nnodes {count}",
         '  --dist-init-addr "$DIST_INIT_ADDR"',
@@ -160,10 +208,17 @@ def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str
         "# one task per node; SLURM_NODEID (0..nnodes-1) is the node rank",
         f"srun --nodes={count} --ntasks-per-node=1 --kill-on-bad-exit=1 \\",
         "  bash -c 'exec \"$0\" \"$@\" --node-rank \"$SLURM_NODEID\"' "
-        f"{shlex.quote(python)} \"${{ARGS[@]}}\"",
+        f"{quote_interpreter(python)} \"${{ARGS[@]}}\"",
         "",
     ]
     return "\n".join(lines)
+
+
+def _shell_ref(piece: str, var: str) -> str:
+    """A secret flag's reference as the shell reads it: `"$VAR"` (`--api-key="$VAR"`)."""
+    value = f"env:{var}"
+    head = piece[: len(piece) - len(value)]
+    return (shlex.quote(head) if head else "") + f'"${var}"'
 
 
 # ---------------------------------------------------------------------------------- Kubernetes
@@ -186,9 +241,12 @@ def _k8s_escape(text: str) -> str:
 
 
 def lws_manifest(profile: Profile, version: str | None = None, *, name: str | None = None,
-                 image: str | None = None, secret_name: str | None = None) -> dict[str, Any]:
-    """A LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) serving the profile on nnodes pods."""
-    count, argv, env = _checked(profile, version)
+                 image: str | None = None, secret_name: str | None = None,
+                 python: str | None = None) -> dict[str, Any]:
+    """A LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) serving the profile on nnodes pods;
+    `python` is the interpreter in the image (default `container_python`: `python3`)."""
+    count, argv, env, refs = _checked(profile, version)
+    python = python or container_python(profile)
     lws_name = k8s_name(name or profile.description or "sglang")
     secrets_ref = secret_name or f"{lws_name}-secrets"
     port = profile.nodes.rendezvous_port
@@ -205,14 +263,19 @@ def lws_manifest(profile: Profile, version: str | None = None, *, name: str | No
                 "name": secrets_ref, "key": key}}})
         else:
             env_list.append({"name": key, "value": value})
-    shared_args = [_k8s_escape(p) for p in argv]
+    for var in sorted({v for _, v in refs} - set(plain)):  # for the $(VAR) in the args
+        env_list.append({"name": var, "valueFrom": {"secretKeyRef": {
+            "name": secrets_ref, "key": var}}})
+    by_index = dict(refs)
+    shared_args = [_k8s_ref(p, by_index[i]) if i in by_index else _k8s_escape(p)
+                   for i, p in enumerate(argv)]
     gpus = str(gpus_per_node(profile))
 
     def container(role: str, rank_arg: str, extra_env: list[dict[str, Any]]) -> dict[str, Any]:
         spec: dict[str, Any] = {
             "name": f"sglang-{role}",
             "image": image or f"lmsysorg/sglang:v{profile.sglang_version}",
-            "command": [profile.ssh.python, "-m", LAUNCH_MODULE],
+            "command": [python, "-m", LAUNCH_MODULE],
             "args": [*shared_args, "--nnodes", str(count), "--node-rank", rank_arg,
                      "--dist-init-addr", f"$(LWS_LEADER_ADDRESS):{port}"],
             "env": [*extra_env, *env_list],
@@ -255,10 +318,19 @@ def lws_manifest(profile: Profile, version: str | None = None, *, name: str | No
     }
 
 
+def _k8s_ref(piece: str, var: str) -> str:
+    """A secret flag's reference as Kubernetes expands it in args: `$(VAR)`."""
+    value = f"env:{var}"
+    return _k8s_escape(piece[: len(piece) - len(value)]) + f"$({var})"
+
+
 def render_lws(profile: Profile, version: str | None = None, **options: Any) -> str:
     """The LeaderWorkerSet manifest as YAML (a header comment, then the document)."""
     manifest = lws_manifest(profile, version, **options)
-    secrets = sorted(k for k in profile.env if is_secret(k))
+    secrets = sorted({k for k in profile.env if is_secret(k)}
+                     | {e["name"] for e in manifest["spec"]["leaderWorkerTemplate"]
+                        ["leaderTemplate"]["spec"]["containers"][0]["env"]
+                        if "secretKeyRef" in e.get("valueFrom", {})})
     header = [
         f"# SGLang {profile.sglang_version} on {manifest['spec']['leaderWorkerTemplate']['size']} "
         "pods (LeaderWorkerSet), written by sglang-wizard export --format lws",
@@ -271,60 +343,4 @@ def render_lws(profile: Profile, version: str | None = None, **options: Any) -> 
                  and "secretKeyRef" in e["valueFrom"]}
         header.append(f"# secrets are references: kubectl create secret generic {min(names)} "
                       + " ".join(f"--from-literal={k}=..." for k in secrets))
-    return "\n".join(header) + "\n" + to_yaml(manifest)
-
-
-# ------------------------------------------------------------------------------ a small YAML writer
-
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
-
-
-def _scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if value is None:
-        return "null"
-    return json.dumps(str(value))  # a JSON string is a YAML double-quoted scalar
-
-
-def _key(key: str) -> str:
-    return key if _PLAIN_KEY.match(key) else json.dumps(key)
-
-
-def to_yaml(value: Any, indent: int = 0) -> str:
-    """Block-style YAML for dicts, lists and scalars (strings always double-quoted)."""
-    pad = " " * indent
-    if isinstance(value, dict):
-        if not value:
-            return pad + "{}\n"
-        out = []
-        for key, item in value.items():
-            if isinstance(item, dict | list) and item:
-                out.append(f"{pad}{_key(key)}:\n{to_yaml(item, indent + 2)}")
-            else:
-                out.append(f"{pad}{_key(key)}: {_inline(item)}\n")
-        return "".join(out)
-    if isinstance(value, list):
-        if not value:
-            return pad + "[]\n"
-        out = []
-        for item in value:
-            if isinstance(item, dict) and item:
-                body = to_yaml(item, indent + 2)
-                out.append(f"{pad}- {body[indent + 2:]}")
-            elif isinstance(item, list) and item:
-                out.append(f"{pad}-\n{to_yaml(item, indent + 2)}")
-            else:
-                out.append(f"{pad}- {_inline(item)}\n")
-        return "".join(out)
-    return pad + _scalar(value) + "\n"
-
-
-def _inline(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{}"
-    if isinstance(value, list):
-        return "[]"
-    return _scalar(value)
+    return "\n".join(header) + "\n" + dump_yaml(manifest, inline_lists=False)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from wizard.files import write_text
 from wizard.model_info import (
     CONFIG_FILE,
     MODEL_FILES,
@@ -218,7 +219,7 @@ def _save_meta(repo: str, commit: str, params: Mapping[str, int]) -> None:
     path = _meta_path(repo, commit)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"safetensors_parameters": dict(params)}), encoding="utf-8")
+        write_text(path, json.dumps({"safetensors_parameters": dict(params)}), mode=0o644)
     except OSError:
         pass  # a read-only cache only costs one API request next time
 
@@ -388,7 +389,7 @@ def _record_ref(repo: str, revision: str, commit: str, s: HubSettings) -> None:
         if ref.is_file() and ref.read_text(encoding="utf-8").strip() == commit:
             return
         ref.parent.mkdir(parents=True, exist_ok=True)
-        ref.write_text(commit, encoding="utf-8")
+        write_text(ref, commit, mode=0o644)
     except OSError:
         pass
 

@@ -17,7 +17,7 @@ from wizard.profile import NodeEntry, Profile
 from wizard.rendezvous import RendezvousError, format_rendezvous, parse_rendezvous
 from wizard.rules.report import Finding, Fix, Severity, SglangRaise
 from wizard.sglang.errors import RenderError
-from wizard.sglang.render import LAUNCH_MODULE, render_argv
+from wizard.sglang.render import LAUNCH_MODULE, render_argv, shell_env, shell_words
 
 # Flags the wizard writes per node; a profile must not carry them in extra_args.
 NODE_FLAGS = ("--node-rank", "--dist-init-addr", "--nnodes")
@@ -83,13 +83,15 @@ class NodeLaunch:
         return [self.python, "-m", LAUNCH_MODULE, *self.argv]
 
     def shell(self, multiline: bool = True) -> str:
-        """The node's command as one copy-pasteable shell command (env prefix, quoted)."""
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        """The node's command as one copy-pasteable shell command (env prefix, quoted; secrets
+        as `"$NAME"` for a reference, `***` for a literal)."""
+        env = shell_env(self.env)
         head = f"{shlex.quote(self.python)} -m {LAUNCH_MODULE}"
         if env:
             head = f"{env} {head}"
-        groups = _flag_groups(self.argv)
-        lines = [head] + [" ".join(shlex.quote(p) for p in g) for g in groups]
+        lines = [head]
+        for group in _flag_groups(self.argv):
+            lines.append(" ".join(shell_words(group)))
         return (" \\\n  " if multiline else " ").join(lines)
 
 

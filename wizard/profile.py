@@ -7,13 +7,10 @@ saving is atomic (temp file + fsync + rename), so a crash never leaves a half-wr
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import difflib
 import json
-import os
 import re
-import tempfile
 import tomllib
 import types
 from collections.abc import Iterable, Mapping
@@ -37,6 +34,8 @@ from pydantic import (
     model_validator,
 )
 
+from wizard.files import PRIVATE_MODE, write_text
+
 # The path helpers live in wizard.profile_paths (no pydantic); callers may import them from here.
 from wizard.profile_paths import EXPORTS_DIR_ENV as EXPORTS_DIR_ENV
 from wizard.profile_paths import PROFILES_DIR_ENV as PROFILES_DIR_ENV
@@ -46,6 +45,15 @@ from wizard.profile_paths import list_profiles as list_profiles
 from wizard.profile_paths import profile_path as profile_path
 from wizard.profile_paths import profiles_dir as profiles_dir
 from wizard.profile_paths import validate_profile_name as validate_profile_name
+from wizard.secrets import (
+    OptionOf,
+    exact_secret_option,
+    literal_secrets,
+    protect_argv,
+    protect_env,
+)
+from wizard.sglang.errors import FlagDataError
+from wizard.sglang.flags import load_table, secret_option_of
 from wizard.sglang.versions import VersionError, parse_version
 
 SCHEMA_VERSION = 1
@@ -1023,16 +1031,50 @@ def profile_from_data(
         raise ProfileError(file, [Problem(None, None, "values nested too deeply")]) from None
 
 
+def protect_secrets(profile: Profile) -> tuple[Profile, list[str]]:
+    """The profile with every literal secret turned into a reference (`wizard.secrets`), and
+    what was moved: env vars (`HF_TOKEN`, also each node's env) and secret flag values in
+    extra_args (`--api-key sk-...` -> `--api-key env:SGLANG_WIZARD_API_KEY`)."""
+    env, moved = protect_env(profile.env)
+    option_of = _secret_option_of(profile.sglang_version)
+    argv, flags = protect_argv(profile.extra_args, option_of)
+    moved += flags
+    hosts = []
+    for node in profile.nodes.hosts:
+        node_env, node_moved = protect_env(node.env)
+        moved += [m for m in node_moved if m not in moved]
+        hosts.append(node.model_copy(update={"env": node_env}) if node_moved else node)
+    if not moved:
+        return profile, moved
+    nodes = profile.nodes.model_copy(update={"hosts": hosts})
+    return profile.model_copy(update={"env": env, "extra_args": argv, "nodes": nodes}), moved
+
+
+def profile_literal_secrets(profile: Profile) -> list[str]:
+    """The literal secret values the profile holds in memory (env, nodes' env, extra_args):
+    what a screenshot of a form being typed in must mask (`wizard.secrets.mask_text`)."""
+    option_of = _secret_option_of(profile.sglang_version)
+    values = literal_secrets(profile.env, profile.extra_args, option_of)
+    for node in profile.nodes.hosts:
+        values += literal_secrets(node.env, [])
+    return values
+
+
+def _secret_option_of(version: str) -> OptionOf:
+    """Which words name a secret flag in `version` (argparse prefixes included)."""
+    try:
+        return secret_option_of(load_table(version))
+    except (VersionError, FlagDataError):
+        return exact_secret_option
+
+
 def profile_to_toml(profile: Profile) -> str:
     """Serialise a profile; only non-default values are written, so `load(save(p)) == p`.
 
-    Secrets are never written: a literal secret env value (HF_TOKEN=hf_...) is written as a
-    reference to the variable (`env:HF_TOKEN`, read at launch; `wizard.secrets`)."""
-    from wizard.secrets import protect_env
-
+    Secrets are never written: a literal secret (HF_TOKEN=hf_..., `--api-key sk-...`) is written
+    as a reference to a variable (`env:HF_TOKEN`, read at launch; `protect_secrets`)."""
+    profile = protect_secrets(profile)[0]
     data = profile.model_dump(mode="python", exclude_defaults=True)
-    if data.get("env"):
-        data["env"] = protect_env(data["env"])[0]
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "sglang_version": profile.sglang_version,
@@ -1080,26 +1122,11 @@ def load_profile(path: str | Path) -> Profile:
     return profile_from_toml(text, str(p))
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write text so that readers see either the old file or the complete new one, never a part."""
-    data = text.encode("utf-8")  # fails before any file is touched
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write text so that readers see either the old file or the complete new one, never a part
+    (`wizard.files.write_text`: only regular files are replaced; a symlink's target is written,
+    a device or FIFO is written in place, a symlink loop refused)."""
+    write_text(path, text, mode=PRIVATE_MODE if mode is None else mode)
 
 
 def save_profile(profile: Profile, path: str | Path, *, overwrite: bool = False) -> Path:

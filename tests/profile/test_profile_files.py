@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-import wizard.profile as profile_module
+import wizard.files as files_module
 from wizard.profile import (
     PROFILES_DIR_ENV,
     ModelSection,
@@ -78,13 +78,13 @@ def test_failed_save_keeps_the_old_file_and_leaves_no_temp_file(
                 self.handle.flush()
                 raise Crash
 
-        monkeypatch.setattr(profile_module.os, "fdopen", HalfWriter)
+        monkeypatch.setattr(files_module.os, "fdopen", HalfWriter)
     else:
 
         def crash(*args: Any, **kwargs: Any) -> None:
             raise Crash
 
-        monkeypatch.setattr(profile_module.os, failing, crash)
+        monkeypatch.setattr(files_module.os, failing, crash)
 
     with pytest.raises(Crash):
         save_profile(new, target, overwrite=True)
@@ -99,7 +99,7 @@ def test_failed_first_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Mo
     def crash(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(profile_module.os, "replace", crash)
+    monkeypatch.setattr(files_module.os, "replace", crash)
     with pytest.raises(OSError, match="No space left"):
         save_profile(_profile(), tmp_path / "new.toml")
     assert list(tmp_path.iterdir()) == []

@@ -32,7 +32,7 @@ def test_command_for_another_version_uses_its_spelling(capsys: pytest.CaptureFix
 def test_command_yaml_and_argv_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["command", str(QWEN), "--format", "yaml"]) == 0
     out = capsys.readouterr().out
-    assert 'mamba-scheduler-strategy: "extra_buffer"' in out and "tp-size: 2" in out
+    assert "mamba-scheduler-strategy: extra_buffer" in out and "tp-size: 2" in out
     assert main(["command", str(QWEN), "--format", "argv-json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["argv"][:3] == ["~/ml-env/bin/python3", "-m", "sglang.launch_server"]

@@ -8,14 +8,15 @@ import subprocess
 import sys
 
 import pytest
-import sglang_yaml_subset
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sglang_strategies import NASTY, profiles
 
 from wizard.profile import Profile, builtin_profiles_dir, load_profile
+from wizard.secrets import mask_argv, secret_argv_values
 from wizard.sglang.errors import RenderError
-from wizard.sglang.flags import load_table
+from wizard.sglang.flags import load_table, secret_option_of
 from wizard.sglang.parse import parse_command, parse_flags
 from wizard.sglang.render import (
     config_args_like_sglang,
@@ -147,12 +148,12 @@ def test_yaml_form_keys_booleans_lists_and_command_line_leftovers() -> None:
         extra_args=["--enable-metrics", "--log-level=debug"],
     )
     form = render_yaml_form(p)
-    data = sglang_yaml_subset.load(form.text)
+    data = yaml.safe_load(form.text)
     assert data == {
         "model-path": "/m x",
         "trust-remote-code": True,
         "tp-size": 2,
-        "mem-fraction-static": "0.85",
+        "mem-fraction-static": 0.85,
         "cuda-graph-bs": [1, 2],
         "enable-metrics": True,
         "log-level": "debug",
@@ -167,7 +168,7 @@ def test_yaml_deprecated_store_true_stays_on_the_command_line_on_0_5_23() -> Non
     p = _profile(version="0.5.23", parallel={"enable_dp_attention": True})
     form = render_yaml_form(p)
     assert form.command_line_only == ["--enable-dp-attention"]
-    assert "enable-dp-attention" not in sglang_yaml_subset.load(form.text)
+    assert "enable-dp-attention" not in yaml.safe_load(form.text)
     assert "--config THIS_FILE.yaml --enable-dp-attention" in form.text
 
 
@@ -201,8 +202,13 @@ YAML_EXAMPLES = 100  # per version
 def test_shell_round_trip_property(version: str, data: st.DataObject, multiline: bool) -> None:
     table = load_table(version)
     p = data.draw(profiles(table, version))
-    text = render_shell(p, multiline=multiline)
+    text = render_shell(p, multiline=multiline, show_secrets=True)
     assert parse_command(text, version).profile == p
+    shown = render_shell(p, multiline=multiline)  # what screens show: secret values masked
+    option_of = secret_option_of(table)
+    masked = parse_command(shown, version).profile.extra_args
+    for value in secret_argv_values(masked, option_of).values():
+        assert value in ("", "***") or value.startswith("$"), value
 
 
 @pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
@@ -212,9 +218,10 @@ def test_yaml_form_means_the_same_argv_property(version: str, data: st.DataObjec
     table = load_table(version)
     p = data.draw(profiles(table, version))
     form = render_yaml_form(p)
-    yaml_argv = config_args_like_sglang(sglang_yaml_subset.load(form.text), table)
+    yaml_argv = config_args_like_sglang(yaml.safe_load(form.text) or {}, table)
     from_yaml = parse_flags(yaml_argv + form.command_line_only, version)
-    direct = parse_flags(render_argv(p), version)
+    # secret flag values stay on the command line, masked (`***`): compare with the masked argv
+    direct = parse_flags(mask_argv(render_argv(p), secret_option_of(table)), version)
     assert from_yaml.values == direct.values
     assert sorted(from_yaml.unknown_to_profile) == sorted(direct.unknown_to_profile) or (
         form.command_line_only

@@ -8,6 +8,8 @@ import json
 import os
 import signal
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -81,9 +83,42 @@ def test_secrets_never_reach_the_hosts_disk_and_readiness_uses_the_api_key(
     for path in run_dir.rglob("*"):
         data = path.read_bytes()
         assert HF.encode() not in data and API.encode() not in data, path
-    assert "***" in (run_dir / "profile.toml").read_text()
+    kept = (run_dir / "profile.toml").read_text()  # references where the secrets were
+    assert '"env:HF_TOKEN"' in kept and '"env:SGLANG_WIZARD_API_KEY"' in kept
     state = (tmp_path / "state" / "runs.jsonl").read_text()
     assert HF not in state and API not in state
+    assert main(["stop", run_id, *cli_args]) == 0
+
+
+def test_an_api_key_reference_reaches_the_server_from_the_launching_environment(
+    cli_args: list[str], tmp_path: Path, runs_root: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 25 item 2: the profile keeps `--api-key env:SGLANG_WIZARD_API_KEY`; the launch puts
+    the variable's value into the server's argv (readiness answers only with the real key) and
+    refuses to start a server without it."""
+    profile = _profile(tmp_path, "gpu-box",
+                       extra_args=["--api-key", "env:SGLANG_WIZARD_API_KEY"])
+    monkeypatch.delenv("SGLANG_WIZARD_API_KEY", raising=False)
+    assert main(["launch", str(profile), *cli_args]) != 0  # unset: no server without its key
+    assert "SGLANG_WIZARD_API_KEY" in capsys.readouterr().err
+    monkeypatch.setenv("SGLANG_WIZARD_API_KEY", API)
+    assert main(["launch", str(profile), *cli_args]) == 0  # ready: the probe sent the real key
+    out = capsys.readouterr().out
+    assert "ready after" in out and API not in out
+    run_id = _run_id(out)
+    port = int(profile.read_text().split("port = ", 1)[1].split()[0])
+    for key, status in ((API, 200), ("env:SGLANG_WIZARD_API_KEY", 401)):
+        ask = urllib.request.Request(f"http://127.0.0.1:{port}/get_server_info",
+                                     headers={"Authorization": f"Bearer {key}"})
+        try:
+            with urllib.request.urlopen(ask, timeout=30) as answer:
+                got = answer.status
+        except urllib.error.HTTPError as refused:
+            got = refused.code
+        assert got == status, key  # the server holds the value, not the reference
+    for path in (runs_root / run_id).rglob("*"):
+        assert API.encode() not in path.read_bytes(), path
     assert main(["stop", run_id, *cli_args]) == 0
 
 

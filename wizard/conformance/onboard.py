@@ -780,9 +780,9 @@ def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> di
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from wizard.files import write_text
+
+    write_text(path, text, mode=0o644)
 
 
 def site_packages(python: Path) -> Path:
@@ -823,9 +823,10 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None],
                 raise RuntimeError(f"--dump-{kind} failed: {proc.stderr.strip()[-500:]}")
             _atomic_write(path, proc.stdout)
             if kind == "flags":
-                from wizard.sglang.flags import write_flag_index
+                from wizard.sglang.flags import write_flag_index, write_secret_flags
 
                 write_flag_index()
+                write_secret_flags()
         tables.append(json.loads(path.read_text(encoding="utf-8")))
     return tables[0], tables[1], tables[2]
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
-import os
 import re
 import socket
 import tempfile
@@ -30,6 +29,8 @@ from typing import IO, Any
 
 import asyncssh
 from asyncssh.config import SSHClientConfig
+
+from wizard.files import write_text
 
 MAX_JUMP_DEPTH = 8
 _SPEC = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<host>\[[^\]]+\]|[^:\s@]+)(?::(?P<port>\d+))?$")
@@ -375,20 +376,15 @@ def _load_known_hosts(paths: Sequence[Path]) -> asyncssh.SSHKnownHosts | None:
 
 
 def _append_known_host(path: Path, name: str, key: asyncssh.SSHKey) -> None:
-    """Add `name key` to known_hosts atomically (write a temp file, then rename)."""
+    """Add `name key` to known_hosts atomically (`wizard.files.write_text`: a known_hosts that
+    is a symlink, as dotfile managers make it, keeps the link and gets its target written)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    existing = path.read_bytes() if path.is_file() else b""
-    if existing and not existing.endswith(b"\n"):
-        existing += b"\n"
+    existing = path.read_text(encoding="utf-8", errors="surrogateescape") if path.is_file() else ""
+    if existing and not existing.endswith("\n"):
+        existing += "\n"
     key_type, key_data = key.export_public_key("openssh").decode().split()[:2]
     line = f"{name} {key_type} {key_data}\n"
-    tmp = path.with_name(path.name + ".sglang-wizard.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(existing + line.encode())
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_text(path, existing + line, mode=0o600)
 
 
 async def connect_hop(

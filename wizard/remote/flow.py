@@ -148,14 +148,14 @@ class LaunchPlan:
     @classmethod
     def from_profile(cls, profile: Any, version: str | None = None) -> LaunchPlan:
         """Render the profile (for `version` when given; RenderError when it cannot be)."""
-        from wizard.sglang.render import render_argv, render_env
+        from wizard.sglang.render import launch_argv, render_env
 
         if version:
             profile = profile.model_copy(update={"sglang_version": version})
         masked = masked_profile_toml(profile)
         return cls(
             profile=profile,
-            argv=render_argv(profile),
+            argv=launch_argv(profile),  # --api-key's reference read from this environment
             env=render_env(profile),
             python=profile.ssh.python,
             port=server_port(profile),

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import os
 import shlex
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
@@ -31,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wizard.files import write_text
 from wizard.multinode import IFNAME_VARS, NodeLaunch, format_rendezvous, parse_rendezvous
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
 from wizard.remote.records import mask_argv, mask_env, new_run_id, state_dir
@@ -157,9 +157,7 @@ class GroupRecord:
             node["env"] = mask_env(node.get("env") or {})
             node["argv"] = mask_argv(node.get("argv") or [])
         path = folder / f"{self.group_id}.json"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        os.replace(tmp, path)
+        write_text(path, json.dumps(data, indent=1, sort_keys=True))
         return path
 
     @classmethod
@@ -531,10 +529,18 @@ def launch_requests(launches: Sequence[NodeLaunch], profile_toml: str = "",
                     ) -> list[LaunchRequest]:
     """One LaunchRequest per node from the rendered per-node launches. `profile_toml` is what
     each node's run directory keeps: give the masked text (`flow.masked_profile_toml`), never
-    the profile file as written."""
-    return [LaunchRequest(argv=list(n.argv), env=dict(n.env), python=n.python,
-                          profile_toml=profile_toml, port=port if n.rank == 0 else None,
-                          workdir=n.workdir, profile_hash=profile_hash) for n in launches]
+    the profile file as written. Secret references (`env:HF_TOKEN`, `--api-key
+    env:SGLANG_WIZARD_API_KEY`) are read from this environment (RemoteError when a secret
+    flag's variable is unset: no node starts without its key)."""
+    from wizard.secrets import UnsetSecretError, resolve_argv, resolve_env
+
+    try:
+        return [LaunchRequest(argv=resolve_argv(n.argv), env=resolve_env(n.env),
+                              python=n.python, profile_toml=profile_toml,
+                              port=port if n.rank == 0 else None, workdir=n.workdir,
+                              profile_hash=profile_hash) for n in launches]
+    except UnsetSecretError as exc:
+        raise RemoteError(str(exc)) from None
 
 
 def group_record(group_id: str, group: NodeGroup, port: int | None,

@@ -155,7 +155,14 @@ class NodesPlan:
     @property
     def api_key(self) -> str | None:
         """The server's `--api-key` (the ready probe sends it), if the profile sets one."""
-        return api_key_of(self.launches[0].argv) if self.launches else None
+        if not self.launches:
+            return None
+        from wizard.secrets import UnsetSecretError, resolve_argv
+
+        try:  # a reference (`--api-key env:NAME`) is probed with the value the nodes get
+            return api_key_of(resolve_argv(self.launches[0].argv))
+        except UnsetSecretError:
+            return None
 
     def preflight_requests(self, dry_run: bool = False) -> list[PreflightRequest]:
         """What each node's preflight checks: model and draft paths on every node, the server

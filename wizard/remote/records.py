@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -20,18 +19,14 @@ from typing import Any
 
 import platformdirs
 
+from wizard import secrets as _secrets
+from wizard.files import write_text
+
 STATE_DIR_ENV = "SGLANG_WIZARD_STATE_DIR"
-MASK = "***"
-_SECRET_NAME = re.compile(
-    r"(?:^|_)(?:TOKEN|KEY|APIKEY|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|PRIVATE|AUTH)(?:_|$)",
-    re.IGNORECASE,
-)
-_SECRET_FLAGS = {"--api-key", "--admin-api-key", "--hf-token", "--token"}
-
-
-def is_secret_name(name: str) -> bool:
-    """True for env var names that look like they hold a secret (HF_TOKEN, *_API_KEY, ...)."""
-    return bool(_SECRET_NAME.search(name))
+# Which env names and flags are secret is decided once, in wizard.secrets (re-exported here).
+MASK = _secrets.MASK
+is_secret_name = _secrets.is_secret_name
+mask_argv = _secrets.mask_argv
 
 
 def split_secret_env(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -44,27 +39,6 @@ def split_secret_env(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, 
 def mask_env(env: Mapping[str, str]) -> dict[str, str]:
     """A copy with secret values replaced by `***` (for screens, logs and records)."""
     return {k: (MASK if is_secret_name(k) else v) for k, v in env.items()}
-
-
-def mask_argv(argv: Sequence[str]) -> list[str]:
-    """A copy of argv with the values of secret flags (`--api-key X`, `--api-key=X`) masked."""
-    masked: list[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            masked.append(MASK)
-            hide_next = False
-            continue
-        name, eq, _ = arg.partition("=")
-        if name in _SECRET_FLAGS:
-            if eq:
-                masked.append(f"{name}={MASK}")
-            else:
-                masked.append(arg)
-                hide_next = True
-            continue
-        masked.append(arg)
-    return masked
 
 
 def split_secret_argv(argv: Sequence[str]) -> tuple[list[str], dict[int, str]]:
@@ -83,12 +57,7 @@ def secret_values(env: Mapping[str, str], argv: Sequence[str]) -> list[str]:
     return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
 
 
-def mask_text(text: str, secrets: Sequence[str]) -> str:
-    """`text` with every secret value replaced by `***`."""
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, MASK)
-    return text
+mask_text = _secrets.mask_text
 
 
 def api_key_of(argv: Sequence[str]) -> str | None:
@@ -193,14 +162,8 @@ class RunRecords:
         self._write(records.values())
 
     def _write(self, records: Iterable[RunRecord]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w") as handle:
-            for record in records:
-                handle.write(json.dumps(asdict(record), sort_keys=True) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
+        text = "".join(json.dumps(asdict(record), sort_keys=True) + "\n" for record in records)
+        write_text(self.path, text)
 
     def stage_history(
         self, host: str, profile_digest: str, limit: int = 10

@@ -128,11 +128,15 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _masked(profile: Profile) -> Profile:
-    """The profile with secret env values and secret flag values (--api-key ...) as `***`."""
-    from wizard.remote.records import is_secret_name, mask_argv
+    """The profile with literal secret env values and secret flag values (--api-key ...) as
+    `***`; references (`env:NAME`) are kept: they are shown as `"$NAME"`."""
+    from wizard.secrets import MASK, is_secret_name, mask_argv, reference_name
+    from wizard.sglang.render import profile_secret_option_of
 
-    env = {k: ("***" if is_secret_name(k) else v) for k, v in profile.env.items()}
-    return profile.model_copy(update={"env": env, "extra_args": mask_argv(profile.extra_args)})
+    env = {k: (MASK if is_secret_name(k) and v and reference_name(v) is None else v)
+           for k, v in profile.env.items()}
+    argv = mask_argv(profile.extra_args, profile_secret_option_of(profile))
+    return profile.model_copy(update={"env": env, "extra_args": argv})
 
 
 def _read_source(args: argparse.Namespace) -> tuple[str | list[str], str]:
@@ -188,6 +192,7 @@ def run_import(args: argparse.Namespace) -> int:
         raise ToolInputError(message) from None
     for note in result.notes:
         print(f"sglang-wizard: note: {note}", file=sys.stderr)
+    _note_secrets(result.profile)
     if args.output:
         try:
             path = save_profile(result.profile, args.output, overwrite=args.force)
@@ -201,6 +206,24 @@ def run_import(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(profile_to_toml(result.profile))
     return 0
+
+
+def _note_secrets(profile: Profile) -> None:
+    """Say which literal secrets the profile keeps as references, and what to export."""
+    from wizard.profile import protect_secrets
+    from wizard.secrets import argv_references, reference_name
+    from wizard.sglang.render import profile_secret_option_of
+
+    protected, moved = protect_secrets(profile)
+    if not moved:
+        return
+    names = [reference_name(v) for k, v in protected.env.items() if k in moved]
+    refs = argv_references(protected.extra_args, profile_secret_option_of(protected))
+    names += [var for option, var in refs if option in moved]
+    wanted = ", ".join(sorted({n for n in names if n}))
+    print(f"sglang-wizard: note: the command had literal secrets ({', '.join(moved)}); the profile "
+          f"keeps references, never the values: export {wanted} where you launch "
+          "(the launch passes them to the server only)", file=sys.stderr)
 
 
 def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> int:

@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
 
+from wizard.secrets import exact_secret_option, secret_flags
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
 from wizard.sglang.fields import SERVER_ARGS_FIELDS, version_tuple
 from wizard.sglang.releases import release_names, version_key
@@ -965,7 +966,9 @@ def flag_index_data() -> dict[str, Any]:
 
 def write_flag_index(path: Path = FLAG_INDEX_PATH) -> Path:
     """Write the flag index (`conformance add-release` does, after it dumps a flag table)."""
-    path.write_text(json.dumps(flag_index_data(), indent=1) + "\n", encoding="utf-8")
+    from wizard.files import write_text
+
+    write_text(path, json.dumps(flag_index_data(), indent=1) + "\n", mode=0o644)
     _flag_index.cache_clear()
     return path
 
@@ -989,3 +992,65 @@ def _flag_index() -> dict[str, list[str]] | None:
         if sizes.get(name) != size:
             return None
     return options
+
+
+# ---------------------------------------------------------------------------------------------
+# Which flags take a secret value (`--api-key`): derived from the tables, read by wizard.secrets
+
+
+SECRET_FLAGS_PATH = DATA_DIR / "secret-flags.json"
+#: The last word of a flag's dest that makes its value a secret (api_key, ssl_keyfile_password).
+_SECRET_DEST_WORDS = frozenset({"key", "password", "passwd", "secret", "token", "credentials"})
+
+
+def is_secret_action(flag: FlagAction) -> bool:
+    """A flag whose one text value is a secret: a plain `store` of a `str` whose dest ends in
+    key / password / secret / token (`--api-key`, `--admin-api-key`, `--ssl-keyfile-password`;
+    not `--ssl-keyfile`, a path, nor `--kt-max-deferred-experts-per-token`, an int)."""
+    return (flag.kind == "store" and flag.type in (None, "str") and flag.nargs is None
+            and flag.dest.rsplit("_", 1)[-1] in _SECRET_DEST_WORDS)
+
+
+def secret_flag_data() -> dict[str, Any]:
+    """Every secret-valued option of every flag table (`is_secret_action`), with its dest and
+    the releases that have it: what `wizard.secrets` masks and stores as references."""
+    names = sorted((p.name[len("flags-"):-len(".json")] for p in DATA_DIR.glob("flags-*.json")),
+                   key=version_key)
+    found: dict[str, dict[str, Any]] = {}
+    for name in names:
+        data = json.loads(table_path(name).read_text(encoding="utf-8"))
+        for flag in table_from_data(data, str(table_path(name))).actions:
+            if not is_secret_action(flag):
+                continue
+            for option in flag.option_strings:
+                entry = found.setdefault(option, {"dest": flag.dest, "releases": []})
+                entry["releases"].append(name)
+    return {
+        "rule": "argparse store of type str, nargs None, dest ending in "
+                + " / ".join(sorted(_SECRET_DEST_WORDS)),
+        "options": dict(sorted(found.items())),
+    }
+
+
+def write_secret_flags(path: Path = SECRET_FLAGS_PATH) -> Path:
+    """Write `secret-flags.json` (`conformance add-release` does, after it dumps a flag table)."""
+    from wizard.files import write_text
+
+    write_text(path, json.dumps(secret_flag_data(), indent=1) + "\n", mode=0o644)
+    return path
+
+
+def secret_option_of(table: FlagTable | None) -> Callable[[str], str | None]:
+    """A command-line word -> the secret option it names (`--api-key`, also an argparse prefix
+    such as `--api-k` that `table` resolves to it), else None (`wizard.secrets.OptionOf`)."""
+    if table is None:
+        return exact_secret_option
+
+    def option_of(word: str) -> str | None:
+        match = table.match_safe(word)
+        if match is not None and (is_secret_action(match.action)
+                                  or match.option in secret_flags()):
+            return match.option
+        return exact_secret_option(word)
+
+    return option_of

@@ -18,11 +18,31 @@ from functools import cache
 from typing import Any
 
 from wizard.profile import Profile, field_default
-from wizard.secrets import display_env, display_value, reference_name, resolve_env
+from wizard.secrets import (
+    MASK,
+    OptionOf,
+    UnsetSecretError,
+    display_env,
+    display_value,
+    exact_secret_option,
+    mask_argv,
+    reference_name,
+    resolve_argv,
+    resolve_env,
+    secret_argv_values,
+)
 from wizard.sglang.errors import FlagDataError, RenderError
 from wizard.sglang.fields import BY_DEST, FIELDS, FieldSpec, canonical_dest
-from wizard.sglang.flags import FlagAction, FlagTable, group_pieces, load_table
+from wizard.sglang.flags import (
+    FlagAction,
+    FlagTable,
+    group_pieces,
+    load_table,
+    secret_option_of,
+)
 from wizard.sglang.versions import VersionError, resolve_version
+from wizard.yaml_text import argv_value
+from wizard.yaml_text import dump as dump_yaml
 
 LAUNCH_MODULE = "sglang.launch_server"
 
@@ -140,9 +160,61 @@ def _launch_groups(profile: Profile, version: str | None) -> tuple[str, FlagTabl
 
 
 def render_argv(profile: Profile, version: str | None = None) -> list[str]:
-    """The flags after `python -m sglang.launch_server` for `version` (default: the profile's)."""
+    """The flags after `python -m sglang.launch_server` for `version` (default: the profile's),
+    secret flags as the profile holds them (a reference `env:NAME`; see `launch_argv`)."""
     _, _, groups = _launch_groups(profile, version)
     return [piece for group in groups for piece in group]
+
+
+def profile_secret_option_of(profile: Profile) -> OptionOf:
+    """`secret_option_of` for the profile's release (exact spellings when it has no table)."""
+    try:
+        return secret_option_of(_table_for(profile, None)[1])
+    except RenderError:
+        return exact_secret_option
+
+
+def launch_argv(profile: Profile, version: str | None = None,
+                environ: Mapping[str, str] | None = None) -> list[str]:
+    """The argv the server process gets: `render_argv` with secret flag references read from
+    `environ` (default: this process). A reference to an unset variable is a RenderError:
+    the server must not start without the key the profile asks for."""
+    supported, table, groups = _launch_groups(profile, version)
+    argv = [piece for group in groups for piece in group]
+    try:
+        return resolve_argv(argv, environ, secret_option_of(table))
+    except UnsetSecretError as exc:
+        raise RenderError(str(exc), field="extra_args", version=supported) from None
+
+
+def shell_words(argv: list[str], *, reveal: bool = False,
+                option_of: OptionOf = exact_secret_option) -> list[str]:
+    """argv as shell words for display: a secret flag's reference as `"$NAME"` (the shell
+    reads the variable), a literal secret value `***` unless `reveal`, the rest quoted."""
+    secret = secret_argv_values(argv, option_of)
+    words = []
+    for index, piece in enumerate(argv):
+        if index not in secret:
+            words.append(shlex.quote(piece))
+            continue
+        value = secret[index]
+        head = piece[: len(piece) - len(value)]  # `--api-key=` of an inline value, else ""
+        ref = reference_name(value)
+        if ref is not None:
+            shown = f'"${ref}"'
+        else:
+            shown = shlex.quote(value if reveal or not value else MASK)
+        words.append(shlex.quote(head) + shown if head else shown)
+    return words
+
+
+def _group_lines(groups: list[list[str]], reveal: bool, option_of: OptionOf) -> list[str]:
+    words = shell_words([p for g in groups for p in g], reveal=reveal, option_of=option_of)
+    lines, at = [], 0
+    for group in groups:
+        lines.append(" ".join(words[at:at + len(group)]))
+        at += len(group)
+    return lines
 
 
 def render_env(profile: Profile) -> dict[str, str]:
@@ -151,7 +223,7 @@ def render_env(profile: Profile) -> dict[str, str]:
     return resolve_env(profile.env)
 
 
-def _shell_env(env: Mapping[str, str], reveal: bool = False) -> str:
+def shell_env(env: Mapping[str, str], reveal: bool = False) -> str:
     """`NAME=value` words for display: references as `"$NAME"` (the shell reads the variable),
     literal secrets masked unless `reveal` (`command --show-secrets`)."""
     words = []
@@ -163,7 +235,7 @@ def _shell_env(env: Mapping[str, str], reveal: bool = False) -> str:
     return " ".join(words)
 
 
-def _quote_interpreter(python: str) -> str:
+def quote_interpreter(python: str) -> str:
     if python.startswith("~/"):
         return "~/" + shlex.quote(python[2:])
     return shlex.quote(python)
@@ -173,20 +245,29 @@ def render_shell(profile: Profile, *, multiline: bool = True, version: str | Non
                  show_secrets: bool = False) -> str:
     """The exact shell command: env prefix + `python3 -m sglang.launch_server` + argv, quoted
     (literal secret values masked unless `show_secrets`)."""
-    _, _, groups = _launch_groups(profile, version)
-    env = _shell_env(profile.env, reveal=show_secrets)
-    head = f"{_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE}"
+    _, table, groups = _launch_groups(profile, version)
+    env = shell_env(profile.env, reveal=show_secrets)
+    head = f"{quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE}"
     if env:
         head = f"{env} {head}"
-    lines = [head] + [" ".join(shlex.quote(p) for p in group) for group in groups]
+    lines = [head, *_group_lines(groups, show_secrets, secret_option_of(table))]
     if multiline:
         return " \\\n  ".join(lines)
     return " ".join(lines)
 
 
 def render_argv_json(profile: Profile, version: str | None = None) -> str:
-    """`{"env": {...}, "argv": ["python3", "-m", "sglang.launch_server", ...]}` as JSON."""
-    argv = [profile.ssh.python, "-m", LAUNCH_MODULE, *render_argv(profile, version)]
+    """`{"env": {...}, "argv": ["python3", "-m", "sglang.launch_server", ...]}` as JSON
+    (secrets as the screens show them: `$NAME` for a reference, `***` for a literal)."""
+    _, table, groups = _launch_groups(profile, version)
+    option_of = secret_option_of(table)
+    flat = [piece for group in groups for piece in group]
+    shown = mask_argv(flat, option_of)
+    for index, value in secret_argv_values(shown, option_of).items():
+        ref = reference_name(value)
+        if ref is not None:
+            shown[index] = shown[index][: len(shown[index]) - len(value)] + f"${ref}"
+    argv = [profile.ssh.python, "-m", LAUNCH_MODULE, *shown]
     return json.dumps(
         {"env": display_env(profile.env), "argv": argv}, ensure_ascii=False, indent=2
     )
@@ -203,38 +284,6 @@ class YamlForm:
     text: str
     command_line_only: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
-
-
-def _yaml_string(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif 0x20 <= code < 0x7F:
-            out.append(ch)
-        elif code <= 0xFF:
-            out.append(f"\\x{code:02x}")
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _yaml_scalar(value: Any) -> str:
-    """A YAML scalar whose `str()` after `yaml.safe_load` is the argv text SGLang needs."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        # Quoted: PyYAML reads `1e-05` as a string and `1.0e-05` as a float; str() must be exact.
-        return _yaml_string(repr(value))
-    return _yaml_string(str(value))
 
 
 def _yaml_key_ok(flag: FlagAction, supported: str) -> str | None:
@@ -254,14 +303,17 @@ def _yaml_key_ok(flag: FlagAction, supported: str) -> str | None:
 
 
 def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
-    """The `--config` YAML (keys = flag names without `--`) plus the pieces YAML cannot carry."""
+    """The `--config` YAML (keys = flag names without `--`) plus the pieces YAML cannot carry.
+
+    Secret flags (`--api-key`) stay on the command line, as `"$NAME"` (a reference) or `***`:
+    a YAML file cannot read a variable, and the value is never written."""
     supported, table, groups = _launch_groups(profile, version)
-    lines: list[str] = []
+    option_of = secret_option_of(table)
+    data: dict[str, Any] = {}
     cli_only: list[str] = []
-    seen: set[str] = set()
     for group in groups:
         match = table.match_safe(group[0])
-        if match is None:
+        if match is None or option_of(group[0]) is not None:
             cli_only.extend(group)
             continue
         flag = match.action
@@ -269,37 +321,36 @@ def render_yaml_form(profile: Profile, version: str | None = None) -> YamlForm:
         values = list(group[1:])
         if match.explicit_value is not None:
             values.insert(0, match.explicit_value)
-        if key is None or key in seen or any(_read_as_option(v) for v in values):
+        if key is None or key in data or any(_read_as_option(v) for v in values):
             # SGLang splices `--key value` into argv: a value argparse would read as an
             # option ("expected one argument") must stay on the command line as --flag=value
             cli_only.extend(group)
             continue
         if flag.kind == "store_true":
-            line = f"{key}: true"
+            data[key] = True
         elif flag.nargs in ("+", "*") or (isinstance(flag.nargs, int) and flag.nargs > 1):
             if not values:
                 cli_only.extend(group)
                 continue
-            line = f"{key}: [{', '.join(_yaml_item(v, flag) for v in values)}]"
+            data[key] = [argv_value(v) for v in values]
         elif len(values) == 1:
-            line = f"{key}: {_yaml_item(values[0], flag)}"
+            data[key] = argv_value(values[0])
         else:
             cli_only.extend(group)
-            continue
-        seen.add(key)
-        lines.append(line)
+    start = f"# start: {quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE} --config THIS_FILE.yaml"
+    if cli_only:
+        start += " " + " ".join(shell_words(cli_only, option_of=option_of))
     header = [
         f"# SGLang {supported} --config file"
         + (f" for: {_short(profile.description)}" if profile.description.strip() else ""),
-        f"# start: {_quote_interpreter(profile.ssh.python)} -m {LAUNCH_MODULE} --config THIS_FILE.yaml"
-        + (" " + " ".join(shlex.quote(p) for p in cli_only) if cli_only else ""),
+        start,
     ]
     if profile.env:
-        env = _shell_env(profile.env)
+        env = shell_env(profile.env)
         header.append(f"# environment (not part of --config, set it in the shell): {env}")
     header = [_comment_safe(h) for h in header]
-    text = "\n".join([*header, *lines]) + "\n"
-    return YamlForm(text, cli_only, display_env(profile.env))
+    text = "\n".join(header) + "\n" + (dump_yaml(data) if data else "")
+    return YamlForm(text, mask_argv(cli_only, option_of), display_env(profile.env))
 
 
 def _short(text: str, limit: int = 90) -> str:
@@ -317,18 +368,6 @@ _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")  # argparse's _negative_num
 
 def _read_as_option(value: str) -> bool:
     return value.startswith("-") and not _NEGATIVE_NUMBER.match(value)
-
-
-def _yaml_item(text: str, flag: FlagAction) -> str:
-    """A value as typed on the command line, as a YAML scalar that `str()`s back to it."""
-    if flag.type == "int":
-        try:
-            number = int(text)
-        except ValueError:
-            return _yaml_string(text)
-        if str(number) == text:
-            return text
-    return _yaml_string(text)
 
 
 def render_yaml(profile: Profile, version: str | None = None) -> str:
