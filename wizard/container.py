@@ -138,8 +138,10 @@ def run_words(
     port: int | None = None,
     multinode: bool = False,
     extra: Sequence[str] = (),
+    network: bool = True,
 ) -> list[str]:
-    """`RUNTIME run ... IMAGE` for a docker or podman launch (RenderError for other runtimes)."""
+    """`RUNTIME run ... IMAGE` for a docker or podman launch (RenderError for other runtimes);
+    `network=False` leaves the network words out (a preflight publishes no port)."""
     box = profile.container
     if box is None:
         raise RenderError("the profile has no [container] table", field="container")
@@ -157,8 +159,9 @@ def run_words(
         words += ["--name", name]
     words += gpu_args(box.runtime, gpu_vendor(profile))
     words += ["--ipc=host"] if box.uses_host_ipc else ["--shm-size", str(box.shm_size)]
-    words += _network_args(box, port or profile.server.port or 30000, multinode,
-                           profile.server.host)
+    if network:
+        words += _network_args(box, port or profile.server.port or 30000, multinode,
+                               profile.server.host)
     for host, container, read_only in mounts(profile):
         words += ["-v", _mount_word(host, container, read_only)]
     for env_name in env_names:

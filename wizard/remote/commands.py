@@ -265,8 +265,9 @@ def runs(args: argparse.Namespace) -> int:
                 port = run.meta.get("port")
                 created = run.meta.get("created")
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created)) if created else "?"
+                box = f"  container {run.container}" if run.container else ""
                 print(
-                    f"{run.run_id}  {run.state:<10} pgid {run.pgid}  port {port}  log {run.log_size} B  {when}"
+                    f"{run.run_id}  {run.state:<10} pgid {run.pgid}  port {port}  log {run.log_size} B  {when}{box}"
                 )
                 _reconcile(records, run, reach)
             return 0
@@ -380,6 +381,13 @@ def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 )
             if result.remaining:
                 print(f"still running: {' '.join(map(str, result.remaining))}", file=out)
+            if result.container is not None:
+                print(
+                    f"container {result.container} removed"
+                    if result.container_removed
+                    else f"container {result.container} is still there: remove it on the host",
+                    file=out,
+                )
             if result.gpu_checked:
                 held = result.gpu_holders_left
                 print(

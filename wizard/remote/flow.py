@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from wizard.remote.connection import HostKeyPolicy, SshSettings
+from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
 from wizard.remote.records import (
     RunRecord,
     RunRecords,
@@ -23,6 +23,7 @@ from wizard.remote.records import (
     is_secret_name,
     mask_argv,
     mask_text,
+    new_run_id,
     profile_hash,
     secret_values,
 )
@@ -144,11 +145,15 @@ class LaunchPlan:
         if version:
             profile = profile.model_copy(update={"sglang_version": version})
         masked = masked_profile_toml(profile)
+        if profile.container is not None:  # RenderError now, not at launch, for a bad [container]
+            from wizard.remote.container import launch_spec
+
+            launch_spec(profile, render_env(profile), "check")
         return cls(
             profile=profile,
             argv=render_argv(profile),
             env=render_env(profile),
-            python=profile.ssh.python,
+            python=profile.container.python if profile.container else profile.ssh.python,
             port=profile.server.port or 30000,
             workdir=profile.ssh.workdir,
             model_path=profile.model.path,
@@ -161,6 +166,11 @@ class LaunchPlan:
     def api_key(self) -> str | None:
         """The server's `--api-key` (readiness sends it), if the profile sets one."""
         return api_key_of(self.argv)
+
+    @property
+    def in_container(self) -> bool:
+        """The server runs from the profile's container image (`[container]`)."""
+        return self.profile.container is not None
 
 
 def is_host_path(text: str | None) -> bool:
@@ -188,7 +198,16 @@ async def connect(
 async def for_host_version(host: RemoteHost, plan: LaunchPlan, say: Say) -> LaunchPlan:
     """The plan rendered for the SGLang version installed on the host (flags were renamed
     between versions), so the dry run and the launch use the spelling that host knows."""
-    versions = await host.versions(plan.python, plan.env)
+    if plan.in_container:
+        from wizard.remote.container import image_versions
+
+        try:
+            versions = await image_versions(host, plan.profile, plan.env)
+        except RemoteError as exc:  # no runtime or no image yet: the preflight says which
+            say(f"  note: the SGLang version inside the image is not known yet ({exc})")
+            return plan
+    else:
+        versions = await host.versions(plan.python, plan.env)
     host_version = versions.get("sglang")
     if not host_version or host_version == plan.profile.sglang_version:
         return plan
@@ -304,7 +323,12 @@ async def preflight(
         def say(line: str) -> None:
             unmasked(mask_text(line, secrets))
 
-    report = await host.preflight(preflight_request(plan, dry_run))
+    if plan.in_container:
+        from wizard.remote import container
+
+        report = await container.preflight(host, plan.profile, preflight_request(plan, dry_run))
+    else:
+        report = await host.preflight(preflight_request(plan, dry_run))
     say(f"preflight on {host.label}:")
     for line in preflight_lines(report):
         say(line)
@@ -352,6 +376,12 @@ async def start(
 ) -> Started:
     """Create the run directory and start the server detached; record how the host was
     reached (so `logs`/`stop`/`runs` and the hints reach it the same way)."""
+    run_id = new_run_id()
+    box = None
+    if plan.in_container:
+        from wizard.remote.container import launch_spec
+
+        box = launch_spec(plan.profile, plan.env, run_id)
     status = await host.launch(
         LaunchRequest(
             argv=plan.argv,
@@ -361,6 +391,8 @@ async def start(
             port=plan.port,
             workdir=plan.workdir,
             profile_hash=plan.digest,
+            run_id=run_id,
+            container=box,
         )
     )
     records = records or RunRecords()

@@ -130,6 +130,12 @@ class RunStatus:
         )
 
     @property
+    def container(self) -> str | None:
+        """The container's name for a container run."""
+        box = self.meta.get("container")
+        return str(box.get("name")) if isinstance(box, dict) and box.get("name") else None
+
+    @property
     def signal(self) -> int | None:
         """The signal that ended the server (9 for SIGKILL, e.g. by the OOM killer), if any."""
         value = (self.server_exit or {}).get("signal")
@@ -174,11 +180,16 @@ class StopResult:
     remaining: list[int]
     gpu_checked: bool
     gpu_holders_left: list[int]
+    container: str | None = None
+    """The run's container (a container run), which stop removes."""
+    container_removed: bool | None = None
 
     @property
     def clean(self) -> bool:
-        """No process of the run left and no GPU memory held by one of them."""
-        return not self.remaining and not self.gpu_holders_left
+        """No process of the run left, no GPU memory held by one of them, no container left."""
+        return (
+            not self.remaining and not self.gpu_holders_left and self.container_removed is not False
+        )
 
 
 @dataclass
@@ -193,6 +204,9 @@ class LaunchRequest:
     workdir: str | None = None
     run_id: str | None = None
     profile_hash: str | None = None
+    container: dict[str, Any] | None = None
+    """A container launch (`wizard.remote.container.launch_spec`): the runtime's words; None
+    runs `python` on the host."""
 
 
 @dataclass
@@ -572,6 +586,9 @@ class RemoteHost:
             "profile_hash": request.profile_hash,
             "command_text": render_command_text(request.python, request.argv, request.env),
         }
+        if request.container is not None:
+            payload["container"] = request.container
+            payload["command_text"] = render_container_text(request.container, request.argv)
         data = await self._agent_json("launch", payload=payload, timeout_s=60)
         return RunStatus.from_json(data)
 
@@ -602,6 +619,8 @@ class RemoteHost:
             remaining=list(data["remaining"]),
             gpu_checked=bool(data["gpu_checked"]),
             gpu_holders_left=list(data["gpu_holders_left"]),
+            container=data.get("container"),
+            container_removed=data.get("container_removed"),
         )
 
     async def crash_report(self, run_id: str, sglang_version: str | None = None) -> CrashReport:
@@ -875,6 +894,15 @@ def render_command_text(python: str, argv: Sequence[str], env: Mapping[str, str]
     command = shlex.join([python, "-m", "sglang.launch_server", *mask_argv(argv)])
     header = "#!/bin/sh\n# Written by sglang-wizard for reading; secrets are masked (***).\n"
     return header + (f"env {env_part} " if env_part else "") + command + "\n"
+
+
+def render_container_text(container: Mapping[str, Any], argv: Sequence[str]) -> str:
+    """The container launch as readable text for the run directory (secrets masked; the wizard
+    hands secrets to the container through a FIFO, not through these words)."""
+    words = [*container["runtime"], "run", *container["run_args"], container["image"],
+             container["python"], "-m", "sglang.launch_server", *mask_argv(argv)]
+    return ("#!/bin/sh\n# Written by sglang-wizard for reading; secrets are masked (***) and "
+            "reach the container through a pipe.\n" + shlex.join(words) + "\n")
 
 
 def _dry_run_check(

@@ -1,0 +1,193 @@
+"""Containers on a GPU host over SSH: how the server is checked, started, logged and stopped when
+the profile has a `[container]` table (docker or podman).
+
+The launch flow (`wizard.remote.flow`) calls in here at three seams: the SGLang version (read by
+running Python inside the image), preflight (the runtime and image on the host, then the agent's
+own preflight run inside the image: its python, SGLang, GPUs as a container sees them, the model
+path where the container sees it, SGLang's dry run) and the launch request (`launch_spec`: the
+runtime's words for the agent's container start script). Following and stopping a run need no
+seam: the agent streams the container's log into the run's log file and stops a container run
+with the runtime (see `agent.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from wizard.container import container_name, run_words, shell_word
+from wizard.remote.connection import RemoteError
+from wizard.remote.records import split_secret_env
+from wizard.remote.session import (
+    PreflightCheck,
+    PreflightReport,
+    PreflightRequest,
+    RemoteHost,
+    agent_source,
+    build_preflight_report,
+    dry_run_runner_source,
+)
+
+#: Where the secrets FIFO is mounted inside the container (read once by the boot code).
+SECRETS_PATH = "/run/sglang-wizard/secrets"
+UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
+
+
+def _runtime(profile: Any) -> list[str]:
+    return [profile.container.runtime]
+
+
+def launch_spec(profile: Any, env: Mapping[str, str], run_id: str, multinode: bool = False) -> dict[str, Any]:
+    """What the agent needs to start the run's container: the runtime, the container's name, the
+    `run` arguments (detached, plain variables by name; secrets go through the FIFO instead), the
+    image and the python inside it."""
+    plain, _ = split_secret_env(dict(env))
+    names = list({**plain, **UNBUFFERED})
+    words = run_words(profile, names, name=container_name(run_id), detach=True,
+                      port=profile.server.port, multinode=multinode)
+    return {
+        "runtime": _runtime(profile),
+        "name": container_name(run_id),
+        "run_args": words[2:-1],
+        "image": words[-1],
+        "python": profile.container.python,
+        "secrets_path": SECRETS_PATH,
+    }
+
+
+def plain_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables passed by name (`-e NAME`) with their values for the runtime's environment."""
+    plain, _ = split_secret_env(dict(env))
+    return {**plain, **UNBUFFERED}
+
+
+def _in_image_command(profile: Any, *agent_args: str) -> str:
+    """`RUNTIME run --rm -i ... IMAGE PYTHON -S -c AGENT ARGS` as shell text for the host."""
+    # --pull=never: a missing image is the preflight's "image" row (which pulls it), not a pull here
+    words = run_words(profile, [], detach=False, network=False,
+                      extra=["--rm", "-i", "--pull=never"])
+    inner = [profile.container.python, "-S", "-c", agent_source(), *agent_args]
+    return " ".join(shell_word(w) for w in words) + " " + shlex.join(inner)
+
+
+async def _in_image(host: RemoteHost, profile: Any, payload: Mapping[str, Any], *args: str,
+                    timeout_s: float = 600) -> dict[str, Any]:
+    """Run the agent inside the image (payload on stdin); its JSON answer."""
+    result = await host.run(_in_image_command(profile, *args), input=json.dumps(payload),
+                            timeout_s=timeout_s)
+    try:
+        return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        detail = (result.stderr or result.stdout).strip()[-1500:]
+        raise RemoteError(
+            f"{host.label}: cannot run python inside {profile.container.image} "
+            f"(exit {result.exit_status}): {detail}"
+        ) from None
+
+
+async def image_versions(host: RemoteHost, profile: Any, env: Mapping[str, str]) -> dict[str, Any]:
+    """Python and SGLang versions inside the image (what selects the rule set)."""
+    payload = {"python": profile.container.python, "env": dict(env)}
+    return await _in_image(host, profile, payload, "versions", timeout_s=300)
+
+
+async def host_check(host: RemoteHost, profile: Any, port: int | None, pull: bool = True) -> dict[str, Any]:
+    """The host's side: runtime usable, image present (pulled when missing), port, disk."""
+    payload = {"runtime": _runtime(profile), "image": profile.container.image, "pull": pull,
+               "port": port}
+    result = await host.run(host._agent_command("container-check"), input=json.dumps(payload),
+                            timeout_s=3900)
+    try:
+        return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        raise RemoteError(
+            f"{host.label}: the container check failed: {(result.stderr or result.stdout)[-800:]}"
+        ) from None
+
+
+def explain_runtime(runtime: str, info: Mapping[str, Any]) -> str:
+    """Why `RUNTIME info` failed, in words with what to do."""
+    out = str(info.get("out") or "").strip()
+    if info.get("rc") == 127:
+        return f"{runtime} is not installed on the host (or not on the PATH of an SSH session)"
+    if "permission denied" in out.lower() and "sock" in out.lower():
+        return (f"{runtime} is installed but this user may not use its socket ({out[-200:]}); "
+                f"add the user to the {runtime} group (sudo usermod -aG {runtime} $USER, then "
+                "log in again) or use rootless podman")
+    if "cannot connect" in out.lower() or "is the docker daemon running" in out.lower():
+        return f"{runtime} cannot reach its daemon: {out[-300:]} (start it: sudo systemctl start {runtime})"
+    return f"`{runtime} info` failed (exit {info.get('rc')}): {out[-400:]}"
+
+
+def explain_pull(image: str, pull: Mapping[str, Any]) -> str:
+    """Why pulling the image failed, with what to do."""
+    out = str(pull.get("out") or "").strip()
+    lower = out.lower()
+    if any(word in lower for word in ("manifest unknown", "not found", "does not exist")):
+        why = "the registry has no such image or tag: check the name and tag"
+    elif any(word in lower for word in ("unauthorized", "authentication required", "denied")):
+        why = "the registry refused the pull: log in first (docker login / podman login)"
+    elif any(word in lower for word in ("no such host", "dial tcp", "timeout", "network is unreachable",
+                                         "connection refused", "i/o timeout")):
+        why = ("the host cannot reach the registry: load the image another way (docker save | ssh "
+               "HOST docker load) or use a registry mirror")
+    elif "no space left" in lower:
+        why = "the host's disk is full"
+    else:
+        why = "the pull failed"
+    return f"{image} is not on the host and pulling it failed: {why} ({out[-300:]})"
+
+
+async def preflight(host: RemoteHost, profile: Any, request: PreflightRequest) -> PreflightReport:
+    """Preflight of a container launch: runtime and image on the host, then the agent's preflight
+    inside the image (versions, GPUs, model path as the container sees it, the dry run)."""
+    box = profile.container
+    runtime = box.runtime
+    hosted = await host_check(host, profile, request.port)
+    checks: list[PreflightCheck] = []
+    info = hosted.get("info") or {}
+    usable = info.get("rc") == 0
+    checks.append(PreflightCheck(
+        "runtime", usable,
+        f"{runtime} works (`{runtime} info`)" if usable else explain_runtime(runtime, info)))
+    image = hosted.get("image") or {}
+    present = bool(image.get("present"))
+    if usable:
+        if present:
+            detail = f"{box.image} is on the host" + (" (pulled now)" if image.get("pulled") else "")
+        elif image.get("pull"):
+            detail = explain_pull(box.image, image["pull"])
+        else:
+            detail = f"{box.image} is not on the host: {runtime} pull {box.image}"
+        checks.append(PreflightCheck("image", present, detail))
+    raw: dict[str, Any] = {"versions": {"python": None, "sglang": None,
+                                        "error": f"not run: the {runtime} image cannot run"}}
+    if usable and present:
+        paths = {}
+        if request.model_path:
+            paths["model"] = request.model_path
+        if request.draft_model_path:
+            paths["draft"] = request.draft_model_path
+        payload: dict[str, Any] = {"python": box.python, "env": request.env, "port": None,
+                                   "paths": paths}
+        if request.argv is not None:
+            case = {"id": "dry-run", "argv": list(request.argv), "env": request.env}
+            payload["dry_run"] = {
+                "code": dry_run_runner_source(),
+                "args": ["--timeout", str(request.dry_run_timeout_s), *request.dry_run_runner_args],
+                "stdin": json.dumps(case) + "\n",
+                "timeout": request.dry_run_timeout_s + 60,
+            }
+        try:
+            raw = await _in_image(host, profile, payload, "preflight",
+                                  timeout_s=request.dry_run_timeout_s + 240)
+        except RemoteError as exc:
+            raw = {"versions": {"python": None, "sglang": None, "error": str(exc)}}
+    raw["port"] = hosted.get("port") or {}
+    raw["disk"] = hosted.get("disk") or {}
+    inside = PreflightRequest(**{**request.__dict__, "python": f"{box.python} in {box.image}"})
+    report = build_preflight_report(raw, inside)
+    report.checks[:0] = checks
+    return report
