@@ -43,6 +43,7 @@ class PodmanLab:
     """An sshd whose sessions run podman with the lab's containers.conf, and the test image."""
 
     sshd: Sshd
+    second: Sshd  # another "host" (the same machine) for the two-node launch
     image: str
     env: dict[str, str]
     ssh_config: Path
@@ -52,6 +53,10 @@ class PodmanLab:
     @property
     def target(self) -> str:
         return f"{USER}@127.0.0.1:{self.sshd.port}"
+
+    @property
+    def second_target(self) -> str:
+        return f"{USER}@127.0.0.1:{self.second.port}"
 
     def podman(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["podman", *args], env=self.env, capture_output=True, text=True)
@@ -67,16 +72,18 @@ def podman_lab(ssh_lab: SshLab, tmp_path_factory: pytest.TempPathFactory) -> Ite
     conf.write_text(CONTAINERS_CONF)
     env = {**os.environ, "CONTAINERS_CONF": str(conf)}
     image = ensure_image(env)
-    sshd = start_sshd(directory, "podman-host", ssh_lab.directory / "authorized_keys",
-                      extra_config=[f"SetEnv CONTAINERS_CONF={conf}"])
+    sshd, second = (start_sshd(directory, name, ssh_lab.directory / "authorized_keys",
+                               extra_config=[f"SetEnv CONTAINERS_CONF={conf}"])
+                    for name in ("podman-host", "podman-host-2"))
     known = directory / "known_hosts"
-    known.write_text(sshd.known_hosts_line() + "\n")
+    known.write_text(sshd.known_hosts_line() + "\n" + second.known_hosts_line() + "\n")
     config = directory / "ssh_config"
     config.write_text("Host *\n  GlobalKnownHostsFile none\n")
     try:
-        yield PodmanLab(sshd, image, env, config, known, ssh_lab.user_key)
+        yield PodmanLab(sshd, second, image, env, config, known, ssh_lab.user_key)
     finally:
         sshd.stop()
+        second.stop()
 
 
 def _args(lab: PodmanLab, runs_root: Path) -> list[str]:
@@ -260,3 +267,42 @@ def _environ(pid: int) -> bytes:
         return Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
         return b""
+
+
+def test_two_nodes_in_containers(
+    podman_lab: PodmanLab, runs_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`nodes launch` with a [container] profile: host networking (rank 1 joins rank 0's
+    rendezvous on the host's loopback), rank 0 first, the merged log, `nodes stop` removes both."""
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    model = model_dir(tmp_path)
+    path = tmp_path / "two.toml"
+    path.write_text(
+        'schema_version = 1\n'
+        f'[model]\npath = "{model}"\n[parallel]\ntp = 2\nnnodes = 2\n[server]\nport = {free_port()}\n'
+        f'[ssh]\npython = "{sys.executable}"\n'
+        f'[nodes]\nrendezvous_host = "127.0.0.1"\nrendezvous_port = {free_port()}\n'
+        f'[[nodes.hosts]]\nhost = "{podman_lab.target}"\n'
+        f'[[nodes.hosts]]\nhost = "{podman_lab.second_target}"\n'
+        f'[container]\nruntime = "podman"\nimage = "{podman_lab.image}"\ngpus = "none"\nhf_cache = ""\n'
+        '[env]\nFAKE_NVIDIA_SMI = "h100x8-idle"\nSTAND_IN_PACE = "0.002"\n'
+    )
+    args = _args(podman_lab, runs_root)[:-2]  # `nodes` takes no --agent-python
+    assert main(["command", str(path), "--node", "1"]) == 0
+    node1 = capsys.readouterr().out
+    assert "--network host" in node1 and "--node-rank 1" in node1 and "podman run" in node1
+
+    code = main(["nodes", "launch", str(path), *args])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ready: every node joined" in out and "[n0] " in out and "[n1] " in out
+    assert f"SGLang {IMAGE_SGLANG_VERSION}" in out  # each node's checks ran inside the image
+    group_id = out.split("group ", 1)[1].split(":", 1)[0]
+    names = [f"sglang-wizard-{group_id}-n{rank}" for rank in (0, 1)]
+    assert all(podman_lab.podman("container", "exists", n).returncode == 0 for n in names)
+    code = main(["nodes", "stop", group_id, *args])
+    stopped = capsys.readouterr().out
+    assert code == 0, stopped
+    assert "node 0: stopped, clean" in stopped and "node 1: stopped, clean" in stopped
+    assert all(podman_lab.podman("container", "exists", n).returncode == 1 for n in names)

@@ -456,7 +456,8 @@ def cmd_launch():
     box = spec.get("container")
     if box:
         python = sys.executable  # the host's python runs the container's start script
-        write_file(os.path.join(path, "container.json"), json.dumps(container_launch(box, spec)))
+        box = container_launch(box, spec)
+        write_file(os.path.join(path, "container.json"), json.dumps(box))
     write_file(os.path.join(path, "start.py"), CONTAINER_START_PY if box else START_PY)
     meta = {
         "run_id": run_id,
@@ -504,12 +505,14 @@ def expand_mounts(words):
 
 
 def container_launch(box, spec):
-    """container.json: the runtime's words (run args, image) and the command inside the image."""
+    """container.json: the runtime's words (run args, image) and the command inside the image;
+    the container is named after the run (`sglang-wizard-RUN_ID`) unless the spec names it."""
     secrets_path = box.get("secrets_path") or "/run/sglang-wizard/secrets"
+    name = box.get("name") or "sglang-wizard-" + spec["run_id"]
     return {
         "runtime": list(box["runtime"]),
-        "name": box["name"],
-        "run_args": expand_mounts(box["run_args"]),
+        "name": name,
+        "run_args": ["--name", name, *expand_mounts(box["run_args"])],
         "image": box["image"],
         "inner": [box["python"], "-c", CONTAINER_BOOT % secrets_path, *list(spec["argv"])],
         "secrets_path": secrets_path,

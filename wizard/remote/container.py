@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from wizard.container import container_name, run_words, shell_word
+from wizard.container import run_words, shell_word
 from wizard.remote.connection import RemoteError
 from wizard.remote.records import split_secret_env
 from wizard.remote.session import (
@@ -39,17 +39,15 @@ def _runtime(profile: Any) -> list[str]:
     return [profile.container.runtime]
 
 
-def launch_spec(profile: Any, env: Mapping[str, str], run_id: str, multinode: bool = False) -> dict[str, Any]:
-    """What the agent needs to start the run's container: the runtime, the container's name, the
-    `run` arguments (detached, plain variables by name; secrets go through the FIFO instead), the
-    image and the python inside it."""
+def launch_spec(profile: Any, env: Mapping[str, str], multinode: bool = False) -> dict[str, Any]:
+    """What the agent needs to start a run's container: the runtime, the `run` arguments
+    (detached, plain variables by name; secrets go through the FIFO instead), the image and the
+    python inside it. The agent names the container after the run (`container_name`)."""
     plain, _ = split_secret_env(dict(env))
     names = list({**plain, **UNBUFFERED})
-    words = run_words(profile, names, name=container_name(run_id), detach=True,
-                      port=profile.server.port, multinode=multinode)
+    words = run_words(profile, names, detach=True, port=profile.server.port, multinode=multinode)
     return {
         "runtime": _runtime(profile),
-        "name": container_name(run_id),
         "run_args": words[2:-1],
         "image": words[-1],
         "python": profile.container.python,

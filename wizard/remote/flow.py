@@ -23,7 +23,6 @@ from wizard.remote.records import (
     is_secret_name,
     mask_argv,
     mask_text,
-    new_run_id,
     profile_hash,
     secret_values,
 )
@@ -148,7 +147,7 @@ class LaunchPlan:
         if profile.container is not None:  # RenderError now, not at launch, for a bad [container]
             from wizard.remote.container import launch_spec
 
-            launch_spec(profile, render_env(profile), "check")
+            launch_spec(profile, render_env(profile))
         return cls(
             profile=profile,
             argv=render_argv(profile),
@@ -298,6 +297,7 @@ def preflight_request(plan: LaunchPlan, dry_run: bool = True) -> PreflightReques
         model_path=plan.model_path if is_host_path(plan.model_path) else None,
         draft_model_path=plan.draft_path if is_host_path(plan.draft_path) else None,
         argv=plan.argv if dry_run else None,
+        container=plan.profile if plan.in_container else None,
     )
 
 
@@ -323,12 +323,7 @@ async def preflight(
         def say(line: str) -> None:
             unmasked(mask_text(line, secrets))
 
-    if plan.in_container:
-        from wizard.remote import container
-
-        report = await container.preflight(host, plan.profile, preflight_request(plan, dry_run))
-    else:
-        report = await host.preflight(preflight_request(plan, dry_run))
+    report = await host.preflight(preflight_request(plan, dry_run))
     say(f"preflight on {host.label}:")
     for line in preflight_lines(report):
         say(line)
@@ -376,12 +371,11 @@ async def start(
 ) -> Started:
     """Create the run directory and start the server detached; record how the host was
     reached (so `logs`/`stop`/`runs` and the hints reach it the same way)."""
-    run_id = new_run_id()
     box = None
     if plan.in_container:
         from wizard.remote.container import launch_spec
 
-        box = launch_spec(plan.profile, plan.env, run_id)
+        box = launch_spec(plan.profile, plan.env)
     status = await host.launch(
         LaunchRequest(
             argv=plan.argv,
@@ -391,7 +385,6 @@ async def start(
             port=plan.port,
             workdir=plan.workdir,
             profile_hash=plan.digest,
-            run_id=run_id,
             container=box,
         )
     )

@@ -494,11 +494,19 @@ async def connect_targets(
 
 
 def launch_requests(launches: Sequence[NodeLaunch], profile_toml: str = "",
-                    port: int | None = None) -> list[LaunchRequest]:
-    """One LaunchRequest per node from the rendered per-node launches."""
+                    port: int | None = None, profile: Any = None) -> list[LaunchRequest]:
+    """One LaunchRequest per node from the rendered per-node launches (in the profile's
+    container image, with host networking, when it has a `[container]` table)."""
+    def box(n: NodeLaunch) -> dict[str, Any] | None:
+        if profile is None or profile.container is None:
+            return None
+        from wizard.remote.container import launch_spec
+
+        return launch_spec(profile, n.env, multinode=n.nnodes > 1)
+
     return [LaunchRequest(argv=list(n.argv), env=dict(n.env), python=n.python,
                           profile_toml=profile_toml, port=port if n.rank == 0 else None,
-                          workdir=n.workdir) for n in launches]
+                          workdir=n.workdir, container=box(n)) for n in launches]
 
 
 def group_record(group_id: str, group: NodeGroup, port: int | None,

@@ -140,7 +140,8 @@ async def _preflight(args: argparse.Namespace, profile: Any, launches: list[Any]
     requests = [PreflightRequest(
         python=n.python, env=n.env, port=profile.server.port if n.rank == 0 else None,
         model_path=profile.model.path, draft_model_path=profile.speculative.draft_model_path,
-        argv=list(n.argv) if getattr(args, "dry_run", False) else None) for n in launches]
+        argv=list(n.argv) if getattr(args, "dry_run", False) else None,
+        container=profile if profile.container is not None else None) for n in launches]
     nodes = await group.preflight(requests, rendezvous=dist_init_addr(profile),
                                   gpus_per_node=gpus_per_node(profile))
     _print_preflight(nodes, out)
@@ -193,7 +194,8 @@ def run_launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 print("sglang-wizard: a node blocks the launch (see above)", file=sys.stderr)
                 return 1
             group_id = new_run_id()
-            await group.start(launch_requests(launches, text, profile.server.port), group_id)
+            await group.start(launch_requests(launches, text, profile.server.port, profile),
+                              group_id)
             record = group_record(group_id, group, profile.server.port,
                                   jumps=args.jump or profile.ssh.jump,
                                   runs_roots=_roots(args, launches))

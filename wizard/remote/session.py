@@ -223,6 +223,9 @@ class PreflightRequest:
     dry_run_runner_args: list[str] = field(default_factory=list)
     min_free_disk_bytes: int = 1 << 30
     dry_run_timeout_s: float = 300.0
+    container: Any = None
+    """A profile with a `[container]` table: the checks run inside its image
+    (`wizard.remote.container.preflight`); None checks `python` on the host."""
 
 
 @dataclass(frozen=True)
@@ -508,7 +511,12 @@ class RemoteHost:
     # ------------------------------------------------------------------ preflight
 
     async def preflight(self, request: PreflightRequest) -> PreflightReport:
-        """Check versions, GPUs, port, paths, disk and (when argv is given) SGLang's own dry run."""
+        """Check versions, GPUs, port, paths, disk and (when argv is given) SGLang's own dry run
+        (inside the image for a container request)."""
+        if request.container is not None:
+            from wizard.remote import container
+
+            return await container.preflight(self, request.container, request)
         paths = {}
         if request.model_path:
             paths["model"] = request.model_path
