@@ -23,7 +23,9 @@ def register(subparsers: Any) -> None:
         "batch script (one srun task per node, rank from SLURM_NODEID, rendezvous at the first "
         "host of the allocation) or a Kubernetes LeaderWorkerSet manifest (leader = rank 0, "
         "workers ranked by their LWS worker index, GPUs per pod, secrets as secretKeyRef). "
-        "Secret values are never written.",
+        "A profile with [container] runs its image: sbatch through Pyxis/Enroot "
+        "(--container-image, --container-mounts) or apptainer exec, LWS with that image and its "
+        "python. Secret values are never written.",
     )
     parser.add_argument("profile", metavar="PROFILE.toml", help="profile file")
     parser.add_argument("--format", choices=("sbatch", "lws"), required=True,
@@ -33,7 +35,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--sglang-version", metavar="V",
                         help="write the flags for this SGLang version (default: the profile's)")
     parser.add_argument("--name", help="job / LeaderWorkerSet name (default: from the description)")
-    parser.add_argument("--image", help="lws: container image (default lmsysorg/sglang:vVERSION)")
+    parser.add_argument("--image", help="lws: container image (default: the profile's [container] "
+                        "image, else lmsysorg/sglang:vVERSION)")
     parser.add_argument("--secret-name",
                         help="lws: the Secret holding the profile's secret env vars "
                         "(default NAME-secrets)")
