@@ -306,3 +306,24 @@ def test_two_nodes_in_containers(
     assert code == 0, stopped
     assert "node 0: stopped, clean" in stopped and "node 1: stopped, clean" in stopped
     assert all(podman_lab.podman("container", "exists", n).returncode == 1 for n in names)
+
+
+def test_stop_kills_a_server_that_ignores_term_within_the_timeout(
+    podman_lab: PodmanLab, runs_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import time
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(podman_lab, tmp_path, free_port(), STAND_IN_IGNORE_TERM="1")
+    args = _args(podman_lab, runs_root)
+    assert main(["launch", str(profile), *args, "--quiet-log", "--skip-dry-run"]) == 0
+    run_id = _run_id(capsys.readouterr().out)
+    started = time.monotonic()
+    code = main(["stop", run_id, *args, "--timeout", "2"])
+    took = time.monotonic() - started
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "killed (did not stop on TERM)" in out and f"container sglang-wizard-{run_id} removed" in out
+    assert took < 2 + 20, took  # the runtime's stop escalates after the timeout, not its default 10 s
+    assert podman_lab.podman("container", "exists", f"sglang-wizard-{run_id}").returncode == 1
