@@ -175,7 +175,8 @@ def test_container_launch_follow_stop(
     name = f"sglang-wizard-{run_id}"
     try:
         # the image's SGLang (0.5.10, not the profile's 0.5.11) selects the rule set and the flags
-        assert f"the host has SGLang {IMAGE_SGLANG_VERSION} (profile: 0.5.11)" in out
+        assert f"the image {podman_lab.image} has SGLang {IMAGE_SGLANG_VERSION} (profile: 0.5.11)" in out
+        assert f"in container {name}" in out
         assert f"SGLang {IMAGE_SGLANG_VERSION} (selects the rule set" in out
         assert f"the host's SGLang {IMAGE_SGLANG_VERSION} accepts the arguments" in out  # dry run in the image
         assert "[ok  ] runtime" in out and f"{podman_lab.image} is on the host" in out
@@ -327,3 +328,20 @@ def test_stop_kills_a_server_that_ignores_term_within_the_timeout(
     assert "killed (did not stop on TERM)" in out and f"container sglang-wizard-{run_id} removed" in out
     assert took < 2 + 20, took  # the runtime's stop escalates after the timeout, not its default 10 s
     assert podman_lab.podman("container", "exists", f"sglang-wizard-{run_id}").returncode == 1
+
+
+def test_a_missing_mount_source_blocks_and_the_hf_cache_is_created(
+    podman_lab: PodmanLab, runs_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(podman_lab, tmp_path, free_port())
+    cache = tmp_path / "new-hf-cache"
+    gone = tmp_path / "no such model"
+    profile.write_text(profile.read_text().replace('hf_cache = ""', f'hf_cache = "{cache}"')
+                       .replace(str(tmp_path / "model"), str(gone)))
+    code = main(["preflight", str(profile), *_args(podman_lab, runs_root)])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "[FAIL] mounts" in out and f"not on the host: {gone}" in out
+    assert cache.is_dir()  # created like SGLang would, so the runtime can mount it

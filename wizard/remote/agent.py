@@ -1008,6 +1008,16 @@ def cmd_container_check():
                                         timeout=spec.get("pull_timeout_s", 3600))
             image["present"] = image["pulled"] = image["pull"]["rc"] == 0
     report["image"] = image
+    mounts = []
+    for source in spec.get("mounts") or []:
+        path = os.path.expanduser(source)
+        created = False
+        if not os.path.exists(path) and source in (spec.get("create") or []):
+            with contextlib.suppress(OSError):
+                os.makedirs(path, exist_ok=True)  # the HF cache: SGLang would create it too
+                created = True
+        mounts.append({"source": source, "exists": os.path.exists(path), "created": created})
+    report["mounts"] = mounts
     port = spec.get("port")
     report["port"] = {"port": port, "free": port_free(int(port)) if port else None}
     os.makedirs(RUNS_ROOT, mode=0o700, exist_ok=True)

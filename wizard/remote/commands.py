@@ -189,9 +189,11 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 return 1
             started = await flow.start(host, final, report, reach)
             run_id = started.status.run_id
+            box = started.status.container
             say(
-                f"launched {run_id} on {host.label} (process group {started.status.pgid}); "
-                f"log: {started.status.run_dir}/log"
+                f"launched {run_id} on {host.label} "
+                + (f"in container {box}" if box else f"(process group {started.status.pgid})")
+                + f"; log: {started.status.run_dir}/log"
             )
             follow_hint = reach.command("logs", run_id, "--follow")
             if args.no_follow:

@@ -93,8 +93,11 @@ async def image_versions(host: RemoteHost, profile: Any, env: Mapping[str, str])
 
 async def host_check(host: RemoteHost, profile: Any, port: int | None, pull: bool = True) -> dict[str, Any]:
     """The host's side: runtime usable, image present (pulled when missing), port, disk."""
+    from wizard.container import mounts
+
     payload = {"runtime": _runtime(profile), "image": profile.container.image, "pull": pull,
-               "port": port}
+               "port": port, "mounts": [host for host, _, _ in mounts(profile)],
+               "create": [profile.container.hf_cache] if profile.container.hf_cache else []}
     result = await host.run(host._agent_command("container-check"), input=json.dumps(payload),
                             timeout_s=3900)
     try:
@@ -160,9 +163,18 @@ async def preflight(host: RemoteHost, profile: Any, request: PreflightRequest) -
         else:
             detail = f"{box.image} is not on the host: {runtime} pull {box.image}"
         checks.append(PreflightCheck("image", present, detail))
+    missing = [m["source"] for m in hosted.get("mounts") or [] if not m.get("exists")]
+    sources = hosted.get("mounts") or []
+    created = [m["source"] for m in sources if m.get("created")]
+    checks.append(PreflightCheck(
+        "mounts", not missing,
+        f"not on the host: {', '.join(missing)} ({runtime} refuses to start a container with a "
+        "missing mount source; fix [model] path or [container] mounts)" if missing
+        else f"{len(sources)} host path(s) to mount exist" + (
+            f" (created {', '.join(created)})" if created else "")))
     raw: dict[str, Any] = {"versions": {"python": None, "sglang": None,
                                         "error": f"not run: the {runtime} image cannot run"}}
-    if usable and present:
+    if usable and present and not missing:
         paths = {}
         if request.model_path:
             paths["model"] = request.model_path

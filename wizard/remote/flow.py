@@ -215,9 +215,13 @@ async def for_host_version(host: RemoteHost, plan: LaunchPlan, say: Say) -> Laun
     except Exception as exc:  # a version the renderer does not know: keep the profile's flags
         say(f"  note: the host has SGLang {host_version}; keeping the profile's flags ({exc})")
         return plan
+    if plan.in_container:
+        where, whose = f"the image {plan.profile.container.image}", "the image's"
+    else:
+        where, whose = "the host", "the host's"
     say(
-        f"  note: the host has SGLang {host_version} (profile: {plan.profile.sglang_version}); "
-        "flags rendered for the host's version"
+        f"  note: {where} has SGLang {host_version} (profile: {plan.profile.sglang_version}); "
+        f"flags rendered for {whose} version"
     )
     return rendered
 
