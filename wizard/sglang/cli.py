@@ -30,7 +30,10 @@ def register(subparsers: Any) -> None:
         "command",
         help="print the SGLang launch command of a profile",
         description="Print the exact SGLang launch for a profile: a shell command (env prefix, "
-        "quoted argv), SGLang's own --config YAML, or JSON {env, argv}.",
+        "quoted argv), SGLang's own --config YAML, or JSON {env, argv}. A profile with a "
+        "[container] table prints the docker/podman run command (GPUs, --ipc=host or --shm-size, "
+        "network, mounts, -e NAME for every variable, --init, the image's python); argv-json "
+        "adds it as `container`.",
     )
     command.add_argument("profile", metavar="PROFILE.toml", help="profile file")
     nodes = command.add_mutually_exclusive_group()
