@@ -418,6 +418,8 @@ class Profile(_Section):
         """Read a field by dotted path (`speculative.num_steps`)."""
         section, _, name = dotted.partition(".")
         obj = getattr(self, section)
+        if name and obj is None:  # an optional table that is not there ([container])
+            return None
         return getattr(obj, name) if name else obj
 
     def with_edits(self, edits: Mapping[str, Any]) -> Profile:
@@ -426,10 +428,24 @@ class Profile(_Section):
         for dotted, value in edits.items():
             section, _, name = dotted.partition(".")
             if name:
+                if data.get(section) is None and section in _OPTIONAL_TABLES:
+                    # an optional table: setting a key creates it, unsetting its required key
+                    # (`container.image`) removes it
+                    if value is None:
+                        continue
+                    data[section] = {
+                        key: None if info.is_required() else info.get_default(
+                            call_default_factory=True)
+                        for key, info in _OPTIONAL_TABLES[section].model_fields.items()
+                    }
                 if section not in data or not isinstance(data[section], dict):
                     raise KeyError(dotted)
                 if name not in data[section]:
                     raise KeyError(dotted)
+                model = _OPTIONAL_TABLES.get(section)
+                if value is None and model is not None and model.model_fields[name].is_required():
+                    data[section] = None
+                    continue
                 data[section][name] = field_default(dotted) if value is None else value
             else:
                 if section not in data:
@@ -438,10 +454,14 @@ class Profile(_Section):
         return Profile.model_validate(data)
 
 
+#: Tables that may be left out entirely (the field is `Section | None`).
+_OPTIONAL_TABLES: dict[str, type[BaseModel]] = {"container": ContainerSection}
+
+
 def field_default(dotted: str) -> Any:
     """The default of a section field (`speculative.num_steps` -> None): what "unset" means."""
     section, _, name = dotted.partition(".")
-    model = Profile.model_fields[section].annotation
+    model = _OPTIONAL_TABLES.get(section) or Profile.model_fields[section].annotation
     assert isinstance(model, type) and issubclass(model, BaseModel), dotted
     return model.model_fields[name].get_default(call_default_factory=True)
 

@@ -51,3 +51,16 @@ def test_defaults_and_round_trip() -> None:
     shm = profile_from_toml(BASE + '[container]\nimage = "i"\nshm_size = "32g"\n').container
     assert shm is not None and not shm.uses_host_ipc
     assert profile_from_toml(BASE).container is None
+
+
+def test_edits_create_and_remove_the_optional_table() -> None:
+    profile = profile_from_toml(BASE)
+    assert profile.get("container.image") is None
+    boxed = profile.with_edits({"container.image": "lmsysorg/sglang:v0.5.11"})
+    assert boxed.container is not None and boxed.container.runtime == "docker"
+    podman = boxed.with_edits({"container.runtime": "podman"})
+    assert podman.get("container.runtime") == "podman"
+    assert podman.with_edits({"container.image": None}).container is None  # empty image: no container
+    assert profile.with_edits({"container.image": None}).container is None
+    with pytest.raises(Exception, match=r"container\.image"):  # a key without the image: refused
+        profile.with_edits({"container.runtime": "podman"})
