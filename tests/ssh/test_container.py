@@ -192,6 +192,15 @@ def test_container_launch_follow_stop(
         assert HF_TOKEN not in inspect.stdout and API_KEY not in inspect.stdout
         env_names = {item.split("=", 1)[0] for item in config["Config"]["Env"]}
         assert {"FAKE_NVIDIA_SMI", "STAND_IN_PACE"} <= env_names and "HF_TOKEN" not in env_names
+        # nor does the runtime's own log of the container (the server logs its server_args,
+        # API key included: the boot inside the container masks them before the runtime sees them)
+        runtime_files = [Path(config["HostConfig"]["LogConfig"]["Path"]), Path(config["OCIConfigPath"]),
+                         *sorted(Path(config["StaticDir"]).rglob("*"))]
+        assert runtime_files[0].is_file() and b"server_args=" in runtime_files[0].read_bytes()
+        for path in runtime_files:
+            if path.is_file():
+                assert HF_TOKEN.encode() not in path.read_bytes(), path
+                assert API_KEY.encode() not in path.read_bytes(), path
         # ... while the server inside has it: its scheduler child process was started with it
         inside = _pids_in(config["Id"])
         assert any(f"HF_TOKEN={HF_TOKEN}".encode() in _environ(pid) for pid in inside), inside

@@ -20,7 +20,8 @@ which streams the raw bytes of a run's log. Runs live in `~/.cache/sglang-wizard
 A container run (`[container]` profile) keeps the same files; `start.py` is then CONTAINER_START_PY
 (run by the host's python): it starts the container detached (`container.json`: the runtime's
 words, masked), hands the secrets to it through a FIFO (never a file, never the container's
-config), copies the runtime's log stream (`RUNTIME logs -f`) to `log` with secret values masked,
+config; CONTAINER_BOOT inside masks them in SGLang's output before the runtime logs it),
+copies the runtime's log stream (`RUNTIME logs -f`) to `log` with secret values masked,
 and when the container ends records its exit code and removes it. `stop` stops the container.
 """
 
@@ -186,7 +187,7 @@ def record_exit(code):
         json.dump({"pid": None, "code": code, "signal": None, "container": name}, f)
     os.replace(os.path.join(here, "server_exit.json.tmp"), os.path.join(here, "server_exit.json"))
 fifo = os.path.join(here, "secrets")
-handoff = bool(secret.get("env") or secret.get("argv"))
+handoff = bool(secret.get("env") or secret.get("argv") or secret.get("mask"))
 if handoff:
     os.mkfifo(fifo, 0o600)  # a pipe: the secrets never rest in a file
 run = runtime + ["run"] + box["run_args"]
@@ -204,7 +205,8 @@ if started.returncode != 0:
         os.unlink(fifo)
     sys.exit(started.returncode if 0 < started.returncode < 256 else 125)
 if handoff:
-    payload = json.dumps({"env": secret.get("env") or {}, "argv": secret.get("argv") or {}}).encode()
+    payload = json.dumps({"env": secret.get("env") or {}, "argv": secret.get("argv") or {},
+                          "mask": secret.get("mask") or []}).encode()
     deadline = time.time() + float(box.get("handoff_timeout_s", 600))
     next_check = time.time() + 1
     fd = None
@@ -262,15 +264,84 @@ subprocess.run(runtime + ["rm", "-f", name], stdout=subprocess.DEVNULL, stderr=s
 sys.exit(code if 0 <= code < 256 else 1)
 """
 
-#: Run inside the container as its command: the secrets from the FIFO, then SGLang's launcher.
-CONTAINER_BOOT = (
-    "import json, os, runpy, sys; argv = sys.argv[1:]; p = %r\n"
-    "if os.path.exists(p):\n"
-    "    raw = open(p, 'rb').read(); s = json.loads(raw.decode()) if raw.strip() else {}\n"
-    "    os.environ.update(s.get('env') or {})\n"
-    "    for i, v in (s.get('argv') or {}).items(): argv[int(i)] = v\n"
-    "sys.argv = ['-m'] + argv; runpy._run_module_as_main('sglang.launch_server')\n"
-)
+#: Run inside the container as its command (`python -c CONTAINER_BOOT ARGV...`, %r: the FIFO's
+#: path): reads the secrets from the FIFO, then runs SGLang's launcher. With secret values to
+#: mask, SGLang runs as its child in its own process group and the boot copies SGLang's output to
+#: the container's stdout with the values replaced by `***`: the runtime's own log file (docker's
+#: json-file, podman's ctr.log) never holds them (SGLang logs its server_args, API key included).
+#: TERM/INT/HUP from the init (`--init` passes `stop`'s signal to its child, this boot) go on to
+#: SGLang's process group; the boot exits with SGLang's status.
+CONTAINER_BOOT = r"""import json, os, runpy, signal, sys
+argv = sys.argv[1:]
+path = %r
+secret = {}
+if os.path.exists(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    secret = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+env = dict(os.environ)
+env.update(secret.get("env") or {})
+for index, value in (secret.get("argv") or {}).items():
+    argv[int(index)] = value
+values = sorted({v.encode() for v in secret.get("mask") or [] if len(v) >= 4}, key=len, reverse=True)
+if not values:
+    os.environ.update(env)
+    sys.argv = ["-m"] + argv
+    runpy._run_module_as_main("sglang.launch_server")
+    sys.exit(0)
+env["SGLANG_WIZARD_ARGV"] = json.dumps(argv)
+boot = ("import json, os, runpy, sys; sys.argv = ['-m'] + json.loads(os.environ.pop('SGLANG_WIZARD_ARGV')); "
+        "runpy._run_module_as_main('sglang.launch_server')")
+read_end, write_end = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    os.dup2(write_end, 1)
+    os.dup2(write_end, 2)
+    os.close(read_end)
+    os.close(write_end)
+    try:
+        os.execve(sys.executable, [sys.executable, "-c", boot], env)
+    finally:
+        os._exit(127)
+os.close(write_end)
+del env, secret
+def forward(number, frame):
+    try:
+        os.killpg(pid, number)
+    except OSError:
+        pass
+for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(number, forward)
+out = os.fdopen(1, "wb", buffering=0)
+pending = b""
+def hold_back(data):
+    keep = 0
+    for value in values:
+        for size in range(min(len(value) - 1, len(data)), keep, -1):
+            if value.startswith(data[-size:]):
+                keep = size
+                break
+    return keep
+def masked(data):
+    for value in values:
+        data = data.replace(value, b"***")
+    return data
+while True:
+    data = os.read(read_end, 65536)
+    if not data:
+        break
+    pending += data
+    keep = hold_back(pending)
+    chunk, pending = (pending[: len(pending) - keep], pending[len(pending) - keep :]) if keep else (pending, b"")
+    out.write(masked(chunk))
+out.write(masked(pending))
+status = os.waitpid(pid, 0)[1]
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status))
+"""
 
 
 def emit(document):
