@@ -102,3 +102,16 @@ def test_cli_command_prints_the_container_command(
     assert main(["command", str(path)]) == 0
     shell = capsys.readouterr().out
     assert "-e HF_TOKEN" in shell and "hf_literal_value_123" not in shell
+
+
+def test_in_image_failures_are_explained() -> None:
+    from wizard.remote.container import explain_in_image
+
+    box = profile('runtime = "podman"\nimage = "img"').container
+    cdi = explain_in_image(box, 126, 'Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all')
+    assert "nvidia-ctk cdi generate" in cdi
+    docker = explain_in_image(box, 125, 'docker: Error response from daemon: could not select device driver "" '
+                              'with capabilities: [[gpu]].')
+    assert "NVIDIA Container Toolkit" in docker
+    missing = explain_in_image(box, 127, 'exec: "python3": executable file not found in $PATH')
+    assert "set [container] python" in missing

@@ -354,3 +354,18 @@ def test_a_missing_mount_source_blocks_and_the_hf_cache_is_created(
     assert code == 1, out
     assert "[FAIL] mounts" in out and f"not on the host: {gone}" in out
     assert cache.is_dir()  # created like SGLang would, so the runtime can mount it
+
+
+def test_gpus_that_cannot_be_passed_in_are_explained(
+    podman_lab: PodmanLab, runs_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """This machine has no CDI spec: podman refuses --device nvidia.com/gpu=all, and preflight
+    says how to make GPUs visible in containers instead of a bare runtime error."""
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(podman_lab, tmp_path, free_port())
+    profile.write_text(profile.read_text().replace('gpus = "none"', 'gpus = "nvidia"'))
+    code = main(["preflight", str(profile), *_args(podman_lab, runs_root)])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "[FAIL] python" in out and "nvidia-ctk cdi generate" in out

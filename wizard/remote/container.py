@@ -80,9 +80,27 @@ async def _in_image(host: RemoteHost, profile: Any, payload: Mapping[str, Any], 
     except (ValueError, IndexError):
         detail = (result.stderr or result.stdout).strip()[-1500:]
         raise RemoteError(
-            f"{host.label}: cannot run python inside {profile.container.image} "
-            f"(exit {result.exit_status}): {detail}"
+            f"{host.label}: {explain_in_image(profile.container, result.exit_status, detail)}"
         ) from None
+
+
+def explain_in_image(box: Any, exit_status: int, detail: str) -> str:
+    """Why the image did not run the helper, with what to do (GPU passthrough, no python, ...)."""
+    lower = detail.lower()
+    head = f"cannot run {box.python} inside {box.image} (exit {exit_status}): {detail}"
+    if any(word in lower for word in ("could not select device driver", "nvidia.com/gpu",
+                                      "cdi device", "unresolvable cdi", "libnvidia-container",
+                                      "nvidia-container-cli")):
+        fix = ("install the NVIDIA Container Toolkit: for docker `nvidia-ctk runtime configure "
+               "--runtime=docker` and restart docker; for podman `nvidia-ctk cdi generate "
+               "--output=/etc/cdi/nvidia.yaml`")
+        return f"{head}. The GPUs cannot be passed into the container: {fix}"
+    if "/dev/kfd" in lower or "/dev/dri" in lower:
+        return f"{head}. The ROCm devices are missing on the host (amdgpu driver not loaded?)"
+    if exit_status in (126, 127) or "executable file not found" in lower or "no such file" in lower:
+        return (f"{head}. The image has no {box.python}: set [container] python to the image's "
+                "interpreter (e.g. /opt/venv/bin/python or python3)")
+    return head
 
 
 async def image_versions(host: RemoteHost, profile: Any, env: Mapping[str, str]) -> dict[str, Any]:
