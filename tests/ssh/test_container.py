@@ -215,6 +215,8 @@ def test_container_launch_follow_stop(
         assert main(["runs", *args, "--host", podman_lab.target]) == 0
         listed = capsys.readouterr().out
         assert run_id in listed and f"container {name}" in listed and "running" in listed
+        assert main(["runs"]) == 0  # the local records say it ran in the image
+        assert f"in podman {podman_lab.image}" in capsys.readouterr().out
     finally:
         code = main(["stop", run_id, *args, "--timeout", "20"])
         stopped = capsys.readouterr().out
@@ -255,6 +257,7 @@ def test_missing_image_blocks_with_the_pull_explained(
     code = main(["preflight", str(profile), *_args(podman_lab, runs_root)])
     out = capsys.readouterr().out
     assert code == 1, out
+    assert "pulling 127.0.0.1:9/sglang-wizard/absent:1 on the host" in out  # the pull's lines as they come
     assert "[FAIL] image" in out and "pulling it failed" in out
     assert "cannot reach the registry" in out, out
     assert "launch blocked: image" in out

@@ -253,7 +253,10 @@ def runs(args: argparse.Namespace) -> int:
         for r in local:
             started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
             startup = f"{r.startup_s:.0f}s" if r.startup_s is not None else "-"
-            print(f"{r.run_id}  {r.host:<28} {r.outcome:<9} start-up {startup:>6}  {started}")
+            box = f"  in {r.container}" if r.container else ""
+            print(
+                f"{r.run_id}  {r.host:<28} {r.outcome:<9} start-up {startup:>6}  {started}{box}"
+            )
         return 0
 
     reach = _reach(args)

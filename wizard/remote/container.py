@@ -12,10 +12,14 @@ with the runtime (see `agent.py`).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import asyncssh
 
 from wizard.container import run_words, shell_word
 from wizard.remote.connection import RemoteError
@@ -109,6 +113,26 @@ async def image_versions(host: RemoteHost, profile: Any, env: Mapping[str, str])
     return await _in_image(host, profile, payload, "versions", timeout_s=300)
 
 
+async def image_versions_pulled(
+    host: RemoteHost, profile: Any, env: Mapping[str, str], say: Callable[[str], None]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The image's versions, pulling the image first when the host does not have it (its
+    progress said); (versions, the pull's result or None). RemoteError when the runtime does not
+    work or the image cannot be had, with the reason."""
+    hosted = await host_check(host, profile, None, pull=False)
+    info = hosted.get("info") or {}
+    if info.get("rc") != 0:
+        raise RemoteError(explain_runtime(profile.container.runtime, info))
+    pull = None
+    if not (hosted.get("image") or {}).get("present"):
+        pull = await pull_image(host, profile, say)
+        if pull["rc"] != 0:
+            error = RemoteError(explain_pull(profile.container.image, pull))
+            error.pull_result = pull  # type: ignore[attr-defined]
+            raise error
+    return await image_versions(host, profile, env), pull
+
+
 async def host_check(host: RemoteHost, profile: Any, port: int | None, pull: bool = True) -> dict[str, Any]:
     """The host's side: runtime usable, image present (pulled when missing), port, disk."""
     from wizard.container import mounts
@@ -124,6 +148,53 @@ async def host_check(host: RemoteHost, profile: Any, port: int | None, pull: boo
         raise RemoteError(
             f"{host.label}: the container check failed: {(result.stderr or result.stdout)[-800:]}"
         ) from None
+
+
+async def pull_image(
+    host: RemoteHost, profile: Any, on_line: Callable[[str], None] | None = None,
+    timeout_s: float = 3600,
+) -> dict[str, Any]:
+    """`RUNTIME pull IMAGE` on the host, its output passed to `on_line` as it comes (the layers'
+    progress); `{"rc", "out"}` (the output's end) like the agent's captures."""
+    box = profile.container
+    command = shlex.join([box.runtime, "pull", box.image]) + " 2>&1"
+    if on_line is not None:
+        on_line(f"  pulling {box.image} on the host (not there yet)")
+    await host.ensure_connected()
+    tail: list[str] = []
+    last = ""
+
+    async def stream() -> int:
+        nonlocal last
+        process = await host.connection.create_process(command, encoding="utf-8",
+                                                        errors="replace")
+        try:
+            buffer = ""
+            while True:
+                data = await process.stdout.read(65536)
+                if not data:
+                    break
+                buffer += data
+                *lines, buffer = re.split(r"[\r\n]", buffer)
+                for line in (raw.strip() for raw in lines):
+                    if line and line != last:
+                        last = line
+                        tail.append(line)
+                        del tail[:-40]
+                        if on_line is not None:
+                            on_line(f"    {line}")
+            await process.wait_closed()
+            return process.exit_status if process.exit_status is not None else -1
+        finally:
+            process.close()
+
+    try:
+        rc = await asyncio.wait_for(stream(), timeout_s)
+    except TimeoutError:
+        return {"rc": 124, "out": "\n".join(tail) + f"\ntimed out after {timeout_s:.0f}s"}
+    except (asyncssh.Error, OSError) as exc:
+        return {"rc": 255, "out": "\n".join(tail) + f"\nconnection lost: {exc}"}
+    return {"rc": rc, "out": "\n".join(tail)}
 
 
 def explain_runtime(runtime: str, info: Mapping[str, Any]) -> str:
@@ -156,7 +227,8 @@ def explain_pull(image: str, pull: Mapping[str, Any]) -> str:
         why = "the host's disk is full"
     else:
         why = "the pull failed"
-    return f"{image} is not on the host and pulling it failed: {why} ({out[-300:]})"
+    last = out.splitlines()[-1] if out else f"exit {pull.get('rc')}"
+    return f"{image} is not on the host and pulling it failed: {why} ({last[-300:]})"
 
 
 async def preflight(host: RemoteHost, profile: Any, request: PreflightRequest) -> PreflightReport:
@@ -164,14 +236,19 @@ async def preflight(host: RemoteHost, profile: Any, request: PreflightRequest) -
     inside the image (versions, GPUs, model path as the container sees it, the dry run)."""
     box = profile.container
     runtime = box.runtime
-    hosted = await host_check(host, profile, request.port)
+    hosted = await host_check(host, profile, request.port, pull=False)
+    image = hosted.get("image") or {}
+    if (hosted.get("info") or {}).get("rc") == 0 and not image.get("present"):
+        pull = request.pull_result or await pull_image(host, profile, request.on_progress)
+        image.update(pull=pull, pulled=pull["rc"] == 0, present=pull["rc"] == 0)
+    elif request.pull_result is not None and request.pull_result.get("rc") == 0:
+        image["pulled"] = True
     checks: list[PreflightCheck] = []
     info = hosted.get("info") or {}
     usable = info.get("rc") == 0
     checks.append(PreflightCheck(
         "runtime", usable,
         f"{runtime} works (`{runtime} info`)" if usable else explain_runtime(runtime, info)))
-    image = hosted.get("image") or {}
     present = bool(image.get("present"))
     if usable:
         if present:
@@ -217,5 +294,11 @@ async def preflight(host: RemoteHost, profile: Any, request: PreflightRequest) -
     raw["disk"] = hosted.get("disk") or {}
     inside = PreflightRequest(**{**request.__dict__, "python": f"{box.python} in {box.image}"})
     report = build_preflight_report(raw, inside)
+    if not (usable and present and not missing):  # the image did not run: one row says so
+        report.checks = [c for c in report.checks if c.name not in ("python", "sglang", "gpus")]
+        checks.append(PreflightCheck(
+            "in the image", False,
+            "python, SGLang, GPUs, model path and the dry run are checked inside the image once "
+            "the rows above pass"))
     report.checks[:0] = checks
     return report

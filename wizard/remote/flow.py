@@ -135,6 +135,7 @@ class LaunchPlan:
     masked_toml: str
     digest: str
     memory_plan: Any = None  # wizard.memory.MemoryPlan made at preflight, when the GPU is known
+    pull_result: dict[str, Any] | None = None  # the container image's pull, made for this launch
 
     @classmethod
     def from_profile(cls, profile: Any, version: str | None = None) -> LaunchPlan:
@@ -198,20 +199,24 @@ async def for_host_version(host: RemoteHost, plan: LaunchPlan, say: Say) -> Laun
     """The plan rendered for the SGLang version installed on the host (flags were renamed
     between versions), so the dry run and the launch use the spelling that host knows."""
     if plan.in_container:
-        from wizard.remote.container import image_versions
+        from wizard.remote.container import image_versions_pulled
 
         try:
-            versions = await image_versions(host, plan.profile, plan.env)
-        except RemoteError as exc:  # no runtime or no image yet: the preflight says which
-            say(f"  note: the SGLang version inside the image is not known yet ({exc})")
+            versions, pulled = await image_versions_pulled(host, plan.profile, plan.env, say)
+        except RemoteError as exc:  # no runtime, no image: the preflight says which
+            plan.pull_result = getattr(exc, "pull_result", None)
+            say("  note: the SGLang version inside the image is not known (see the preflight)")
             return plan
+        plan.pull_result = pulled
     else:
         versions = await host.versions(plan.python, plan.env)
     host_version = versions.get("sglang")
     if not host_version or host_version == plan.profile.sglang_version:
         return plan
+    pull_result = plan.pull_result
     try:
         rendered = LaunchPlan.from_profile(plan.profile, str(host_version))
+        rendered.pull_result = pull_result
     except Exception as exc:  # a version the renderer does not know: keep the profile's flags
         say(f"  note: the host has SGLang {host_version}; keeping the profile's flags ({exc})")
         return plan
@@ -302,6 +307,7 @@ def preflight_request(plan: LaunchPlan, dry_run: bool = True) -> PreflightReques
         draft_model_path=plan.draft_path if is_host_path(plan.draft_path) else None,
         argv=plan.argv if dry_run else None,
         container=plan.profile if plan.in_container else None,
+        pull_result=plan.pull_result,
     )
 
 
@@ -327,7 +333,9 @@ async def preflight(
         def say(line: str) -> None:
             unmasked(mask_text(line, secrets))
 
-    report = await host.preflight(preflight_request(plan, dry_run))
+    request = preflight_request(plan, dry_run)
+    request.on_progress = say  # e.g. a container image being pulled
+    report = await host.preflight(request)
     say(f"preflight on {host.label}:")
     for line in preflight_lines(report):
         say(line)
@@ -409,6 +417,11 @@ async def start(
         ssh_config=reach.ssh_config,
         known_hosts=list(reach.known_hosts),
         identity=list(reach.identity),
+        container=(
+            f"{plan.profile.container.runtime} {plan.profile.container.image}"
+            if plan.in_container
+            else None
+        ),
     )
     records.save(record)
     return Started(status, record, records)

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import shlex
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -226,6 +226,10 @@ class PreflightRequest:
     container: Any = None
     """A profile with a `[container]` table: the checks run inside its image
     (`wizard.remote.container.preflight`); None checks `python` on the host."""
+    on_progress: Callable[[str], None] | None = None
+    """Lines of a long step as they come (a container image being pulled)."""
+    pull_result: dict[str, Any] | None = None
+    """A pull of the container image already made for this launch (`{"rc", "out"}`): not again."""
 
 
 @dataclass(frozen=True)
