@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from wizard.profile import ContainerSection, Profile
-from wizard.sglang.errors import RenderError
+from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.render import LAUNCH_MODULE
 
 #: Where SGLang inside the image (running as root) looks for the HF cache.
@@ -286,3 +286,117 @@ def render_node_container(profile: Profile, rank: int, version: str | None = Non
     launch = node_launch(profile, rank, version)
     return render_container_shell(profile, launch.argv, env_words(launch.env),
                                   multiline=multiline, multinode=launch.nnodes > 1)
+
+
+# --------------------------------------------------------------------------- import (docker run)
+
+#: `docker run` / `podman run` options that take a value (the others are switches).
+_RUN_VALUE_OPTIONS = {
+    "-v", "--volume", "-e", "--env", "--env-file", "-p", "--publish", "--name", "--network",
+    "--net", "--ipc", "--shm-size", "--gpus", "--device", "--group-add", "-w", "--workdir", "-u",
+    "--user", "--entrypoint", "--ulimit", "--cap-add", "--cap-drop", "--security-opt",
+    "--runtime", "--cpus", "--cpuset-cpus", "-m", "--memory", "--mount", "-l", "--label", "-h",
+    "--hostname", "--add-host", "--restart", "--pull", "--platform", "--log-driver", "--log-opt",
+    "--pid", "--uts", "--userns", "--tmpfs", "--stop-signal", "--stop-timeout", "--health-cmd",
+    "--memory-swap", "--oom-score-adj", "--sysctl", "--dns", "--cgroupns", "--volumes-from",
+}
+#: Options the wizard writes itself (or that make no sense for its launch): dropped with a note.
+_RUN_DROPPED = {"-d", "--detach", "-i", "--interactive", "-t", "--tty", "-it", "-ti", "--rm",
+                "--init", "--name", "--pull", "--restart", "--env-file", "-a", "--attach"}
+
+
+@dataclass
+class ImportedContainer:
+    """What a pasted `docker run ... IMAGE python3 -m sglang.launch_server` said about the
+    container: the `[container]` table, env from `-e`, notes on what was dropped."""
+
+    table: dict[str, object]
+    env: dict[str, str]
+    notes: list[str]
+
+
+def is_run_prefix(words: Sequence[str]) -> int | None:
+    """The index of `run` when the words start a `docker run` / `podman run` (after `sudo`)."""
+    for index, word in enumerate(words[:-1]):
+        if word in ("docker", "podman") or word.endswith(("/docker", "/podman")):
+            return index + 1 if words[index + 1] == "run" else None
+        if word != "sudo":
+            return None
+    return None
+
+
+def parse_run_words(words: Sequence[str], model_path: str | None = None) -> ImportedContainer:
+    """Read `docker run [OPTIONS] IMAGE [PYTHON]` (the words before `-m sglang.launch_server`)
+    into a [container] table. `-e NAME=value` goes to the profile's env (`-e NAME` as a
+    reference `env:NAME`), the model folder and HF cache mounts to their keys."""
+    at = is_run_prefix(words)
+    assert at is not None
+    runtime = words[at - 1].rsplit("/", 1)[-1]
+    table: dict[str, object] = {"runtime": runtime}
+    env: dict[str, str] = {}
+    notes: list[str] = []
+    mounts: list[str] = []
+    extra: list[str] = []
+    gpus: str | None = None
+    rest = list(words[at + 1:])
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        if not word.startswith("-") or word == "-":
+            break
+        name, eq, value = word.partition("=")
+        if name in _RUN_VALUE_OPTIONS and not eq:
+            value = rest[i + 1] if i + 1 < len(rest) else ""
+            i += 1
+        i += 1
+        if name in ("-e", "--env"):
+            key, has, val = value.partition("=")
+            env[key] = val if has else f"env:{key}"
+        elif name in ("-v", "--volume"):
+            host, _, target = value.partition(":")
+            path = target.split(":", 1)[0]
+            if path == CONTAINER_HF_HOME:
+                table["hf_cache"] = host
+            elif not (host == path and path == model_path):
+                mounts.append(value)
+        elif name == "--gpus" or (name == "--device" and value.startswith("nvidia.com/gpu")):
+            gpus = "nvidia"
+        elif name == "--device" and value in AMD_DEVICES:
+            gpus = "amd"
+        elif name == "--group-add" and value == "video" and gpus == "amd":
+            pass
+        elif name == "--ipc":
+            table["ipc_host"] = value == "host"
+        elif name == "--shm-size":
+            table["shm_size"] = value
+        elif name in ("--network", "--net"):
+            table["network"] = "host" if value == "host" else "bridge"
+        elif name in ("-p", "--publish"):
+            table.setdefault("network", "bridge")
+        elif name in _RUN_DROPPED:
+            notes.append(f"dropped {word}{' ' + value if value and not eq else ''} "
+                         "(the wizard writes its own)")
+        else:
+            extra += [word] if eq or name not in _RUN_VALUE_OPTIONS else [word, value]
+    if i >= len(rest):
+        raise CommandError(f"{runtime} run without an image", flag=f"{runtime} run",
+                           suggestion=f"{runtime} run [OPTIONS] IMAGE python3 -m sglang.launch_server ...")
+    table["image"] = rest[i]
+    inside = rest[i + 1:]
+    python = inside[0] if inside and inside[0] != "-m" else None
+    if python and "python" in python.rsplit("/", 1)[-1] and python != "python3":
+        table["python"] = python
+    if gpus == "amd":
+        table["gpus"] = "amd"
+    elif gpus is None:
+        notes.append(f"the {runtime} command passed no GPUs; the wizard passes them "
+                     '([container] gpus = "auto"; "none" for none)')
+    if table.get("ipc_host") and "shm_size" in table:
+        del table["ipc_host"]  # docker ignores --shm-size with --ipc=host; keep the size
+    if mounts:
+        table["mounts"] = mounts
+    if extra:
+        table["runtime_args"] = extra
+    if "hf_cache" not in table:
+        table["hf_cache"] = ""
+    return ImportedContainer(table, env, notes)

@@ -144,7 +144,11 @@ def register(sub: Any) -> None:
     _connection_options(logs)
     logs.set_defaults(func=_lazy("logs"))
 
-    stop = sub.add_parser("stop", help="stop a run: TERM its process group, KILL after a timeout")
+    stop = sub.add_parser(
+        "stop",
+        help="stop a run: TERM its process group (a container: docker/podman stop), KILL after a "
+        "timeout; a container is removed",
+    )
     stop.add_argument("run", help="run id")
     stop.add_argument(
         "--timeout", type=float, default=30.0, help="seconds before KILL (default 30)"
