@@ -338,6 +338,7 @@ def parse_run_words(words: Sequence[str], model_path: str | None = None) -> Impo
     mounts: list[str] = []
     extra: list[str] = []
     gpus: str | None = None
+    ipc_host = False
     rest = list(words[at + 1:])
     i = 0
     while i < len(rest):
@@ -366,7 +367,10 @@ def parse_run_words(words: Sequence[str], model_path: str | None = None) -> Impo
         elif name == "--group-add" and value == "video" and gpus == "amd":
             pass
         elif name == "--ipc":
-            table["ipc_host"] = value == "host"
+            if value != "host":
+                table["ipc_host"] = False
+            else:
+                ipc_host = True
         elif name == "--shm-size":
             table["shm_size"] = value
         elif name in ("--network", "--net"):
@@ -391,8 +395,9 @@ def parse_run_words(words: Sequence[str], model_path: str | None = None) -> Impo
     elif gpus is None:
         notes.append(f"the {runtime} command passed no GPUs; the wizard passes them "
                      '([container] gpus = "auto"; "none" for none)')
-    if table.get("ipc_host") and "shm_size" in table:
-        del table["ipc_host"]  # docker ignores --shm-size with --ipc=host; keep the size
+    if ipc_host and "shm_size" in table:  # --ipc=host is the default of the table
+        notes.append(f"dropped --shm-size {table.pop('shm_size')}: {runtime} ignores it with "
+                     "--ipc=host")
     if mounts:
         table["mounts"] = mounts
     if extra:

@@ -23,8 +23,9 @@ def test_the_sglang_docs_docker_command() -> None:
     box = result.profile.container
     assert box is not None
     assert (box.runtime, box.image, box.shm_size, box.network) == (
-        "docker", "lmsysorg/sglang:latest", "32g", "bridge")
-    assert not box.uses_host_ipc  # --shm-size with --ipc=host: docker ignores the size; kept
+        "docker", "lmsysorg/sglang:latest", None, "bridge")
+    assert box.uses_host_ipc  # docker ignores --shm-size with --ipc=host: so does the import
+    assert any("dropped --shm-size 32g" in note for note in result.notes)
     assert box.hf_cache == "~/.cache/huggingface" and box.mounts == []
     assert result.profile.model.path == "meta-llama/Llama-3.1-8B-Instruct"
     assert result.profile.env["HF_TOKEN"] == "hf_docs_token_1234"  # saved as env:HF_TOKEN
@@ -55,3 +56,21 @@ def test_podman_rocm_python_mounts_and_references() -> None:
 def test_a_run_without_image_is_refused() -> None:
     with pytest.raises(CommandError, match="without an image"):
         parse_command("docker run --gpus all -m sglang.launch_server --model-path /m")
+
+
+@pytest.mark.parametrize("table", [
+    {"runtime": "docker", "image": "lmsysorg/sglang:v0.5.11", "shm_size": "32g",
+     "mounts": ["/data:/datasets:ro"], "runtime_args": ["--cap-add", "SYS_PTRACE"]},
+    {"runtime": "podman", "image": "rocm/sglang:1", "gpus": "amd", "python": "/opt/venv/bin/python",
+     "hf_cache": "", "network": "bridge"},
+])
+def test_command_then_import_gives_the_same_table(table: dict[str, object]) -> None:
+    from wizard.container import render_profile_container
+    from wizard.profile import Profile
+
+    profile = Profile.model_validate({
+        "model": {"path": "/models/q"}, "server": {"host": "0.0.0.0", "port": 8000},
+        "container": table, "env": {"HF_TOKEN": "env:HF_TOKEN", "SGLANG_ENABLE_SPEC_V2": "1"}})
+    back = parse_command(render_profile_container(profile, multiline=False)).profile
+    assert back.container == profile.container
+    assert back.env == profile.env and back.model == profile.model

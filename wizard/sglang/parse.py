@@ -409,7 +409,10 @@ def parse_command(text: str | Sequence[str], version: str | None = None) -> Impo
         data["extra_args"] = list(parsed.unknown_to_profile)
     if parts.container is not None:
         data["container"] = dict(parts.container.table)
-        parts.env = {**parts.env, **parts.container.env}
+        # `NAME=value docker run -e NAME`: the value before the command is what -e NAME passes
+        passed = {k: v for k, v in parts.container.env.items()
+                  if not (v == f"env:{k}" and k in parts.env)}
+        parts.env = {**parts.env, **passed}
     if parts.env:
         data["env"] = dict(parts.env)
     if parts.interpreter is not None and parts.interpreter != "python3":
