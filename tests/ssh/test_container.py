@@ -372,3 +372,54 @@ def test_gpus_that_cannot_be_passed_in_are_explained(
     out = capsys.readouterr().out
     assert code == 1, out
     assert "[FAIL] python" in out and "nvidia-ctk cdi generate" in out
+
+
+def _processes_with(*words: bytes) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if all(word in argv for word in words):
+                found.append(int(entry))
+    return found
+
+
+def test_the_log_copy_survives_a_killed_log_reader(
+    podman_lab: PodmanLab, runs_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`RUNTIME logs -f` dies while the container runs (three times): the start script follows
+    again and skips what it copied, so the run's log has every line exactly once, in order."""
+    import signal
+    import time
+
+    monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
+    profile = _profile(podman_lab, tmp_path, free_port(), STAND_IN_EXTRA_LINES=str(EXTRA_LINES))
+    args = _args(podman_lab, runs_root)
+    assert main(["launch", str(profile), *args, "--no-follow", "--skip-dry-run"]) == 0
+    run_id = _run_id(capsys.readouterr().out)
+    name = f"sglang-wizard-{run_id}".encode()
+    log = runs_root / run_id / "log"
+    killed: list[int] = []
+    deadline = time.monotonic() + 120
+    try:
+        while len(killed) < 3 and time.monotonic() < deadline:
+            for pid in _processes_with(b"logs", b"-f", name):
+                if pid not in killed:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+            time.sleep(0.05)  # polling interval of the process scan (bounded by the deadline)
+        assert len(killed) == 3, killed
+        last = f"#token: {EXTRA_LINES - 1},".encode()
+        while last not in log.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.1)  # polling interval of the log check (bounded by the deadline)
+        lines = split_log_lines(log.read_bytes().decode())
+        tokens = [int(line.split("#token: ")[1].split(",")[0]) for line in lines if "Decode batch" in line]
+        assert tokens == list(range(EXTRA_LINES))  # nothing lost, nothing doubled
+        assert sum("The server is fired up" in line for line in lines) == 1
+        assert sum("server_args=" in line for line in lines) == 1
+    finally:
+        assert main(["stop", run_id, *args]) == 0

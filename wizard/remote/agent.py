@@ -236,23 +236,38 @@ if pid and pid.isdigit():
     with open(os.path.join(here, "server_pid.tmp"), "w") as f:
         f.write(pid)
     os.replace(os.path.join(here, "server_pid.tmp"), os.path.join(here, "server_pid"))
-read_end, write_end = os.pipe()
-logs = subprocess.Popen(runtime + ["logs", "-f", name], stdin=subprocess.DEVNULL,
-                        stdout=write_end, stderr=write_end, env=env)
-os.close(write_end)
 pending = b""
-while True:
-    data = os.read(read_end, 65536)
-    if not data:
+received = 0  # bytes of the runtime's log stream copied so far
+for attempt in range(100):
+    # `logs -f` ends when the container does; if it ends before (the runtime's log reader was
+    # restarted), follow again and skip what was copied: the stream replays the same bytes
+    read_end, write_end = os.pipe()
+    logs = subprocess.Popen(runtime + ["logs", "-f", name], stdin=subprocess.DEVNULL,
+                            stdout=write_end, stderr=write_end, env=env)
+    os.close(write_end)
+    skip = received
+    while True:
+        data = os.read(read_end, 65536)
+        if not data:
+            break
+        if skip:
+            dropped = min(skip, len(data))
+            data, skip = data[dropped:], skip - dropped
+            if not data:
+                continue
+        received += len(data)
+        pending += data
+        keep = hold_back(pending) if values else 0
+        chunk, pending = (pending[: len(pending) - keep], pending[len(pending) - keep :]) if keep else (pending, b"")
+        out.write(masked(chunk))
+        out.flush()
+    os.close(read_end)
+    logs.wait()
+    if inspect(".State.Running") != "true":
         break
-    pending += data
-    keep = hold_back(pending) if values else 0
-    chunk, pending = (pending[: len(pending) - keep], pending[len(pending) - keep :]) if keep else (pending, b"")
-    out.write(masked(chunk))
-    out.flush()
+    time.sleep(min(0.2 * (attempt + 1), 5))
 out.write(masked(pending))
 out.flush()
-logs.wait()
 waited = subprocess.run(runtime + ["wait", name], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 words = waited.stdout.decode().split()
 code = int(words[-1]) if words and words[-1].lstrip("-").isdigit() else None
