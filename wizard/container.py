@@ -147,8 +147,9 @@ def run_words(
         raise RenderError("the profile has no [container] table", field="container")
     if box.runtime not in HOST_RUNTIMES:
         raise RenderError(
-            f"runtime {box.runtime!r} runs under Slurm (sglang-wizard export --format sbatch); "
-            f"on an SSH host use one of {', '.join(HOST_RUNTIMES)}",
+            f"runtime {box.runtime!r} is for Slurm (sglang-wizard export --format sbatch; "
+            "`command` prints the apptainer exec line); the SSH launch uses "
+            f"{' or '.join(HOST_RUNTIMES)}",
             field="container.runtime",
         )
     words = [box.runtime, "run"]
@@ -220,9 +221,24 @@ def render_container_shell(
 ) -> str:
     """The container command as shell text: `NAME=value` for plain variables (secrets and
     references are not prefixed: `-e NAME` reads them from your shell), the runtime's words,
-    the image and the SGLang command, grouped one flag per line."""
-    command = container_command(profile, argv, env_words, detach=False, multinode=multinode)
+    the image and the SGLang command, grouped one flag per line. Apptainer: `apptainer exec`
+    (it passes the shell's environment into the container itself)."""
     prefix = " ".join(f"{k}={v}" for k, v in env_words.items() if v)
+    box = profile.container
+    if box is not None and box.runtime == "apptainer":
+        head = [" ".join(shell_word(w) for w in group) for group in apptainer_groups(profile)]
+        inner = [box.python, "-m", LAUNCH_MODULE, *argv]
+        groups: list[list[str]] = [inner[:3]]
+        for word in inner[3:]:
+            if word.startswith("--"):
+                groups.append([word])
+            else:
+                groups[-1].append(word)
+        lines = head + [" ".join(shell_word(w) for w in g) for g in groups]
+        if prefix:
+            lines[0] = f"{prefix} {lines[0]}"
+        return (" \\\n  " if multiline else " ").join(lines)
+    command = container_command(profile, argv, env_words, detach=False, multinode=multinode)
     head_words: list[list[str]] = [command.runtime_words[:2]]
     rest = command.runtime_words[2:]
     i = 0
@@ -242,6 +258,24 @@ def render_container_shell(
     if prefix:
         lines[0] = f"{prefix} {lines[0]}"
     return (" \\\n  " if multiline else " ").join(lines)
+
+
+def apptainer_groups(profile: Profile) -> list[list[str]]:
+    """`apptainer exec` with the GPUs (`--nv` / `--rocm`) and the mounts (`--bind`), then the
+    image, as word groups. Apptainer runs as you: the HF cache is bound at its own path."""
+    box = profile.container
+    assert box is not None
+    vendor = gpu_vendor(profile)
+    groups: list[list[str]] = [["apptainer", "exec"]]
+    if vendor is not None:
+        groups.append(["--rocm" if vendor == "amd" else "--nv"])
+    for host, container, read_only in mounts(profile):
+        if container == CONTAINER_HF_HOME or (container == host and not read_only):
+            groups.append(["--bind", host])  # bound at its own path (`~` expanded by the shell)
+        else:
+            groups.append(["--bind", _mount_word(host, container, read_only)])
+    groups.append([box.image])
+    return groups
 
 
 def env_words(env: Mapping[str, str], reveal: bool = False) -> dict[str, str]:

@@ -75,9 +75,16 @@ def test_bridge_network_needs_an_outside_address_and_one_node() -> None:
         words(p, multinode=True)
 
 
-def test_apptainer_is_not_an_ssh_runtime() -> None:
+def test_apptainer_is_not_an_ssh_runtime_but_has_a_command() -> None:
+    p = profile('runtime = "apptainer"\nimage = "docker://lmsysorg/sglang:v0.5.11"', '[gpu]\nkind = "H100"')
     with pytest.raises(RenderError, match="Slurm"):
-        words(profile('runtime = "apptainer"\nimage = "docker://lmsysorg/sglang:v0.5.11"'))
+        words(p)
+    text = render_profile_container(p, multiline=False)
+    assert text.startswith("SGLANG_ENABLE_SPEC_V2=1 apptainer exec --nv --bind "
+                           "/data/models/Qwen3-8B:/data/models/Qwen3-8B:ro "
+                           "--bind ~/.cache/huggingface docker://lmsysorg/sglang:v0.5.11 "
+                           "python3 -m sglang.launch_server --model-path /data/models/Qwen3-8B")
+    assert "HF_TOKEN" not in text  # apptainer passes the shell's environment itself
 
 
 def test_shell_text_passes_secrets_by_name_only() -> None:
