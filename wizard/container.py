@@ -159,7 +159,10 @@ def run_words(
     if name:
         words += ["--name", name]
     words += gpu_args(box.runtime, gpu_vendor(profile))
-    words += ["--ipc=host"] if box.uses_host_ipc else ["--shm-size", str(box.shm_size)]
+    if box.uses_host_ipc:
+        words.append("--ipc=host")
+    elif box.shm_size is not None:
+        words += ["--shm-size", box.shm_size]  # else the runtime's default /dev/shm (64 MB)
     if network:
         words += _network_args(box, port or profile.server.port or 30000, multinode,
                                profile.server.host)

@@ -59,6 +59,8 @@ def test_podman_uses_cdi_and_amd_uses_rocm_devices() -> None:
     assert devices == ["/dev/kfd", "/dev/dri"]
     assert amd[amd.index("--group-add") + 1] == "video" and "--gpus" not in amd
     assert amd[amd.index("rocm/sglang") + 1] == "/opt/venv/bin/python"
+    private = words(profile('image = "i"\nipc_host = false'))
+    assert "--ipc=host" not in private and "--shm-size" not in private
     none = words(profile('image = "i"\ngpus = "none"'))
     assert "--gpus" not in none and "--device" not in none
 
@@ -122,3 +124,30 @@ def test_in_image_failures_are_explained() -> None:
     assert "NVIDIA Container Toolkit" in docker
     missing = explain_in_image(box, 127, 'exec: "python3": executable file not found in $PATH')
     assert "set [container] python" in missing
+
+
+def test_any_valid_container_table_renders() -> None:
+    """Every valid [container] table (generated from the schema, as the profile round-trip test
+    does) renders a command or a RenderError naming a container key; no `None` word."""
+    from hypothesis import given, settings
+
+    from tests.profile.test_roundtrip import section
+    from wizard.profile import ContainerSection, Profile
+
+    @settings(max_examples=200, deadline=None, database=None)
+    @given(section(ContainerSection))
+    def check(table: dict[str, object]) -> None:
+        p = Profile.model_validate({"model": {"path": "/models/m"}, "container": table})
+        try:
+            command = container_command(p, render_argv(p), {"A": "1"}, name="n")
+        except RenderError as exc:
+            assert exc.field in ("container.network", "container.runtime"), exc
+            return
+        assert p.container is not None
+        argv = command.argv
+        assert "None" not in argv and argv[:4] == [p.container.runtime, "run", "-d", "--init"]
+        assert command.runtime_words[-1] == p.container.image
+        assert command.inner[:3] == [p.container.python, "-m", "sglang.launch_server"]
+        render_profile_container(p)
+
+    check()

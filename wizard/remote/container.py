@@ -39,6 +39,14 @@ SECRETS_PATH = "/run/sglang-wizard/secrets"
 UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
 
 
+class ImageUnavailableError(RemoteError):
+    """The image is not on the host and pulling it failed (`pull_result`: `{"rc", "out"}`)."""
+
+    def __init__(self, message: str, pull_result: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.pull_result = pull_result
+
+
 def _runtime(profile: Any) -> list[str]:
     return [profile.container.runtime]
 
@@ -57,12 +65,6 @@ def launch_spec(profile: Any, env: Mapping[str, str], multinode: bool = False) -
         "python": profile.container.python,
         "secrets_path": SECRETS_PATH,
     }
-
-
-def plain_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables passed by name (`-e NAME`) with their values for the runtime's environment."""
-    plain, _ = split_secret_env(dict(env))
-    return {**plain, **UNBUFFERED}
 
 
 def _in_image_command(profile: Any, *agent_args: str) -> str:
@@ -127,18 +129,17 @@ async def image_versions_pulled(
     if not (hosted.get("image") or {}).get("present"):
         pull = await pull_image(host, profile, say)
         if pull["rc"] != 0:
-            error = RemoteError(explain_pull(profile.container.image, pull))
-            error.pull_result = pull  # type: ignore[attr-defined]
-            raise error
+            raise ImageUnavailableError(explain_pull(profile.container.image, pull), pull)
     return await image_versions(host, profile, env), pull
 
 
 async def host_check(host: RemoteHost, profile: Any, port: int | None, pull: bool = True) -> dict[str, Any]:
-    """The host's side: runtime usable, image present (pulled when missing), port, disk."""
+    """The host's side: runtime usable, image present (pulled when missing and `pull`), every
+    mount source there (the HF cache folder created), port, disk."""
     from wizard.container import mounts
 
     payload = {"runtime": _runtime(profile), "image": profile.container.image, "pull": pull,
-               "port": port, "mounts": [host for host, _, _ in mounts(profile)],
+               "port": port, "mounts": [source for source, _, _ in mounts(profile)],
                "create": [profile.container.hf_cache] if profile.container.hf_cache else []}
     result = await host.run(host._agent_command("container-check"), input=json.dumps(payload),
                             timeout_s=3900)

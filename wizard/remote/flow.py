@@ -199,12 +199,13 @@ async def for_host_version(host: RemoteHost, plan: LaunchPlan, say: Say) -> Laun
     """The plan rendered for the SGLang version installed on the host (flags were renamed
     between versions), so the dry run and the launch use the spelling that host knows."""
     if plan.in_container:
-        from wizard.remote.container import image_versions_pulled
+        from wizard.remote.container import ImageUnavailableError, image_versions_pulled
 
         try:
             versions, pulled = await image_versions_pulled(host, plan.profile, plan.env, say)
         except RemoteError as exc:  # no runtime, no image: the preflight says which
-            plan.pull_result = getattr(exc, "pull_result", None)
+            if isinstance(exc, ImageUnavailableError):
+                plan.pull_result = exc.pull_result  # the preflight does not pull again
             say("  note: the SGLang version inside the image is not known (see the preflight)")
             return plan
         plan.pull_result = pulled
