@@ -1,7 +1,7 @@
 """A small local container image for the container tests (no registry is reachable here).
 
-The image holds this machine's Debian python (binary, the shared libraries it and its extension
-modules load, the standard library), `/usr/bin/env`, the stand-in SGLang at `/opt/stand_in` (as
+The image holds this machine's python3 (binary, the shared libraries it and its extension
+modules load, the standard library, all at their paths here), `/usr/bin/env`, the stand-in SGLang at `/opt/stand_in` (as
 the `sglang` package, version `IMAGE_SGLANG_VERSION`) and the fake `nvidia-smi` with its
 fixtures. It is built with `podman import` of a rootfs tarball and cached under a tag derived from
 its contents: a second run (or another test module) reuses it.
@@ -22,10 +22,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 STAND_IN = REPO / "tests" / "fixtures" / "stand_in"
 SMI_FIXTURES = REPO / "tests" / "fixtures" / "nvidia-smi"
-PYTHON = Path("/usr/bin/python3.11")
+def _system_python() -> Path:
+    """The machine's python3 (its real file: the image gets it at the same path)."""
+    found = Path("/usr/bin/python3")
+    if not found.exists():
+        found = Path(getattr(sys, "_base_executable", sys.executable))
+    return found.resolve()
+
+
+PYTHON = _system_python()
 IMAGE_SGLANG_VERSION = "0.5.10"  # differs from the host's stand-in (0.5.11): the checks must use this
 SKIP_STDLIB = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "pydoc_data",
-               "site-packages", "dist-packages", "__pycache__", "config-3.11-x86_64-linux-gnu"}
+               "site-packages", "dist-packages", "__pycache__"}
 
 CONTAINERS_CONF = """\
 [containers]
@@ -43,7 +51,7 @@ def podman_available() -> str | None:
     if shutil.which("podman") is None or shutil.which("runc") is None:
         return "podman/runc not installed (scripts/ensure-system-packages.sh installs them as root)"
     if not PYTHON.exists():
-        return f"{PYTHON} is missing (the image copies this machine's Debian python)"
+        return f"{PYTHON} is missing (the image copies this machine's python3)"
     return None
 
 
@@ -60,7 +68,9 @@ def _libraries(binaries: list[Path]) -> set[Path]:
 
 
 def _stdlib() -> Path:
-    return PYTHON.parent.parent / "lib" / PYTHON.name
+    out = subprocess.run([str(PYTHON), "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
+                         capture_output=True, text=True, check=True)
+    return Path(out.stdout.strip())
 
 
 def _files() -> Iterator[tuple[str, Path]]:
@@ -70,7 +80,7 @@ def _files() -> Iterator[tuple[str, Path]]:
     stdlib = _stdlib()
     binaries = [PYTHON, Path("/usr/bin/env")]
     for root, dirs, files in os.walk(stdlib):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_STDLIB)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_STDLIB and not d.startswith("config-"))
         for name in sorted(files):
             path = Path(root) / name
             if path.suffix in (".pyc",):
@@ -119,9 +129,10 @@ def _rootfs_tar() -> bytes:
                 continue
             added.add(inside)
             tar.add(str(here), arcname=inside.lstrip("/"), recursive=False)
-        link = tarfile.TarInfo("usr/bin/python3")
-        link.type, link.linkname = tarfile.SYMTYPE, PYTHON.name
-        tar.addfile(link)
+        if str(PYTHON) != "/usr/bin/python3":
+            link = tarfile.TarInfo("usr/bin/python3")
+            link.type, link.linkname = tarfile.SYMTYPE, str(PYTHON)
+            tar.addfile(link)
     return buffer.getvalue()
 
 
