@@ -155,6 +155,12 @@ def ensure_image(env: Mapping[str, str]) -> str:
                           capture_output=True)
     if done.returncode != 0:
         raise RuntimeError(f"podman import failed: {done.stderr.decode(errors='replace')}")
+    # older builds of this image (other contents) are not needed any more; one in use stays
+    listed = subprocess.run(["podman", "images", "--format", "{{.Repository}}:{{.Tag}}",
+                             tag.split(":")[0]], env=dict(env), capture_output=True, text=True)
+    old = [name for name in listed.stdout.split() if name != tag]
+    if old:
+        subprocess.run(["podman", "rmi", *old], env=dict(env), capture_output=True)
     return tag
 
 
