@@ -55,7 +55,10 @@ def apply_fix(profile: Profile, fix: Fix) -> Profile:
 
 
 def render_shell(profile: Profile) -> str:
-    """The exact launch command (`wizard.sglang.render.render_shell`)."""
+    """The exact launch command (`wizard.sglang.render.render_shell`), or the container command
+    of a profile with a [container] table (`wizard.container.render_profile_container`)."""
+    if profile.container is not None:
+        return str(_core("wizard.container", "render_profile_container")(profile))
     return str(_core("wizard.sglang.render", "render_shell")(profile))
 
 

@@ -232,6 +232,13 @@ class ModelScreen(WizardScreen):
                 with Horizontal(classes="row"):
                     yield Label("SSH host", classes="label")
                     yield FieldInput("ssh.host", "str", placeholder="none: the model is local")
+                with Horizontal(classes="row"):
+                    yield Label("Container", classes="label")
+                    yield FieldInput(
+                        "container.image", "str", placeholder="none: the host's python",
+                        tooltip="Run in a container: the image (e.g. lmsysorg/sglang:v0.5.11); "
+                        "more keys in the profile's [container] table",
+                    )
                 yield Static(
                     "A folder is read here, a Hub id ORG/NAME from the Hub or HF cache (small "
                     "JSON files only); F6 reads it on the SSH host instead.",

@@ -30,7 +30,10 @@ def register(subparsers: Any) -> None:
         "Both serve on 0.0.0.0. The profile is checked first: a launch SGLang would refuse is "
         "not exported (exit 1) unless --force. Secret values are never written: HF_TOKEN and "
         "a --api-key reference (--api-key env:VAR) are read from the job's environment "
-        "(sbatch) or a Kubernetes Secret (lws).",
+        "(sbatch) or a Kubernetes Secret (lws). "
+        "A profile with [container] runs its image: sbatch through Pyxis/Enroot "
+        "(--container-image, --container-mounts) or apptainer exec, LWS with that image and its "
+        "python.",
     )
     parser.add_argument("profile", metavar="PROFILE.toml", help="profile file")
     parser.add_argument("--format", choices=("sbatch", "lws"), required=True,
@@ -42,7 +45,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--sglang-version", metavar="V",
                         help="write the flags for this SGLang version (default: the profile's)")
     parser.add_argument("--name", help="job / LeaderWorkerSet name (default: from the description)")
-    parser.add_argument("--image", help="lws: container image (default lmsysorg/sglang:vVERSION)")
+    parser.add_argument("--image", help="lws: container image (default: the profile's [container] "
+                        "image, else lmsysorg/sglang:vVERSION)")
     parser.add_argument("--python", metavar="PATH",
                         help="the interpreter that runs SGLang (default: python3 in the lws "
                         "image; the profile's ssh.python on the sbatch nodes)")

@@ -54,9 +54,9 @@ def is_secret(name: str) -> bool:
 
 
 def container_python(profile: Profile) -> str:
-    """The interpreter a container runs: the image's `python3` (the profile's `ssh.python` is a
-    path on the SSH hosts)."""
-    return CONTAINER_PYTHON
+    """The interpreter a container runs: the profile's `[container] python`, else the image's
+    `python3` (the profile's `ssh.python` is a path on the SSH hosts)."""
+    return profile.container.python if profile.container else CONTAINER_PYTHON
 
 
 def host_python(profile: Profile) -> str:
@@ -147,7 +147,8 @@ def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str
     count, argv, env, refs = _checked(profile, version)
     name = k8s_name(job_name or profile.description or "sglang")
     port = profile.nodes.rendezvous_port
-    python = python or host_python(profile)
+    python = python or (container_python(profile) if profile.container
+                        else host_python(profile))
     lines = [
         "#!/bin/bash",
         f"# SGLang {profile.sglang_version} on {count} nodes, written by sglang-wizard export "
@@ -179,7 +180,9 @@ def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str
                      'secrets)}"')
     for key, value in plain.items():
         lines.append(f"export {key}={shlex.quote(value)}")
-    if secret or plain:
+    srun_options, wrapper, box_lines = _slurm_container(profile, env)
+    lines += box_lines
+    if secret or plain or box_lines:
         lines.append("")
     lines += [
         "# rank 0 is the first host of the allocation; every node meets there",
@@ -207,8 +210,10 @@ def render_sbatch(profile: Profile, version: str | None = None, *, job_name: str
         "",
         "# one task per node; SLURM_NODEID (0..nnodes-1) is the node rank",
         f"srun --nodes={count} --ntasks-per-node=1 --kill-on-bad-exit=1 \\",
+        *(f"  {option} \\" for option in srun_options),
         "  bash -c 'exec \"$0\" \"$@\" --node-rank \"$SLURM_NODEID\"' "
-        f"{quote_interpreter(python)} \"${{ARGS[@]}}\"",
+        + "".join(f"{word} " for word in wrapper)
+        + f"{quote_interpreter(python)} \"${{ARGS[@]}}\"",
         "",
     ]
     return "\n".join(lines)
@@ -219,6 +224,56 @@ def _shell_ref(piece: str, var: str) -> str:
     value = f"env:{var}"
     head = piece[: len(piece) - len(value)]
     return (shlex.quote(head) if head else "") + f'"${var}"'
+
+
+def pyxis_image(image: str) -> str:
+    """A Docker image reference as Pyxis/Enroot spell it: the registry host is followed by `#`
+    (`nvcr.io/nvidia/pytorch:24.01` -> `nvcr.io#nvidia/pytorch:24.01`); Docker Hub names stay."""
+    if "#" in image or image.startswith(("docker://", "/", "./")) or image.endswith(".sqsh"):
+        return image
+    first, slash, rest = image.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        return f"{first}#{rest}"
+    return image
+
+
+def _slurm_mount_path(path: str) -> str:
+    """A host path for the script: `~/x` as `$HOME/x` (expanded by the batch shell), quoted."""
+    if path.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(path[2:])
+    return shlex.quote(path)
+
+
+def _slurm_container(profile: Profile, env: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    """(srun options, words before the python, script lines) that run each task in the profile's
+    image: Pyxis/Enroot (`--container-image`, `--container-mounts`) for docker, podman and enroot
+    profiles, `apptainer exec` for apptainer ones. The HF cache is mounted at the same path and
+    HF_HOME points there (tasks run as the user, not root). Empty without [container]."""
+    box = profile.container
+    if box is None:
+        return [], [], []
+    from wizard.container import gpu_vendor, mounts
+
+    pairs = [(host, container, ro) for host, container, ro in mounts(profile)
+             if container != "/root/.cache/huggingface"]
+    script: list[str] = []
+    if box.hf_cache:
+        pairs.append((box.hf_cache, box.hf_cache, False))
+        if "HF_HOME" not in env:
+            script.append(f"export HF_HOME={_slurm_mount_path(box.hf_cache)}")
+    if box.runtime == "apptainer":
+        vendor = gpu_vendor(profile)
+        words = ["apptainer", "exec"] + (["--rocm"] if vendor == "amd" else ["--nv"] if vendor else [])
+        for host, container, ro in pairs:
+            words += ["--bind", _slurm_mount_path(host) + ":" + _slurm_mount_path(container)
+                      + (":ro" if ro else "")]
+        return [], [*words, shlex.quote(box.image)], script
+    options = [f"--container-image={shlex.quote(pyxis_image(box.image))}"]
+    if pairs:
+        spec = ",".join(_slurm_mount_path(host) + ":" + _slurm_mount_path(container)
+                        + (":ro" if ro else "") for host, container, ro in pairs)
+        options.append(f"--container-mounts={spec}")
+    return options, [], script
 
 
 # ---------------------------------------------------------------------------------- Kubernetes
@@ -274,7 +329,9 @@ def lws_manifest(profile: Profile, version: str | None = None, *, name: str | No
     def container(role: str, rank_arg: str, extra_env: list[dict[str, Any]]) -> dict[str, Any]:
         spec: dict[str, Any] = {
             "name": f"sglang-{role}",
-            "image": image or f"lmsysorg/sglang:v{profile.sglang_version}",
+            "image": image or (profile.container.image.removeprefix("docker://")
+                               if profile.container
+                               else f"lmsysorg/sglang:v{profile.sglang_version}"),
             "command": [python, "-m", LAUNCH_MODULE],
             "args": [*shared_args, "--nnodes", str(count), "--node-rank", rank_arg,
                      "--dist-init-addr", f"$(LWS_LEADER_ADDRESS):{port}"],

@@ -345,6 +345,93 @@ class NodesSection(_Section):
     )
 
 
+_SIZE = re.compile(r"[1-9][0-9]*(\.[0-9]+)?[bkmgBKMG]?")
+_CONTAINER_PATH = re.compile(r"/[^:\x00]*")
+
+
+def _shm_size(value: str) -> str:
+    if not _SIZE.fullmatch(value):
+        raise _NotAllowed(f"{value!r} is not a size", 'a size like "32g", "16384m" or "8G"')
+    return value
+
+
+def _mount(value: str) -> str:
+    parts = value.split(":")
+    options = parts[2] if len(parts) == 3 else None
+    if len(parts) not in (2, 3) or not parts[0] or not _CONTAINER_PATH.fullmatch(parts[1]) or (
+        options is not None and not set(options.split(",")) <= {"ro", "rw", "z", "Z"}
+    ):
+        raise _NotAllowed(
+            f"{value!r} is not a mount",
+            '"HOST_PATH:CONTAINER_PATH" or "HOST_PATH:CONTAINER_PATH:ro" (container path absolute)',
+        )
+    return value
+
+
+MountSpec = Annotated[StrictStr, AfterValidator(_mount)]
+ShmSize = Annotated[StrictStr, AfterValidator(_shm_size)]
+
+
+class ContainerSection(_Section):
+    """Run SGLang from a container image instead of a host python (docs/remote.md, Containers)."""
+
+    runtime: Literal["docker", "podman", "apptainer", "enroot"] = Field(
+        default="docker",
+        description="docker or podman on an SSH host; apptainer or enroot (Pyxis) for Slurm",
+    )
+    image: NonEmptyStr = Field(description="e.g. lmsysorg/sglang:v0.5.11-cu129")
+    python: NonEmptyStr = Field(default="python3", description="the python inside the image")
+    gpus: Literal["auto", "nvidia", "amd", "none"] = Field(
+        default="auto",
+        description="auto: from [gpu] kind (AMD -> ROCm devices, else NVIDIA); none: no GPUs",
+    )
+    network: Literal["host", "bridge"] = Field(
+        default="host", description="host (needed by multi-node), or bridge with the port published"
+    )
+    ipc_host: StrictBool | None = Field(
+        default=None, description="--ipc=host (default: on unless shm_size is set)"
+    )
+    shm_size: ShmSize | None = Field(default=None, description="--shm-size, e.g. 32g")
+    mount_model: StrictBool = Field(
+        default=True, description="mount host model/draft folders at the same path inside"
+    )
+    hf_cache: StrictStr = Field(
+        default="~/.cache/huggingface",
+        description='host HF cache mounted at /root/.cache/huggingface ("": not mounted)',
+    )
+    mounts: list[MountSpec] = Field(default_factory=list)
+    runtime_args: list[StrictStr] = Field(
+        default_factory=list, description="extra words for `docker run` / `podman run`"
+    )
+
+    @field_validator("runtime_args")
+    @classmethod
+    def _no_env_words(cls, value: list[str]) -> list[str]:
+        for word in value:
+            if word in ("-e", "--env") or word.startswith(("--env=", "-e=")) or (
+                word.startswith("-e") and not word.startswith("--")
+            ):
+                raise _NotAllowed(
+                    f"{word!r} would put an environment value on the command line",
+                    "environment variables go in [env] (passed as -e NAME; secrets by name)",
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _ipc_or_shm(self) -> ContainerSection:
+        if self.ipc_host and self.shm_size is not None:
+            raise _NotAllowed(
+                "ipc_host = true shares the host's /dev/shm: shm_size would be ignored",
+                "either ipc_host = true or shm_size, not both",
+            )
+        return self
+
+    @property
+    def uses_host_ipc(self) -> bool:
+        """`--ipc=host`: asked for, or by default when no shm size is given."""
+        return self.ipc_host if self.ipc_host is not None else self.shm_size is None
+
+
 class Profile(_Section):
     """A complete, reproducible SGLang launch."""
 
@@ -362,6 +449,7 @@ class Profile(_Section):
     gpu: GpuSection = Field(default_factory=GpuSection)
     ssh: SshSection = Field(default_factory=SshSection)
     nodes: NodesSection = Field(default_factory=NodesSection)
+    container: ContainerSection | None = None
     env: dict[EnvName, StrictStr] = Field(default_factory=dict)
     extra_args: list[StrictStr] = Field(default_factory=list)
 
@@ -379,6 +467,8 @@ class Profile(_Section):
         """Read a field by dotted path (`speculative.num_steps`)."""
         section, _, name = dotted.partition(".")
         obj = getattr(self, section)
+        if name and obj is None:  # an optional table that is not there ([container])
+            return None
         return getattr(obj, name) if name else obj
 
     def with_edits(self, edits: Mapping[str, Any]) -> Profile:
@@ -387,10 +477,24 @@ class Profile(_Section):
         for dotted, value in edits.items():
             section, _, name = dotted.partition(".")
             if name:
+                if data.get(section) is None and section in _OPTIONAL_TABLES:
+                    # an optional table: setting a key creates it, unsetting its required key
+                    # (`container.image`) removes it
+                    if value is None:
+                        continue
+                    data[section] = {
+                        key: None if info.is_required() else info.get_default(
+                            call_default_factory=True)
+                        for key, info in _OPTIONAL_TABLES[section].model_fields.items()
+                    }
                 if section not in data or not isinstance(data[section], dict):
                     raise KeyError(dotted)
                 if name not in data[section]:
                     raise KeyError(dotted)
+                model = _OPTIONAL_TABLES.get(section)
+                if value is None and model is not None and model.model_fields[name].is_required():
+                    data[section] = None
+                    continue
                 data[section][name] = field_default(dotted) if value is None else value
             else:
                 if section not in data:
@@ -399,10 +503,14 @@ class Profile(_Section):
         return Profile.model_validate(data)
 
 
+#: Tables that may be left out entirely (the field is `Section | None`).
+_OPTIONAL_TABLES: dict[str, type[BaseModel]] = {"container": ContainerSection}
+
+
 def field_default(dotted: str) -> Any:
     """The default of a section field (`speculative.num_steps` -> None): what "unset" means."""
     section, _, name = dotted.partition(".")
-    model = Profile.model_fields[section].annotation
+    model = _OPTIONAL_TABLES.get(section) or Profile.model_fields[section].annotation
     assert isinstance(model, type) and issubclass(model, BaseModel), dotted
     return model.model_fields[name].get_default(call_default_factory=True)
 
@@ -797,8 +905,9 @@ def _keys_by_table() -> dict[str, str]:
     """Every section key and the table it belongs to (the first table, for shared names)."""
     out: dict[str, str] = {}
     for table, info in Profile.model_fields.items():
-        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
-            for key in info.annotation.model_fields:
+        model = _unwrap(info.annotation)[0]  # [container] is optional: `ContainerSection | None`
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            for key in model.model_fields:
                 out.setdefault(key, table)
     return out
 

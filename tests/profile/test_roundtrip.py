@@ -116,6 +116,18 @@ SPECIAL: dict[str, st.SearchStrategy[Any]] = {
     "Profile.sglang_version": VERSION,
     "GpuSection.kind": st.none() | GPU_KIND,
     "NodeEntry.gpu_kind": st.none() | GPU_KIND,
+    "ContainerSection.shm_size": st.none() | st.from_regex(r"[1-9][0-9]{0,5}[kmgKMG]?", fullmatch=True),
+    "ContainerSection.mounts": st.lists(
+        st.builds(lambda h, c, ro: f"{h}:/{c}{ro}", TEXT.filter(lambda t: bool(t) and ":" not in t
+                  and "\x00" not in t),
+                  st.text(st.characters(codec="utf-8", exclude_characters=":\x00"), max_size=8),
+                  st.sampled_from(["", ":ro", ":rw"])),
+        max_size=3),
+    "ContainerSection.runtime_args": st.lists(
+        st.sampled_from(["--privileged", "--cap-add=SYS_PTRACE", "--ulimit", "memlock=-1",
+                         "--entrypoint", "", "-v", "/x:/y", "日本"]), max_size=4),
+    # ipc_host = true with shm_size is refused; generated without ipc_host
+    "ContainerSection.ipc_host": st.none() | st.just(False),
 }
 
 
@@ -238,11 +250,8 @@ def test_strategy_reaches_every_field() -> None:
         f"{name}.{field}" if field else name
         for name, info in Profile.model_fields.items()
         if name != "schema_version"
-        for field in (
-            list(info.annotation.model_fields)
-            if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
-            else [""]
-        )
+        for model in [_table_model(info.annotation)]
+        for field in (list(model.model_fields) if model is not None else [""])
     }
 
     @settings(max_examples=300, deadline=None, database=None, derandomize=True)
@@ -252,6 +261,14 @@ def test_strategy_reaches_every_field() -> None:
 
     collect()
     assert wanted - seen == set()
+
+
+def _table_model(annotation: Any) -> type[BaseModel] | None:
+    """The section model of a table field (`ContainerSection | None` included), else None."""
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
 
 
 def _set_paths(data: dict[str, Any], prefix: str = "") -> Iterator[str]:

@@ -17,6 +17,13 @@ which streams the raw bytes of a run's log. Runs live in `~/.cache/sglang-wizard
     exit_code        written by the wrapper when the server exits
     stopping.json    written by `stop` before it signals the server (a stop is under way)
     stopped.json     written by `stop` (signals used, processes left)
+
+A container run (`[container]` profile) keeps the same files; `start.py` is then CONTAINER_START_PY
+(run by the host's python): it starts the container detached (`container.json`: the runtime's
+words, masked), hands the secrets to it through a FIFO (never a file, never the container's
+config; CONTAINER_BOOT inside masks them in SGLang's output before the runtime logs it),
+copies the runtime's log stream (`RUNTIME logs -f`) to `log` with secret values masked,
+and when the container ends records its exit code and removes it. `stop` stops the container.
 """
 
 import contextlib
@@ -137,6 +144,219 @@ trap 'true' TERM INT
 "$1" "$2/start.py" "$1"
 code=$?
 echo "$code" > "$2/exit_code.tmp" && mv "$2/exit_code.tmp" "$2/exit_code"
+"""
+
+
+CONTAINER_START_PY = r"""import errno, json, os, select, signal, subprocess, sys, time
+# The host's python runs this in the run's process group (see WRAPPER_SH); it outlives a stop
+# long enough to record the container's exit code and remove it.
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "container.json")) as f:
+    box = json.load(f)
+runtime, name = box["runtime"], box["name"]
+env = dict(os.environ)
+with open(os.path.join(here, "env.json")) as f:
+    env.update(json.load(f))  # plain values: the container gets them by name (-e NAME)
+env.setdefault("PYTHONUNBUFFERED", "1")
+raw = sys.stdin.buffer.read()
+secret = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+values = sorted({v.encode() for v in secret.get("mask") or [] if len(v) >= 4}, key=len, reverse=True)
+for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(number, signal.SIG_IGN)
+out = sys.stdout.buffer
+def masked(data):
+    for value in values:
+        data = data.replace(value, b"***")
+    return data
+def hold_back(data):
+    keep = 0
+    for value in values:
+        for size in range(min(len(value) - 1, len(data)), keep, -1):
+            if value.startswith(data[-size:]):
+                keep = size
+                break
+    return keep
+def note(text):
+    out.write(("[sglang-wizard] %s\n" % text).encode())
+    out.flush()
+def inspect(field):
+    done = subprocess.run(runtime + ["inspect", "--format", "{{" + field + "}}", name],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    return done.stdout.decode().strip() if done.returncode == 0 else None
+def record_exit(code):
+    with open(os.path.join(here, "server_exit.json.tmp"), "w") as f:
+        json.dump({"pid": None, "code": code, "signal": None, "container": name}, f)
+    os.replace(os.path.join(here, "server_exit.json.tmp"), os.path.join(here, "server_exit.json"))
+fifo = os.path.join(here, "secrets")
+handoff = bool(secret.get("env") or secret.get("argv") or secret.get("mask"))
+if handoff:
+    os.mkfifo(fifo, 0o600)  # a pipe: the secrets never rest in a file
+run = runtime + ["run"] + box["run_args"]
+if handoff:
+    run += ["-v", fifo + ":" + box["secrets_path"] + ":ro"]
+run += [box["image"]] + box["inner"]
+started = subprocess.run(run, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+if started.returncode != 0:
+    note("%s run failed (exit %d):" % (runtime[0], started.returncode))
+    out.write(masked(started.stdout))
+    out.flush()
+    record_exit(started.returncode)
+    if handoff:
+        os.unlink(fifo)
+    sys.exit(started.returncode if 0 < started.returncode < 256 else 125)
+if handoff:
+    payload = json.dumps({"env": secret.get("env") or {}, "argv": secret.get("argv") or {},
+                          "mask": secret.get("mask") or []}).encode()
+    deadline = time.time() + float(box.get("handoff_timeout_s", 600))
+    next_check = time.time() + 1
+    fd = None
+    while fd is None:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if time.time() > deadline:
+                note("the container did not read its secrets within the time allowed")
+                break
+            if time.time() >= next_check:
+                next_check = time.time() + 1
+                if inspect(".State.Running") != "true":
+                    break  # it ended before reading them: its log says why
+            time.sleep(0.02)
+    if fd is not None:
+        os.set_blocking(fd, True)
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view):]
+        os.close(fd)
+    os.unlink(fifo)
+pid = inspect(".State.Pid")
+if pid and pid.isdigit():
+    with open(os.path.join(here, "server_pid.tmp"), "w") as f:
+        f.write(pid)
+    os.replace(os.path.join(here, "server_pid.tmp"), os.path.join(here, "server_pid"))
+pending = b""
+received = 0  # bytes of the runtime's log stream copied so far
+for attempt in range(100):
+    # `logs -f` ends when the container does; if it ends before (the runtime's log reader was
+    # restarted), follow again and skip what was copied: the stream replays the same bytes
+    read_end, write_end = os.pipe()
+    logs = subprocess.Popen(runtime + ["logs", "-f", name], stdin=subprocess.DEVNULL,
+                            stdout=write_end, stderr=write_end, env=env)
+    os.close(write_end)
+    skip = received
+    while True:
+        data = os.read(read_end, 65536)
+        if not data:
+            break
+        if skip:
+            dropped = min(skip, len(data))
+            data, skip = data[dropped:], skip - dropped
+            if not data:
+                continue
+        received += len(data)
+        pending += data
+        keep = hold_back(pending) if values else 0
+        chunk, pending = (pending[: len(pending) - keep], pending[len(pending) - keep :]) if keep else (pending, b"")
+        out.write(masked(chunk))
+        out.flush()
+    os.close(read_end)
+    logs.wait()
+    if inspect(".State.Running") != "true":
+        break
+    time.sleep(min(0.2 * (attempt + 1), 5))
+out.write(masked(pending))
+out.flush()
+waited = subprocess.run(runtime + ["wait", name], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+words = waited.stdout.decode().split()
+code = int(words[-1]) if words and words[-1].lstrip("-").isdigit() else None
+if code is None:
+    state = inspect(".State.ExitCode")
+    code = int(state) if state and state.lstrip("-").isdigit() else -1
+record_exit(code)
+subprocess.run(runtime + ["rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+sys.exit(code if 0 <= code < 256 else 1)
+"""
+
+#: Run inside the container as its command (`python -c CONTAINER_BOOT ARGV...`, %r: the FIFO's
+#: path): reads the secrets from the FIFO, then runs SGLang's launcher. With secret values to
+#: mask, SGLang runs as its child in its own process group and the boot copies SGLang's output to
+#: the container's stdout with the values replaced by `***`: the runtime's own log file (docker's
+#: json-file, podman's ctr.log) never holds them (SGLang logs its server_args, API key included).
+#: TERM/INT/HUP from the init (`--init` passes `stop`'s signal to its child, this boot) go on to
+#: SGLang's process group; the boot exits with SGLang's status.
+CONTAINER_BOOT = r"""import json, os, runpy, signal, sys
+argv = sys.argv[1:]
+path = %r
+secret = {}
+if os.path.exists(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    secret = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+env = dict(os.environ)
+env.update(secret.get("env") or {})
+for index, value in (secret.get("argv") or {}).items():
+    argv[int(index)] = value
+values = sorted({v.encode() for v in secret.get("mask") or [] if len(v) >= 4}, key=len, reverse=True)
+if not values:
+    os.environ.update(env)
+    sys.argv = ["-m"] + argv
+    runpy._run_module_as_main("sglang.launch_server")
+    sys.exit(0)
+env["SGLANG_WIZARD_ARGV"] = json.dumps(argv)
+boot = ("import json, os, runpy, sys; sys.argv = ['-m'] + json.loads(os.environ.pop('SGLANG_WIZARD_ARGV')); "
+        "runpy._run_module_as_main('sglang.launch_server')")
+read_end, write_end = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    os.dup2(write_end, 1)
+    os.dup2(write_end, 2)
+    os.close(read_end)
+    os.close(write_end)
+    try:
+        os.execve(sys.executable, [sys.executable, "-c", boot], env)
+    finally:
+        os._exit(127)
+os.close(write_end)
+del env, secret
+def forward(number, frame):
+    try:
+        os.killpg(pid, number)
+    except OSError:
+        pass
+for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(number, forward)
+out = os.fdopen(1, "wb", buffering=0)
+pending = b""
+def hold_back(data):
+    keep = 0
+    for value in values:
+        for size in range(min(len(value) - 1, len(data)), keep, -1):
+            if value.startswith(data[-size:]):
+                keep = size
+                break
+    return keep
+def masked(data):
+    for value in values:
+        data = data.replace(value, b"***")
+    return data
+while True:
+    data = os.read(read_end, 65536)
+    if not data:
+        break
+    pending += data
+    keep = hold_back(pending)
+    chunk, pending = (pending[: len(pending) - keep], pending[len(pending) - keep :]) if keep else (pending, b"")
+    out.write(masked(chunk))
+out.write(masked(pending))
+status = os.waitpid(pid, 0)[1]
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status))
 """
 
 
@@ -324,7 +544,12 @@ def cmd_launch():
     }
     write_file(os.path.join(path, "profile.toml"), spec.get("profile_toml", ""))
     write_file(os.path.join(path, "command.sh"), spec.get("command_text", ""), 0o700)
-    write_file(os.path.join(path, "start.py"), START_PY)
+    box = spec.get("container")
+    if box:
+        python = sys.executable  # the host's python runs the container's start script
+        box = container_launch(box, spec)
+        write_file(os.path.join(path, "container.json"), json.dumps(box))
+    write_file(os.path.join(path, "start.py"), CONTAINER_START_PY if box else START_PY)
     meta = {
         "run_id": run_id,
         "python": python,
@@ -333,6 +558,8 @@ def cmd_launch():
         "created": time.time(),
         "profile_hash": spec.get("profile_hash"),
     }
+    if box:
+        meta["container"] = {"name": box["name"], "runtime": box["runtime"], "image": box["image"]}
     write_file(os.path.join(path, "meta.json"), json.dumps(meta))
     workdir = os.path.expanduser(spec.get("workdir") or path)
     log_fd = os.open(os.path.join(path, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -357,6 +584,31 @@ def cmd_launch():
     while not os.path.exists(os.path.join(path, "pid")) and time.time() < deadline:
         time.sleep(0.01)
     emit(run_status(run_id, path))
+
+
+def expand_mounts(words):
+    """`-v ~/x:/y` with the host's home put in (no shell expands the runtime's words here)."""
+    out = list(words)
+    for index in range(1, len(out)):
+        if out[index - 1] == "-v" and out[index].startswith("~"):
+            out[index] = os.path.expanduser(out[index])
+    return out
+
+
+def container_launch(box, spec):
+    """container.json: the runtime's words (run args, image) and the command inside the image;
+    the container is named after the run (`sglang-wizard-RUN_ID`) unless the spec names it."""
+    secrets_path = box.get("secrets_path") or "/run/sglang-wizard/secrets"
+    name = box.get("name") or "sglang-wizard-" + spec["run_id"]
+    return {
+        "runtime": list(box["runtime"]),
+        "name": name,
+        "run_args": ["--name", name, *expand_mounts(box["run_args"])],
+        "image": box["image"],
+        "inner": [box["python"], "-c", CONTAINER_BOOT % secrets_path, *list(spec["argv"])],
+        "secrets_path": secrets_path,
+        "handoff_timeout_s": box.get("handoff_timeout_s", 600),
+    }
 
 
 def group_alive(path):
@@ -503,9 +755,88 @@ def run_env(path):
     return env
 
 
+def container_of(status):
+    """(runtime argv, name) of a container run, or None."""
+    box = (status.get("meta") or {}).get("container")
+    return (list(box["runtime"]), box["name"]) if box else None
+
+
+def container_exists(runtime, name):
+    return run_capture([*runtime, "container", "inspect", name], timeout=60)["rc"] == 0
+
+
+def container_pids(runtime, name):
+    """Host pids of the container's processes (its id in their cgroup), [] when it is gone."""
+    found = run_capture([*runtime, "inspect", "--format", "{{.Id}}", name], timeout=60)
+    ident = found["out"].strip() if found["rc"] == 0 else ""
+    if len(ident) < 12:
+        return []
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cgroup") as f:
+                if ident in f.read():
+                    pids.append(int(entry))
+        except OSError:
+            continue
+    return sorted(pids)
+
+
+def cmd_stop_container(run_id, path, status, timeout_s):
+    """`RUNTIME stop -t TIMEOUT` (TERM to the init, which passes it on; KILL after the timeout),
+    then wait for the start script to record the exit and remove the container; remove it
+    ourselves if it is still there."""
+    runtime, name = container_of(status)
+    exists = container_exists(runtime, name)
+    before = container_pids(runtime, name) if exists else []
+    pgid = status["pgid"]
+    result = {"run_id": run_id, "pgid": pgid, "was_running": bool(before or status["alive"]),
+              "processes_before": before, "container": name}
+    killed = False
+    if exists:
+        grace = max(0, int(float(timeout_s) + 0.999))
+        run_capture([*runtime, "stop", "-t", str(grace), name], timeout=grace + 60)
+        code = run_capture([*runtime, "inspect", "--format", "{{.State.ExitCode}}", name])
+        killed = code["out"].strip() == "137"
+    deadline = time.time() + 30  # the start script records the exit code and removes it
+    while pgid and group_members(pgid) and time.time() < deadline:
+        time.sleep(0.05)
+    run_capture([*runtime, "rm", "-f", name], timeout=120)
+    removed = not container_exists(runtime, name)
+    if pgid and group_members(pgid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+    if not os.path.exists(os.path.join(path, "exit_code")):
+        write_file(os.path.join(path, "exit_code"), "137\n" if killed else "143\n")
+    remaining = [pid for pid in before if os.path.exists(f"/proc/{pid}")]
+    remaining += group_members(pgid) if pgid else []
+    env = run_env(path)
+    holding = gpu_pids(env)
+    deadline = time.time() + 10
+    while holding and set(holding) & set(before) and time.time() < deadline:
+        time.sleep(0.2)
+        holding = gpu_pids(env)
+    result.update({
+        "killed": killed,
+        "remaining": sorted(set(remaining)),
+        "container_removed": removed,
+        "gpu_checked": holding is not None,
+        "gpu_holders_left": sorted(set(holding or []) & set(before)),
+        "at": time.time(),
+    })
+    if result["was_running"]:
+        write_file(os.path.join(path, "stopped.json"), json.dumps(result))
+    emit(result)
+
+
 def cmd_stop(run_id, timeout_s):
     path = run_dir_of(run_id)
     status = run_status(run_id, path)
+    if container_of(status):
+        cmd_stop_container(run_id, path, status, timeout_s)
+        return
     pgid = status["pgid"]
     before = status["processes"]
     result = {
@@ -783,6 +1114,39 @@ def emit_rest_of_preflight(spec, python, env, report):
     emit(report)
 
 
+def cmd_container_check():
+    """The host's side of a container preflight: the runtime runs (`RUNTIME info`), the image is
+    there (pulled when asked), the port is free on the host, disk for the run's log."""
+    spec = json.load(sys.stdin)
+    runtime = list(spec["runtime"])
+    report = {"info": run_capture([*runtime, "info"], timeout=120)}
+    image = {"name": spec["image"], "present": False, "pulled": False, "pull": None}
+    if report["info"]["rc"] == 0:
+        found = run_capture([*runtime, "image", "inspect", spec["image"]], timeout=120)
+        image["present"] = found["rc"] == 0
+        if not image["present"] and spec.get("pull"):
+            image["pull"] = run_capture([*runtime, "pull", spec["image"]],
+                                        timeout=spec.get("pull_timeout_s", 3600))
+            image["present"] = image["pulled"] = image["pull"]["rc"] == 0
+    report["image"] = image
+    mounts = []
+    for source in spec.get("mounts") or []:
+        path = os.path.expanduser(source)
+        created = False
+        if not os.path.exists(path) and source in (spec.get("create") or []):
+            with contextlib.suppress(OSError):
+                os.makedirs(path, exist_ok=True)  # the HF cache: SGLang would create it too
+                created = True
+        mounts.append({"source": source, "exists": os.path.exists(path), "created": created})
+    report["mounts"] = mounts
+    port = spec.get("port")
+    report["port"] = {"port": port, "free": port_free(int(port)) if port else None}
+    os.makedirs(RUNS_ROOT, mode=0o700, exist_ok=True)
+    usage = shutil.disk_usage(RUNS_ROOT)
+    report["disk"] = {"path": RUNS_ROOT, "free_bytes": usage.free, "total_bytes": usage.total}
+    emit(report)
+
+
 def cmd_versions():
     """Python and SGLang versions of the given python with the given env (JSON on stdin)."""
     emit(python_versions(*python_and_env(json.load(sys.stdin))))
@@ -897,6 +1261,8 @@ def main(argv):
         cmd_list_models()
     elif command == "versions":
         cmd_versions()
+    elif command == "container-check":
+        cmd_container_check()
     else:
         fail(f"unknown agent command {command!r}", 2)
 

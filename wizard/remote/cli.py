@@ -77,7 +77,12 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
 def register(sub: Any) -> None:
     """Add launch, preflight, runs, logs and stop."""
     launch = sub.add_parser(
-        "launch", help="check, preflight and start a profile on a GPU host over SSH"
+        "launch",
+        help="check, preflight and start a profile on a GPU host over SSH",
+        description="Check, preflight and start a profile on a GPU host over SSH, detached, and "
+        "follow its log until ready. With a [container] table the server runs from that image "
+        "(docker or podman): preflight runs inside the image (its SGLang version picks the "
+        "rules), the container is named sglang-wizard-RUN and `stop` removes it.",
     )
     launch.add_argument("profile", type=Path, help="profile TOML")
     launch.add_argument(
@@ -93,7 +98,12 @@ def register(sub: Any) -> None:
     launch.set_defaults(func=_lazy("launch"))
 
     preflight = sub.add_parser(
-        "preflight", help="check the GPU host for a profile without launching"
+        "preflight",
+        help="check the GPU host for a profile without launching",
+        description="Check the GPU host for a profile without launching: python and SGLang "
+        "version, GPUs, port, model paths, disk, SGLang's own dry run. With a [container] table: "
+        "the runtime (docker/podman info), the image (pulled when missing), and the checks run "
+        "inside the image.",
     )
     preflight.add_argument("profile", type=Path, help="profile TOML")
     preflight.add_argument(
@@ -140,7 +150,11 @@ def register(sub: Any) -> None:
     _connection_options(logs)
     logs.set_defaults(func=_lazy("logs"))
 
-    stop = sub.add_parser("stop", help="stop a run: TERM its process group, KILL after a timeout")
+    stop = sub.add_parser(
+        "stop",
+        help="stop a run: TERM its process group (a container: docker/podman stop), KILL after a "
+        "timeout; a container is removed",
+    )
     stop.add_argument("run", help="run id")
     stop.add_argument(
         "--timeout", type=float, default=30.0, help="seconds before KILL (default 30)"

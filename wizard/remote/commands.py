@@ -251,9 +251,11 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 return 1
             started = await flow.start(host, final, report, reach)
             run_id = started.status.run_id
+            box = started.status.container
             say(
-                f"launched {run_id} on {host.label} (process group {started.status.pgid}); "
-                f"log: {started.status.run_dir}/log"
+                f"launched {run_id} on {host.label} "
+                + (f"in container {box}" if box else f"(process group {started.status.pgid})")
+                + f"; log: {started.status.run_dir}/log"
             )
             follow_hint = reach.command("logs", run_id, "--follow")
             if args.no_follow:
@@ -313,7 +315,10 @@ def runs(args: argparse.Namespace) -> int:
         for r in local:
             started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
             startup = f"{r.startup_s:.0f}s" if r.startup_s is not None else "-"
-            print(f"{r.run_id}  {r.host:<28} {r.outcome:<9} start-up {startup:>6}  {started}")
+            box = f"  in {r.container}" if r.container else ""
+            print(
+                f"{r.run_id}  {r.host:<28} {r.outcome:<9} start-up {startup:>6}  {started}{box}"
+            )
         return 0
 
     reach = _reach(args)
@@ -327,8 +332,9 @@ def runs(args: argparse.Namespace) -> int:
                 port = run.meta.get("port")
                 created = run.meta.get("created")
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created)) if created else "?"
+                box = f"  container {run.container}" if run.container else ""
                 print(
-                    f"{run.run_id}  {run.state:<10} pgid {run.pgid}  port {port}  log {run.log_size} B  {when}"
+                    f"{run.run_id}  {run.state:<10} pgid {run.pgid}  port {port}  log {run.log_size} B  {when}{box}"
                 )
                 _reconcile(records, run, reach)
             return 0
@@ -442,6 +448,13 @@ def stop(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 )
             if result.remaining:
                 print(f"still running: {' '.join(map(str, result.remaining))}", file=out)
+            if result.container is not None:
+                print(
+                    f"container {result.container} removed"
+                    if result.container_removed
+                    else f"container {result.container} is still there: remove it on the host",
+                    file=out,
+                )
             if result.gpu_checked:
                 held = result.gpu_holders_left
                 print(

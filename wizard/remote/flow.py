@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from wizard.remote.connection import HostKeyPolicy, SshSettings
+from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
 from wizard.remote.records import (
     RunRecord,
     RunRecords,
@@ -144,6 +144,7 @@ class LaunchPlan:
     digest: str
     memory_plan: Any = None  # wizard.memory.MemoryPlan made at preflight, when the GPU is known
     fixes_by_rule: dict[str, list[str]] = field(default_factory=dict)  # the check's, at preflight
+    pull_result: dict[str, Any] | None = None  # the container image's pull, made for this launch
 
     @classmethod
     def from_profile(cls, profile: Any, version: str | None = None) -> LaunchPlan:
@@ -153,11 +154,15 @@ class LaunchPlan:
         if version:
             profile = profile.model_copy(update={"sglang_version": version})
         masked = masked_profile_toml(profile)
+        if profile.container is not None:  # RenderError now, not at launch, for a bad [container]
+            from wizard.remote.container import launch_spec
+
+            launch_spec(profile, render_env(profile))
         return cls(
             profile=profile,
             argv=launch_argv(profile),  # --api-key's reference read from this environment
             env=render_env(profile),
-            python=profile.ssh.python,
+            python=profile.container.python if profile.container else profile.ssh.python,
             port=server_port(profile),
             workdir=profile.ssh.workdir,
             model_path=profile.model.path,
@@ -170,6 +175,11 @@ class LaunchPlan:
     def api_key(self) -> str | None:
         """The server's `--api-key` (readiness sends it), if the profile sets one."""
         return api_key_of(self.argv)
+
+    @property
+    def in_container(self) -> bool:
+        """The server runs from the profile's container image (`[container]`)."""
+        return self.profile.container is not None
 
 
 def server_port(profile: Any) -> int:
@@ -204,18 +214,36 @@ async def connect(
 async def for_host_version(host: RemoteHost, plan: LaunchPlan, say: Say) -> LaunchPlan:
     """The plan rendered for the SGLang version installed on the host (flags were renamed
     between versions), so the dry run and the launch use the spelling that host knows."""
-    versions = await host.versions(plan.python, plan.env)
+    if plan.in_container:
+        from wizard.remote.container import ImageUnavailableError, image_versions_pulled
+
+        try:
+            versions, pulled = await image_versions_pulled(host, plan.profile, plan.env, say)
+        except RemoteError as exc:  # no runtime, no image: the preflight says which
+            if isinstance(exc, ImageUnavailableError):
+                plan.pull_result = exc.pull_result  # the preflight does not pull again
+            say("  note: the SGLang version inside the image is not known (see the preflight)")
+            return plan
+        plan.pull_result = pulled
+    else:
+        versions = await host.versions(plan.python, plan.env)
     host_version = versions.get("sglang")
     if not host_version or host_version == plan.profile.sglang_version:
         return plan
+    pull_result = plan.pull_result
     try:
         rendered = LaunchPlan.from_profile(plan.profile, str(host_version))
+        rendered.pull_result = pull_result
     except Exception as exc:  # a version the renderer does not know: keep the profile's flags
         say(f"  note: the host has SGLang {host_version}; keeping the profile's flags ({exc})")
         return plan
+    if plan.in_container:
+        where, whose = f"the image {plan.profile.container.image}", "the image's"
+    else:
+        where, whose = "the host", "the host's"
     say(
-        f"  note: the host has SGLang {host_version} (profile: {plan.profile.sglang_version}); "
-        "flags rendered for the host's version"
+        f"  note: {where} has SGLang {host_version} (profile: {plan.profile.sglang_version}); "
+        f"flags rendered for {whose} version"
     )
     return rendered
 
@@ -325,6 +353,8 @@ def preflight_request(plan: LaunchPlan, dry_run: bool = True) -> PreflightReques
         model_path=plan.model_path if is_host_path(plan.model_path) else None,
         draft_model_path=plan.draft_path if is_host_path(plan.draft_path) else None,
         argv=plan.argv if dry_run else None,
+        container=plan.profile if plan.in_container else None,
+        pull_result=plan.pull_result,
     )
 
 
@@ -350,7 +380,9 @@ async def preflight(
         def say(line: str) -> None:
             unmasked(mask_text(line, secrets))
 
-    report = await host.preflight(preflight_request(plan, dry_run))
+    request = preflight_request(plan, dry_run)
+    request.on_progress = say  # e.g. a container image being pulled
+    report = await host.preflight(request)
     say(f"preflight on {host.label}:")
     for line in preflight_lines(report):
         say(line)
@@ -401,6 +433,11 @@ async def start(
 ) -> Started:
     """Create the run directory and start the server detached; record how the host was
     reached (so `logs`/`stop`/`runs` and the hints reach it the same way)."""
+    box = None
+    if plan.in_container:
+        from wizard.remote.container import launch_spec
+
+        box = launch_spec(plan.profile, plan.env)
     status = await host.launch(
         LaunchRequest(
             argv=plan.argv,
@@ -410,6 +447,7 @@ async def start(
             port=plan.port,
             workdir=plan.workdir,
             profile_hash=plan.digest,
+            container=box,
         )
     )
     records = records or RunRecords()
@@ -429,6 +467,11 @@ async def start(
         ssh_config=reach.ssh_config,
         known_hosts=list(reach.known_hosts),
         identity=list(reach.identity),
+        container=(
+            f"{plan.profile.container.runtime} {plan.profile.container.image}"
+            if plan.in_container
+            else None
+        ),
     )
     records.save(record)
     return Started(status, record, records)

@@ -525,20 +525,28 @@ async def connect_targets(
 
 
 def launch_requests(launches: Sequence[NodeLaunch], profile_toml: str = "",
-                    port: int | None = None, profile_hash: str | None = None
-                    ) -> list[LaunchRequest]:
-    """One LaunchRequest per node from the rendered per-node launches. `profile_toml` is what
-    each node's run directory keeps: give the masked text (`flow.masked_profile_toml`), never
-    the profile file as written. Secret references (`env:HF_TOKEN`, `--api-key
+                    port: int | None = None, profile_hash: str | None = None,
+                    profile: Any = None) -> list[LaunchRequest]:
+    """One LaunchRequest per node from the rendered per-node launches (in the profile's
+    container image, with host networking, when it has a `[container]` table). `profile_toml`
+    is what each node's run directory keeps: give the masked text (`flow.masked_profile_toml`),
+    never the profile file as written. Secret references (`env:HF_TOKEN`, `--api-key
     env:SGLANG_WIZARD_API_KEY`) are read from this environment (RemoteError when a secret
     flag's variable is unset: no node starts without its key)."""
     from wizard.secrets import UnsetSecretError, resolve_argv, resolve_env
+
+    def box(n: NodeLaunch) -> dict[str, Any] | None:
+        if profile is None or profile.container is None:
+            return None
+        from wizard.remote.container import launch_spec
+
+        return launch_spec(profile, n.env, multinode=n.nnodes > 1)
 
     try:
         return [LaunchRequest(argv=resolve_argv(n.argv), env=resolve_env(n.env),
                               python=n.python, profile_toml=profile_toml,
                               port=port if n.rank == 0 else None, workdir=n.workdir,
-                              profile_hash=profile_hash) for n in launches]
+                              profile_hash=profile_hash, container=box(n)) for n in launches]
     except UnsetSecretError as exc:
         raise RemoteError(str(exc)) from None
 

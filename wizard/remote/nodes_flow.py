@@ -166,7 +166,8 @@ class NodesPlan:
 
     def preflight_requests(self, dry_run: bool = False) -> list[PreflightRequest]:
         """What each node's preflight checks: model and draft paths on every node, the server
-        port on rank 0 (the only one serving HTTP), SGLang's dry run when asked."""
+        port on rank 0 (the only one serving HTTP), SGLang's dry run when asked; inside the
+        profile's container image when it has one."""
         from wizard.remote.flow import is_host_path
 
         model = self.profile.model.path
@@ -175,11 +176,14 @@ class NodesPlan:
             python=n.python, env=dict(n.env), port=self.port if n.rank == 0 else None,
             model_path=model if is_host_path(model) else None,
             draft_model_path=draft if is_host_path(draft) else None,
-            argv=list(n.argv) if dry_run else None) for n in self.launches]
+            argv=list(n.argv) if dry_run else None,
+            container=self.profile if self.profile.container is not None else None)
+            for n in self.launches]
 
     def launch_requests(self) -> list[Any]:
         """One `LaunchRequest` per node: the masked profile text and its hash go to the hosts."""
-        return launch_requests(self.launches, self.masked_toml, self.port, self.digest)
+        return launch_requests(self.launches, self.masked_toml, self.port, self.digest,
+                               profile=self.profile)
 
 
 # -------------------------------------------------------------------------------------- flow

@@ -104,6 +104,7 @@ class RunRecord:
     startup_s: float | None = None
     stage_durations: dict[str, float] = field(default_factory=dict)
     detail: str = ""
+    container: str | None = None  # `runtime image` of a container run (`[container]`)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:

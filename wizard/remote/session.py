@@ -133,6 +133,12 @@ class RunStatus:
         )
 
     @property
+    def container(self) -> str | None:
+        """The container's name for a container run."""
+        box = self.meta.get("container")
+        return str(box.get("name")) if isinstance(box, dict) and box.get("name") else None
+
+    @property
     def signal(self) -> int | None:
         """The signal that ended the server (9 for SIGKILL, e.g. by the OOM killer), if any."""
         value = (self.server_exit or {}).get("signal")
@@ -177,11 +183,16 @@ class StopResult:
     remaining: list[int]
     gpu_checked: bool
     gpu_holders_left: list[int]
+    container: str | None = None
+    """The run's container (a container run), which stop removes."""
+    container_removed: bool | None = None
 
     @property
     def clean(self) -> bool:
-        """No process of the run left and no GPU memory held by one of them."""
-        return not self.remaining and not self.gpu_holders_left
+        """No process of the run left, no GPU memory held by one of them, no container left."""
+        return (
+            not self.remaining and not self.gpu_holders_left and self.container_removed is not False
+        )
 
 
 @dataclass
@@ -196,6 +207,9 @@ class LaunchRequest:
     workdir: str | None = None
     run_id: str | None = None
     profile_hash: str | None = None
+    container: dict[str, Any] | None = None
+    """A container launch (`wizard.remote.container.launch_spec`): the runtime's words; None
+    runs `python` on the host."""
 
 
 @dataclass
@@ -212,6 +226,13 @@ class PreflightRequest:
     dry_run_runner_args: list[str] = field(default_factory=list)
     min_free_disk_bytes: int = 1 << 30
     dry_run_timeout_s: float = 300.0
+    container: Any = None
+    """A profile with a `[container]` table: the checks run inside its image
+    (`wizard.remote.container.preflight`); None checks `python` on the host."""
+    on_progress: Callable[[str], None] | None = None
+    """Lines of a long step as they come (a container image being pulled)."""
+    pull_result: dict[str, Any] | None = None
+    """A pull of the container image already made for this launch (`{"rc", "out"}`): not again."""
 
 
 @dataclass(frozen=True)
@@ -563,7 +584,12 @@ class RemoteHost:
     # ------------------------------------------------------------------ preflight
 
     async def preflight(self, request: PreflightRequest) -> PreflightReport:
-        """Check versions, GPUs, port, paths, disk and (when argv is given) SGLang's own dry run."""
+        """Check versions, GPUs, port, paths, disk and (when argv is given) SGLang's own dry run
+        (inside the image for a container request)."""
+        if request.container is not None:
+            from wizard.remote import container
+
+            return await container.preflight(self, request.container, request)
         paths = {}
         if request.model_path:
             paths["model"] = request.model_path
@@ -641,6 +667,9 @@ class RemoteHost:
             "profile_hash": request.profile_hash,
             "command_text": render_command_text(request.python, request.argv, request.env),
         }
+        if request.container is not None:
+            payload["container"] = request.container
+            payload["command_text"] = render_container_text(request.container, request.argv)
         try:
             data = await self._agent_json("launch", payload=payload, timeout_s=60, retry=False)
         except ConnectionLostError as exc:
@@ -679,6 +708,8 @@ class RemoteHost:
             remaining=list(data["remaining"]),
             gpu_checked=bool(data["gpu_checked"]),
             gpu_holders_left=list(data["gpu_holders_left"]),
+            container=data.get("container"),
+            container_removed=data.get("container_removed"),
         )
 
     async def crash_report(self, run_id: str, sglang_version: str | None = None) -> CrashReport:
@@ -958,6 +989,15 @@ def render_command_text(python: str, argv: Sequence[str], env: Mapping[str, str]
     command = shlex.join([python, "-m", "sglang.launch_server", *mask_argv(argv)])
     header = "#!/bin/sh\n# Written by sglang-wizard for reading; secrets are masked (***).\n"
     return header + (f"env {env_part} " if env_part else "") + command + "\n"
+
+
+def render_container_text(container: Mapping[str, Any], argv: Sequence[str]) -> str:
+    """The container launch as readable text for the run directory (secrets masked; the wizard
+    hands secrets to the container through a FIFO, not through these words)."""
+    words = [*container["runtime"], "run", *container["run_args"], container["image"],
+             container["python"], "-m", "sglang.launch_server", *mask_argv(argv)]
+    return ("#!/bin/sh\n# Written by sglang-wizard for reading; secrets are masked (***) and "
+            "reach the container through a pipe.\n" + shlex.join(words) + "\n")
 
 
 def _dry_run_check(

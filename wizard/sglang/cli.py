@@ -30,7 +30,10 @@ def register(subparsers: Any) -> None:
         "command",
         help="print the SGLang launch command of a profile",
         description="Print the exact SGLang launch for a profile: a shell command (env prefix, "
-        "quoted argv), SGLang's own --config YAML, or JSON {env, argv}.",
+        "quoted argv), SGLang's own --config YAML, or JSON {env, argv}. A profile with a "
+        "[container] table prints the docker/podman run command (GPUs, --ipc=host or --shm-size, "
+        "network, mounts, -e NAME for every variable, --init, the image's python); argv-json "
+        "adds it as `container`.",
     )
     command.add_argument("profile", metavar="PROFILE.toml", help="profile file")
     nodes = command.add_mutually_exclusive_group()
@@ -118,6 +121,13 @@ def run_command(args: argparse.Namespace) -> int:
             text = form.text
         elif args.format == "argv-json":
             text = render_argv_json(profile, version) + "\n"
+            if profile.container is not None:
+                text = _with_container_json(text, profile, version)
+        elif profile.container is not None:
+            from wizard.container import render_profile_container
+
+            text = render_profile_container(profile, version, multiline=not args.single_line,
+                                            show_secrets=args.show_secrets) + "\n"
         else:
             text = render_shell(profile, multiline=not args.single_line, version=version,
                                 show_secrets=args.show_secrets) + "\n"
@@ -125,6 +135,32 @@ def run_command(args: argparse.Namespace) -> int:
         raise ToolInputError(f"{args.profile}: {exc.message}") from None
     sys.stdout.write(text)
     return 0
+
+
+def _with_container_json(text: str, profile: Profile, version: str) -> str:
+    """argv-json of a container profile: `container` holds the runtime's whole argv."""
+    import json
+
+    from wizard.container import container_command
+    from wizard.sglang.render import render_argv
+
+    data = json.loads(text)
+    command = container_command(profile, render_argv(profile, version), profile.env, detach=False)
+    data["container"] = command.argv
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def _all_nodes_container(profile: Profile, version: str, multiline: bool) -> str:
+    """Every node's container command, each under a `# node R: HOST` comment line."""
+    from wizard.container import render_node_container
+    from wizard.multinode import node_launches
+
+    parts = []
+    for launch in node_launches(profile, version):
+        where = f" ({launch.host})" if launch.host else ""
+        body = render_node_container(profile, launch.rank, version, multiline=multiline)
+        parts.append(f"# node {launch.rank}{where}\n{body}\n")
+    return "\n".join(parts)
 
 
 def _masked(profile: Profile) -> Profile:
@@ -238,6 +274,8 @@ def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> i
                 raise ToolInputError("--all-nodes prints shell commands; use --node R with "
                                      f"--format {args.format}")
             text = render_all_nodes(profile, version, multiline=not args.single_line)
+            if profile.container is not None:
+                text = _all_nodes_container(profile, version, not args.single_line)
         else:
             launch = node_launch(profile, args.node, version)
             if args.format == "argv-json":
@@ -246,6 +284,11 @@ def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> i
             elif args.format == "yaml":
                 raise ToolInputError("--node R prints a shell command or argv-json (a --config "
                                      "file is the same on every node: use --format yaml alone)")
+            elif profile.container is not None:
+                from wizard.container import render_node_container
+
+                text = render_node_container(profile, args.node, version,
+                                             multiline=not args.single_line) + "\n"
             else:
                 text = launch.shell(multiline=not args.single_line) + "\n"
     except RenderError as exc:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wizard.container import is_run_prefix, parse_run_words
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
 from wizard.sglang.fields import BY_DEST, canonical_dest
 from wizard.sglang.flags import (
@@ -142,6 +143,7 @@ class LaunchParts:
     launcher: str  # "python -m sglang.launch_server" or "sglang serve"
     notes: list[str]
     interpreter: str | None = None  # the python that ran `-m sglang.launch_server`
+    container: Any = None  # `wizard.container.ImportedContainer` of a pasted `docker run ...`
 
 
 def _is_python(word: str) -> bool:
@@ -232,6 +234,13 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
         )
     prefix = launch[:launch_at]
     rest = launch[launch_at + 1 :]
+    container = None
+    start = next((k for k, w in enumerate(prefix) if not w.assignment), len(prefix))
+    if is_run_prefix([w.text for w in prefix[start:]]) is not None:
+        # `docker run [OPTIONS] IMAGE python3 -m sglang.launch_server ...`: the container table
+        container = parse_run_words([w.text for w in prefix[start:]], _model_path_of(rest))
+        notes.extend(container.notes)
+        prefix = prefix[:start]
     launcher = (
         "sglang serve" if launch[launch_at].text == "serve" else ("python -m sglang.launch_server")
     )
@@ -287,7 +296,17 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
         j += 1
     if launcher == "sglang serve":
         argv = _strip_model_type(argv, notes)
-    return LaunchParts(env, argv, launcher, notes, interpreter)
+    return LaunchParts(env, argv, launcher, notes, interpreter, container)
+
+
+def _model_path_of(words: list[Word]) -> str | None:
+    texts = [w.text for w in words]
+    for index, text in enumerate(texts):
+        if text in ("--model-path", "--model") and index + 1 < len(texts):
+            return texts[index + 1]
+        if text.startswith(("--model-path=", "--model=")):
+            return text.split("=", 1)[1]
+    return None
 
 
 def _nested_launch(words: list[Word]) -> Word | None:
@@ -388,6 +407,12 @@ def parse_command(text: str | Sequence[str], version: str | None = None) -> Impo
         )
     if parsed.unknown_to_profile:
         data["extra_args"] = list(parsed.unknown_to_profile)
+    if parts.container is not None:
+        data["container"] = dict(parts.container.table)
+        # `NAME=value docker run -e NAME`: the value before the command is what -e NAME passes
+        passed = {k: v for k, v in parts.container.env.items()
+                  if not (v == f"env:{k}" and k in parts.env)}
+        parts.env = {**parts.env, **passed}
     if parts.env:
         data["env"] = dict(parts.env)
     if parts.interpreter is not None and parts.interpreter != "python3":
