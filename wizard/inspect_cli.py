@@ -101,7 +101,8 @@ def _load(path: str, what: str, revision: str | None = None) -> ModelFacts:
     except HubError as exc:  # its message starts with the repo id
         raise ToolInputError(f"{what}: {exc}") from None
     except ModelReadError as exc:
-        raise ToolInputError(f"{what} {path}: {exc}") from None
+        shown = path if len(path) <= 120 else f"{path[:60]}…{path[-60:]}"
+        raise ToolInputError(f"{what} {shown}: {exc}") from None
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:

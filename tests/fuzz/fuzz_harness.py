@@ -65,6 +65,23 @@ class _Stdin(io.StringIO):
 _LOCK = threading.Lock()  # sys.stdout is process-wide: one case at a time
 
 
+class CaseTimeout(BaseException):
+    """Raised inside a case's thread that ran past its time limit."""
+
+
+def _stop(worker: threading.Thread, grace: float = 5.0) -> None:
+    """Raise CaseTimeout in a hung case's thread, so a Python loop that never ends stops
+    spinning (and slowing every later case); a thread stuck in C code is left behind (daemon)."""
+    import ctypes
+
+    if worker.ident is None:
+        return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(worker.ident), ctypes.py_object(CaseTimeout)
+    )
+    worker.join(grace)
+
+
 def run_cli(argv: Sequence[str], stdin: str = "", timeout: float = CASE_TIMEOUT_S) -> Outcome:
     """Run `main(argv)` with captured stdout/stderr and `stdin`; never wait more than `timeout`."""
     from wizard.cli import main
@@ -80,6 +97,8 @@ def run_cli(argv: Sequence[str], stdin: str = "", timeout: float = CASE_TIMEOUT_
             outcome.code = code if isinstance(code, int) else (0 if code is None else 2)
             if isinstance(code, str):
                 err.write(code)
+        except CaseTimeout:
+            pass  # stopped by `_stop` after the time limit: reported as hung
         except BaseException:
             outcome.escaped = traceback.format_exc()
 
@@ -93,7 +112,9 @@ def run_cli(argv: Sequence[str], stdin: str = "", timeout: float = CASE_TIMEOUT_
             worker.join(timeout)
         finally:
             outcome.seconds = time.monotonic() - start
-            outcome.hung = worker.is_alive()  # a hung thread is left behind (daemon)
+            outcome.hung = worker.is_alive()
+            if outcome.hung:
+                _stop(worker)
             sys.stdin, sys.stdout, sys.stderr = saved
     outcome.out, outcome.err = out.getvalue(), err.getvalue()
     return outcome
