@@ -147,12 +147,15 @@ class Budget:
         print(f"fuzz {self.name}: seed {self.seed} ({SEED_ENV}={self.seed} replays it)")
 
     def __iter__(self) -> Iterator[int]:
-        deadline = time.monotonic() + self.seconds
+        start = time.monotonic()
+        deadline = start + self.seconds
         for index in range(self.cases):
             if time.monotonic() > deadline:
                 break
             self.ran = index + 1
             yield index
+        print(f"fuzz {self.name}: {self.ran} cases in {time.monotonic() - start:.1f} s, "
+              f"{len(self.failures)} distinct problem(s)")
 
     def fail_message(self, outcome: Outcome, problem: str, extra: str = "") -> str:
         """The message of a failed case: the problem, the argv and how to replay it."""

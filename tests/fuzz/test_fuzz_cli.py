@@ -10,6 +10,7 @@ real processes for their exit codes (tests/fuzz/test_bad_input.py).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -51,9 +52,37 @@ def _word(rng: random.Random, extra: list[str] | None = None) -> str:
     return rng.choice(pool)
 
 
+@functools.cache
+def _release_flags(version: str) -> tuple[tuple[str, str | None, tuple[str, ...]], ...]:
+    """(long option, type, choices) of every flag of a release's real parser."""
+    from wizard.sglang.flags import load_table
+
+    return tuple(
+        (action.long_options[0], action.type, tuple(str(c) for c in action.choices or ()))
+        for action in load_table(version).actions
+        if action.long_options and action.kind not in ("help", "version")
+    )
+
+
+def _table_flag(rng: random.Random, models: list[str]) -> list[str]:
+    """Any flag of a release with a value of its type (or not)."""
+    option, kind, choices = rng.choice(_release_flags(rng.choice(["0.5.11", "0.5.23", "0.5.5"])))
+    roll = rng.random()
+    if roll < 0.15:
+        return [option]
+    if choices and roll < 0.6:
+        return [option, rng.choice(choices)]
+    if kind in ("int", "float") and roll < 0.85:
+        return [option, rng.choice(NUMBERS)]
+    return [option, _word(rng, models)]
+
+
 def _sglang_flags(rng: random.Random, models: list[str]) -> list[str]:
     argv: list[str] = []
     for _ in range(rng.randrange(0, 7)):
+        if rng.random() < 0.35:
+            argv += _table_flag(rng, models)
+            continue
         flag = rng.choice(SGLANG_FLAGS)
         roll = rng.random()
         if roll < 0.1:
@@ -240,6 +269,7 @@ _PROFILE_VALUES: list[Any] = [
     "", "x", "H100", "auto", "u@gpu-b:99999", "gpu-b:22", "[::1]:2222", "0.5.11", "latest", True,
     False, [], ["--tp", "2"], ["x"], {}, {"a": "b"}, "a" * 300, "env:HF_TOKEN", 1e30,
 ]
+_HUGE: list[Any] = [4294967297, 1099511627776, 2**63 - 1, 10**12, 10**30, 1e30]
 _PROFILE_KEYS = {
     "sglang_version": None, "description": None,
     "model": ["path", "context_length", "dtype", "quantization", "kv_cache_dtype", "revision"],
@@ -259,17 +289,28 @@ _PROFILE_KEYS = {
 }
 
 
-def _mutated_profile(rng: random.Random, base: dict[str, Any], models: list[str]) -> dict[str, Any]:
+_KEY_SWEEP = [(section, key) for section, keys in sorted(_PROFILE_KEYS.items())
+              for key in (keys or [None])]
+
+
+def _mutated_profile(rng: random.Random, base: dict[str, Any], models: list[str],
+                     first: tuple[str, str | None, bool] | None = None) -> dict[str, Any]:
+    """`base` with one to five keys set to odd values, or just `first` (one odd key in a valid
+    profile reaches further than five, most of which stop the profile at validation)."""
     data = json.loads(json.dumps(base))  # a deep copy of plain TOML data
     data.setdefault("model", {})["path"] = rng.choice([*models, data["model"].get("path", "m")])
-    for _ in range(rng.randrange(1, 6)):
-        section = rng.choice(sorted(_PROFILE_KEYS))
-        keys = _PROFILE_KEYS[section]
-        value = rng.choice(_PROFILE_VALUES)
-        if keys is None:
+    for number in range(1 if first else rng.randrange(1, 6)):
+        section, key = first[:2] if first and number == 0 else rng.choice(_KEY_SWEEP)
+        # sizes far out of range a quarter of the time (always in the sweep's first pass): loops
+        # and plans are sized by them
+        if first is not None and first[2]:
+            value: Any = rng.choice(_HUGE[:4])
+        else:
+            value = rng.choice(_HUGE if rng.random() < 0.25 else _PROFILE_VALUES)
+        if key is None:
             data[section] = value
         elif isinstance(data.get(section), dict) or section not in data:
-            data.setdefault(section, {})[rng.choice(keys)] = value
+            data.setdefault(section, {})[key] = value
     if rng.random() < 0.4:
         hosts = []
         for _ in range(rng.randrange(0, 4)):
@@ -300,15 +341,23 @@ def _profile_text(rng: random.Random, data: dict[str, Any]) -> str:
 
 
 def test_profiles(workdir: Path, model_dirs: dict[str, str]) -> None:
-    budget = Budget("profiles", cases=120, seconds=10)
+    budget = Budget("profiles", cases=200, seconds=10)
     models = sorted(model_dirs.values())
     bases = [tomllib.loads(p.read_text(encoding="utf-8")) for p in sorted(workdir.glob("*.toml"))]
+    # every key early in the run, alone in a valid profile: first set to a huge integer and checked,
+    # then to any odd value
+    sweep = [(*k, True) for k in budget.rng.sample(_KEY_SWEEP, len(_KEY_SWEEP))]
+    sweep += [(*k, False) for k in budget.rng.sample(_KEY_SWEEP, len(_KEY_SWEEP))]
     for index in budget:
         rng = budget.rng
-        data = _mutated_profile(rng, rng.choice(bases), models)
-        text = _profile_text(rng, data)
+        first = sweep[index] if index < len(sweep) else None
+        data = _mutated_profile(rng, rng.choice(bases), models, first)
+        text = data_text = _profile_text(rng, data) if first is None else tomli_w.dumps(data)
         path = workdir / f"fuzz-{index}.toml"
         path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        if first is not None and first[2]:
+            _assert_ok(budget, run_cli(["check", str(path)]), f"profile:\n{data_text[:4000]}\n")
+            continue
         argv = rng.choice([
             ["check", str(path)], ["check", "--json", str(path)],
             ["command", str(path)], ["command", str(path), "--all-nodes"],
