@@ -513,6 +513,8 @@ def safetensors_header_counts(root: Path) -> dict[str, int] | None:
                 if not isinstance(dim, int) or dim < 0:
                     return None
                 elements *= dim
+                if elements > MAX_CHECKPOINT_BYTES:  # not a real tensor: keep the other sources
+                    return None
             counts[dtype] = counts.get(dtype, 0) + elements
     return counts
 
@@ -951,7 +953,8 @@ def checkpoint_params(
     INT-n = 32/n per I32 element, zero points (1 per group) and F16 scales (1 per group) dropped.
     Returns (parameters, how) or None for a layout this does not know.
     """
-    c = {str(k).upper(): int(v) for k, v in counts.items() if int(v) >= 0}
+    c = {str(k).upper(): int(v) for k, v in counts.items()
+         if 0 <= int(v) <= MAX_CHECKPOINT_BYTES}  # a count beyond 1 PiB is not a checkpoint
     floats = sum(c.get(k, 0) for k in ("BF16", "F16", "F32", "F64"))
     f8 = c.get("F8_E4M3", 0) + c.get("F8_E5M2", 0)
     u8 = c.get("U8", 0)

@@ -116,6 +116,23 @@ def test_huge_but_readable_sizes_plan_without_crashing(
     assert "WILL NOT FIT" in text
 
 
+@pytest.mark.parametrize("shape", [[10**200, 10**200], [2**40, 2**40]])
+def test_an_absurd_safetensors_header_keeps_the_estimate(
+    workdir: Path, model_dirs: dict[str, str], shape: list[int]
+) -> None:
+    """A shard header whose tensor holds more than 1 PiB of elements is not used (it crashed the
+    plan with OverflowError: int too large to convert to float)."""
+    import struct
+
+    config = {**_config(model_dirs, "llama"), "quantization_config": {"quant_method": "fp8"}}
+    folder = Path(_model(workdir / "shard", config))
+    header = json.dumps({"w": {"dtype": "F8_E4M3", "shape": shape, "data_offsets": [0, 0]}})
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header.encode())
+    outcome = run_cli(["inspect", str(folder), "--gpu", "H100", "--json"])
+    _ok(outcome, (0, 1))
+    assert json.loads(outcome.out)["model"]["params_source"] == "estimate"
+
+
 def test_memory_bar_stays_in_its_width() -> None:
     from wizard.inspect_cli import _bar
 

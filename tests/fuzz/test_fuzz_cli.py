@@ -427,6 +427,23 @@ def test_model_configs(workdir: Path, model_dirs: dict[str, str]) -> None:
             total = rng.choice([1, 10**12, 10**300, -5, 1e300, "x", None, 2**64])
             index_text = json.dumps({"metadata": {"total_size": total}, "weight_map": {}})
             (folder / "model.safetensors.index.json").write_text(index_text)
+        if rng.random() < 0.2:  # a shard header (read for quantized checkpoints)
+            dims = [rng.choice([0, 1, 7, 4096, 2**40, 10**30, -1, 2.5, "x"])
+                    for _ in range(rng.randrange(0, 4))]
+            header = json.dumps({"w": {"dtype": rng.choice(["BF16", "U8", "F8_E4M3", "I32", "?"]),
+                                       "shape": dims, "data_offsets": [0, 0]}}).encode()
+            size = rng.choice([len(header), len(header), 0, 2**63, len(header) + 9])
+            (folder / "model.safetensors").write_bytes(size.to_bytes(8, "little") + header)
+            if rng.random() < 0.5:
+                try:
+                    config_data = json.loads(config)
+                except (ValueError, RecursionError):
+                    config_data = None
+                if isinstance(config_data, dict):  # quantized: the header is read
+                    config_data["quantization_config"] = {"quant_method": rng.choice(
+                        ["fp8", "modelopt_fp4", "awq", "compressed-tensors", "mxfp4"])}
+                    config = json.dumps(config_data, allow_nan=True)
+                    (folder / "config.json").write_text(config, encoding="utf-8")
         if rng.random() < 0.15:
             (folder / "generation_config.json").write_text(rng.choice(
                 ["{", "[]", _deep(50_000), '{"temperature": 1e400}']))
