@@ -10,10 +10,13 @@ STAMP := $(VENV)/.installed-stamp
 # which every start (a cold `check`, issue 13) would import first (a few ms); setuptools calls the
 # mode transitional, so a setuptools without it gets the default editable install. compileall: the
 # bytecode a wheel install has, even where PYTHONDONTWRITEBYTECODE keeps Python from writing it.
+# The compat mode's deprecation notice (a dozen lines on every install) is filtered by its first
+# words only: any other build warning still shows.
+QUIET_COMPAT := PYTHONWARNINGS='ignore:Compat editable installs'
 $(STAMP): pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]' --config-settings editable_mode=compat \
+	$(QUIET_COMPAT) $(BIN)/pip install -q -e '.[test]' --config-settings editable_mode=compat \
 		|| $(BIN)/pip install -q -e '.[test]'
 	$(BIN)/python -m compileall -q wizard screens
 	touch $(STAMP)

@@ -8,8 +8,10 @@ check on every keystroke stays pure CPU work.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -565,34 +567,123 @@ def report_json(report: Report, case_id: Any = None) -> dict[str, Any]:
     return out
 
 
-def case_gpu(case: Mapping[str, Any]) -> tuple[str | None, int | None]:
-    """The `gpu` and `gpus` of a batch case, checked: ValueError names the key for an unknown or
-    malformed kind, and for a count that is not a whole number of GPUs (0, -1, 2.5, true)."""
-    from wizard.gpus import UnknownGpuError, parse_gpu_count
+class CaseError(ValueError):
+    """A batch case whose fields do not have the documented types or ranges (names the field)."""
 
+
+@dataclass(frozen=True)
+class Case:
+    """A validated batch case."""
+
+    argv: list[str]
+    env: dict[str, str]
+    sglang_version: str
+    gpu: str | None
+    gpus: int | None
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}" + ("..." if len(value) > 40 else "")
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def validate_case(case: Any) -> Case:
+    """Check a batch case's fields; `CaseError` names the first bad field and what it takes.
+
+    `argv`: a list of strings (numbers allowed), `env`: an object of NAME -> string, `sglang_version`
+    and `gpu`: strings (a known version / GPU kind), `gpus`: an integer from 1 to MAX_GPUS; absent
+    or null fields take their defaults. Other keys are ignored.
+    """
+    from wizard.limits import MAX_GPUS
+
+    if not isinstance(case, Mapping):
+        raise CaseError(f"each line must be a JSON object, got {_json_kind(case)}")
+    argv_in = case.get("argv")
+    if argv_in is None:
+        argv_in = []
+    if not isinstance(argv_in, list):
+        raise CaseError(
+            f'"argv": expected a list of strings (["--model-path", "M", "--tp", "2"]), '
+            f"got {_json_kind(argv_in)}"
+        )
+    argv: list[str] = []
+    for index, word in enumerate(argv_in):
+        if isinstance(word, str):
+            argv.append(word)
+        elif isinstance(word, int) and not isinstance(word, bool):
+            argv.append(str(word))
+        else:
+            raise CaseError(f'"argv"[{index}]: expected a string, got {_json_kind(word)}')
+    env_in = case.get("env")
+    if env_in is None:
+        env_in = {}
+    if not isinstance(env_in, Mapping):
+        raise CaseError(
+            f'"env": expected an object of NAME -> value ({{"SGLANG_ENABLE_SPEC_V2": "1"}}), '
+            f"got {_json_kind(env_in)}"
+        )
+    env: dict[str, str] = {}
+    for name, value in env_in.items():
+        if not _ENV_NAME_RE.fullmatch(str(name)):
+            raise CaseError(f'"env": {str(name)[:60]!r} is not an environment variable name')
+        if isinstance(value, str):
+            env[str(name)] = value
+        elif isinstance(value, int) and not isinstance(value, bool):
+            env[str(name)] = str(value)
+        else:
+            raise CaseError(f'"env"."{name}": expected a string, got {_json_kind(value)}')
+    version = case.get("sglang_version")
+    if version is None:
+        version = default_version()
+    if not isinstance(version, str):
+        raise CaseError(f'"sglang_version": expected a string like "0.5.11", got {_json_kind(version)}')
+    try:
+        resolve_version(version)
+    except ValueError as exc:
+        raise CaseError(f'"sglang_version": {exc}') from None
     gpu = case.get("gpu")
-    gpus = case.get("gpus")
     if gpu is not None:
         if not isinstance(gpu, str):
-            raise ValueError(f'"gpu" must be a GPU kind name (a string), got {gpu!r}')
+            raise CaseError(f'"gpu": expected a GPU kind like "H100", got {_json_kind(gpu)}')
         try:
             gpu = lookup(gpu).spec
-        except UnknownGpuError as exc:
-            raise ValueError(f'"gpu": {exc}') from None
-    if gpus is not None:
-        gpus = parse_gpu_count(gpus, '"gpus"')
-    return gpu, gpus
+        except ValueError as exc:
+            raise CaseError(f'"gpu": {exc}') from None
+    gpus = case.get("gpus")
+    if gpus is not None and (
+        isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS
+    ):
+        raise CaseError(
+            f'"gpus": expected an integer from 1 to {MAX_GPUS}, got {_json_kind(gpus)}'
+        )
+    return Case(argv, env, version, gpu, gpus)
 
 
 def check_case(case: Mapping[str, Any]) -> dict[str, Any]:
-    """One batch case (`check --jsonl` / conformance): `{"id", "argv", "env", "sglang_version", "gpu", "gpus"}`."""
-    gpu, gpus = case_gpu(case)
+    """One batch case (`check --jsonl` / conformance): `{"id", "argv", "env", "sglang_version", "gpu", "gpus"}`.
+
+    Raises `CaseError` (a ValueError naming the field) when a field is malformed."""
+    valid = validate_case(case)
     report = check_argv(
-        [str(x) for x in case.get("argv", [])],
-        sglang_version=str(case.get("sglang_version") or default_version()),
-        env={str(k): str(v) for k, v in (case.get("env") or {}).items()},
-        gpu=gpu,
-        gpus=gpus,
+        valid.argv,
+        sglang_version=valid.sglang_version,
+        env=valid.env,
+        gpu=valid.gpu,
+        gpus=valid.gpus,
         paths_local=True,
     )
     return report_json(report, case.get("id"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -93,9 +94,20 @@ def _check_profile_file(path: str, args: argparse.Namespace) -> Report:
         profile = load_profile(path)
     except ProfileError as exc:
         raise ToolInputError(str(exc)) from None
-    if args.sglang_version:
+    if args.sglang_version is not None:
+        _check_version_option(args.sglang_version)
         profile = profile.model_copy(update={"sglang_version": args.sglang_version})
     return check_profile(profile, gpu=args.gpu, gpus=args.gpus)
+
+
+def _check_version_option(version: str) -> None:
+    """`--sglang-version` must name a version (exit 2 otherwise, before anything is checked)."""
+    from wizard.sglang.versions import VersionError, resolve_version
+
+    try:
+        resolve_version(version)
+    except VersionError as exc:
+        raise ToolInputError(f"--sglang-version: {exc}") from None
 
 
 def _check_command(words: list[str], args: argparse.Namespace) -> Report:
@@ -110,11 +122,11 @@ def _check_command(words: list[str], args: argparse.Namespace) -> Report:
         raise ToolInputError(str(exc)) from None
     from wizard.sglang.releases import default_version
 
-    version = args.sglang_version or default_version()
+    version = default_version() if args.sglang_version is None else args.sglang_version
     try:
         resolve_version(version)
     except VersionError as exc:
-        raise ToolInputError(str(exc)) from None
+        raise ToolInputError(f"--sglang-version: {exc}") from None
     return check_argv(
         parts.argv, sglang_version=version, env=parts.env, gpu=args.gpu, gpus=args.gpus
     )
@@ -133,31 +145,56 @@ def _batch(source: str, out: TextIO) -> int:
 
 
 def _batch_lines(lines: Iterable[str], source: str, out: TextIO) -> int:
-    """One report per input line, same order; exit 2 if any line was bad, else 1 if any refused."""
+    """One report per input line, same order; exit 2 if any line was bad, else 1 if any refused.
+
+    A bad line (not JSON, a field of the wrong type or range) gets an `input-error` report with
+    its id (read from the text when the line is not JSON) and the batch goes on."""
     from wizard.api import check_case
 
     worst = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        case: Any = None
         try:
             case = json.loads(line)
-            if not isinstance(case, dict):
-                raise ValueError("each line must be a JSON object")
             result = check_case(case)
-        except (ValueError, TypeError) as exc:
-            result = {
-                "id": None,
-                "line": number,
-                "verdict": "input-error",
-                "error": f"{source}:{number}: {exc}",
-            }
+        except (ValueError, TypeError, RecursionError) as exc:
+            message = (
+                "nested too deeply" if isinstance(exc, RecursionError)
+                else f"not JSON ({exc})" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            )
+            result = _input_error(case, line, f"{source}:{number}: {message}", number)
+            worst = 2
+        except Exception as exc:  # a bug must not lose the lines after this one
+            result = _input_error(
+                case, line, f"{source}:{number}: internal error ({type(exc).__name__}: {exc}); "
+                "please report it with this line", number, verdict="internal-error",
+            )
             worst = 2
         else:
             if result["verdict"] == "error" and worst == 0:
                 worst = 1
         out.write(json.dumps(result, default=str) + "\n")
     return worst
+
+
+_ID_IN_TEXT = re.compile(r'"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")')
+
+
+def _input_error(
+    case: Any, line: str, error: str, number: int, verdict: str = "input-error"
+) -> dict[str, Any]:
+    """The report of a line that could not be checked, with the line's id when it has one."""
+    if isinstance(case, dict):
+        case_id = case.get("id")
+    else:
+        match = _ID_IN_TEXT.search(line) if case is None else None
+        try:
+            case_id = json.loads(match.group(1)) if match else None
+        except ValueError:
+            case_id = None
+    return {"id": case_id, "line": number, "verdict": verdict, "error": error}
 
 
 _TAGS = {"error": "ERROR", "adjusted": "ADJUSTED", "warning": "WARNING", "info": "info"}

@@ -70,7 +70,7 @@ def run_export(args: argparse.Namespace) -> int:
         profile = load_profile(args.profile)
     except ProfileError as exc:
         raise ToolInputError(str(exc)) from None
-    version = args.sglang_version or profile.sglang_version
+    version = profile.sglang_version if args.sglang_version is None else args.sglang_version
     try:
         resolve_version(version)
     except VersionError as exc:
@@ -95,12 +95,17 @@ def run_export(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     path = Path(args.output)
-    if path.exists() and not args.force:
-        raise ToolInputError(f"{path} exists; pass --force to replace it (nothing was written)")
+    shown = str(path) if len(str(path)) <= 120 else f"{str(path)[:60]}…{str(path)[-60:]}"
     try:
+        if path.exists() and not args.force:
+            raise ToolInputError(
+                f"{shown} exists; pass --force to replace it (nothing was written)"
+            )
         written = write_text(path, text, mode=0o700 if args.format == "sbatch" else 0o600)
-    except OSError as exc:
-        raise ToolInputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    except OSError as exc:  # a name too long for the file system, no such folder, no permission
+        raise ToolInputError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL character in the name
+        raise ToolInputError(f"{shown!r}: not a usable file name ({exc})") from None
     print(f"sglang-wizard: wrote {written}", file=sys.stderr)
     return 0
 

@@ -25,11 +25,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from wizard.limits import MAX_GPUS
+
 MIB = 1024 * 1024
 DATA_FILE = Path(__file__).resolve().parent / "data" / "gpus.json"
 CUSTOM_PREFIX = "custom:"
 CUSTOM_EXAMPLES = "custom:sm=8.9,mem=48GB (NVIDIA) or custom:arch=gfx942,mem=192GB (AMD)"
-MAX_GPU_COUNT = 65536  # a sane bound for counts typed by hand (a 1k-node cluster of 8 GPUs fits)
+MAX_GPU_COUNT = MAX_GPUS  # GPUs of one node or launch typed by hand (wizard.limits)
 MAX_MEMORY_MIB = 16 * 1024 * 1024  # 16 TiB per GPU: anything above is a typo
 
 

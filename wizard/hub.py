@@ -530,7 +530,33 @@ def search_models(query: str, limit: int = 20, settings: HubSettings | None = No
         data = response.json()
         return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m][:limit]
     except failures as exc:
-        raise _map_error(exc, text, None, s) from None
+        raise _search_error(exc, text, s) from None
+
+
+def _search_error(exc: BaseException, query: str, settings: HubSettings) -> HubError:
+    """Why a Hub search failed and what to do: a search term is not a repo id, so the hints of
+    reading one (`hf download TERM`, "not in the HF cache") do not apply."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    where = f"search the Hub ({settings.endpoint}) for {query!r}"
+    cached = (
+        "models already in the HF cache are listed without the network; or type a repo id "
+        "ORG/NAME or a local model folder"
+    )
+    if status in (401, 403):
+        return HubError(
+            query, "auth", f"cannot {where}: HTTP {status} for the token ({settings.token_source})",
+            "renew the token (`hf auth login`) or unset HF_TOKEN; " + cached,
+        )
+    if status is not None:
+        return HubError(
+            query, "hub", f"cannot {where}: HTTP {status}",
+            "try again later, or set HF_ENDPOINT to a mirror; " + cached,
+        )
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return HubError(
+        query, "network", f"cannot {where} ({reason})",
+        "check the network or HF_ENDPOINT (HF_HUB_OFFLINE=1 searches the HF cache only); " + cached,
+    )
 
 
 def _short_name(target: str) -> str:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
+from wizard import limits
 from wizard.applicability import (
     DraftCheck,
     algorithm_options,
@@ -102,7 +104,8 @@ def _load(path: str, what: str, revision: str | None = None) -> ModelFacts:
     except HubError as exc:  # its message starts with the repo id
         raise ToolInputError(f"{what}: {exc}") from None
     except ModelReadError as exc:
-        raise ToolInputError(f"{what} {path}: {exc}") from None
+        shown = path if len(path) <= 120 else f"{path[:60]}…{path[-60:]}"
+        raise ToolInputError(f"{what} {shown}: {exc}") from None
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -269,8 +272,42 @@ def _draft_checks(
     return [c for c in checks if not c.ok]
 
 
+# Integer options and their sane range (wizard.limits): outside it, exit 2 naming the option.
+_INT_RANGES = {
+    "tp": (1, limits.MAX_PARALLEL),
+    "num_draft_tokens": (1, limits.MAX_SPEC_COUNT),
+    "num_steps": (1, limits.MAX_SPEC_COUNT),
+    "topk": (1, limits.MAX_SPEC_COUNT),
+    "max_running_requests": (1, limits.MAX_BATCH),
+    "context_length": (1, limits.MAX_TOKENS),
+}
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse option values outside their sane range before anything is read (exit 2)."""
+    for name, (low, high) in _INT_RANGES.items():
+        value = getattr(args, name, None)
+        if value is not None and not limits.int_in_range(value, low, high):
+            raise ToolInputError(
+                f"--{name.replace('_', '-')} must be an integer from {low} to {high}, got {value}"
+            )
+    if args.mem_fraction is not None and not limits.fraction_ok(args.mem_fraction):
+        raise ToolInputError(
+            "--mem-fraction must be a number greater than 0 and at most 1 (e.g. 0.85), "
+            f"got {args.mem_fraction}"
+        )
+    if args.sglang_version is not None:
+        from wizard.sglang.versions import VersionError, resolve_version
+
+        try:
+            resolve_version(args.sglang_version)
+        except VersionError as exc:
+            raise ToolInputError(f"--sglang-version: {exc}") from None
+
+
 def run_inspect(args: argparse.Namespace) -> int:
     """Print facts (and a plan); return 1 when the plan says it will not fit."""
+    _check_options(args)
     s = _settings(args)
     if not s["model_dir"]:
         raise ToolInputError("give MODEL (a folder or Hub id ORG/NAME, or a --profile with model.path)")
@@ -416,7 +453,12 @@ def _bar(plan: MemoryPlan, width: int = 50) -> str:
     ]
     out = ""
     for mark, gib in parts:
-        out += mark * round(max(gib, 0) / total * width)
+        share = gib / total if total > 0 else 0.0
+        if not math.isfinite(share):  # inf / nan from absurd sizes: a full bar, not a crash
+            share = 1.0 if share > 0 else 0.0
+        out += mark * round(min(max(share, 0.0), 1.0) * width)
+        if len(out) >= width:
+            break
     out = out[:width]
     return "[" + out.ljust(width, ".") + "]"
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
+from wizard import limits
 from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
 from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
@@ -291,6 +292,25 @@ class _Weights:
         return body + ends + self.vision / tp
 
 
+#: Above 1 the plan still says "will not fit"; beyond this the number is not a fraction at all.
+MAX_MEM_FRACTION = 16.0
+
+
+def _check_plan_ranges(
+    parallel: dict[str, int | None],
+    batch: dict[str, int | None],
+    tokens: dict[str, int | None],
+    spec: dict[str, int | None],
+) -> None:
+    """ValueError naming the first size outside the range the plan (and any machine) has."""
+    for group, high in ((parallel, limits.MAX_PARALLEL * limits.MAX_NODES),
+                        (batch, limits.MAX_BATCH), (tokens, limits.MAX_TOKENS),
+                        (spec, limits.MAX_SPEC_COUNT)):
+        for name, value in group.items():
+            if value is not None and abs(value) > high:
+                raise ValueError(f"{name} {value} is outside the plan's range (at most {high})")
+
+
 @dataclass(frozen=True)
 class MemoryInputs:
     """Everything one memory plan reads: the model, the GPUs and the values SGLang resolved.
@@ -393,6 +413,23 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     swa_full_tokens_ratio = inputs.swa_full_tokens_ratio
     if tp < 1 or gpus < 1 or pp < 1 or dp < 1:
         raise ValueError("tp, pp, dp and the GPU count must be at least 1")
+    _check_plan_ranges(
+        {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "GPU count": gpus},
+        {"--max-running-requests": max_running_requests, "--cuda-graph-max-bs": cuda_graph_max_bs},
+        {"--context-length": context_length, "--chunked-prefill-size": chunked_prefill_size,
+         "--page-size": page_size},
+        {"--speculative-num-draft-tokens": num_draft_tokens, "--speculative-num-steps": num_steps,
+         "--speculative-eagle-topk": topk},
+    )
+    for name, number in (("--mem-fraction-static", mem_fraction), ("free memory", free_gib),
+                         ("--swa-full-tokens-ratio", swa_full_tokens_ratio)):
+        if number is not None and not math.isfinite(number):
+            raise ValueError(f"{name} must be a finite number, got {number}")
+    if mem_fraction is not None and not 0 < mem_fraction <= MAX_MEM_FRACTION:
+        raise ValueError(
+            "--mem-fraction-static is a fraction of the GPU memory (e.g. 0.85), "
+            f"got {mem_fraction}"
+        )
     if tp * pp > gpus:
         what = f"tp {tp}" if pp == 1 else f"tp {tp} x pp {pp}"
         raise ValueError(f"{what} needs {tp * pp} GPUs but only {gpus} are given")
@@ -801,9 +838,9 @@ def _piecewise_graph_tokens(max_tokens: int) -> int:
         + list(range(288, 513, 32))
         + list(range(576, 1025, 64))
         + list(range(1280, 4097, 256))
-        + list(range(4608, max_tokens + 1, 512))
     )
-    return sum(1 for s in sizes if s <= max_tokens)
+    tail = max(0, (max_tokens - 4608) // 512 + 1)  # range(4608, max_tokens + 1, 512), counted
+    return sum(1 for s in sizes if s <= max_tokens) + tail
 
 
 def _sglang_base_reserve_mib(

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from wizard.limits import MAX_CHECKPOINT_BYTES, MAX_CONFIG_INT, MAX_JSON_DEPTH, MAX_LAYERS
+
 CONFIG_FILE = "config.json"
 INDEX_FILE = "model.safetensors.index.json"
 GENERATION_CONFIG_FILE = "generation_config.json"
@@ -141,9 +143,31 @@ def resolve_model_dir(path: str | Path) -> Path:
 
     Accepts a plain model folder, an HF cache repo folder `models--ORG--NAME` (uses the snapshot
     named by `refs/main`, else the newest snapshot) or its `snapshots` folder. Raises
-    ModelReadError when no `config.json` can be found.
+    ModelReadError when no `config.json` can be found, or the path cannot be looked at (a name
+    too long for the file system, a folder without permission).
     """
     root = Path(path).expanduser()
+    try:
+        return _resolve_model_dir(root)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ModelReadError(
+            CONFIG_FILE, None, f"cannot read model folder {_short(str(root))} ({reason})",
+            "check the path (a model folder, or an HF cache folder models--ORG--NAME)",
+        ) from None
+    except ValueError as exc:  # a NUL character in the path
+        raise ModelReadError(
+            CONFIG_FILE, None, f"model folder {_short(str(root))!r} is not a usable path ({exc})",
+            "check the path",
+        ) from None
+
+
+def _short(text: str, limit: int = 120) -> str:
+    """`text`, cut in the middle when longer than `limit` (a 300-character path in a message)."""
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2:]}"
+
+
+def _resolve_model_dir(root: Path) -> Path:
     if not root.exists():
         raise ModelReadError(
             CONFIG_FILE,
@@ -473,7 +497,7 @@ def safetensors_header_counts(root: Path) -> dict[str, int] | None:
                 if not 0 < size <= SAFETENSORS_HEADER_MAX:
                     return None
                 header = json.loads(handle.read(size))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None  # a shard being downloaded or not safetensors: keep the other sources
         if not isinstance(header, dict):
             return None
@@ -489,6 +513,8 @@ def safetensors_header_counts(root: Path) -> dict[str, int] | None:
                 if not isinstance(dim, int) or dim < 0:
                     return None
                 elements *= dim
+                if elements > MAX_CHECKPOINT_BYTES:  # not a real tensor: keep the other sources
+                    return None
             counts[dtype] = counts.get(dtype, 0) + elements
     return counts
 
@@ -510,9 +536,37 @@ def _parse_json(file: str, text: str) -> dict[str, Any]:
         raise ModelReadError(
             file, None, f"is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})"
         ) from None
+    except RecursionError:  # nested deeper than the parser's stack
+        too_deep = True
+    else:
+        too_deep = json_depth(data) > MAX_JSON_DEPTH
+    if too_deep:
+        raise ModelReadError(
+            file, None, f"is nested more than {MAX_JSON_DEPTH} levels deep",
+            "a model's JSON files nest a few levels; check that this is the model's real file",
+        )
     if not isinstance(data, dict):
         raise ModelReadError(file, None, f"expected a JSON object, got {_kind(data)}")
     return data
+
+
+def json_depth(data: Any) -> int:
+    """How deeply objects and lists nest in parsed JSON (without recursion: any depth)."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if depth > MAX_JSON_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _kind(value: object) -> str:
@@ -550,7 +604,9 @@ class _Section:
     def error(self, name: str, message: str) -> ModelReadError:
         return ModelReadError(self.file, self.key(name), message)
 
-    def opt_int(self, name: str, *, minimum: int = 0) -> int | None:
+    def opt_int(
+        self, name: str, *, minimum: int = 0, maximum: int = MAX_CONFIG_INT
+    ) -> int | None:
         value = self.data.get(name)
         if value is None:
             return None
@@ -561,6 +617,10 @@ class _Section:
                 raise self.error(name, f"expected an integer, got {_kind(value)} {value!r}")
         if value < minimum:
             raise self.error(name, f"expected an integer >= {minimum}, got {value}")
+        if value > maximum:
+            raise self.error(
+                name, f"expected an integer from {minimum} to {maximum}, got {value}"
+            )
         return int(value)
 
     def req_int(self, name: str, default: int | None = None, *, minimum: int = 0) -> int:
@@ -628,15 +688,19 @@ class _Layered:
             return self.top
         return self.text if self.text is not None else self.top
 
-    def opt_int(self, name: str, *, minimum: int = 0) -> int | None:
-        return self.pick(name).opt_int(name, minimum=minimum)
+    def opt_int(
+        self, name: str, *, minimum: int = 0, maximum: int = MAX_CONFIG_INT
+    ) -> int | None:
+        return self.pick(name).opt_int(name, minimum=minimum, maximum=maximum)
 
     def req_int(self, name: str, default: int | None = None, *, minimum: int = 0) -> int:
         return self.pick(name).req_int(name, default, minimum=minimum)
 
-    def first_int(self, *names: str, minimum: int = 0) -> int | None:
+    def first_int(
+        self, *names: str, minimum: int = 0, maximum: int = MAX_CONFIG_INT
+    ) -> int | None:
         for name in names:
-            value = self.opt_int(name, minimum=minimum)
+            value = self.opt_int(name, minimum=minimum, maximum=maximum)
             if value is not None:
                 return value
         return None
@@ -717,7 +781,9 @@ def facts_from_files(
     hidden = cfg.first_int("hidden_size", "d_model", "n_embd", minimum=1)
     if hidden is None:
         raise cfg.missing("hidden_size")
-    num_layers = cfg.first_int("num_hidden_layers", "n_layer", "num_layers", minimum=1)
+    num_layers = cfg.first_int(
+        "num_hidden_layers", "n_layer", "num_layers", minimum=1, maximum=MAX_LAYERS
+    )
     if num_layers is None:
         raise cfg.missing("num_hidden_layers")
     heads = cfg.first_int("num_attention_heads", "n_head", minimum=1)
@@ -761,7 +827,8 @@ def facts_from_files(
 
     moe = _moe_info(cfg, num_layers)
     mtp_layers = max(
-        cfg.opt_int("num_nextn_predict_layers") or 0, cfg.opt_int("mtp_num_hidden_layers") or 0
+        cfg.opt_int("num_nextn_predict_layers", maximum=MAX_LAYERS) or 0,
+        cfg.opt_int("mtp_num_hidden_layers", maximum=MAX_LAYERS) or 0,
     )
 
     dtype = _dtype(cfg)
@@ -886,7 +953,8 @@ def checkpoint_params(
     INT-n = 32/n per I32 element, zero points (1 per group) and F16 scales (1 per group) dropped.
     Returns (parameters, how) or None for a layout this does not know.
     """
-    c = {str(k).upper(): int(v) for k, v in counts.items() if int(v) >= 0}
+    c = {str(k).upper(): int(v) for k, v in counts.items()
+         if 0 <= int(v) <= MAX_CHECKPOINT_BYTES}  # a count beyond 1 PiB is not a checkpoint
     floats = sum(c.get(k, 0) for k in ("BF16", "F16", "F32", "F64"))
     f8 = c.get("F8_E4M3", 0) + c.get("F8_E5M2", 0)
     u8 = c.get("U8", 0)
@@ -1123,12 +1191,12 @@ def _index_total_size(files: Mapping[str, str]) -> int | None:
                 metadata_data = None
             if isinstance(metadata_data, dict):
                 metadata = _Section(INDEX_FILE, metadata_data, "metadata.")
-                return metadata.opt_int("total_size", minimum=1)
+                return metadata.opt_int("total_size", minimum=1, maximum=MAX_CHECKPOINT_BYTES)
     index = _Section(INDEX_FILE, _parse_json(INDEX_FILE, text))
     section = index.opt_section("metadata")
     if section is None:
         return None
-    return section.opt_int("total_size", minimum=1)
+    return section.opt_int("total_size", minimum=1, maximum=MAX_CHECKPOINT_BYTES)
 
 
 def _module_matches(pattern: str, module: str) -> bool:

@@ -37,10 +37,19 @@ from pydantic import (
 from wizard.files import PRIVATE_MODE, write_text
 
 # The path helpers live in wizard.profile_paths (no pydantic); callers may import them from here.
+from wizard.limits import (
+    MAX_BATCH,
+    MAX_GPUS,
+    MAX_NODES,
+    MAX_PARALLEL,
+    MAX_SPEC_COUNT,
+    MAX_TOKENS,
+)
 from wizard.profile_paths import EXPORTS_DIR_ENV as EXPORTS_DIR_ENV
 from wizard.profile_paths import PROFILES_DIR_ENV as PROFILES_DIR_ENV
 from wizard.profile_paths import builtin_profiles_dir as builtin_profiles_dir
 from wizard.profile_paths import exports_dir as exports_dir
+from wizard.profile_paths import find_profile as find_profile
 from wizard.profile_paths import list_profiles as list_profiles
 from wizard.profile_paths import profile_path as profile_path
 from wizard.profile_paths import profiles_dir as profiles_dir
@@ -60,11 +69,18 @@ SCHEMA_VERSION = 1
 DEFAULT_SGLANG_VERSION = "0.5.11"
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
-GpuCount = Annotated[StrictInt, Field(ge=1, le=65536)]  # wizard.gpus.MAX_GPU_COUNT
+# Sane ranges (wizard.limits): far above any machine, low enough that no plan, loop or node list
+# sized by them runs away (nnodes = 2**40 used to spin in the rules).
+ParallelSize = Annotated[StrictInt, Field(ge=1, le=MAX_PARALLEL)]
+NodeCount = Annotated[StrictInt, Field(ge=1, le=MAX_NODES)]
+GpuCount = Annotated[StrictInt, Field(ge=1, le=MAX_GPUS)]
+TokenCount = Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)]
+BatchSize = Annotated[StrictInt, Field(ge=1, le=MAX_BATCH)]
+TokenInt = Annotated[StrictInt, Field(ge=-1, le=MAX_TOKENS)]  # -1: "off" (chunked prefill)
 Port = Annotated[StrictInt, Field(ge=1, le=65535)]
 #: Steps, topk and draft tokens: SGLang sizes buffers by them; 0 or less is meaningless and more
 #: than 1024 is a typo (the memory plan of 10**20 steps is not a plan).
-SpecCount = Annotated[StrictInt, Field(ge=1, le=1024)]
+SpecCount = Annotated[StrictInt, Field(ge=1, le=MAX_SPEC_COUNT)]
 Fraction = Annotated[StrictFloat | StrictInt, Field(gt=0, le=1)]
 NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
 
@@ -91,6 +107,24 @@ def _env_name(name: str) -> str:
 
 
 EnvName = Annotated[StrictStr, AfterValidator(_env_name)]
+
+# `user@host:port`, `host:port`, `[v6]:port`: the port part, as the SSH layer reads it.
+_HOST_PORT = re.compile(r"^(?:[^@\s]+@)?(?:\[[^\]]+\]|[^:@\s\[\]]+):(?P<port>\d+)$")
+
+
+def _host_spec(value: str) -> str:
+    """An SSH host (`alias`, `user@host`, `host:port`): a port in it must be 1..65535, as
+    `port = ...` must (the SSH layer refuses it only at launch)."""
+    match = _HOST_PORT.match(value.strip())
+    if match is not None and not 1 <= int(match["port"]) <= 65535:
+        raise _NotAllowed(
+            f"port {match['port']} in {value!r} is outside 1..65535",
+            "HOST, USER@HOST or USER@HOST:PORT with a port from 1 to 65535",
+        )
+    return value
+
+
+HostSpec = Annotated[StrictStr, Field(min_length=1), AfterValidator(_host_spec)]
 FiniteNumber = Annotated[StrictFloat, Field(allow_inf_nan=False)] | StrictInt
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -138,7 +172,7 @@ class ModelSection(_Section):
     revision: NonEmptyStr | None = None
     dtype: Literal["auto", "half", "float16", "bfloat16", "float", "float32"] | None = None
     trust_remote_code: StrictBool = False
-    context_length: PositiveInt | None = None
+    context_length: TokenCount | None = None
     quantization: NonEmptyStr | None = None
     kv_cache_dtype: NonEmptyStr | None = None
     load_format: NonEmptyStr | None = None
@@ -147,13 +181,13 @@ class ModelSection(_Section):
 class ParallelSection(_Section):
     """Tensor / data / pipeline parallelism."""
 
-    tp: PositiveInt = 1
-    dp: PositiveInt = 1
-    pp: PositiveInt = 1
+    tp: ParallelSize = 1
+    dp: ParallelSize = 1
+    pp: ParallelSize = 1
     enable_dp_attention: StrictBool = False
-    attn_dp_size: PositiveInt | None = Field(default=None, description="0.5.23: --attn-dp-size")
-    ep: PositiveInt | None = None
-    nnodes: PositiveInt = 1
+    attn_dp_size: ParallelSize | None = Field(default=None, description="0.5.23: --attn-dp-size")
+    ep: ParallelSize | None = None
+    nnodes: NodeCount = 1
 
 
 class SpeculativeSection(_Section):
@@ -176,12 +210,12 @@ class SpeculativeSection(_Section):
     adaptive: StrictBool = False
     enable_multi_layer_eagle: StrictBool = False
     skip_dp_mlp_sync: StrictBool = False
-    dflash_block_size: StrictInt | None = None
-    draft_window_size: StrictInt | None = None
-    ngram_min_bfs_breadth: StrictInt | None = None
-    ngram_max_bfs_breadth: StrictInt | None = None
+    dflash_block_size: TokenInt | None = None
+    draft_window_size: TokenInt | None = None
+    ngram_min_bfs_breadth: TokenInt | None = None
+    ngram_max_bfs_breadth: TokenInt | None = None
     ngram_external_corpus_path: NonEmptyStr | None = None
-    ngram_external_sam_budget: StrictInt | None = None
+    ngram_external_sam_budget: TokenInt | None = None
     use_rejection_sampling: StrictBool = False
 
 
@@ -194,7 +228,7 @@ class HybridSection(_Section):
             description="0.5.11 --mamba-scheduler-strategy, 0.5.23 --mamba-radix-cache-strategy",
         )
     )
-    track_interval: StrictInt | None = None
+    track_interval: TokenInt | None = None
 
 
 class AttentionSection(_Section):
@@ -203,17 +237,17 @@ class AttentionSection(_Section):
     backend: NonEmptyStr | None = None
     prefill_backend: NonEmptyStr | None = None
     decode_backend: NonEmptyStr | None = None
-    page_size: PositiveInt | None = None
+    page_size: TokenCount | None = None
 
 
 class MemorySection(_Section):
     """Memory pool, concurrency and CUDA graphs."""
 
     mem_fraction_static: Fraction | None = None
-    max_running_requests: PositiveInt | None = None
-    chunked_prefill_size: StrictInt | None = None
-    cuda_graph_max_bs: PositiveInt | None = None
-    cuda_graph_bs: list[PositiveInt] | None = None
+    max_running_requests: BatchSize | None = None
+    chunked_prefill_size: TokenInt | None = None
+    cuda_graph_max_bs: BatchSize | None = None
+    cuda_graph_bs: list[BatchSize] | None = None
     disable_cuda_graph: StrictBool = False
 
 
@@ -298,10 +332,10 @@ class GpuSection(_Section):
 class SshSection(_Section):
     """Where to launch: an ~/.ssh/config alias or user@host:port, optional jump hosts."""
 
-    host: NonEmptyStr | None = None
+    host: HostSpec | None = None
     user: NonEmptyStr | None = None
     port: Port | None = None
-    jump: list[NonEmptyStr] = Field(default_factory=list)
+    jump: list[HostSpec] = Field(default_factory=list)
     identity_file: NonEmptyStr | None = None
     python: NonEmptyStr = "python3"
     workdir: NonEmptyStr | None = None
@@ -310,7 +344,7 @@ class SshSection(_Section):
 class NodeEntry(_Section):
     """One node of a multi-node launch (its rank is its position in `nodes.hosts`)."""
 
-    host: NonEmptyStr = Field(description="~/.ssh/config alias, host or user@host:port")
+    host: HostSpec = Field(description="~/.ssh/config alias, host or user@host:port")
     user: NonEmptyStr | None = None
     port: Port | None = None
     address: NonEmptyStr | None = Field(
@@ -334,7 +368,7 @@ class NodeEntry(_Section):
 class NodesSection(_Section):
     """Several nodes: the hosts (rank 0 first), the rendezvous address and port, shared hints."""
 
-    hosts: list[NodeEntry] = Field(default_factory=list)
+    hosts: list[NodeEntry] = Field(default_factory=list, max_length=MAX_NODES)
     rendezvous_host: NonEmptyStr | None = Field(
         default=None,
         description="rank 0's address as every node reaches it (default: hosts[0].address or host)",
@@ -584,6 +618,7 @@ _BOUNDS: dict[str, str] = {
     "less_than": "must be less than {lt}",
     "string_too_short": "must not be empty",
     "too_short": "must have at least {min_length} item(s)",
+    "too_long": "must have at most {max_length} item(s)",
     "finite_number": "must be a finite number",
     "string_unicode": "contains a character that cannot be saved as UTF-8",
 }
@@ -950,10 +985,24 @@ def _scan_keys(text: str) -> Iterable[tuple[int, str, bool]]:
 
 
 def locate_keys(text: str) -> dict[str, int]:
-    """Map dotted keys to the 1-based line where they are defined in TOML text (tables and keys)."""
+    """Map dotted keys to the 1-based line where they are defined in TOML text (tables and keys).
+
+    Keys under an array of tables are also mapped with their index (`nodes.hosts[1].host`), so a
+    problem in the second node points at the second node's line."""
     lines: dict[str, int] = {}
-    for number, key, _ in _scan_keys(text):
+    raw = _toml_lines(text)
+    counts: dict[str, int] = {}
+    array: tuple[str, str] | None = None  # (table, table[index]) of the current [[table]]
+    for number, key, is_header in _scan_keys(text):
+        if is_header:
+            array = None
+            if raw[number - 1].lstrip().startswith("[["):
+                index = counts.get(key, 0)
+                counts[key] = index + 1
+                array = (key, f"{key}[{index}]")
         lines.setdefault(key, number)
+        if array is not None and (key == array[0] or key.startswith(array[0] + ".")):
+            lines.setdefault(array[1] + key[len(array[0]):], number)
     return lines
 
 
@@ -982,6 +1031,8 @@ def _key_at_line(text: str, line: int) -> str | None:
 
 
 def _line_for(key: str, located: Mapping[str, int]) -> int | None:
+    if key in located:
+        return located[key]
     probe = re.sub(r"\[\d+\]", "", key)
     while probe:
         if probe in located:
@@ -1198,11 +1249,18 @@ def profile_to_toml(profile: Profile) -> str:
 
 
 def load_profile(path: str | Path) -> Profile:
-    """Read a profile file; every failure is a `ProfileError` naming the file."""
+    """Read a profile file; every failure is a `ProfileError` naming the file.
+
+    A bare NAME that is not a file here (`qwen3.6-27b-mtp-a6000`, `.toml` optional) is the saved
+    profile of that name, else the ready one: the names `sglang-wizard profiles` lists.
+    """
     p = Path(path)
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
+        named = find_profile(str(path)) if isinstance(path, str) else None
+        if named is not None:
+            return load_profile(named)
         raise ProfileError(
             str(p),
             [
@@ -1220,7 +1278,10 @@ def load_profile(path: str | Path) -> Profile:
             [Problem(None, None, "is a directory, not a profile file", "a profile file (.toml)")],
         ) from None
     except OSError as exc:
-        raise ProfileError(str(p), [Problem(None, None, f"cannot read: {exc.strerror}")]) from None
+        reason = exc.strerror or str(exc)
+        raise ProfileError(_short_path(p), [Problem(None, None, f"cannot read: {reason}")]) from None
+    except ValueError as exc:  # a NUL character in the path
+        raise ProfileError(_short_path(p), [Problem(None, None, f"not a usable path ({exc})")]) from None
     try:
         text = raw.decode("utf-8-sig")  # a BOM (as some Windows editors write) is dropped
     except UnicodeDecodeError as exc:
@@ -1229,6 +1290,12 @@ def load_profile(path: str | Path) -> Profile:
             str(p), [Problem(None, line, "not UTF-8 text", "TOML files must be UTF-8")]
         ) from None
     return profile_from_toml(text, str(p))
+
+
+def _short_path(path: Path, limit: int = 120) -> str:
+    """The path for a message, cut in the middle when longer than `limit` characters."""
+    text = str(path)
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2:]}"
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:

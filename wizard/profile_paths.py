@@ -54,6 +54,25 @@ def validate_profile_name(name: str) -> str:
     return stem
 
 
+def find_profile(reference: str) -> Path | None:
+    """The saved profile called `reference` (a bare name, `.toml` optional), else the ready one,
+    else None. A path (with `/`) or an invalid name is never looked up."""
+    if "/" in reference or os.sep in reference:
+        return None
+    try:
+        stem = validate_profile_name(reference)
+    except ValueError:
+        return None
+    for directory in (profiles_dir(), builtin_profiles_dir()):
+        candidate = directory / f"{stem}.toml"
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
+    return None
+
+
 def profile_path(name: str, directory: Path | None = None) -> Path:
     """Path of a named profile in the profiles dir."""
     return (directory or profiles_dir()) / f"{validate_profile_name(name)}.toml"

@@ -26,6 +26,7 @@ from wizard.profile import (
     Problem,
     ProfileError,
     builtin_profiles_dir,
+    find_profile,
     list_profiles,
     load_profile,
     profile_from_toml,
@@ -99,16 +100,21 @@ def _entries() -> list[Entry]:
 def resolve(reference: str) -> Path:
     """A file path as given, else a saved profile name, else a ready profile name."""
     as_path = Path(reference).expanduser()
-    if as_path.exists() or "/" in reference:
+    try:
+        exists = as_path.exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL character
+        exists = False
+    if exists or "/" in reference:
         return as_path
     try:
         stem = validate_profile_name(reference)
     except ValueError as exc:
-        raise ToolInputError(f"{reference}: no such file, and {exc}") from None
-    for directory in (profiles_dir(), builtin_profiles_dir()):
-        candidate = directory / f"{stem}.toml"
-        if candidate.is_file():
-            return candidate
+        shown = reference if len(reference) <= 80 else reference[:77] + "..."
+        message = str(exc).replace(repr(reference), repr(shown))
+        raise ToolInputError(f"{shown}: no such file, and {message}") from None
+    found = find_profile(reference)
+    if found is not None:
+        return found
     if reference.endswith(".toml"):  # `foo.toml` in the current directory that does not exist
         return as_path
     names = sorted({e.name for e in _entries()})

@@ -54,6 +54,10 @@ def test_search_on_an_unreachable_endpoint_is_a_hub_error(
     with pytest.raises(HubError) as info:
         search_models("qwen3")
     assert info.value.kind == "network"
+    # a search term is not a repo id: no `hf download qwen3`, no "qwen3 is not in the HF cache"
+    text = str(info.value)
+    assert "hf download" not in text and "not in the HF cache" not in text, text
+    assert "search the Hub" in text and "'qwen3'" in text and "HF_ENDPOINT" in text
 
 
 def test_eagle3_drafts_for_qwen3_8b_with_fit(hub: StandInHub) -> None:

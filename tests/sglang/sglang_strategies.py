@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import typing
 from typing import Any
 
@@ -94,14 +95,11 @@ def _value_strategy(spec: FieldSpec, table: FlagTable, version: str) -> st.Searc
         if "gt=0" in text:
             return st.floats(0, 1, exclude_min=True)
         return finite_floats
-    if "int" in text:
-        if "le=65535" in text:
-            return st.integers(1, 65535)
-        if "le=1024" in text:
-            return st.integers(1, 1024)
-        if "ge=1" in text:
-            return st.integers(1, 10**6)
-        return st.integers(-(10**6), 10**6)
+    if "int" in text:  # the field's own bounds (ge=/le= in its annotation), within +-10**6
+        low = re.search(r"ge=(-?\d+)", text)
+        high = re.search(r"le=(-?\d+)", text)
+        return st.integers(max(int(low.group(1)), -(10**6)) if low else -(10**6),
+                           min(int(high.group(1)), 10**6) if high else 10**6)
     return text_values
 
 

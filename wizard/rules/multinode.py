@@ -12,8 +12,10 @@ checked here as `runtime` errors: a node rank outside `0..nnodes-1`, no or a mal
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
+from wizard.limits import MAX_PARALLEL
 from wizard.rules.model import RUNTIME, Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
@@ -37,19 +39,21 @@ def gpus_per_node(a: Args) -> int | None:
 
 
 def _next_tp(a: Args) -> int:
-    """The smallest tp >= the current one with `(tp * pp) % nnodes == 0`."""
-    tp, pp, n = int(a.get("tp_size") or 1), int(a.get("pp_size") or 1), max(nnodes(a), 1)
-    while (tp * pp) % n:
-        tp += 1
-    return tp
+    """The smallest tp >= the current one with `(tp * pp) % nnodes == 0` (computed, not searched:
+    tp must be a multiple of nnodes / gcd(nnodes, pp))."""
+    tp, pp, n = int(a.get("tp_size") or 1), max(int(a.get("pp_size") or 1), 1), max(nnodes(a), 1)
+    step = n // math.gcd(n, pp)
+    return max(-(-tp // step) * step, step)
 
 
 def _tp_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
     tp = _next_tp(a)
-    return [
-        Fix(f"tp {tp} (tp * pp a multiple of {nnodes(a)} nodes)", {"parallel.tp": tp}),
-        Fix("One node (nnodes 1)", {"parallel.nnodes": 1}),
-    ]
+    fixes = [Fix("One node (nnodes 1)", {"parallel.nnodes": 1})]
+    if tp <= MAX_PARALLEL:  # no fix to a tp no machine has
+        fixes.insert(
+            0, Fix(f"tp {tp} (tp * pp a multiple of {nnodes(a)} nodes)", {"parallel.tp": tp})
+        )
+    return fixes
 
 
 MULTINODE_TP = Rule(
