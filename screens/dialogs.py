@@ -236,9 +236,9 @@ class ImportCommandDialog(ModalScreen[None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str | None = None) -> None:
         super().__init__()
-        self.version = version
+        self.version = version  # None: the default SGLang version of a new profile
 
     def compose(self) -> ComposeResult:
         """Paste box."""
