@@ -246,11 +246,11 @@ class ImportBox(TextArea):
         match = re.search(rf"(?<![\w-]){re.escape(needle)}(?![\w-])", self.text)
         if match is None:
             return False
-        document = self.document
-        self.selection = Selection(
-            document.get_location_from_index(match.start()),
-            document.get_location_from_index(match.end()),
-        )
+        def location(index: int) -> tuple[int, int]:
+            before = self.text[:index]
+            return before.count("\n"), index - (before.rfind("\n") + 1)
+
+        self.selection = Selection(location(match.start()), location(match.end()))
         self.scroll_cursor_visible()
         return True
 
