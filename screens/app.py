@@ -431,7 +431,10 @@ class WizardApp(App[int]):
 
         paths = tuple(message.edits)
         what = ", ".join(label_for(p) for p in paths)
-        run = f"edit:{paths[0]}" if len(paths) == 1 else None
+        typed = len(paths) == 1 and any(
+            getattr(field, "path", None) == paths[0] for field in self.screen.query("FieldInput")
+        )  # keys typed into one field merge; a choice from a list is a step of its own
+        run = f"typing:{paths[0]}" if typed else None
         self.history.record(self.profile, f"the change of {what}", run)
 
     @on(ModelFactsRead)

@@ -79,10 +79,10 @@ class KeyGate:
     (a streaming log) lets the next key through after `MAX_HOPS` turns of the event loop, and a
     screen that asks keys to wait (`keys_wait`, a list still loading) after `MAX_WAIT_S`.
 
-    Typing does not wait: a printable key for a focused text box, or an editing key for an
-    input that runs its own editing keys in order (`OrderedInput`), never moves focus, so it is
-    posted at once behind the keys before it (a 40-key burst into Extra args stays one quick
-    run instead of one repaint per key).
+    Typing does not wait for typing: a printable key for a focused text box, or an editing key
+    for an input that runs its own editing keys in order (`OrderedInput`), never moves focus, so
+    it follows the typing before it at once (a 40-key burst into Extra args stays one quick run
+    instead of one repaint per key). Any other key waits until that typing has settled too.
     """
 
     MAX_HOPS = 64
@@ -92,7 +92,9 @@ class KeyGate:
         self.app = app
         self._post = post  # the app's own post_message (not the gated one)
         self.backlog: deque[events.Key] = deque()
-        self.busy = False
+        self.busy = False  # a key that may move focus is in flight: every key waits
+        self.typing = False  # typed keys are in flight: only more typing goes on
+        self._settling = False
         self._since = 0.0
 
     def offer(self, key: events.Key) -> bool:
@@ -103,12 +105,25 @@ class KeyGate:
 
     def _drain(self) -> None:
         while self.backlog and not self.busy:
-            key = self.backlog.popleft()
-            if not self._typing(key):
+            key = self.backlog[0]
+            if self._typing(key):
+                self.typing = True
+            elif self.typing:
+                break  # after the typing before it has settled
+            else:
                 self.busy = True
-                self._since = time.monotonic()
-                self.app.call_later(self._settle, 0)
+            self.backlog.popleft()
             self._post(key)
+            self._watch()
+        if self.backlog:
+            self._watch()
+
+    def _watch(self) -> None:
+        """Start the settle loop (one at a time)."""
+        if not self._settling:
+            self._settling = True
+            self._since = time.monotonic()
+            self.app.call_later(self._settle, 0)
 
     def _typing(self, key: events.Key) -> bool:
         """Text typed into the focused text box: it cannot move focus, no need to wait."""
@@ -125,7 +140,7 @@ class KeyGate:
             if self._screen_waits() and time.monotonic() - self._since < self.MAX_WAIT_S:
                 self.app.set_timer(0.01, lambda: self.app.call_later(self._settle, hops))
                 return
-            self.busy = False
+            self.busy = self.typing = self._settling = False
             self._drain()
             return
         self.app.call_later(self._settle, hops + 1)

@@ -337,3 +337,23 @@ async def test_import_box_select_all_and_in_place_correction(
         await pilot.pause()
         assert not isinstance(app.screen, ImportCommandDialog)
         assert app.profile.speculative.num_draft_tokens == 4
+
+
+async def test_ctrl_z_undoes_choices_one_at_a_time(
+    models: dict[str, Path], ready_dir: Path
+) -> None:
+    app = WizardApp(initial=incident1(models), ready_dir=ready_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f2")
+        gpu = app.screen.query_one("#gpu-kind", Select)
+        gpu.value = "H100"
+        await pilot.pause()
+        gpu.value = "H200"
+        await pilot.pause()
+        assert app.profile.gpu.kind == "H200"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert app.profile.gpu.kind == "H100" and gpu.value == "H100"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert app.profile.gpu.kind == "RTX A6000" and not app.dirty
