@@ -5,7 +5,7 @@ Textual's own key delivery, interleaved on the same machine.
   does), timed until the profile holds the typed arguments;
 * keystroke: the bench_tui keystroke loop (Draft tokens, 1 / backspace) for each delivery.
 
-Run: `.venv/bin/python bench/bench_keys.py [--rounds 10]`. Prints medians and the ratio.
+Run: `.venv/bin/python bench/bench_keys.py [--rounds 8] [--keys 20]`. Prints medians and the ratio.
 """
 
 import argparse
@@ -59,8 +59,8 @@ async def burst(model: Path) -> float:
 def main() -> int:
     """Interleave both deliveries `--rounds` times; print medians and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--keys", type=int, default=40, help="keystrokes per round (0 skips)")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--keys", type=int, default=20, help="keystrokes per round (0 skips)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SGLANG_WIZARD_PROFILES_DIR"] = str(Path(tmp) / "profiles")
