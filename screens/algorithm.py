@@ -56,6 +56,16 @@ class AlgorithmScreen(WizardScreen):
         self.query_one("#algo-detail-box").border_title = "Details"
         self.options: list[Any] = []
         self._key: tuple[str, str | None, str, str | None] | None = None
+        self._cursor: str | None = None  # the option the cursor is on (None: the chosen one)
+
+    keys_wait = False
+    """The choices are being read (a thread): keys wait for them (`screens.keys.KeyGate`), so
+    `F3 Down Enter` sent at once moves from the profile's algorithm, not from an empty list."""
+
+    def on_screen_resume(self) -> None:
+        """Entering the step puts the cursor on the profile's algorithm (not where it was left
+        for another profile). Runs before `WizardScreen.on_screen_resume` repaints."""
+        self._cursor = None
 
     def sync(self, profile: Profile, report: Report | None) -> None:
         """Show the chosen algorithm; reload the choices when model, draft or version changed."""
@@ -72,6 +82,7 @@ class AlgorithmScreen(WizardScreen):
         )
         if key != self._key:
             self._key = key
+            self.keys_wait = True
             self.load_options(profile)
         else:
             self._fill(self.options, None)
@@ -95,6 +106,7 @@ class AlgorithmScreen(WizardScreen):
         self.app.call_from_thread(self._fill, options, note)
 
     def _fill(self, options: list[Any], note: str | None) -> None:
+        self.keys_wait = False
         self.options = options
         if note is not None:
             self._note = note
@@ -139,20 +151,16 @@ class AlgorithmScreen(WizardScreen):
                     id=current,
                 )
             )
-        highlighted = listing.highlighted
-        listing.set_options(items)
         ids = [i.id for i in items]
-        listing.highlighted = (
-            highlighted
-            if highlighted is not None and highlighted < len(items)
-            else ids.index(current)
-            if current in ids
-            else 0
-        )
+        wanted = self._cursor if self._cursor in ids else current
+        with listing.prevent(OptionList.OptionHighlighted):
+            listing.set_options(items)
+            listing.highlighted = ids.index(wanted) if wanted in ids else 0
         self._detail()
 
     @on(OptionList.OptionHighlighted, "#algo-list")
-    def _highlighted(self) -> None:
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._cursor = event.option.id  # kept while the list is refilled on this visit
         self._detail()
 
     def _detail(self) -> None:
@@ -201,6 +209,7 @@ class AlgorithmScreen(WizardScreen):
             self._choose(option.id)
 
     def _choose(self, option_id: str | None) -> None:
+        self._cursor = None  # follows the chosen algorithm from now on
         value = None if option_id in (None, NONE) else option_id
         self.post_message(
             EditRequested({"speculative.algorithm": value}, {"speculative.algorithm": value or ""})

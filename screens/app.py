@@ -20,13 +20,15 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from textual import on, work
+from textual import events, on, work
+from textual.actions import SkipAction
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
 from screens import core
 from screens.commands import WizardCommands
+from screens.keys import KeyGate, install_meta_digits, types_question_mark
 from screens.messages import (
     EditRequested,
     FixRequested,
@@ -36,6 +38,7 @@ from screens.messages import (
     ProfileOpened,
     ProfileSaved,
 )
+from wizard.history import History
 from wizard.profile_paths import builtin_profiles_dir, list_profiles
 from wizard.rules.report import Report
 
@@ -108,8 +111,10 @@ class WizardApp(App[int]):
         Binding("ctrl+s", "save", "Save"),
         Binding("ctrl+o", "open_profile", "Open", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
-        Binding("ctrl+z", "undo_fix", "Undo fix", show=False),
-        Binding("question_mark", "keys", "Keys", show=False),
+        Binding("ctrl+z", "undo", "Undo", show=False),
+        # `?` opens the keys panel from anywhere, a field with its text selected included; it is
+        # typed only inside free text being edited (`screens.keys.types_question_mark`).
+        Binding("question_mark", "keys", "Keys", show=False, priority=True),
         Binding("f7", "runs", "Runs", show=False),
         Binding("f8", "screenshot_here", "Screenshot", show=False),
     ]
@@ -125,6 +130,8 @@ class WizardApp(App[int]):
         remote_runs_root: str | None = None,
     ) -> None:
         super().__init__()
+        install_meta_digits()  # M-1 from tmux / xterm is alt+1, not a macOS Option character
+        self._key_gate = KeyGate(self, super().post_message)
         # Launch screen: how to reach hosts (None = the user's ~/.ssh/config, agent, known_hosts).
         self.ssh_settings = ssh_settings
         self.agent_python = agent_python
@@ -138,9 +145,11 @@ class WizardApp(App[int]):
         self.input_problems: dict[str, str] = {}
         self.profile_name: str | None = initial_name
         self.profile_path: Path | None = None
-        self.dirty = False
+        # The profile as last opened or saved (None: never saved, e.g. an imported command);
+        # `dirty` compares against it, so typing the saved value back clears the `*`.
+        self.baseline: Profile | None = initial
         self._saved_early: set[Path] = set()
-        self.undo_stack: list[tuple[Profile, bool]] = []  # (profile, dirty) before each fix
+        self.history: History[Profile] = History()  # ctrl+z: typing runs and fixes
         # Started without a profile (the `sglang-wizard` command): the first screen comes up
         # before the profile model (pydantic) and the rule engine are imported; a thread loads
         # the first profile and checks it once the screen is painted. Whatever needs the profile
@@ -168,6 +177,28 @@ class WizardApp(App[int]):
     @profile.setter
     def profile(self, profile: Profile) -> None:
         self._profile = profile
+
+    @property
+    def dirty(self) -> bool:
+        """The profile differs from what was last opened or saved (the step bar's `*`)."""
+        if self._profile is None:
+            return False
+        return self.baseline is None or self._profile != self.baseline
+
+    def post_message(self, message: Any) -> bool:
+        """Keys from the terminal (or a test) go through the key gate: one at a time, each
+        after the previous one has settled (`screens.keys.KeyGate`)."""
+        if (
+            isinstance(message, events.Key)
+            and not message.is_forwarded
+            and not getattr(message, "_gated", False)
+        ):
+            message._gated = True  # type: ignore[attr-defined]
+            if threading.get_ident() != self._thread_id and self._loop is not None:
+                self._loop.call_soon_threadsafe(self._key_gate.offer, message)
+                return True
+            return self._key_gate.offer(message)
+        return super().post_message(message)
 
     @property
     def loading(self) -> bool:
@@ -257,6 +288,7 @@ class WizardApp(App[int]):
         if self._profile is None:
             self._profile = first.profile
             self.profile_name, self.profile_path = first.name, first.path
+            self.baseline = first.profile
 
     _first_adopted = False
 
@@ -330,13 +362,15 @@ class WizardApp(App[int]):
     ) -> None:
         """Replace the current profile (opened, imported or new) and re-check it."""
         self.input_problems.clear()
-        self.undo_stack.clear()
+        self.history.clear()
         self.profile_name = name
         self.profile_path = path
-        profile, moved = self._protect_secrets(profile, "The command")
-        # An imported command is unsaved work; an empty new profile is not (yet).
-        self.dirty = bool(moved) or (path is None and profile != new_profile())
-        self._update(profile)
+        protected, moved = self._protect_secrets(profile, "The command")
+        # An imported command is unsaved work; an empty new profile is not (yet); a profile whose
+        # literal secret became a reference must be saved again.
+        unsaved = bool(moved) or (path is None and protected != new_profile())
+        self.baseline = None if unsaved else protected
+        self._update(protected)
         self.post_message(ProfileOpened(path, name))
 
     def _protect_secrets(self, profile: Profile, source: str) -> tuple[Profile, list[str]]:
@@ -401,13 +435,25 @@ class WizardApp(App[int]):
             source = "Env vars" if "env" in secret_fields else "Extra args"
             profile, moved = self._protect_secrets(profile, source)
             if moved:  # the input shows the reference now, not the typed value
-                self.dirty = True
+                self._remember_edit(message)
                 self._update(profile, tuple(p for p in message.raw if p not in secret_fields),
                              tuple(sorted(secret_fields)))
                 return
         if profile != self.profile:
-            self.dirty = True
+            self._remember_edit(message)
         self._update(profile, tuple(message.raw))
+
+    def _remember_edit(self, message: EditRequested) -> None:
+        """Keep the profile before this edit for ctrl+z: typing in one field is one step."""
+        from screens.forms import label_for
+
+        paths = tuple(message.edits)
+        what = ", ".join(label_for(p) for p in paths)
+        typed = len(paths) == 1 and any(
+            getattr(field, "path", None) == paths[0] for field in self.screen.query("FieldInput")
+        )  # keys typed into one field merge; a choice from a list is a step of its own
+        run = f"typing:{paths[0]}" if typed else None
+        self.history.record(self.profile, f"the change of {what}", run)
 
     @on(ModelFactsRead)
     def _on_facts_read(self, message: ModelFactsRead) -> None:
@@ -435,25 +481,33 @@ class WizardApp(App[int]):
             return
         for path in message.fix.edits:
             self.input_problems.pop(path, None)
-        self.undo_stack.append((self.profile, self.dirty))
-        self.dirty = True
+        self.history.record(self.profile, f"the fix {message.fix.label!r}")
         self.notify(f"{message.fix.label} (ctrl+z undoes it)", title=f"Fix applied ({message.rule})")
         self._update(profile)
 
-    def action_undo_fix(self) -> None:
-        """Undo the last applied fix (ctrl+z; edits typed since then are undone with it)."""
-        if not self.undo_stack:
-            self.notify("No fix to undo.", severity="warning")
+    def action_undo(self) -> None:
+        """Undo the last change (ctrl+z): a run of typing in one field, a choice, or a fix."""
+        step = self.history.undo()
+        if step is None:
+            self.notify("Nothing to undo.", severity="warning")
             return
-        profile, dirty = self.undo_stack.pop()
-        self.dirty = dirty
         self.input_problems.clear()
-        self._update(profile)
-        self.notify("Last fix undone.")
+        for field in self.screen.query("FieldInput"):
+            field.pending = 0  # type: ignore[attr-defined]  # the undone text is not waited for
+        self._update(step.before)
+        self.notify(f"Undid {step.what}.")
+
+    def action_undo_fix(self) -> None:
+        """The former name of `action_undo` (ctrl+z undoes typing too now)."""
+        self.action_undo()
 
     def action_keys(self) -> None:
-        """Show or hide the keys of the current screen (`?`)."""
+        """Show or hide the keys of the current screen (`?`, from anywhere; inside free text
+        being edited `?` is typed instead: `screens.keys.types_question_mark`)."""
         from textual.widgets import HelpPanel
+
+        if types_question_mark(self.focused):
+            raise SkipAction()
 
         if self.screen.query(HelpPanel):
             self.action_hide_help_panel()
@@ -471,7 +525,7 @@ class WizardApp(App[int]):
     def _mark_saved(self, path: Path) -> None:
         self.profile_path = path
         self.profile_name = path.stem
-        self.dirty = False
+        self.baseline = self.profile
 
     # ---------------------------------------------------------------- navigation and actions
 
@@ -551,7 +605,8 @@ class WizardApp(App[int]):
 
         self.unless_unsaved(
             "import a command",
-            lambda: self.push_screen(ImportCommandDialog(self.profile.sglang_version)),
+            # The command's version is the default, not the version of the profile it replaces.
+            lambda: self.push_screen(ImportCommandDialog(None)),
         )
 
     def action_new_profile(self) -> None:

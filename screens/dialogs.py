@@ -11,9 +11,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
+from textual.widgets.text_area import Selection
 
 from screens import core
 from screens.forms import OrderedInput
+from screens.keys import types_question_mark
 from screens.messages import ProfileSaved
 from wizard.profile import (
     Profile,
@@ -221,6 +223,38 @@ class TextDialog(ModalScreen[None]):
         self.dismiss(None)
 
 
+class ImportBox(TextArea):
+    """The paste box of the import dialog: an editable, wrapped text area where ctrl+a selects
+    everything (as in a browser's text box; home goes to the line start) and `?` is typed once
+    there is text to edit (`screens.keys.types_question_mark`)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+a", "select_all", "Select all", show=False),
+    ]
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        """`?` opens the keys panel while the box is empty or its text selected."""
+        if character == "?" and not types_question_mark(self):
+            return False
+        return super().check_consume_key(key, character)
+
+    def select_text(self, needle: str) -> bool:
+        """Select the first whole-word occurrence of `needle` (a refused flag), so typing
+        replaces it where it stands; False when it is not in the text."""
+        import re
+
+        match = re.search(rf"(?<![\w-]){re.escape(needle)}(?![\w-])", self.text)
+        if match is None:
+            return False
+        def location(index: int) -> tuple[int, int]:
+            before = self.text[:index]
+            return before.count("\n"), index - (before.rfind("\n") + 1)
+
+        self.selection = Selection(location(match.start()), location(match.end()))
+        self.scroll_cursor_visible()
+        return True
+
+
 class ImportCommandDialog(ModalScreen[None]):
     """Paste a launch command; it becomes the current profile."""
 
@@ -236,9 +270,9 @@ class ImportCommandDialog(ModalScreen[None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str | None = None) -> None:
         super().__init__()
-        self.version = version
+        self.version = version  # None: the default SGLang version of a new profile
 
     def compose(self) -> ComposeResult:
         """Paste box."""
@@ -246,7 +280,7 @@ class ImportCommandDialog(ModalScreen[None]):
             yield Label(
                 "Paste a `python -m sglang.launch_server ...` command (backslash lines are fine)"
             )
-            yield TextArea(id="import-text", soft_wrap=True, show_line_numbers=False)
+            yield ImportBox(id="import-text", soft_wrap=True, show_line_numbers=False)
             yield Static("", id="import-error", classes="error")
             with Horizontal(classes="buttons"):
                 yield Button("Import (ctrl+s)", id="import", variant="primary")
@@ -254,12 +288,12 @@ class ImportCommandDialog(ModalScreen[None]):
 
     def on_mount(self) -> None:
         """Focus the paste box."""
-        self.query_one(TextArea).focus()
+        self.query_one(ImportBox).focus()
 
     @on(Button.Pressed, "#import")
     def action_run_import(self) -> None:
         """Parse the pasted command and make it the current profile."""
-        text = self.query_one(TextArea).text
+        text = self.query_one(ImportBox).text
         error = self.query_one("#import-error", Static)
         if not text.strip():
             error.update("Paste a command first.")
@@ -273,11 +307,17 @@ class ImportCommandDialog(ModalScreen[None]):
             flag = getattr(exc, "flag", None)
             message = getattr(exc, "message", str(exc))
             suggestion = getattr(exc, "suggestion", None)
+            # The refused flag is selected where it stands: typing replaces it, in place.
+            box = self.query_one(ImportBox)
+            selected = bool(flag) and box.select_text(str(flag))
             error.update(
                 (f"{flag}: " if flag else "")
                 + str(message)
                 + (f"\n{suggestion}" if suggestion and suggestion not in str(message) else "")
+                + ("\n(selected in the box: type to replace it, ctrl+s to import again)"
+                   if selected else "")
             )
+            box.focus()
             return
         except Exception as exc:  # the parser must never take the UI down
             error.update(f"Could not import: {type(exc).__name__}: {exc}")

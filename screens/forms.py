@@ -8,6 +8,8 @@ from typing import Any, Literal
 from textual import events
 from textual.widgets import Input
 
+from screens.keys import OPTION_DIGITS, types_question_mark
+
 Kind = Literal["int", "float", "str", "env", "args", "int_list"]
 
 #: Dotted profile path -> the label the screens show for it (messages name fields by label).
@@ -21,6 +23,18 @@ def label_for(path: str) -> str:
 
 class OrderedInput(Input):
     """An Input whose editing keys keep the order they were typed in (every input of the app)."""
+
+    free_text = False
+    """`?` may be part of the text (typed while editing it; otherwise it opens the keys panel)."""
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        """Printable keys are text, except `?` outside free text being edited (the keys panel)
+        and a macOS Option+digit character (a fix on the Parameters step)."""
+        if character == "?" and not types_question_mark(self):
+            return False
+        if character is not None and character in OPTION_DIGITS:
+            return False
+        return super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
         """The input's own editing keys (backspace, delete, arrows, home, end, ...) act here, in
@@ -57,6 +71,8 @@ class FieldInput(OrderedInput):
         self.kind: Kind = kind
         self.label = label or label_for(path)
         self.pending = 0  # edits sent to the app and not answered yet (see WizardScreen)
+        # Free text where `?` may belong (typed there while editing; `screens.keys`).
+        self.free_text = kind in ("env", "args")
         if tooltip:
             self.tooltip = tooltip
 

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input, Label, Log, Static
 
 from screens.forms import OrderedInput
 from screens.messages import EditRequested
+from screens.widgets.stepbar import StepBar
 from wizard.profile import Profile
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ class LaunchScreen(Screen[None]):
         return cast("WizardApp", self.app)
 
     def compose(self) -> ComposeResult:
-        """Host line, preflight table, stage line, log."""
+        """Step bar (verdict, profile, version), host line, preflight table, stage line, log."""
+        yield StepBar("launch", id="stepbar", extra="Launch")
         with Horizontal(id="launch-host-row"):
             yield Label("Host", classes="label")
             yield OrderedInput(
@@ -80,7 +82,11 @@ class LaunchScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Titles and a first hint."""
+        """Titles, the step bar and a first hint."""
+        app = self.wizard
+        self.query_one(StepBar).show(
+            app.profile_name, self.profile.sglang_version, app.report, app.dirty
+        )
         self.query_one("#launch-top").border_title = "Preflight and start-up"
         self.query_one("#launch-log").border_title = "Server log"
         self._say(

@@ -38,8 +38,11 @@ def model_card(facts: Any) -> Content:
     origin = str(getattr(facts, "origin", "local"))
     rows: list[tuple[str, str]] = []
     if origin != "local":  # a local folder is the path in the form; say where the rest came from
-        where = "Hugging Face Hub" if origin == "hub" else "GPU host"
-        rows.append(("read from", f"{facts.source} ({where})"))
+        if origin == "example":  # source says it all: the path is not here, the config is shipped
+            rows.append(("read from", str(facts.source)))
+        else:
+            where = "Hugging Face Hub" if origin == "hub" else "GPU host"
+            rows.append(("read from", f"{facts.source} ({where})"))
     rows += [
         ("architecture", facts.architecture or "unknown"),
         ("family", str(facts.family)),

@@ -13,6 +13,7 @@ from textual.widgets import Label, OptionList, Select, Static
 
 from screens.base import WizardScreen
 from screens.forms import LABELS, FieldInput, Kind, label_for
+from screens.keys import option_key
 from screens.messages import EditRequested
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import FindingList, FindingsPanel
@@ -73,8 +74,12 @@ class ParametersScreen(WizardScreen):
             Binding(str(n), f"apply_fix({n})", f"Fix {n}", show=False)
             for n in range(1, 10)
         ],
+        # alt+digit also arrives as ESC+digit (tmux `M-1`, xterm: `screens.keys`) and, on a Mac
+        # terminal whose Option is not Meta, as the character Option+digit types (`¡` for 1).
         *[
-            Binding(f"alt+{n}", f"apply_fix({n})", f"Fix {n}", show=False, priority=True)
+            Binding(
+                f"alt+{n},{option_key(n)}", f"apply_fix({n})", f"Fix {n}", show=False, priority=True
+            )
             for n in range(1, 10)
         ],
     ]

@@ -27,7 +27,7 @@ from wizard.applicability import (
 )
 from wizard.cli import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
-from wizard.memory import MemoryInputs, MemoryPlan, plan_memory
+from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
 from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
 
 DEFAULT_VERSION = "0.5.11"
@@ -490,7 +490,8 @@ def render_plan(p: MemoryPlan) -> str:
     if p.mamba_state_per_request_mib:
         lines.append(
             f"  hybrid state   {p.mamba_state_per_request_mib:.1f} MiB per request; pool "
-            f"{p.mamba_pool_gib:.2f} GiB (holds {p.max_running_requests_limit} running requests)"
+            f"{p.mamba_pool_gib:.2f} GiB (holds "
+            f"{count(p.max_running_requests_limit or 0, 'running request')})"
             + (
                 f"; speculative buffer {p.spec_mamba_buffer_gib:.2f} GiB"
                 if p.spec_mamba_buffer_gib

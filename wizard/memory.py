@@ -86,6 +86,11 @@ RCCL_INIT_GIB = 1.0
 XGMI_PER_PEER_GIB = 0.28
 
 
+def count(number: int, noun: str) -> str:
+    """`1 running request`, `2 running requests` (the noun's plural is noun + s)."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class Accounting:
     """What differs between SGLang releases in how memory is sized (read from their source)."""
@@ -672,7 +677,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         ):
             verdict = "tight"
             reasons.append(
-                f"the recurrent-state pool holds {running_limit} running requests, "
+                f"the recurrent-state pool holds {count(running_limit, 'running request')}, "
                 f"fewer than max running requests {running}"
             )
 
@@ -1200,7 +1205,7 @@ def _candidates(
                     f"set --max-running-requests {best}: the speculative state buffer "
                     f"({plan.spec_mamba_buffer_gib:.1f} GiB for {plan.max_running_requests} "
                     f"requests) shrinks to {trial.spec_mamba_buffer_gib:.1f} GiB and the state pool "
-                    f"holds {trial.max_running_requests_limit} requests; KV tokens "
+                    f"holds {count(trial.max_running_requests_limit or 0, 'request')}; KV tokens "
                     f"{plan.kv_tokens:,} -> {trial.kv_tokens:,}",
                     {"memory.max_running_requests": best},
                 )

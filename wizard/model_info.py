@@ -56,7 +56,7 @@ AttentionKind = Literal["MHA", "GQA", "MLA"]
 #: dtype), the index's `total_size` with the dtype, or the estimate from config.json.
 ParamsSource = Literal["safetensors", "index", "estimate"]
 #: Where the files were read: a local folder, the Hub (or its cache), a GPU host over SSH.
-Origin = Literal["local", "hub", "host"]
+Origin = Literal["local", "hub", "host", "example"]  # example: shipped config (wizard.example_models)
 
 # Bytes of one element per checkpoint dtype name (config.json `torch_dtype` / `dtype`).
 DTYPE_BYTES: dict[str, float] = {

@@ -225,7 +225,7 @@ def explain(finding: Finding, version: str) -> Content:
         parts += [
             "\n\n",
             ("Fixes", "bold"),
-            ("  (number; alt+number in a field)", "$text-muted"),
+            ("  (number; in a field alt+number or ctrl+g number)", "$text-muted"),
         ]
         for number, fix in enumerate(finding.fixes, start=1):
             edits = ", ".join(

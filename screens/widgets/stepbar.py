@@ -38,9 +38,10 @@ class StepBar(Horizontal):
     StepBar > #status { width: 1fr; height: 1; text-align: right; text-wrap: nowrap; text-overflow: ellipsis; padding-right: 1; }
     """
 
-    def __init__(self, current: str, *, id: str | None = None) -> None:
+    def __init__(self, current: str, *, id: str | None = None, extra: str | None = None) -> None:
         super().__init__(id=id)
         self.current = current
+        self.extra = extra  # a screen beyond the steps (`Launch`), shown highlighted after them
         self._status: Content | None = None
 
     def compose(self) -> ComposeResult:
@@ -58,6 +59,8 @@ class StepBar(Horizontal):
                     parts.append(
                         Content.from_markup(f"[@click=app.goto('{step}')]$label[/]", label=label)
                     )
+            if self.extra:
+                parts.append(Content.styled(f" {self.extra} ", "bold reverse"))
             yield Static(
                 Content("").join(parts), id="steps-short" if short else "steps", classes="steps"
             )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import OptionList, TextArea
+from textual.widgets import OptionList, Static, TextArea
 
 from screens.app import WizardApp
 from screens.dialogs import ImportCommandDialog, SaveProfileDialog
@@ -201,13 +201,26 @@ async def test_story_3_kimi_eagle3_sixteen_draft_tokens_become_two(
 async def test_story_2_qwen35_397b_nvfp4_memory_plan_or_why_not(
     size: str, ready_dir: Path, isolated_dirs: Path
 ) -> None:
-    """Seed 003: the ready 397B NVFP4 profile on 8x RTX PRO 6000. Without the model folder the
-    Model step says the memory plan is not computed, why, and how to get it; with the folder
-    typed in, the plan per GPU."""
+    """Seed 003: the ready 397B NVFP4 profile on 8x RTX PRO 6000. The model folder is not on this
+    machine: the Model step reads the config shipped with the example and says so (issue 25);
+    a path that is neither here nor an example says the memory plan is not computed, why, and
+    how to get it; with the folder typed in, the plan per GPU."""
     app = WizardApp(ready_dir=ready_dir)
     async with app.run_test(size=SIZES[size]) as pilot:
         await open_from_start(pilot, app, "qwen3.5-397b-nvfp4-mtp-rtxpro6000.toml")
         await pilot.press("f2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        text = flat(app)
+        assert "not on this machine" in text and "example config" in text
+        card = str(app.screen.query_one("#model-card", Static).visual)  # scrolled at 80x24
+        assert "Memory per GPU" in card
+        assert app.profile.model.path == "/root/models/Qwen3.5-397B-A17B-NVFP4"
+
+        assert isinstance(app.focused, FieldInput) and app.focused.path == "model.path"
+        await pilot.press("end", "ctrl+u")  # a copy elsewhere that is not here either
+        await type_text(pilot, "/root/models/Qwen3.5-397B-copy")
+        await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
         text = flat(app)
