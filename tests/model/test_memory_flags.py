@@ -300,3 +300,17 @@ def test_max_mamba_cache_size_sets_the_state_slots(tmp_path: Path) -> None:
     assert given.mamba_pool_gib == pytest.approx(300 * given.mamba_state_per_request_mib / 1024)
     assert given.max_running_requests_limit == 300 // 3
     assert given.kv_tokens > auto.kv_tokens
+
+
+def test_text_plan_shows_the_request_table_host_memory_and_role(tmp_path: Path) -> None:
+    from wizard.inspect_cli import render_plan
+
+    r1 = _facts(fam.deepseek_v3, tmp_path)
+    prefill = plan_memory(MemoryInputs(
+        r1, H100, 16, 16, sglang_version="0.5.11", disaggregation_mode="prefill",
+        enable_hierarchical_cache=True,
+    ))
+    text = render_plan(prefill)
+    assert "req-to-token 1.25 (2,048 requests)" in text
+    assert "PD role        prefill server" in text
+    assert f"hierarchical KV cache {prefill.hicache_host_gib:.1f} GiB per GPU process" in text
