@@ -117,6 +117,7 @@ class GraphPolicy:
     breakable_deepep_mib: int
     release: str
     vlm_adjust_skips_decode: bool = False
+    off_on_hip: bool = False  # ROCm turns the default prefill graph off (`is_hip()` in the list)
 
 
 #: Releases whose data predates the traits are read as 0.5.11 was (`_handle_piecewise_cuda_graph`).
@@ -153,6 +154,7 @@ def graph_policy(version: str) -> GraphPolicy:
                 int(traits.get("breakable_deepep_reserve_mib", 0)),
                 release.name,
                 bool(traits.get("vlm_adjust_skips_decode", False)),
+                bool(traits.get("prefill_graph_off_on_hip", False)),
             )
     _POLICIES[version] = policy
     return policy
@@ -183,6 +185,8 @@ def prefill_graph_state(
         return False, f"opt-in in SGLang {name} (--enable-piecewise-cuda-graph)"
     if inputs.prefill_graph:
         return True, "forced by its flag"
+    if policy.off_on_hip and getattr(inputs.gpu, "is_hip", False):
+        return False, f"off on ROCm in SGLang {name}"
     target = inputs.target
     mla = target.attention == "MLA" and bool(target.kv_lora_rank)
     a2a = (inputs.moe_a2a_backend or "none").lower()

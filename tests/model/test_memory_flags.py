@@ -43,7 +43,8 @@ def test_every_release_has_the_graph_traits() -> None:
     for name in release_names():
         traits = load_release(name).traits
         for key in ("prefill_graph_default", "prefill_graph_off_when", "graph_reserve_by_role",
-                    "prefill_graph_mla_reserve_mib", "vlm_adjust_skips_decode"):
+                    "prefill_graph_mla_reserve_mib", "vlm_adjust_skips_decode",
+                    "prefill_graph_off_on_hip"):
             assert key in traits, f"{name}: {key}"
     assert graph_policy("0.5.9").prefill_graph_default == "opt_in"
     assert graph_policy("0.5.11").prefill_graph_default == "on"
@@ -53,6 +54,7 @@ def test_every_release_has_the_graph_traits() -> None:
     assert graph_policy("0.5.14").prefill_graph_default == "tc_piecewise"
     assert graph_policy("0.5.23").prefill_graph_default == "breakable"
     assert graph_policy("0.5.23").by_role and not graph_policy("0.5.14").by_role
+    assert graph_policy("0.5.11").off_on_hip and not graph_policy("0.5.9").off_on_hip
 
 
 def _tree(root: Path, server_args: str, config: str = "", hooks: dict[str, str] | None = None) -> Path:
@@ -79,6 +81,8 @@ class ServerArgs:
             self.disable_piecewise_cuda_graph = True
         if self.disaggregation_mode != "null":
             self.disable_piecewise_cuda_graph = True
+        if is_hip() or is_npu():
+            self.disable_piecewise_cuda_graph = True
 
     def _handle_gpu_memory_settings(self, gpu_mem):
         if not self.disable_piecewise_cuda_graph:
@@ -95,6 +99,7 @@ class ServerArgs:
     assert traits["prefill_graph_off_when"] == ["dp_attention", "multimodal", "disaggregation"]
     assert traits["prefill_graph_mla_reserve_mib"] == 1536
     assert traits["graph_reserve_by_role"] is False
+    assert traits["prefill_graph_off_on_hip"] is True
 
 
 def test_probe_reads_the_breakable_default_and_roles(tmp_path: Path) -> None:
@@ -131,6 +136,7 @@ def reserve_for_deepep_a2a_mb(server_args):
     )
     traits = {k: v for k, (v, _how) in graph_memory_traits(root).items()}
     assert traits["prefill_graph_default"] == "breakable"
+    assert traits["prefill_graph_off_on_hip"] is False  # no tc_piecewise list in this tree
     assert traits["prefill_graph_off_when"] == ["multimodal", "mla_non_dsa", "disaggregation_decode"]
     assert traits["graph_reserve_by_role"] is True
 

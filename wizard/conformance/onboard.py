@@ -604,7 +604,8 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
       decode graph on a prefill server, decode activations from the running requests) and adds
       2 GiB of DeepEP buffers where decode graphs run (`reserve_for_deepep_a2a_mb`);
     * `breakable_deepep_reserve_mib`: the extra 1 GiB a breakable prefill graph with DeepEP takes;
-    * `vlm_adjust_skips_decode`: a PD decode server skips the VLM headroom.
+    * `vlm_adjust_skips_decode`: a PD decode server skips the VLM headroom;
+    * `prefill_graph_off_on_hip`: the graph that runs on ROCm is turned off there (`is_hip()`).
     """
     sglang = root / "sglang" / "srt"
     files: dict[str, str] = {}
@@ -657,6 +658,14 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
     bcg = bool(graph_fn and re.search(r"BREAKABLE[\s\S]{0,200}deepep[\s\S]{0,300}1 \* 1024",
                                       graph_fn[0]))
     out["breakable_deepep_reserve_mib"] = (1024 if bcg else 0, "reserve_for_graph_mb")
+    # Non-CUDA hardware (ROCm): the auto-off list of the graph that runs there (`tc_piecewise`
+    # where CUDA defaults to `breakable`) tests `is_hip()`.
+    hip_default = "tc_piecewise" if default == "breakable" else default
+    hip_fn = _function_source(files, _GRAPH_OFF_FUNCTIONS.get(hip_default, "-"))
+    out["prefill_graph_off_on_hip"] = (
+        bool(hip_fn and re.search(r"\bis_hip\(\)", hip_fn[0])),
+        hip_fn[1] if hip_fn else "none",
+    )
     # The VLM headroom (`adjust_mem_fraction_for_vlm`) is skipped on a PD decode server.
     skips = re.search(r'disaggregation_mode != "decode"[\s\S]{0,200}?adjust_mem_fraction_for_vlm',
                       everything) or re.search(
