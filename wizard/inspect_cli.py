@@ -512,11 +512,19 @@ def render_plan(p: MemoryPlan) -> str:
         )
     lines.append(
         f"  outside pool   {p.reserve_gib:.1f} GiB for workspace {p.workspace_gib:.1f} + "
-        f"req-to-token {p.req_to_token_gib:.2f} + prefill activations "
+        f"req-to-token {p.req_to_token_gib:.2f} ({p.req_to_token_rows:,} requests) + prefill "
+        f"activations "
         f"~{p.activation_estimate_gib:.2f} + CUDA graphs ~{p.cuda_graph_estimate_gib:.2f}"
         + (" + draft" if p.draft_kind else "")
         + f": headroom {p.headroom_gib:+.1f} GiB"
     )
+    if p.hicache_host_gib:
+        lines.append(
+            f"  host memory    hierarchical KV cache {p.hicache_host_gib:.1f} GiB per GPU process, "
+            f"{p.hicache_host_total_gib:.1f} GiB over {p.gpus} GPUs (pinned RAM)"
+        )
+    if p.disaggregation_mode != "null":
+        lines.append(f"  PD role        {p.disaggregation_mode} server")
     lines.extend(f"  why: {r}" for r in p.reasons)
     lines.extend(f"  try: {s}" for s in p.suggestions)
     lines.extend(f"  assumed: {a}" for a in p.assumptions)

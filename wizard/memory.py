@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal
 
 from wizard import limits
@@ -126,6 +126,115 @@ def accounting(version: str) -> Accounting:
     return chosen
 
 
+@dataclass(frozen=True)
+class GraphPolicy:
+    """How one release counts CUDA graphs in its mem-fraction heuristic: the release-data traits
+    `conformance add-release` reads from the wheel (`onboard.graph_memory_traits`)."""
+
+    prefill_graph_default: str  # "opt_in", "on", "tc_piecewise", "breakable" or "none"
+    prefill_graph_off_when: frozenset[str]
+    mla_reserve_mib: int  # the MLA term of the prefill graph (0: counted like the others)
+    by_role: bool  # `reserve_for_graph_mb` per PD role + `reserve_for_deepep_a2a_mb`
+    breakable_deepep_mib: int
+    release: str
+    vlm_adjust_skips_decode: bool = False
+    off_on_hip: bool = False  # ROCm turns the default prefill graph off (`is_hip()` in the list)
+
+
+#: Releases whose data predates the traits are read as 0.5.11 was (`_handle_piecewise_cuda_graph`).
+_FALLBACK_POLICY = GraphPolicy(
+    "on",
+    frozenset({"dp_attention", "torch_compile", "pp", "moe_a2a", "multimodal", "cpu_offload",
+               "hierarchical_cache", "disaggregation"}),
+    1536, False, 0, "",
+)
+_POLICIES: dict[str, GraphPolicy] = {}
+
+
+def graph_policy(version: str) -> GraphPolicy:
+    """The CUDA-graph accounting of the release that checks `version` (cached)."""
+    cached = _POLICIES.get(version)
+    if cached is not None:
+        return cached
+    from wizard.sglang.releases import release_for
+
+    try:
+        release = release_for(version)
+    except (ValueError, KeyError, OSError):
+        policy = _FALLBACK_POLICY
+    else:
+        traits = release.traits
+        if "prefill_graph_default" not in traits:
+            policy = replace(_FALLBACK_POLICY, release=release.name)
+        else:
+            policy = GraphPolicy(
+                str(traits["prefill_graph_default"]),
+                frozenset(traits.get("prefill_graph_off_when", ())),
+                int(traits.get("prefill_graph_mla_reserve_mib", 0)),
+                bool(traits.get("graph_reserve_by_role", False)),
+                int(traits.get("breakable_deepep_reserve_mib", 0)),
+                release.name,
+                bool(traits.get("vlm_adjust_skips_decode", False)),
+                bool(traits.get("prefill_graph_off_on_hip", False)),
+            )
+    _POLICIES[version] = policy
+    return policy
+
+
+def is_multimodal(target: ModelFacts) -> bool:
+    """The checkpoint has a vision tower (SGLang's `model_config.is_multimodal` for it)."""
+    return bool(target.params_estimate and target.params_estimate.vision) or bool(
+        target.vision_layers
+    )
+
+
+def prefill_graph_state(
+    inputs: MemoryInputs, policy: GraphPolicy, algorithm: str | None
+) -> tuple[bool, str]:
+    """Whether SGLang captures prefill ("piecewise") CUDA graphs for this launch, and why (the
+    release's `_handle_piecewise_cuda_graph` / `_disable_*_cudagraph_if_incompatible`)."""
+    name = policy.release or inputs.sglang_version
+    if inputs.disable_cuda_graph and policy.prefill_graph_default in ("tc_piecewise", "breakable"):
+        return False, "CUDA graphs disabled"
+    if inputs.prefill_graph is False:
+        return False, "turned off by its flag"
+    if policy.prefill_graph_default == "none":
+        return False, f"SGLang {name} has none"
+    if policy.prefill_graph_default == "opt_in":
+        if inputs.prefill_graph or inputs.enable_piecewise_cuda_graph:
+            return True, "--enable-piecewise-cuda-graph"
+        return False, f"opt-in in SGLang {name} (--enable-piecewise-cuda-graph)"
+    if inputs.prefill_graph:
+        return True, "forced by its flag"
+    if policy.off_on_hip and getattr(inputs.gpu, "is_hip", False):
+        return False, f"off on ROCm in SGLang {name}"
+    target = inputs.target
+    mla = target.attention == "MLA" and bool(target.kv_lora_rank)
+    a2a = (inputs.moe_a2a_backend or "none").lower()
+    tests = {
+        "speculative": (algorithm is not None, "speculative decoding"),
+        "dp_attention": (inputs.enable_dp_attention and inputs.dp > 1, "DP attention"),
+        "torch_compile": (inputs.enable_torch_compile, "torch compile"),
+        "pp": (inputs.pp > 1, "pipeline parallel"),
+        "moe_a2a": (a2a != "none", f"MoE all-to-all backend {a2a}"),
+        "moe_a2a_unvalidated": (
+            a2a not in ("none", "deepep", "megamoe", "flashinfer"), f"MoE all-to-all backend {a2a}"
+        ),
+        "multimodal": (is_multimodal(target), "multimodal model"),
+        "cpu_offload": (inputs.cpu_offload_gb > 0, "CPU offload"),
+        "hierarchical_cache": (inputs.enable_hierarchical_cache, "hierarchical cache"),
+        "disaggregation": (inputs.disaggregation_mode not in ("null", None), "PD disaggregation"),
+        "disaggregation_decode": (inputs.disaggregation_mode == "decode", "a decode server"),
+        "mla": (mla, "MLA attention"),
+        "mla_non_dsa": (mla and not target.index_head_dim, "MLA attention without DSA"),
+    }
+    for condition in sorted(policy.prefill_graph_off_when):
+        hit, why = tests.get(condition, (False, ""))
+        if hit:
+            return False, f"off for {why} in SGLang {name}"
+    return True, f"on by default in SGLang {name}"
+
+
 def context_reserve_gib(gpu: GpuKind, tp: int = 1) -> float:
     """Memory SGLang's own process holds before loading weights: CUDA (HIP) context + NCCL
     (RCCL)/custom all-reduce buffers for the other `tp - 1` ranks of its TP group."""
@@ -210,6 +319,12 @@ class MemoryPlan:
     sglang_version: str = ""
     load_overhead_gib: float = 0.0
     cpu_offload_gib: float = 0.0
+    disaggregation_mode: str = "null"
+    req_to_token_rows: int = 0
+    prefill_graph: bool = False
+    prefill_graph_note: str = ""
+    hicache_host_gib: float = 0.0
+    hicache_host_total_gib: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md."""
@@ -266,14 +381,25 @@ class _Weights:
     lm_head: float
     vision: float
     source: Literal["index", "estimate"]
+    dense_mlp: float = 0.0  # dense MLP layers of an MoE model: split by --moe-dense-tp-size
 
     def layers_per_gpu(
-        self, tp: int, attn_tp: int, layers: int, stage_layers: int | None = None
+        self,
+        tp: int,
+        attn_tp: int,
+        layers: int,
+        stage_layers: int | None = None,
+        dense_tp: int | None = None,
     ) -> float:
         """Bytes of one pipeline stage's decoder layers on one GPU (what CPU offload can move)."""
         stage = stage_layers if stage_layers is not None else layers
         share = stage / max(layers, 1)
-        return (self.layers_sharded / tp + self.attention / attn_tp + self.layers_replicated) * share
+        return (
+            self.layers_sharded / tp
+            + self.dense_mlp / (dense_tp or tp)
+            + self.attention / attn_tp
+            + self.layers_replicated
+        ) * share
 
     def per_gpu(
         self,
@@ -283,16 +409,19 @@ class _Weights:
         layers: int = 1,
         stage_layers: int | None = None,
         dp_attention: bool = False,
+        dense_tp: int | None = None,
+        head_tp: int | None = None,
     ) -> float:
         """Bytes on the busiest GPU: one pipeline stage's layers (experts and MLP split by tp,
-        attention by the attention-TP size), the embedding on the first stage (replicated under
-        DP attention, `VocabParallelEmbedding(enable_tp=False)`), the head on the last stage."""
+        the dense MLP of an MoE model by `dense_tp` (--moe-dense-tp-size), attention by the
+        attention-TP size), the embedding on the first stage (replicated under DP attention,
+        `VocabParallelEmbedding(enable_tp=False)`), the head on the last stage, split by
+        `head_tp` (the attention-TP group with --enable-dp-lm-head, `use_attn_tp_group`)."""
         attn_tp = attn_tp or tp
         stage = stage_layers if stage_layers is not None else math.ceil(layers / pp)
-        share = stage / max(layers, 1)
-        body = (self.layers_sharded / tp + self.attention / attn_tp + self.layers_replicated) * share
+        body = self.layers_per_gpu(tp, attn_tp, layers, stage, dense_tp)
         embedding = self.embedding / (1 if dp_attention else tp)
-        head = self.lm_head / tp
+        head = self.lm_head / (head_tp or tp)
         ends = embedding + head if pp == 1 else max(embedding, head)
         return body + ends + self.vision / tp
 
@@ -354,6 +483,18 @@ class MemoryInputs:
     swa_full_tokens_ratio: float | None = None
     cpu_offload_gb: float = 0.0
     max_total_tokens: int | None = None
+    disaggregation_mode: str = "null"
+    disaggregation_decode_extra_slots: int | None = None
+    prefill_graph: bool | None = None  # forced on (True) / off (False) by a flag, None = default
+    enable_piecewise_cuda_graph: bool = False  # the opt-in flag of 0.5.5-0.5.9
+    enable_torch_compile: bool = False
+    moe_a2a_backend: str | None = None
+    enable_hierarchical_cache: bool = False
+    hicache_ratio: float = 2.0
+    hicache_size_gb: float = 0.0
+    enable_dp_lm_head: bool = False
+    moe_dense_tp_size: int | None = None
+    max_mamba_cache_size: int | None = None
 
     def cache_key(self) -> tuple[Any, ...]:
         """A hashable key: the model facts by identity, every other input by value."""
@@ -469,18 +610,42 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"GiB {context_label} ({gpu.generation}) = {free_before:.2f} GiB (nothing else on the GPU)"
         )
 
+    # --- requests ------------------------------------------------------------------------------
+    running = max_running_requests
+    if running is None and algo is not None:
+        running = SPEC_DEFAULT_MAX_RUNNING_REQUESTS
+    draft_tokens = effective_draft_tokens(
+        algo, num_steps, topk, num_draft_tokens, target.architecture
+    )
+    if algo is not None and draft_tokens != num_draft_tokens:
+        assumptions.append(f"draft tokens: SGLang will use {draft_tokens}")
+    if draft_tokens is None and algo is not None:
+        draft_tokens = 4
+        assumptions.append("draft tokens unknown (mixed steps/topk/draft tokens): 4 assumed")
+
     # --- SGLang's heuristic defaults -----------------------------------------------------------
     chunked = chunked_prefill_size or _default_chunked_prefill(total_mib, acc)
     graph_bs = cuda_graph_max_bs or _default_cuda_graph_max_bs(total_mib, tp, acc)
+    mode = inputs.disaggregation_mode or "null"
+    policy = graph_policy(sglang_version)
+    prefill_graph, prefill_graph_note = prefill_graph_state(inputs, policy, algo)
+    assumptions.append(f"prefill (piecewise) CUDA graphs {prefill_graph_note}")
     if mem_fraction is None:
         base_reserve_mib = _sglang_base_reserve_mib(
-            total_mib, chunked, graph_bs, tp, target, pp=pp, dp=dp if attention_dp else 1
+            total_mib, chunked, graph_bs, tp, target, pp=pp, dp=dp if attention_dp else 1,
+            policy=policy, prefill_graph=prefill_graph, mode=mode,
+            decode_tokens=(running or graph_bs or 1) * (draft_tokens or 1),
+            moe_a2a_backend=(inputs.moe_a2a_backend or "none").lower(),
+            decode_graph=not disable_cuda_graph,
+            graph_tokens_cap=inputs.max_total_tokens,
         )
         spec_reserve = 0
         if algo is not None and algo != "NGRAM" and acc.spec_reserve_mib:
             spec_reserve = 6 * 1024 if algo == "STANDALONE" else acc.spec_reserve_mib
         fraction = round((total_mib - base_reserve_mib - spec_reserve) / total_mib, 3)
-        fraction = _vlm_adjust(fraction, target)
+        if not (policy.vlm_adjust_skips_decode and mode == "decode"):
+            # "PD decode engines do not need this headroom" (the encoder runs on prefill).
+            fraction = _vlm_adjust(fraction, target)
         fraction_source: Literal["given", "sglang-heuristic"] = "sglang-heuristic"
         assumptions.append(
             f"--mem-fraction-static unset: SGLang {sglang_version}'s heuristic gives {fraction:.3f}"
@@ -495,8 +660,15 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     weights = _weights(target, dtype=dtype, quantization=quantization, tp=attn_tp)
     stage_layers = math.ceil(target.num_layers / pp)
     load_overhead_gib = LOAD_KERNELS_GIB + (target.context_length or 0) * target.head_dim * 4 / GIB
+    # --moe-dense-tp-size 1: the dense MLP layers of an MoE model are whole on every GPU
+    # (deepseek_v2 `DeepseekV2MLP(tp_size=1)`); --enable-dp-lm-head splits the head over the
+    # attention-TP group only.
+    dense_tp = inputs.moe_dense_tp_size if target.moe is not None else None
+    head_tp = attn_tp if (inputs.enable_dp_lm_head and attention_dp) else tp
     weights_gib = (
-        weights.per_gpu(tp, pp, attn_tp, target.num_layers, stage_layers, attention_dp) / GIB
+        weights.per_gpu(
+            tp, pp, attn_tp, target.num_layers, stage_layers, attention_dp, dense_tp, head_tp
+        ) / GIB
         + load_overhead_gib
     )
     # --cpu-offload-gb: SGLang's offloader moves decoder-layer parameters to pinned host memory
@@ -504,7 +676,9 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     # `cpu_offload_gb * 1024**3`); the embedding, head and norms stay on the GPU.
     offload_gib = 0.0
     if inputs.cpu_offload_gb > 0:
-        layers_gib = weights.layers_per_gpu(tp, attn_tp, target.num_layers, stage_layers) / GIB
+        layers_gib = (
+            weights.layers_per_gpu(tp, attn_tp, target.num_layers, stage_layers, dense_tp) / GIB
+        )
         offload_gib = min(float(inputs.cpu_offload_gb), layers_gib)
         weights_gib -= offload_gib
         assumptions.append(
@@ -542,19 +716,6 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             draft_kv_per_token = _kv_cell(target, attn_tp, kv_elem, layers=1)[0]
             assumptions.append("no MTP layer count in config.json; one decoder layer assumed")
 
-    # --- requests ------------------------------------------------------------------------------
-    running = max_running_requests
-    if running is None and algo is not None:
-        running = SPEC_DEFAULT_MAX_RUNNING_REQUESTS
-    draft_tokens = effective_draft_tokens(
-        algo, num_steps, topk, num_draft_tokens, target.architecture
-    )
-    if algo is not None and draft_tokens != num_draft_tokens:
-        assumptions.append(f"draft tokens: SGLang will use {draft_tokens}")
-    if draft_tokens is None and algo is not None:
-        draft_tokens = 4
-        assumptions.append("draft tokens unknown (mixed steps/topk/draft tokens): 4 assumed")
-
     # --- KV cache and recurrent state ----------------------------------------------------------
     full_layers = target.full_attention_layers
     stage_full = math.ceil(full_layers / pp)
@@ -585,7 +746,10 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         if algo is not None and per_group and draft_tokens:
             spec_mamba_gib = mamba_per_req * per_group * draft_tokens / GIB
         after_spec = rest_gib - spec_mamba_gib
-        if disable_radix_cache and per_group:
+        if inputs.max_mamba_cache_size:
+            # `_init_pools`... `max_mamba_cache_size // dp_size` when given (per DP group).
+            slots = inputs.max_mamba_cache_size // (dp if attention_dp else 1)
+        elif disable_radix_cache and per_group:
             slots = per_group
         else:
             slots = max(
@@ -623,7 +787,24 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     if running_limit is not None:
         req_slots = min(req_slots, max(running_limit, 1))
     extra_ctx = 4 + (draft_tokens or 0)
-    req_to_token_gib = req_slots * ((ctx or 4096) + extra_ctx) * 4 / GIB
+    req_rows = req_slots
+    if mode == "decode":
+        # A decode server adds rows for requests still arriving from prefill (0.5.11
+        # `_init_pools`: SGLANG_DISAGGREGATION_NUM_PRE_ALLOCATE_REQS, or 2 x the requests when
+        # <= 32; later `--disaggregation-decode-extra-slots`, same default).
+        extra = inputs.disaggregation_decode_extra_slots
+        if extra is None:
+            extra = req_slots * 2 if req_slots <= 32 else 0
+        req_rows += extra
+        if extra:
+            assumptions.append(
+                f"decode server: {extra} extra request rows pre-allocated for transfers"
+            )
+    req_to_token_gib = req_rows * ((ctx or 4096) + extra_ctx) * 4 / GIB
+    assumptions.append(
+        f"request table (req_to_token): {req_rows:,} requests x {(ctx or 4096) + extra_ctx:,} "
+        f"positions x 4 B = {req_to_token_gib:.2f} GiB outside the static pool"
+    )
     activation_gib = _activation_gib(target, chunked, tp, attn_tp)
     graph_gib = 0.0 if disable_cuda_graph else (
         graph_bs * 2 / 1024 * (2 if algo in DRAFT_ALGORITHMS else 1)
@@ -636,6 +817,24 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     # Below this the process cannot even start: everything allocated before it serves.
     minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib
 
+    # --- hierarchical cache: a host copy of the KV pool --------------------------------------
+    # 0.5.11 `mem_cache/memory_pool_host.py` `HostKVCache.__init__`: `hicache_size` GB per
+    # process, else the device pool x `hicache_ratio`; it must be larger than the device pool.
+    host_gib = 0.0
+    host_too_small = False
+    if inputs.enable_hierarchical_cache and kv_tokens > 0:
+        if inputs.hicache_size_gb > 0:
+            host_tokens = int(inputs.hicache_size_gb * 1e9 // max(kv_per_token, 1))
+        else:
+            host_tokens = int(kv_tokens * inputs.hicache_ratio)
+        host_tokens = (host_tokens // page + 1) * page
+        host_gib = host_tokens * kv_per_token / GIB
+        host_too_small = host_tokens <= kv_tokens
+        assumptions.append(
+            f"hierarchical cache: {host_tokens:,} KV tokens in host memory, {host_gib:.1f} GiB per "
+            f"GPU, {host_gib * gpus:.1f} GiB over the {gpus} GPU processes (pinned host RAM)"
+        )
+
     reasons: list[str] = []
     verdict: Verdict = "fits"
     if rest_gib <= 0:
@@ -647,6 +846,13 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     elif kv_tokens <= 0:
         verdict = "will_not_fit"
         reasons.append("no memory left for the KV cache after weights and recurrent state")
+    elif host_too_small:
+        verdict = "will_not_fit"
+        reasons.append(
+            "the hierarchical cache's host pool must hold more tokens than the GPU KV pool "
+            f"({kv_tokens:,}); SGLang asserts this at start: raise --hicache-ratio above 1 or "
+            "--hicache-size"
+        )
     elif reserve_gib < minimum_gib:
         verdict = "will_not_fit"
         reasons.append(
@@ -728,6 +934,12 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         sglang_version=sglang_version,
         load_overhead_gib=load_overhead_gib,
         cpu_offload_gib=offload_gib,
+        disaggregation_mode=mode,
+        req_to_token_rows=req_rows,
+        prefill_graph=prefill_graph,
+        prefill_graph_note=prefill_graph_note,
+        hicache_host_gib=host_gib,
+        hicache_host_total_gib=host_gib * gpus,
     )
     if _with_suggestions:
         def replan(**changes: Any) -> MemoryPlan:
@@ -857,21 +1069,50 @@ def _sglang_base_reserve_mib(
     *,
     pp: int = 1,
     dp: int = 1,
+    policy: GraphPolicy = _FALLBACK_POLICY,
+    prefill_graph: bool = True,
+    mode: str = "null",
+    decode_tokens: int = 1,
+    moe_a2a_backend: str = "none",
+    decode_graph: bool = True,
+    graph_tokens_cap: int | None = None,
 ) -> float:
     """SGLang's estimate of activations + CUDA graphs (MiB), before the speculative reserve
-    (0.5.11 `_handle_gpu_memory_settings`; 0.5.23 `memory_hook` + `reserve_for_graph_mb`).
-    `dp` > 1 only with DP attention."""
-    reserve = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
-    if dp > 1:
+    (0.5.11 `_handle_gpu_memory_settings`; 0.5.17 `reserve_for_graph_mb` and
+    `reserve_for_deepep_a2a_mb`; 0.5.23 `arg_groups/memory_hook.py`). `dp` > 1 only with DP
+    attention. The prefill (piecewise) graph term counts only when `prefill_graph` is on
+    (`prefill_graph_state`); releases with `policy.by_role` count graphs per PD role: a decode
+    server sizes activations by its running requests x draft tokens and has no prefill graph, a
+    prefill server has no decode graph, and DeepEP adds 2 GiB where decode graphs run."""
+    by_role = policy.by_role
+    activation_tokens = max(chunked, 2048)
+    if by_role and mode == "decode":
+        activation_tokens = max(decode_tokens, 2048)
+    reserve = 512 + activation_tokens * 1.5 + tp * pp / 8 * 1024
+    decode_graph_on = not (by_role and (mode == "prefill" or not decode_graph))
+    if decode_graph_on:
+        reserve += graph_bs * 2
+    if dp > 1 and not (by_role and mode == "prefill"):
         reserve += graph_bs * dp * 3
         if graph_bs > 300:
             reserve += graph_bs * dp * 1.5
-    if target.attention == "MLA":
-        reserve += 1.5 * 1024
-    else:
-        reserve += _piecewise_graph_tokens(chunked) * 8
+    if prefill_graph:
+        mla = target.attention == "MLA" and bool(target.kv_lora_rank)
+        if mla and policy.mla_reserve_mib:
+            reserve += policy.mla_reserve_mib
+        else:
+            # Prefill graph sizes up to the chunked prefill (2048 for MLA), capped by
+            # --max-total-tokens (`piecewise_cuda_graph_max_tokens`).
+            tokens = 2048 if mla else chunked
+            if graph_tokens_cap:
+                tokens = min(tokens, graph_tokens_cap)
+            reserve += _piecewise_graph_tokens(tokens) * 8
+        if policy.prefill_graph_default == "breakable" and moe_a2a_backend == "deepep":
+            reserve += policy.breakable_deepep_mib
     if total_mib > 60 * 1024:
         reserve = max(reserve, 10 * 1024)
+    if by_role and mode != "prefill" and decode_graph and moe_a2a_backend == "deepep":
+        reserve += 2 * 1024  # `reserve_for_deepep_a2a_mb`: on top of the 10 GiB floor
     return reserve
 
 
@@ -931,11 +1172,13 @@ def _weights(
     )
     mtp_total = linear(parts.mtp, mtp_module)
     source: Literal["index", "estimate"] = "estimate"
+    scale = 1.0
     if facts.checkpoint_bytes:
         # The index holds the stored size: scale the estimate to it (MTP layers included there).
         estimated = attention + body + small + embedding + lm_head + vision + mtp_total
         if estimated > 0:
             k = facts.checkpoint_bytes / estimated
+            scale = k
             attention, body, small, mtp_total = attention * k, body * k, small * k, mtp_total * k
             embedding, lm_head, vision = embedding * k, lm_head * k, vision * k
             source = "index"
@@ -950,8 +1193,12 @@ def _weights(
         # KV heads are replicated when tp exceeds them.
         kv = 2 * facts.hidden_size * facts.head_dim * facts.full_attention_layers
         duplicated = linear(kv, f"{layer}.self_attn.k_proj") * (1 - facts.num_kv_heads / tp)
+    dense = 0.0
+    if facts.moe is not None:
+        dense = linear(parts.dense_mlp, "model.layers.0.mlp.down_proj") * scale
     return _Weights(
-        layers_sharded=body,
+        dense_mlp=dense,
+        layers_sharded=body - dense,
         attention=attention,
         layers_replicated=small + duplicated,
         mtp_total=mtp_total,

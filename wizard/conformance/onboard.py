@@ -434,6 +434,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "_forces_eagle_topk_one in the default attention backend")
     for name, (value, how) in _adaptive_traits(tree).items():
         probed(name, value, how)
+    for name, (value, how) in graph_memory_traits(tree.root).items():
+        probed(name, value, how)
     # The default attention backend of MHA models on Blackwell: none (flashinfer), trtllm_mha under
     # `is_blackwell() and is_no_spec_infer_or_topk_one(self)`, or (later) only on SM100 with a
     # typed topk; the newer `_get_default_attn_backend` keeps the last form (template).
@@ -540,6 +542,136 @@ ADAPTIVE_PARAMS = "sglang/srt/speculative/adaptive_spec_params.py"
 # `disable_overlap_schedule` when false).
 _ADAPTIVE_SWITCHES = ("enable_dp_attention", "disable_overlap_schedule", "enable_multi_layer_eagle",
                       "enable_two_batch_overlap", "enable_pdmux")
+
+
+# The conditions under which a release turns its prefill ("piecewise") CUDA graphs off, as the
+# names the memory plan evaluates (`wizard.memory`), each with the source text that tests it.
+_GRAPH_OFF_CONDITIONS: tuple[tuple[str, str], ...] = (
+    ("speculative", r"speculative_algorithm is not None"),
+    ("dp_attention", r"enable_dp_attention"),
+    ("torch_compile", r"enable_torch_compile"),
+    ("pp", r"pp_size\s*>\s*1"),
+    ("moe_a2a", r'moe_a2a_backend\s*!=\s*"none"'),
+    ("moe_a2a_unvalidated", r"moe_a2a_backend\s+not in"),
+    ("multimodal", r"\bis_multimodal\b"),
+    ("cpu_offload", r"cpu_offload_gb\s*>\s*0"),
+    ("hierarchical_cache", r"enable_hierarchical_cache"),
+    ("disaggregation", r'disaggregation_mode\s*!=\s*"null"'),
+    ("mla", r"use_mla_backend\("),
+)
+
+# The function that turns the default prefill graph off, per kind of default.
+_GRAPH_OFF_FUNCTIONS = {
+    "on": "_handle_piecewise_cuda_graph",
+    "opt_in": "_handle_piecewise_cuda_graph",
+    "tc_piecewise": "_disable_tc_piecewise_cudagraph_if_incompatible",
+    "breakable": "_disable_breakable_cudagraph_if_incompatible",
+}
+
+
+def _function_source(files: dict[str, str], name: str) -> tuple[str, str] | None:
+    """(source, "file:line") of the first function called `name` (method or module level)."""
+    for rel, text in sorted(files.items()):
+        match = re.search(rf"^([ \t]*)def _?{name.lstrip('_')}\(", text, re.M)
+        if match is None:
+            continue
+        indent = match.group(1)
+        lines = text[match.start():].splitlines()
+        body = [lines[0]]
+        for line in lines[1:]:
+            if line.strip() and not line.startswith(indent + " ") and not line.startswith(
+                indent + "\t"
+            ):
+                break
+            body.append(line)
+        return "\n".join(body), f"{rel}:{text[:match.start()].count(chr(10)) + 1}"
+    return None
+
+
+def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
+    """How a release counts CUDA graphs in its mem-fraction heuristic (read from its source under
+    `root`, the folder holding `sglang/`):
+
+    * `prefill_graph_default`: "opt_in" (`--enable-piecewise-cuda-graph`, 0.5.5-0.5.9), "on"
+      (on unless `_handle_piecewise_cuda_graph` turns it off), "tc_piecewise" / "breakable" (the
+      default `cuda_graph_config.prefill.backend`), or "none";
+    * `prefill_graph_off_when`: the conditions (names of `_GRAPH_OFF_CONDITIONS`) that turn the
+      default prefill graph off; "mla_non_dsa" when only MLA without the DSA indexer does;
+      "disaggregation_decode" when a decode server drops it (`_apply_cuda_graph_disaggregation_roles`);
+    * `prefill_graph_mla_reserve_mib`: the heuristic's MLA term for the prefill graph (1.5 GiB) or 0
+      when MLA models count like the others (`len(tokens) * 8`);
+    * `graph_reserve_by_role`: the heuristic counts graphs per PD role (`reserve_for_graph_mb`: no
+      decode graph on a prefill server, decode activations from the running requests) and adds
+      2 GiB of DeepEP buffers where decode graphs run (`reserve_for_deepep_a2a_mb`);
+    * `breakable_deepep_reserve_mib`: the extra 1 GiB a breakable prefill graph with DeepEP takes;
+    * `vlm_adjust_skips_decode`: a PD decode server skips the VLM headroom;
+    * `prefill_graph_off_on_hip`: the graph that runs on ROCm is turned off there (`is_hip()`).
+    """
+    sglang = root / "sglang" / "srt"
+    files: dict[str, str] = {}
+    for rel in ("server_args.py", "model_executor/cuda_graph_config.py"):
+        path = sglang / rel
+        if path.is_file():
+            files[f"sglang/srt/{rel}"] = path.read_text(encoding="utf-8", errors="replace")
+    groups = sglang / "arg_groups"
+    if groups.is_dir():
+        for path in sorted(groups.glob("*.py")):
+            files[f"sglang/srt/arg_groups/{path.name}"] = path.read_text(
+                encoding="utf-8", errors="replace")
+    everything = "\n".join(files.values())
+    server_args = files.get("sglang/srt/server_args.py", "")
+    out: dict[str, tuple[Any, str]] = {}
+    config = files.get("sglang/srt/model_executor/cuda_graph_config.py", "")
+    if re.search(r"^\s+disable_piecewise_cuda_graph\s*:", server_args, re.M):
+        default, how = "on", "ServerArgs.disable_piecewise_cuda_graph"
+    elif re.search(r"^\s+enable_piecewise_cuda_graph\s*:", server_args, re.M):
+        default, how = "opt_in", "ServerArgs.enable_piecewise_cuda_graph (no disable flag)"
+    elif re.search(r"return Backend\.BREAKABLE if is_cuda\(\)", config):
+        default, how = "breakable", "default_prefill_backend() in cuda_graph_config.py"
+    elif re.search(r"prefill: PhaseConfig = field\(\s*default_factory=lambda: "
+                   r"PhaseConfig\(backend=Backend\.TC_PIECEWISE\)", config):
+        default, how = "tc_piecewise", "CudaGraphConfig.prefill default in cuda_graph_config.py"
+    else:
+        default, how = "none", "no piecewise/prefill CUDA graph found"
+    out["prefill_graph_default"] = (default, how)
+    off: list[str] = []
+    where = "none"
+    found = _function_source(files, _GRAPH_OFF_FUNCTIONS.get(default, "-"))
+    if found is not None:
+        source, where = found
+        off = [name for name, pattern in _GRAPH_OFF_CONDITIONS if re.search(pattern, source)]
+        if "mla" in off and "is_deepseek_dsa" in source:
+            off[off.index("mla")] = "mla_non_dsa"
+    roles = _function_source(files, "_apply_cuda_graph_disaggregation_roles")
+    if roles is not None and re.search(r'== "decode"[\s\S]*?PREFILL', roles[0]):
+        off.append("disaggregation_decode")
+        where += f" + {roles[1]}"
+    out["prefill_graph_off_when"] = (off, where)
+    mla = re.search(r"use_mla_backend\([^)]*\)[\s\S]{0,400}?reserved_mem \+= 1\.5 \* 1024",
+                    everything)
+    out["prefill_graph_mla_reserve_mib"] = (1536 if mla else 0, "the MLA branch of the graph reserve")
+    graph_fn = _function_source(files, "reserve_for_graph_mb")
+    out["graph_reserve_by_role"] = (
+        _function_source(files, "reserve_for_deepep_a2a_mb") is not None,
+        "reserve_for_deepep_a2a_mb / reserve_for_graph_mb",
+    )
+    bcg = bool(graph_fn and re.search(r"BREAKABLE[\s\S]{0,200}deepep[\s\S]{0,300}1 \* 1024",
+                                      graph_fn[0]))
+    out["breakable_deepep_reserve_mib"] = (1024 if bcg else 0, "reserve_for_graph_mb")
+    # Non-CUDA hardware (ROCm): the auto-off list of the graph that runs there (`tc_piecewise`
+    # where CUDA defaults to `breakable`) tests `is_hip()`.
+    hip_default = "tc_piecewise" if default == "breakable" else default
+    hip_fn = _function_source(files, _GRAPH_OFF_FUNCTIONS.get(hip_default, "-"))
+    out["prefill_graph_off_on_hip"] = (
+        bool(hip_fn and re.search(r"\bis_hip\(\)", hip_fn[0])),
+        hip_fn[1] if hip_fn else "none",
+    )
+    # The VLM headroom (`adjust_mem_fraction_for_vlm`) is skipped on a PD decode server.
+    skips = re.search(r'disaggregation_mode != "decode"[\s\S]{0,200}?adjust_mem_fraction_for_vlm',
+                      everything) or re.search(
+        r'is_vlm = \([^)]*disaggregation_mode != "decode"', everything)
+    out["vlm_adjust_skips_decode"] = (bool(skips), "the condition before adjust_mem_fraction_for_vlm")
+    return out
 
 
 def _adaptive_traits(tree: SourceTree) -> dict[str, tuple[Any, str]]:

@@ -2177,7 +2177,35 @@ def memory_inputs(ctx: Ctx, a: Args) -> Any:
         swa_full_tokens_ratio=a.get("swa_full_tokens_ratio"),
         cpu_offload_gb=float(a.get("cpu_offload_gb") or 0),
         max_total_tokens=a.get("max_total_tokens"),
+        **_memory_flag_inputs(a),
     )
+
+
+def _memory_flag_inputs(a: Args) -> dict[str, Any]:
+    """The plan inputs of the flags that move memory beyond the core layout: PD role, prefill
+    CUDA graphs, MoE all-to-all, hierarchical cache, DP LM head, dense TP, Mamba slots."""
+    backend = str(a.get("cuda_graph_backend_prefill") or "").lower()
+    prefill_graph: bool | None = None
+    if a.get("disable_piecewise_cuda_graph") or a.get("disable_prefill_cuda_graph") or (
+        backend == "disabled"
+    ):
+        prefill_graph = False
+    elif a.get("enforce_piecewise_cuda_graph") or backend in ("breakable", "tc_piecewise"):
+        prefill_graph = True
+    return {
+        "disaggregation_mode": str(a.get("disaggregation_mode") or "null"),
+        "disaggregation_decode_extra_slots": a.get("disaggregation_decode_extra_slots"),
+        "prefill_graph": prefill_graph,
+        "enable_piecewise_cuda_graph": bool(a.get("enable_piecewise_cuda_graph")),
+        "enable_torch_compile": bool(a.get("enable_torch_compile")),
+        "moe_a2a_backend": a.get("moe_a2a_backend"),
+        "enable_hierarchical_cache": bool(a.get("enable_hierarchical_cache")),
+        "hicache_ratio": float(a.get("hicache_ratio") or 2.0),
+        "hicache_size_gb": float(a.get("hicache_size") or 0),
+        "enable_dp_lm_head": bool(a.get("enable_dp_lm_head")),
+        "moe_dense_tp_size": a.get("moe_dense_tp_size"),
+        "max_mamba_cache_size": a.get("max_mamba_cache_size"),
+    }
 
 
 def memory_plan(ctx: Ctx, a: Args) -> Any:
