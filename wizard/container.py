@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from wizard.profile import ContainerSection, Profile
 from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.render import LAUNCH_MODULE
+from wizard.sglang.shellwords import is_run_prefix
 
 #: Where SGLang inside the image (running as root) looks for the HF cache.
 CONTAINER_HF_HOME = "/root/.cache/huggingface"
@@ -350,16 +351,6 @@ class ImportedContainer:
     table: dict[str, object]
     env: dict[str, str]
     notes: list[str]
-
-
-def is_run_prefix(words: Sequence[str]) -> int | None:
-    """The index of `run` when the words start a `docker run` / `podman run` (after `sudo`)."""
-    for index, word in enumerate(words[:-1]):
-        if word in ("docker", "podman") or word.endswith(("/docker", "/podman")):
-            return index + 1 if words[index + 1] == "run" else None
-        if word != "sudo":
-            return None
-    return None
 
 
 def parse_run_words(words: Sequence[str], model_path: str | None = None) -> ImportedContainer:

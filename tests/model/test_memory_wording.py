@@ -7,7 +7,7 @@ import json
 import families as fam
 
 from wizard.gpus import lookup
-from wizard.memory import plan_memory
+from wizard.memory import MemoryInputs, plan_memory
 from wizard.model_info import facts_from_files
 
 
@@ -15,9 +15,9 @@ def test_the_state_pool_reason_says_one_running_request() -> None:
     facts = facts_from_files({"config.json": json.dumps(fam.qwen36_27b().config)}, "qwen36")
     gpu = lookup("RTX A6000")
     reasons = {
-        fraction: plan_memory(
+        fraction: plan_memory(MemoryInputs(
             facts, gpu, 2, 2, mem_fraction=fraction, algorithm="NEXTN", max_running_requests=48
-        )
+        ))
         for fraction in (0.86, 0.88)
     }
     assert reasons[0.86].max_running_requests_limit == 1

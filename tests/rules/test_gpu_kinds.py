@@ -298,7 +298,8 @@ def test_jsonl_bad_gpu_lines_are_errors_and_the_batch_goes_on(
     assert len(out) == len(lines)
     assert [r["verdict"] for r in out[:8]] == ["input-error"] * 8
     assert "gpu" in out[0]["error"] and "unknown GPU kind 'zz'" in out[2]["error"]
-    assert "at least 1" in out[3]["error"] and "whole number" in out[5]["error"]
+    # the batch line names the field and its range (wizard.api.validate_case)
+    assert "from 1 to" in out[3]["error"] and "from 1 to" in out[5]["error"]
     assert out[8]["gpu"] == "MI355X" and out[8]["verdict"] != "input-error"
     assert out[9]["gpu"] == "custom sm86 24 GiB"
 

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from wizard.container import is_run_prefix, parse_run_words
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
 from wizard.sglang.fields import BY_DEST, canonical_dest
 from wizard.sglang.flags import (
@@ -26,7 +25,7 @@ from wizard.sglang.flags import (
     rename_for,
     run_argparse,
 )
-from wizard.sglang.shellwords import Word, is_name, split_commands, split_words
+from wizard.sglang.shellwords import Word, is_name, is_run_prefix, split_commands, split_words
 from wizard.sglang.versions import VersionError, effective_env, resolve_version
 
 if TYPE_CHECKING:  # pydantic is imported only when a profile is built (cold `check` stays fast)
@@ -237,6 +236,10 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
     container = None
     start = next((k for k, w in enumerate(prefix) if not w.assignment), len(prefix))
     if is_run_prefix([w.text for w in prefix[start:]]) is not None:
+        # Lazy: the container module reads the profile schema (pydantic), which the cold
+        # `check` of a plain launch line never needs.
+        from wizard.container import parse_run_words
+
         # `docker run [OPTIONS] IMAGE python3 -m sglang.launch_server ...`: the container table
         container = parse_run_words([w.text for w in prefix[start:]], _model_path_of(rest))
         notes.extend(container.notes)

@@ -8,6 +8,7 @@ newlines, redirections such as `>`, `2>&1`, `&>`), and records where a word used
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wizard.sglang.errors import CommandError
@@ -221,3 +222,13 @@ def split_commands(words: list[Word]) -> list[list[Word]]:
     if current:
         commands.append(current)
     return commands
+
+
+def is_run_prefix(words: Sequence[str]) -> int | None:
+    """The index of `run` when the words start a `docker run` / `podman run` (after `sudo`)."""
+    for index, word in enumerate(words[:-1]):
+        if word in ("docker", "podman") or word.endswith(("/docker", "/podman")):
+            return index + 1 if words[index + 1] == "run" else None
+        if word != "sudo":
+            return None
+    return None
