@@ -217,6 +217,8 @@ async def test_the_cli_and_the_screen_run_one_multinode_flow_and_keep_no_secret(
     runs = tmp_path / "runs"
     monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(state))
     monkeypatch.setenv("HF_TOKEN", HF_SECRET)
+    # A saved profile keeps the key as `--api-key env:SGLANG_WIZARD_API_KEY`; launches read it here.
+    monkeypatch.setenv("SGLANG_WIZARD_API_KEY", API_KEY)
     secret_values = [API_KEY, HF_SECRET]
     path = save_profile(_secret_profile(nodes, tmp_path), tmp_path / "two.toml")
     ssh = _cli_options(settings, tmp_path, runs)
@@ -282,7 +284,9 @@ async def _launch_both(monkeypatch: pytest.MonkeyPatch, path: Path, ssh: list[st
     assert not _files_holding(runs, secret_values)  # argv.json, env.json, profile.toml, log, ...
     assert not _files_holding(state, secret_values)  # run and group records
     profile_kept = (runs / f"{cli_group}-n0" / "profile.toml").read_text()
-    assert "--api-key" in profile_kept and "***" in profile_kept
+    # the key itself never: a masked value or the reference the saved profile keeps
+    assert "--api-key" in profile_kept and (
+        "***" in profile_kept or "env:SGLANG_WIZARD_API_KEY" in profile_kept)
 
 
 def test_a_refused_api_key_is_not_ready(
@@ -294,7 +298,11 @@ def test_a_refused_api_key_is_not_ready(
     nodes, settings = nodes_lab
     monkeypatch.setenv("SGLANG_WIZARD_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("HF_TOKEN", HF_SECRET)
-    profile = _secret_profile(nodes, tmp_path, STAND_IN_API_KEY="sk-another-" + secrets.token_hex(4))
+    monkeypatch.setenv("SGLANG_WIZARD_API_KEY", API_KEY)  # the saved profile's reference
+    other = "sk-another-" + secrets.token_hex(4)
+    # A name ending in KEY is a secret: the saved profile keeps env:STAND_IN_API_KEY, read here.
+    monkeypatch.setenv("STAND_IN_API_KEY", other)
+    profile = _secret_profile(nodes, tmp_path, STAND_IN_API_KEY=other)
     path = save_profile(profile, tmp_path / "two.toml")
     ssh = _cli_options(settings, tmp_path, tmp_path / "runs")
     code, text = _cli(monkeypatch, "nodes", "launch", str(path), "--quiet-log", *ssh)
