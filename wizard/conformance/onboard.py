@@ -68,6 +68,10 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "sm100_mha_default": "typed_topk",
         "topk_page_backends": ["flashinfer", "fa3"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
+        "quantization_compatible": {},
+        "deprecated_store_true": {},
+        "quantization_requantize": [],
+        "gpt_oss_attention_backends": [],
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -98,6 +102,10 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "sm100_mha_default": "typed_topk",
         "topk_page_backends": ["flashinfer", "fa3", "triton"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
+        "quantization_compatible": {},
+        "deprecated_store_true": {},
+        "quantization_requantize": [],
+        "gpt_oss_attention_backends": [],
     },
 }
 
@@ -449,12 +457,108 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the backends R-TOPK-PAGE's condition lets through")
     probed("spec_v2_topk_algorithms", _enclosing_algorithms(tree, sites.get("R-SPEC-V2-TOPK")),
            "the algorithm list of the if around R-SPEC-V2-TOPK's raise")
+    probed("quantization_compatible", _quantization_compatible(tree, sites.get("R-QUANT-MISMATCH")),
+           "compatible_quantization_methods in R-QUANT-MISMATCH's function")
+    probed("deprecated_store_true", _deprecated_store_true(tree, flags),
+           "DeprecatedStoreTrueAction flags (new_flag from their add_argument)")
+    requantize = _named_collection(tree, "REQUANTIZATION_METHODS")
+    probed("quantization_requantize", sorted(requantize[0]) if requantize else None,
+           "REQUANTIZATION_METHODS (online requantization accepts any checkpoint)")
+    probed("gpt_oss_attention_backends",
+           _assert_list(tree, sites.get("R-GPT-OSS-ATTENTION"), "supported_backends"),
+           "supported_backends before R-GPT-OSS-ATTENTION's assert")
     transformers = _installed_version(tree.root, "transformers")
     if transformers is not None:
         major = int(re.match(r"\d+", transformers).group(0))  # type: ignore[union-attr]
         probed("transformers_sets_rope_scaling", major >= 5,
                f"transformers {transformers} installed beside it (5+ always sets rope_scaling)")
     return traits, origin
+
+
+def _deprecated_store_true(tree: SourceTree, flags: dict[str, Any]) -> dict[str, Any] | None:
+    """Fields only a `DeprecatedStoreTrueAction` flag sets (so a typed True means the deprecated
+    spelling was typed): field -> {"option", "new_flag"} (`new_flag` read from the release's
+    `add_argument` call; None when it names none)."""
+    actions = flags.get("actions", [])
+    if not actions:
+        return None
+    new_flags: dict[str, str | None] = {}
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument"):
+                continue
+            words = {k.arg: k.value for k in node.keywords}
+            action = words.get("action")
+            if not (isinstance(action, ast.Name) and action.id == "DeprecatedStoreTrueAction"):
+                continue
+            new = words.get("new_flag")
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    new_flags[arg.value] = (str(new.value) if isinstance(new, ast.Constant)
+                                            else None)
+    out: dict[str, Any] = {}
+    for action in actions:
+        if action.get("action") != "DeprecatedStoreTrueAction":
+            continue
+        dest = action["dest"]
+        if any(a.get("dest") == dest and a is not action for a in actions):
+            continue  # another spelling sets the same field
+        option = action["option_strings"][0]
+        out[dest] = {"option": option, "new_flag": new_flags.get(option)}
+    return dict(sorted(out.items()))
+
+
+def _enclosing_function(tree: SourceTree, site: dict[str, Any] | None) -> ast.FunctionDef | None:
+    """The innermost function that holds a located site's line."""
+    located = _site_module(tree, site)
+    if located is None:
+        return None
+    _rel, line, module = located
+    best: ast.FunctionDef | None = None
+    for node in ast.walk(module):
+        if (isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or 0)
+                and (best is None or node.lineno > best.lineno)):
+            best = node
+    return best
+
+
+def _quantization_compatible(tree: SourceTree, site: dict[str, Any] | None,
+                             ) -> dict[str, list[str]] | None:
+    """`compatible_quantization_methods` (typed method -> checkpoint methods it accepts) of the
+    function that raises the quantization mismatch; {} where the function has no such table."""
+    function = _enclosing_function(tree, site)
+    if function is None:
+        return None
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "compatible_quantization_methods"
+                for t in node.targets)):
+            try:
+                table = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return {str(k): sorted(map(str, v)) for k, v in sorted(table.items())}
+    return {}
+
+
+def _assert_list(tree: SourceTree, site: dict[str, Any] | None, name: str) -> list[str] | None:
+    """The string list assigned to `name` last before a located assert, in its function."""
+    function = _enclosing_function(tree, site)
+    located = _site_module(tree, site)
+    if function is None or located is None:
+        return None
+    line = located[1]
+    found: tuple[int, list[str]] | None = None
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and node.lineno < line
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and isinstance(node.value, ast.List | ast.Tuple)):
+            values = [e.value for e in node.value.elts
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if found is None or node.lineno > found[0]:
+                found = (node.lineno, values)
+    return found[1] if found is not None else None
 
 
 def _fa3_default_archs(site: Path) -> tuple[list[str], str] | None:
@@ -671,6 +775,9 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         archs["fa3_default"], arch_where["fa3_default"] = fa3
     for name, loc in sorted(arch_where.items()):
         review.append(f"archs   {name}: {len(archs[name])} from {loc}")
+    from wizard.conformance.coverage import coverage
+
+    review.extend(coverage(tree, sites).lines())
     covered = {s["where"] for s in sites.values()}
     for where, text in tree.raise_sites():
         if where not in covered and _speculative(text):
@@ -795,7 +902,8 @@ def site_packages(python: Path) -> Path:
 
 def review_summary(review: list[str]) -> str:
     """The review list, grouped by kind, for the terminal."""
-    order = ("absent", "fuzzy", "uncovered", "trait", "archs")
+    order = ("coverage", "absent", "fuzzy", "unreasoned", "uncovered", "trait", "archs",
+             "unmodelled")
     lines = sorted(review, key=lambda line: (next((i for i, k in enumerate(order)
                                                     if line.startswith(k)), 9), line))
     return "\n".join(lines)

@@ -84,6 +84,9 @@ DEFAULTS: dict[str, object] = {
         "lora_paths": None,
         "disaggregation_mode": "null",
         "speculative_use_rejection_sampling": False,
+        "context_length": None,
+        "quantization": None,
+        "enable_hierarchical_cache": False,
 }
 
 
@@ -198,7 +201,8 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         and a.get("decode_attention_backend") is None
     ):
         a.attention_backend = "trtllm_mla"
-    if arch == "GptOssForCausalLM" and no_backend:
+    if arch == "GptOssForCausalLM" and no_backend and a.get(
+            "prefill_attention_backend") is None and a.get("decode_attention_backend") is None:
         a.attention_backend = (
             "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
         )
@@ -403,8 +407,11 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MAMBA_AUTO_NO_BUFFER,
     R("_handle_missing_default_values", _mamba_auto_no_buffer),
     c.MODEL_TYPE_UNKNOWN,
+    c.CONTEXT_LEN,  # ModelConfig: _derive_context_length, _derive_model_shapes, _verify_quantization
     c.MLA_ROPE_FACTOR,
+    c.QUANT_MISMATCH,
     R("_handle_model_specific_adjustments", _model_specific),
+    c.GPT_OSS_ATTENTION,
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_EXTRA_NORADIX,
     c.MAMBA_EXTRA_DEVICE,
@@ -465,6 +472,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.ADAPTIVE_OFF,
     c.ADAPTIVE_STEPS_23,  # 0.5.13-0.5.17: the speculative hook's last check, where located
     R("_init_adaptive_speculative_params", _adaptive_init),
+    c.HICACHE_NO_RADIX,  # _handle_cache_compatibility
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC,
     mn.MULTINODE_DP,
@@ -476,8 +484,11 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     R("handle_deprecated_dp_attention", _dp_deprecated),
     R("device", _device),
     c.MODEL_TYPE_UNKNOWN,
+    c.CONTEXT_LEN,
     c.MLA_ROPE_FACTOR,
+    c.QUANT_MISMATCH,
     R("handle_model_specific_adjustments", _model_specific),
+    c.GPT_OSS_ATTENTION,
     R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,
     c.MAMBA_EXTRA_UNSUPPORTED,
@@ -538,6 +549,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.NGRAM_CORPUS_LIMIT,
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
+    c.HICACHE_NO_RADIX,  # handle_cache_compatibility
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC_ALGO_23,
     c.PP_SPEC,
