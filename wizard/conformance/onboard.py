@@ -69,6 +69,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "topk_page_backends": ["flashinfer", "fa3"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
         "quantization_compatible": {},
+        "gpt_oss_mxfp4_moe_runner": {},
         "deprecated_store_true": {},
         "quantization_requantize": [],
         "gpt_oss_attention_backends": [],
@@ -103,6 +104,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "topk_page_backends": ["flashinfer", "fa3", "triton"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
         "quantization_compatible": {},
+        "gpt_oss_mxfp4_moe_runner": {},
         "deprecated_store_true": {},
         "quantization_requantize": [],
         "gpt_oss_attention_backends": [],
@@ -459,6 +461,10 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the algorithm list of the if around R-SPEC-V2-TOPK's raise")
     probed("quantization_compatible", _quantization_compatible(tree, sites.get("R-QUANT-MISMATCH")),
            "compatible_quantization_methods in R-QUANT-MISMATCH's function")
+    probed("gpt_oss_mxfp4_moe_runner", _gpt_oss_mxfp4_runner(tree),
+           "the MoE runner set beside 'Detected SM1x0 and MXFP4 ... GPT-OSS' logs")
+    probed("spec_moe_runner_default", _spec_moe_runner_default(tree),
+           "the `speculative_moe_runner_backend is None` branch")
     probed("deprecated_store_true", _deprecated_store_true(tree, flags),
            "DeprecatedStoreTrueAction flags (new_flag from their add_argument)")
     requantize = _named_collection(tree, "REQUANTIZATION_METHODS")
@@ -473,6 +479,46 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
         probed("transformers_sets_rope_scaling", major >= 5,
                f"transformers {transformers} installed beside it (5+ always sets rope_scaling)")
     return traits, origin
+
+
+def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:
+    """The MoE runner GPT-OSS's MXFP4 checkpoint gets on SM100 / SM120 ({"sm100": ...,
+    "sm120": ...}): the string assigned in the branch that logs "Detected SM100 and MXFP4
+    quantization format for GPT-OSS model" (SM120 likewise)."""
+    found: dict[str, str] = {}
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not isinstance(node, ast.If):
+                continue
+            body = "\n".join(ast.unparse(b) for b in node.body)
+            for gpu in ("SM100", "SM120"):
+                if f"Detected {gpu} and MXFP4 quantization format for GPT-OSS" not in body:
+                    continue
+                for stmt in node.body:
+                    if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+                            and "moe_runner_backend" in ast.unparse(stmt.targets[0])):
+                        found.setdefault(gpu.lower(), str(stmt.value.value))
+    return dict(sorted(found.items()))
+
+
+def _spec_moe_runner_default(tree: SourceTree) -> str | None:
+    """How the release defaults an unset speculative MoE runner from `moe_runner_backend`:
+    "none" (it stays None), "trtllm_to_auto" (flashinfer_trtllm -> auto), "megamoe_to_trtllm"
+    (flashinfer_megamoe -> flashinfer_trtllm) or "copy"."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                    and ast.unparse(node.test).endswith("speculative_moe_runner_backend is None")):
+                continue
+            body = "\n".join(ast.unparse(b) for b in node.body)
+            if "moe_runner_backend" not in body.replace("speculative_moe_runner_backend", ""):
+                continue
+            if "flashinfer_megamoe" in body:
+                return "megamoe_to_trtllm"
+            if "flashinfer_trtllm" in body:
+                return "trtllm_to_auto"
+            return "copy"
+    return "none"
 
 
 def _deprecated_store_true(tree: SourceTree, flags: dict[str, Any]) -> dict[str, Any] | None:

@@ -197,8 +197,9 @@ WITNESSES: tuple[Witness, ...] = (
       {"--tp-size": "4"}, gpus=2),
     W("R-MULTINODE-DP", f"--model-path {{llama}} --tp-size 8 --dp-size 2 --nnodes 2 {ADDR}",
       {"--dp-size": "1"}, gpus=4),
-    W("R-DEPRECATED-FLAG", "--model-path {dsv3} --tp-size 2 --dp-size 2 --enable-dp-attention",
-      {"--enable-dp-attention": None}, gpus=2, log="is deprecated and will be removed",
+    # --disable-cuda-graph is a DeprecatedStoreTrueAction wherever the release has any
+    W("R-DEPRECATED-FLAG", "--model-path {llama} --disable-cuda-graph",
+      {"--disable-cuda-graph": None}, log="is deprecated and will be removed",
       trait="deprecated_store_true"),
     W("R-CONTEXT-LEN", "--model-path {llama31_8b} --context-length 262144",
       {"--context-length": "131072"}),

@@ -87,6 +87,7 @@ DEFAULTS: dict[str, object] = {
         "context_length": None,
         "quantization": None,
         "enable_hierarchical_cache": False,
+        "moe_a2a_backend": "none",
 }
 
 
@@ -307,14 +308,37 @@ def _pp(ctx: Ctx, a: Args) -> None:
 def _moe_runner_default(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_moe_runner_backend") is None:
         runner = a.get("moe_runner_backend")
-        if ctx.release.trait("spec_moe_runner_default") == "trtllm_to_auto":
+        how = ctx.release.trait("spec_moe_runner_default")
+        if how == "none":
+            return  # the release leaves it unset
+        if how == "trtllm_to_auto":
             a.speculative_moe_runner_backend = (
                 "auto" if runner in ("flashinfer_trtllm", "flashinfer_trtllm_routed") else runner
             )
+        elif how == "copy":
+            a.speculative_moe_runner_backend = runner
         else:
             a.speculative_moe_runner_backend = (
-                "flashinfer_trtllm" if runner == "flashinfer_megamoe" else runner
+                "flashinfer_trtllm" if runner == "flashinfer_megamoe"
+                else "auto" if str(runner).startswith("lora_") else runner
             )
+
+
+def _moe_runner_model_default(ctx: Ctx, a: Args) -> None:
+    """The model-specific MoE runner of the two launches users type most on Blackwell (GPT-OSS
+    with its MXFP4 checkpoint; DeepSeek-V3 with FP8 on SM100), where the release sets it."""
+    if a.get("moe_runner_backend") != "auto" or ctx.facts is None:
+        return
+    quant = ctx.facts.checkpoint_quant_method
+    if ctx.arch == "GptOssForCausalLM" and quant == "mxfp4":
+        runners = ctx.release.trait("gpt_oss_mxfp4_moe_runner") or {}
+        gpu = "sm100" if ctx.gpu.is_sm100 else "sm120" if ctx.gpu.is_sm120 else None
+        if gpu in runners:
+            a.moe_runner_backend = runners[gpu]
+    elif (ctx.arch == "DeepseekV3ForCausalLM" and ctx.gpu.is_sm100
+          and (a.get("quantization") or quant) in ("fp8", "modelopt_fp8", "modelopt_fp4")
+          and a.get("moe_a2a_backend", "none") in (None, "none")):
+        a.moe_runner_backend = "flashinfer_trtllm"
 
 
 def _upper_algorithm(ctx: Ctx, a: Args) -> None:
@@ -411,6 +435,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MLA_ROPE_FACTOR,
     c.QUANT_MISMATCH,
     R("_handle_model_specific_adjustments", _model_specific),
+    R("model-specific MoE runner", _moe_runner_model_default),
     c.GPT_OSS_ATTENTION,
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_EXTRA_NORADIX,
@@ -488,6 +513,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.MLA_ROPE_FACTOR,
     c.QUANT_MISMATCH,
     R("handle_model_specific_adjustments", _model_specific),
+    R("model-specific MoE runner", _moe_runner_model_default),
     c.GPT_OSS_ATTENTION,
     R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,
