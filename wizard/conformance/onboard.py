@@ -69,6 +69,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "topk_page_backends": ["flashinfer", "fa3"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
         "quantization_compatible": {},
+        "hicache_decode_fallback": "none",
         "gpt_oss_mxfp4_moe_runner": {},
         "deprecated_store_true": {},
         "quantization_requantize": [],
@@ -104,6 +105,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "topk_page_backends": ["flashinfer", "fa3", "triton"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
         "quantization_compatible": {},
+        "hicache_decode_fallback": "none",
         "gpt_oss_mxfp4_moe_runner": {},
         "deprecated_store_true": {},
         "quantization_requantize": [],
@@ -463,6 +465,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "compatible_quantization_methods in R-QUANT-MISMATCH's function")
     probed("gpt_oss_mxfp4_moe_runner", _gpt_oss_mxfp4_runner(tree),
            "the MoE runner set beside 'Detected SM1x0 and MXFP4 ... GPT-OSS' logs")
+    probed("hicache_decode_fallback", _hicache_decode_fallback(tree),
+           "the FlashAttention3 / hierarchical-cache decode fix of the hicache step")
     probed("spec_moe_runner_default", _spec_moe_runner_default(tree),
            "the `speculative_moe_runner_backend is None` branch")
     probed("deprecated_store_true", _deprecated_store_true(tree, flags),
@@ -499,6 +503,16 @@ def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:
                             and "moe_runner_backend" in ast.unparse(stmt.targets[0])):
                         found.setdefault(gpu.lower(), str(stmt.value.value))
     return dict(sorted(found.items()))
+
+
+def _hicache_decode_fallback(tree: SourceTree) -> str:
+    """How the hicache step picks an unset decode backend with the kernel I/O backend: "always"
+    (older: flashinfer/triton whatever the backend), "fa3_only" (only when the decode backend
+    would be fa3; triton for models with attention sinks) or "none"."""
+    texts = "\n".join(tree.files.values())
+    if "FlashAttention3 decode backend is not compatible with hierarchical cache" not in texts:
+        return "none"
+    return "fa3_only" if 'effective_decode_backend != "fa3"' in texts else "always"
 
 
 def _spec_moe_runner_default(tree: SourceTree) -> str | None:

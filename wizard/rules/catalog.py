@@ -2331,14 +2331,14 @@ CONTEXT_LEN = Rule(
     recover=lambda ctx, a: a.__setitem__("context_length", _derived_context(ctx)),
 )
 
-# `--quantization` values for which one of SGLang's quantization classes may replace the typed
-# method by the checkpoint's (`override_quantization_method`: the Marlin / MoE-WNA16 conversions
-# of GPTQ and AWQ checkpoints, ModelOpt's sub-methods); and checkpoint methods that are always
-# replaced (ModelOpt). The wizard does not predict these: it names no mismatch for them.
-QUANT_OVERRIDDEN_TYPED = frozenset({
-    "marlin", "gptq", "gptq_marlin", "awq_marlin", "moe_wna16", "modelopt", "modelopt_fp8",
-    "modelopt_fp4", "modelopt_mixed", "petit_nvfp4",
-})
+# Checkpoints whose method one of SGLang's quantization classes may swap for the typed one
+# (`override_quantization_method`): GPTQ / AWQ checkpoints run as their Marlin or MoE-WNA16
+# variants when `--quantization` names one of those (the conversion depends on the checkpoint's
+# bits and groups), and ModelOpt checkpoints always pick their sub-method. The wizard does not
+# predict these pairs: it names no mismatch for them.
+QUANT_CONVERTIBLE_CHECKPOINT = frozenset({"gptq", "awq", "marlin", "gptq_marlin", "awq_marlin"})
+QUANT_CONVERTIBLE_TYPED = frozenset({"marlin", "gptq", "gptq_marlin", "awq", "awq_marlin",
+                                     "moe_wna16"})
 QUANT_OVERRIDDEN_CHECKPOINT = frozenset({"modelopt", "modelopt_mixed", "modelopt_fp8",
                                          "modelopt_fp4"})
 
@@ -2353,7 +2353,8 @@ def _quant_mismatch(ctx: Ctx, a: Args) -> bool:
     typed = _typed_quantization(a)
     if not checkpoint or typed is None or typed == checkpoint:
         return False
-    if typed in QUANT_OVERRIDDEN_TYPED or checkpoint in QUANT_OVERRIDDEN_CHECKPOINT:
+    if checkpoint in QUANT_OVERRIDDEN_CHECKPOINT or (
+            checkpoint in QUANT_CONVERTIBLE_CHECKPOINT and typed in QUANT_CONVERTIBLE_TYPED):
         return False
     if typed in (ctx.release.trait("quantization_requantize") or ()):
         return False  # online requantization of any checkpoint

@@ -280,6 +280,27 @@ def _page_default(ctx: Ctx, a: Args) -> None:
         a.page_size = 1
 
 
+def _hicache_decode(ctx: Ctx, a: Args) -> None:
+    """The hicache step's decode backend with the kernel I/O backend (FA3 decoding cannot read
+    the host cache): an unset decode backend becomes flashinfer (triton with attention sinks, or
+    for MLA off SM100), where the release does it."""
+    how = ctx.release.trait("hicache_decode_fallback")
+    if how == "none" or not a.get("enable_hierarchical_cache"):
+        return
+    if (a.get("hicache_io_backend") or "kernel") != "kernel" or a.get(
+            "hicache_mem_layout") == "page_first_direct":
+        return
+    if a.get("decode_attention_backend") is not None:
+        return
+    if how == "fa3_only" and a.get("attention_backend") != "fa3":
+        return
+    if ctx.is_mla:
+        a.decode_attention_backend = "flashinfer" if ctx.gpu.is_sm100 else "triton"
+    else:
+        sinks = ctx.facts is not None and ctx.facts.has_attention_sinks
+        a.decode_attention_backend = "triton" if how == "fa3_only" and sinks else "flashinfer"
+
+
 def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
     if a.get("dp_size", 1) == 1:
         a.enable_dp_attention = False
@@ -455,6 +476,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("attention page rules", _attention_misc),
     c.FA4_DECODE,
     R("_handle_page_size", _page_default),
+    R("_handle_hicache", _hicache_decode),
     R("_handle_data_parallelism", _dp_off_without_dp),
     c.DPATTN_TP_DIVISIBLE,
     R("_handle_pipeline_parallelism", _pp),
@@ -532,6 +554,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.TRTLLM_PAGE,
     R("attention page rules", _attention_misc),
     R("_page_size_default", _page_default),
+    R("handle_hicache", _hicache_decode),
     mn.ATTN_DP_WITH_DP,  # handle_data_parallelism raises before its tp % attn_dp assert
     R("handle_data_parallelism", _dp_off_without_dp_pipeline),
     c.DPATTN_TP_DIVISIBLE,
