@@ -397,6 +397,10 @@ class ModelFacts:
     rope_scaling_factor: bool = False
     origin: Origin = "local"
     revision: str | None = None  # the commit the Hub resolved to (origin "hub")
+    # SGLang's `get_context_length` of the text config (its key order and rope factor rule)
+    sglang_context_length: int | None = None
+    # config.json's `quantization_config.quant_method`, lower-cased, as SGLang compares it
+    checkpoint_quant_method: str | None = None
 
     @property
     def full_attention_layers(self) -> int:
@@ -838,6 +842,9 @@ def facts_from_files(
     context_length = cfg.first_int(
         "max_position_embeddings", "max_sequence_length", "seq_length", "n_positions"
     )
+    sglang_context = _sglang_context_length(cfg)
+    quant_section = cfg.opt_section("quantization_config")
+    raw_method = quant_section.opt_str("quant_method") if quant_section is not None else None
     sliding_window = cfg.opt_int("sliding_window")
     if sliding_window is not None and sliding_layers == 0 and cfg.opt_bool("use_sliding_window"):
         sliding_layers = num_layers
@@ -938,6 +945,8 @@ def facts_from_files(
         generation_defaults=_generation_defaults(files),
         notes=tuple(notes),
         origin=origin,
+        sglang_context_length=sglang_context,
+        checkpoint_quant_method=raw_method.lower() if raw_method else None,
     )
 
 
@@ -1212,6 +1221,31 @@ def _module_matches(pattern: str, module: str) -> bool:
     if any(ch in pattern for ch in "*?["):
         return any(fnmatch.fnmatchcase(prefix, pattern) for prefix in prefixes)
     return pattern in prefixes or module.endswith("." + pattern) or f".{pattern}." in f".{module}."
+
+
+# SGLang's `CONTEXT_LENGTH_KEYS` (utils/hf_transformers*): the first one set wins.
+SGLANG_CONTEXT_LENGTH_KEYS = (
+    "max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
+    "max_position_embeddings",
+)
+
+
+def _sglang_context_length(cfg: _Layered) -> int:
+    """SGLang's `get_context_length(hf_text_config)`: the first context key times the rope
+    scaling factor (1 when the scaling names `original_max_position_embeddings` or is llama3)."""
+    rope = (cfg.pick("rope_scaling").data.get("rope_scaling")
+            or cfg.pick("rope_parameters").data.get("rope_parameters"))
+    factor: float = 1
+    if isinstance(rope, Mapping) and rope:
+        raw = rope.get("factor", 1)
+        factor = raw if isinstance(raw, int | float) and not isinstance(raw, bool) else 1
+        if "original_max_position_embeddings" in rope or rope.get("rope_type") == "llama3":
+            factor = 1
+    for key in SGLANG_CONTEXT_LENGTH_KEYS:
+        value = cfg.opt_int(key)
+        if value is not None:
+            return int(factor * value)
+    return 2048
 
 
 def _quantization(cfg: _Layered, files: Mapping[str, str]) -> QuantInfo | None:

@@ -345,3 +345,177 @@ def multinode_named_cases(version: str, models: dict[str, Path]) -> list[dict[st
             "env": {}, "model": model, "origin": f"multinode-named:{name}",
         })
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Wide launches: every flag of the release's flag table, on real public model configs
+# (`conformance run --kind wide`)
+
+# What users type most, with the values they type (flag -> values; None = a switch). Values a
+# release's flag table does not accept are dropped per release (choices from the dump).
+WIDE_COMMON: tuple[tuple[str, float, tuple[str | None, ...]], ...] = (
+    ("--attention-backend", 0.25, ("fa3", "flashinfer", "triton", "trtllm_mha", "fa4",
+                                    "flashmla", "cutlass_mla", "trtllm_mla", "torch_native")),
+    ("--page-size", 0.15, ("1", "16", "32", "64", "128")),
+    ("--kv-cache-dtype", 0.15, ("auto", "fp8_e4m3", "fp8_e5m2", "bf16")),
+    ("--quantization", 0.15, ("fp8", "awq", "gptq", "mxfp4", "w8a8_fp8", "compressed-tensors",
+                               "modelopt_fp4", "bitsandbytes")),
+    ("--chunked-prefill-size", 0.12, ("-1", "2048", "4096", "8192", "16384")),
+    ("--disable-overlap-schedule", 0.1, (None,)),
+    ("--cuda-graph-max-bs", 0.1, ("8", "32", "128", "256")),
+    ("--disable-cuda-graph", 0.06, (None,)),
+    ("--disable-radix-cache", 0.1, (None,)),
+    ("--enable-hierarchical-cache", 0.06, (None,)),
+    ("--enable-torch-compile", 0.06, (None,)),
+    ("--mem-fraction-static", 0.15, ("0.7", "0.8", "0.85", "0.9")),
+    ("--max-running-requests", 0.08, ("16", "64", "256")),
+    ("--sampling-backend", 0.05, ("flashinfer", "pytorch")),
+    ("--grammar-backend", 0.05, ("xgrammar", "outlines", "llguidance", "none")),
+    ("--enable-mixed-chunk", 0.04, (None,)),
+    ("--trust-remote-code", 0.1, (None,)),
+    ("--dtype", 0.05, ("auto", "bfloat16", "float16")),
+)
+# Flags a random draw never picks: paths, network, processes, devices and files the runner has
+# not got, and the flags the dimensions above already draw.
+WIDE_SKIP_TYPES = ("str", "json", None)
+WIDE_SKIP_WORDS = ("path", "dir", "file", "url", "host", "port", "addr", "config", "token",
+                   "key", "name", "device", "nnodes", "node_rank", "rank", "api", "log", "dump",
+                   "remote", "prometheus", "metrics", "export", "trace", "profil", "crash",
+                   "lora", "debug", "mock", "dummy")
+WIDE_SPEC = ("EAGLE3", "NEXTN", "EAGLE", "NGRAM", "STANDALONE")
+
+
+def _table_choices(version: str) -> dict[str, Any]:
+    """The release's dumped flag table by option string (lazy: flags.py is not light)."""
+    from wizard.sglang.flags import load_table
+
+    return load_table(version).by_option
+
+
+def _random_value(action: Any, rng: random.Random) -> str | None:
+    if action.choices:
+        return str(rng.choice(list(action.choices)))
+    if action.type in ("int", "human_readable_int"):
+        return str(rng.choice((0, 1, 2, 4, 8, 64, 1024)))
+    if action.type == "float":
+        return str(rng.choice((0.0, 0.5, 0.9, 1.0)))
+    return None
+
+
+def _drawable(action: Any) -> bool:
+    dest = action.dest.lower()
+    if any(word in dest for word in WIDE_SKIP_WORDS) or action.required:
+        return False
+    if action.kind in ("store_true", "store_false", "boolean_optional", "deprecated_store_true"):
+        return True
+    if action.kind != "store" or action.nargs not in (None, "?"):
+        return False
+    return bool(action.choices) or action.type in ("int", "human_readable_int", "float")
+
+
+def make_wide_case(index: int, version: str, rng: random.Random, models: dict[str, Path],
+                   gpu: str | None = None) -> dict[str, Any]:
+    """One wide case: a public model, parallelism as users combine it, the common flags with
+    the values users type, a speculative setup sometimes, and 0-3 other flags of the table."""
+    from wizard.conformance.models import PUBLIC_KINDS, public_model_configs
+    from wizard.gpus import names as gpu_names
+
+    table = _table_choices(version)
+    model = PUBLIC_KINDS[index % len(PUBLIC_KINDS)]
+    config = public_model_configs()[model]
+    argv = _spelling("--model-path", str(models[model]), rng)
+    env: dict[str, str] = {}
+    used: set[str] = {"--model-path"}
+
+    def add(flag: str, value: str | None) -> None:
+        action = table.get(flag)
+        if action is None and flag in ("--tp", "--dp"):  # abbreviations argparse expands
+            action = table.get(flag + "-size")
+        if action is None or flag in used:
+            return
+        if value is not None and action.choices and value not in [str(c) for c in action.choices]:
+            return
+        used.add(flag)
+        argv.extend(_spelling(flag, value, rng))
+
+    # parallelism as users combine it
+    tp = rng.choice((1, 1, 2, 4, 8, 8))
+    dp, dp_attention, pp = 1, False, 1
+    if rng.random() < 0.2:
+        dp = rng.choice((2, 4, 8))
+        dp_attention = rng.random() < 0.6
+        if dp_attention and rng.random() < 0.8:
+            tp = max(tp, dp)
+    if rng.random() < 0.06:
+        pp = 2
+    if tp > 1:
+        add(rng.choice(("--tp-size", "--tp", "--tensor-parallel-size")), str(tp))
+    if dp > 1:
+        add(rng.choice(("--dp-size", "--dp")), str(dp))
+        if dp_attention:
+            add("--enable-dp-attention", None)
+    if pp > 1:
+        add("--pp-size", "2")
+    if (config.get("num_experts") or config.get("n_routed_experts")
+            or config.get("num_local_experts")) and rng.random() < 0.2:
+        add("--ep-size", str(rng.choice((tp, 2, 8))))
+
+    # context length: the derived one, above it, or below
+    if rng.random() < 0.2:
+        base = int(config.get("max_position_embeddings")
+                   or (config.get("text_config") or {}).get("max_position_embeddings") or 4096)
+        add("--context-length", str(rng.choice((base, base * 2, base // 4, 32768, 262144))))
+        if rng.random() < 0.2:
+            env["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"] = "1"
+    for flag, chance, values in WIDE_COMMON:
+        if rng.random() < chance:
+            add(flag, rng.choice(values))
+
+    # speculative decoding sometimes
+    if rng.random() < 0.15:
+        algorithm = rng.choice(WIDE_SPEC)
+        add("--speculative-algorithm", algorithm)
+        if algorithm in ("EAGLE", "EAGLE3", "STANDALONE"):
+            draft = {"EAGLE": "eagle_draft", "EAGLE3": "eagle3_draft"}.get(algorithm,
+                                                                           "standalone_draft")
+            add("--speculative-draft-model-path", str(models[draft]))
+        if algorithm != "NGRAM" and rng.random() < 0.6:
+            steps = rng.choice((1, 2, 3, 5))
+            topk = rng.choice((1, 1, 2, 4))
+            add("--speculative-num-steps", str(steps))
+            add("--speculative-eagle-topk", str(topk))
+            add("--speculative-num-draft-tokens", str(steps + 1 if topk == 1 else 8))
+
+    # and any other flag of the release's table
+    drawable = sorted({a.option_strings[0] for a in table.values() if _drawable(a)} - used)
+    for flag in rng.sample(drawable, k=min(len(drawable), rng.choice((0, 0, 0, 0, 1, 1, 2)))):
+        action = table[flag]
+        switch = action.kind in ("store_true", "store_false", "boolean_optional",
+                                 "deprecated_store_true")
+        value = None if switch else _random_value(action, rng)
+        if switch or value is not None:
+            flag = (rng.choice(action.option_strings) if action.kind == "boolean_optional"
+                    else flag)
+            add(flag, value)
+
+    kinds = gpu_names()
+    gpu_kind = gpu or kinds[index % len(kinds)]
+    gpus = max(1, tp * pp * (1 if dp_attention else dp))
+    return {
+        "id": f"{version}-w{index:05d}",
+        "sglang_version": version,
+        "gpu": gpu_kind,
+        "gpus": min(gpus, 8),
+        "argv": argv,
+        "env": env,
+        "model": model,
+        "origin": f"wide:{model}",
+    }
+
+
+def generate_wide(version: str, count: int, seed: int, models: dict[str, Path],
+                  gpu: str | None = None) -> list[dict[str, Any]]:
+    """``count`` wide cases for one SGLang version, reproducible from ``seed``; the model
+    folders must include the public ones (`models.public_model_configs`)."""
+    rng = random.Random(f"wide:{version}:{seed}")
+    return [make_wide_case(index, version, rng, models, gpu) for index in range(count)]

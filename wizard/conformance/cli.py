@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.cli import ToolInputError
-from wizard.conformance.cases import GPU_KINDS, generate, generate_multinode
+from wizard.conformance.cases import GPU_KINDS, generate, generate_multinode, generate_wide
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.run import RunnerError, models_root, run_cases
 from wizard.conformance.score import Summary, markdown_report, summarise
@@ -207,9 +207,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             lookup(args.gpu)
         except UnknownGpuError as exc:
             raise ToolInputError(f"--gpu: {exc}") from None
+    from wizard.conformance.models import public_model_configs
+
+    kind_name = getattr(args, "kind", "spec")
     models = write_model_folders(models_root())
+    if kind_name == "wide":
+        models.update(write_model_folders(models_root(), public_model_configs()))
     cases: list[dict[str, Any]] = []
-    make = generate_multinode if getattr(args, "kind", "spec") == "multinode" else generate
+    make = {"multinode": generate_multinode, "wide": generate_wide}.get(kind_name, generate)
     for version in _versions(args.version):
         cases += make(version, args.cases, args.seed, models, gpu=args.gpu)
     if args.cases_out:
@@ -221,7 +226,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.results_out:
         atomic_write_text(Path(args.results_out), "".join(
             json.dumps({"case": s.case, "sglang": s.sglang}) + "\n" for s in summary.scores))
-    kind = " (multi-node)" if getattr(args, "kind", "spec") == "multinode" else ""
+    kind = {"multinode": " (multi-node)", "wide": " (wide)"}.get(kind_name, "")
     return _finish(summary, args,
                    f"Conformance{kind}: {args.cases} cases per version, seed {args.seed}")
 
@@ -285,6 +290,13 @@ def cmd_witnesses(args: argparse.Namespace) -> int:
     failed = 0
     for version in _versions(args.version):
         cases = wit.all_cases(version, models)
+        kept: dict[str, Any] | None = None
+        fixture = Path(args.write_fixtures or ".") / f"witness-results-{version}.json"
+        if args.rule:
+            cases = [c for c in cases if c["rule"] in args.rule]
+            if args.write_fixtures and fixture.exists():
+                recorded = json.loads(fixture.read_text(encoding="utf-8"))["witnesses"]
+                kept = {k: v for k, v in recorded.items() if k not in args.rule}
         try:
             ensure_venv(version, log=_log)
             results = run_cases(version, cases, jobs=args.jobs, log=_log)
@@ -308,8 +320,14 @@ def cmd_witnesses(args: argparse.Namespace) -> int:
         print(f"sglang {version}: {len(by_rule)} witnesses, {len(by_rule) - problems} agree")
         failed += problems
         if args.write_fixtures:
-            path = Path(args.write_fixtures) / f"witness-results-{version}.json"
-            atomic_write_text(path, wit.fixture_text(version, results, models))
+            path = fixture
+            if kept is not None and set(kept) | set(by_rule) != {
+                    w.rule for w in wit.sglang_witnesses(version)}:
+                kept = None  # a witness neither run nor recorded: the whole table is needed
+                print(f"{version}: the fixture lacks witnesses besides --rule; not written")
+                failed += 1
+                continue
+            atomic_write_text(path, wit.fixture_text(version, results, models, kept))
             _log(f"wrote {path}")
     return 1 if failed else 0
 
@@ -322,6 +340,10 @@ def _failed(exc: Exception) -> int:
 
 def _finish(summary: Summary, args: argparse.Namespace, title: str) -> int:
     print(summary.table())
+    fields = summary.field_differences()
+    if fields:
+        print("effective fields shown differently (accepted cases): "
+              + ", ".join(f"{k}: {n}" for k, n in fields.most_common()))
     for signature, items in summary.grouped_disagreements()[:20]:
         print(f"  {len(items):4d}  {signature}  e.g. {items[0].case['id']}")
     if args.report:
@@ -367,9 +389,11 @@ def register(subparsers: Any) -> None:
     run.add_argument("--seed", type=int, required=True, help="generator seed")
     run.add_argument("--gpu", help=f"only this GPU kind of the catalog (default: {', '.join(GPU_KINDS)} "
                      "in turn; e.g. 'RTX PRO 6000 Blackwell', H200, A100-80GB)")
-    run.add_argument("--kind", choices=("spec", "multinode"), default="spec",
+    run.add_argument("--kind", choices=("spec", "multinode", "wide"), default="spec",
                      help="spec: the speculative-decoding grid (default); multinode: one node's "
-                     "command of N-node launches (nnodes, node rank, dist-init-addr, tp/pp/dp/ep)")
+                     "command of N-node launches (nnodes, node rank, dist-init-addr, tp/pp/dp/ep); "
+                     "wide: public model configs, every GPU kind, the flags users type plus any "
+                     "flag of the release's table")
     run.add_argument("--cases-out", help="also write the generated cases as JSON lines")
     run.add_argument("--results-out",
                      help="also save the cases with SGLang's results, for `conformance score`")
@@ -397,4 +421,7 @@ def register(subparsers: Any) -> None:
     witnesses.add_argument("--write-fixtures", metavar="DIR",
                            help="write witness-results-<V>.json (SGLang's results) into DIR")
     witnesses.add_argument("--jobs", type=int, default=2, help="cases run at the same time")
+    witnesses.add_argument("--rule", action="append", metavar="ID",
+                           help="only this rule's witness (repeatable); with --write-fixtures "
+                                "the other witnesses' recorded results are kept")
     witnesses.set_defaults(func=cmd_witnesses)

@@ -139,3 +139,17 @@ def write_model_folders(root: Path,
             atomic_write_text(target, text)
         paths[kind] = folder
     return paths
+
+
+PUBLIC_MODELS_PATH = Path(__file__).with_name("public_models.json")
+
+
+def public_model_configs() -> dict[str, dict[str, Any]]:
+    """config.json of real public checkpoints (`public_models.json`: Llama 3.1 8B/70B, Qwen3
+    32B / 30B-A3B, DeepSeek-V3, gpt-oss 20b/120b, GLM-4.5-FP8, Qwen3-Next-80B, Qwen3.5 27B /
+    35B-A3B), by kind; written as folders like the tiny ones."""
+    data = json.loads(PUBLIC_MODELS_PATH.read_text(encoding="utf-8"))
+    return {str(k): dict(v) for k, v in data["models"].items()}
+
+
+PUBLIC_KINDS: tuple[str, ...] = tuple(public_model_configs())

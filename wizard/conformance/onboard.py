@@ -68,6 +68,12 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "sm100_mha_default": "typed_topk",
         "topk_page_backends": ["flashinfer", "fa3"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
+        "quantization_compatible": {},
+        "hicache_decode_fallback": "none",
+        "gpt_oss_mxfp4_moe_runner": {},
+        "deprecated_store_true": {},
+        "quantization_requantize": [],
+        "gpt_oss_attention_backends": [],
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -98,6 +104,12 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "sm100_mha_default": "typed_topk",
         "topk_page_backends": ["flashinfer", "fa3", "triton"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
+        "quantization_compatible": {},
+        "hicache_decode_fallback": "none",
+        "gpt_oss_mxfp4_moe_runner": {},
+        "deprecated_store_true": {},
+        "quantization_requantize": [],
+        "gpt_oss_attention_backends": [],
     },
 }
 
@@ -451,12 +463,164 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the backends R-TOPK-PAGE's condition lets through")
     probed("spec_v2_topk_algorithms", _enclosing_algorithms(tree, sites.get("R-SPEC-V2-TOPK")),
            "the algorithm list of the if around R-SPEC-V2-TOPK's raise")
+    probed("quantization_compatible", _quantization_compatible(tree, sites.get("R-QUANT-MISMATCH")),
+           "compatible_quantization_methods in R-QUANT-MISMATCH's function")
+    probed("gpt_oss_mxfp4_moe_runner", _gpt_oss_mxfp4_runner(tree),
+           "the MoE runner set beside 'Detected SM1x0 and MXFP4 ... GPT-OSS' logs")
+    probed("hicache_decode_fallback", _hicache_decode_fallback(tree),
+           "the FlashAttention3 / hierarchical-cache decode fix of the hicache step")
+    probed("spec_moe_runner_default", _spec_moe_runner_default(tree),
+           "the `speculative_moe_runner_backend is None` branch")
+    probed("deprecated_store_true", _deprecated_store_true(tree, flags),
+           "DeprecatedStoreTrueAction flags (new_flag from their add_argument)")
+    requantize = _named_collection(tree, "REQUANTIZATION_METHODS")
+    probed("quantization_requantize", sorted(requantize[0]) if requantize else None,
+           "REQUANTIZATION_METHODS (online requantization accepts any checkpoint)")
+    probed("gpt_oss_attention_backends",
+           _assert_list(tree, sites.get("R-GPT-OSS-ATTENTION"), "supported_backends"),
+           "supported_backends before R-GPT-OSS-ATTENTION's assert")
     transformers = _installed_version(tree.root, "transformers")
     if transformers is not None:
         major = int(re.match(r"\d+", transformers).group(0))  # type: ignore[union-attr]
         probed("transformers_sets_rope_scaling", major >= 5,
                f"transformers {transformers} installed beside it (5+ always sets rope_scaling)")
     return traits, origin
+
+
+def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:
+    """The MoE runner GPT-OSS's MXFP4 checkpoint gets on SM100 / SM120 ({"sm100": ...,
+    "sm120": ...}): the string assigned in the branch that logs "Detected SM100 and MXFP4
+    quantization format for GPT-OSS model" (SM120 likewise)."""
+    found: dict[str, str] = {}
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not isinstance(node, ast.If):
+                continue
+            body = "\n".join(ast.unparse(b) for b in node.body)
+            for gpu in ("SM100", "SM120"):
+                if f"Detected {gpu} and MXFP4 quantization format for GPT-OSS" not in body:
+                    continue
+                for stmt in node.body:
+                    if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+                            and "moe_runner_backend" in ast.unparse(stmt.targets[0])):
+                        found.setdefault(gpu.lower(), str(stmt.value.value))
+    return dict(sorted(found.items()))
+
+
+def _hicache_decode_fallback(tree: SourceTree) -> str:
+    """How the hicache step picks an unset decode backend with the kernel I/O backend: "always"
+    (older: flashinfer/triton whatever the backend), "fa3_only" (only when the decode backend
+    would be fa3; triton for models with attention sinks) or "none"."""
+    texts = "\n".join(tree.files.values())
+    if "FlashAttention3 decode backend is not compatible with hierarchical cache" not in texts:
+        return "none"
+    return "fa3_only" if 'effective_decode_backend != "fa3"' in texts else "always"
+
+
+def _spec_moe_runner_default(tree: SourceTree) -> str | None:
+    """How the release defaults an unset speculative MoE runner from `moe_runner_backend`:
+    "none" (it stays None), "trtllm_to_auto" (flashinfer_trtllm -> auto), "megamoe_to_trtllm"
+    (flashinfer_megamoe -> flashinfer_trtllm) or "copy"."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                    and ast.unparse(node.test).endswith("speculative_moe_runner_backend is None")):
+                continue
+            body = "\n".join(ast.unparse(b) for b in node.body)
+            if "moe_runner_backend" not in body.replace("speculative_moe_runner_backend", ""):
+                continue
+            if "flashinfer_megamoe" in body:
+                return "megamoe_to_trtllm"
+            if "flashinfer_trtllm" in body:
+                return "trtllm_to_auto"
+            return "copy"
+    return "none"
+
+
+def _deprecated_store_true(tree: SourceTree, flags: dict[str, Any]) -> dict[str, Any] | None:
+    """Fields only a `DeprecatedStoreTrueAction` flag sets (so a typed True means the deprecated
+    spelling was typed): field -> {"option", "new_flag"} (`new_flag` read from the release's
+    `add_argument` call; None when it names none)."""
+    actions = flags.get("actions", [])
+    if not actions:
+        return None
+    new_flags: dict[str, str | None] = {}
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument"):
+                continue
+            words = {k.arg: k.value for k in node.keywords}
+            action = words.get("action")
+            if not (isinstance(action, ast.Name) and action.id == "DeprecatedStoreTrueAction"):
+                continue
+            new = words.get("new_flag")
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    new_flags[arg.value] = (str(new.value) if isinstance(new, ast.Constant)
+                                            else None)
+    out: dict[str, Any] = {}
+    for action in actions:
+        if action.get("action") != "DeprecatedStoreTrueAction":
+            continue
+        dest = action["dest"]
+        if any(a.get("dest") == dest and a is not action for a in actions):
+            continue  # another spelling sets the same field
+        option = action["option_strings"][0]
+        out[dest] = {"option": option, "new_flag": new_flags.get(option)}
+    return dict(sorted(out.items()))
+
+
+def _enclosing_function(tree: SourceTree, site: dict[str, Any] | None) -> ast.FunctionDef | None:
+    """The innermost function that holds a located site's line."""
+    located = _site_module(tree, site)
+    if located is None:
+        return None
+    _rel, line, module = located
+    best: ast.FunctionDef | None = None
+    for node in ast.walk(module):
+        if (isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or 0)
+                and (best is None or node.lineno > best.lineno)):
+            best = node
+    return best
+
+
+def _quantization_compatible(tree: SourceTree, site: dict[str, Any] | None,
+                             ) -> dict[str, list[str]] | None:
+    """`compatible_quantization_methods` (typed method -> checkpoint methods it accepts) of the
+    function that raises the quantization mismatch; {} where the function has no such table."""
+    function = _enclosing_function(tree, site)
+    if function is None:
+        return None
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "compatible_quantization_methods"
+                for t in node.targets)):
+            try:
+                table = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return {str(k): sorted(map(str, v)) for k, v in sorted(table.items())}
+    return {}
+
+
+def _assert_list(tree: SourceTree, site: dict[str, Any] | None, name: str) -> list[str] | None:
+    """The string list assigned to `name` last before a located assert, in its function."""
+    function = _enclosing_function(tree, site)
+    located = _site_module(tree, site)
+    if function is None or located is None:
+        return None
+    line = located[1]
+    found: tuple[int, list[str]] | None = None
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and node.lineno < line
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and isinstance(node.value, ast.List | ast.Tuple)):
+            values = [e.value for e in node.value.elts
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if found is None or node.lineno > found[0]:
+                found = (node.lineno, values)
+    return found[1] if found is not None else None
 
 
 def _fa3_default_archs(site: Path) -> tuple[list[str], str] | None:
@@ -803,6 +967,9 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         archs["fa3_default"], arch_where["fa3_default"] = fa3
     for name, loc in sorted(arch_where.items()):
         review.append(f"archs   {name}: {len(archs[name])} from {loc}")
+    from wizard.conformance.coverage import coverage
+
+    review.extend(coverage(tree, sites).lines())
     covered = {s["where"] for s in sites.values()}
     for where, text in tree.raise_sites():
         if where not in covered and _speculative(text):
@@ -927,7 +1094,8 @@ def site_packages(python: Path) -> Path:
 
 def review_summary(review: list[str]) -> str:
     """The review list, grouped by kind, for the terminal."""
-    order = ("absent", "fuzzy", "uncovered", "trait", "archs")
+    order = ("coverage", "absent", "fuzzy", "unreasoned", "uncovered", "trait", "archs",
+             "unmodelled")
     lines = sorted(review, key=lambda line: (next((i for i, k in enumerate(order)
                                                     if line.startswith(k)), 9), line))
     return "\n".join(lines)

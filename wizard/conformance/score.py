@@ -26,6 +26,15 @@ SECONDARY_FIELDS: dict[str, tuple[str, ...]] = {
     "attention_backend": ("attention_backend",),
 }
 WIZARD_STAGES = ("argparse", "resolve", "check")
+EVERY_EFFECTIVE = "every_effective"  # the secondary column: every field the wizard shows
+
+
+def effective_differences(sglang_effective: Mapping[str, Any],
+                          wizard_effective: Mapping[str, Any]) -> list[str]:
+    """Every field of the wizard's effective table whose value differs from SGLang's resolved
+    one (fields SGLang's side does not report are not compared)."""
+    return sorted(name for name, value in wizard_effective.items()
+                  if name in sglang_effective and sglang_effective[name] != value)
 
 
 def normalise_where(where: Any) -> str | None:
@@ -117,6 +126,7 @@ def score_case(case: dict[str, Any], sglang: dict[str, Any], wizard: dict[str, A
         label: _secondary_value(s_eff, names) == _secondary_value(w_eff, names)
         for label, names in SECONDARY_FIELDS.items()
     }
+    secondary[EVERY_EFFECTIVE] = not effective_differences(s_eff, w_eff)
     if differing:
         return CaseScore(case, sglang, wizard, False,
                          "effective differs: " + ", ".join(differing), secondary)
@@ -148,7 +158,7 @@ class Summary:
 
     def table(self) -> str:
         """A Markdown table: agreement per version and GPU kind, secondary fields separately."""
-        labels = list(SECONDARY_FIELDS)
+        labels = [*SECONDARY_FIELDS, EVERY_EFFECTIVE]
         lines = [
             "| SGLang | GPU | cases | agree | agreement | " + " | ".join(labels) + " |",
             "|---|---|---:|---:|---:|" + "---:|" * len(labels),
@@ -167,6 +177,15 @@ class Summary:
             lines.append(f"| {version} | {gpu} | {len(items)} | {agree} | "
                          f"{100.0 * agree / len(items):.1f}% | " + " | ".join(cells) + " |")
         return "\n".join(lines)
+
+    def field_differences(self) -> Counter[str]:
+        """How many accepted cases show each effective field differently from SGLang."""
+        counts: Counter[str] = Counter()
+        for item in self.scores:
+            if item.sglang.get("verdict") == "ok" and EVERY_EFFECTIVE in item.secondary:
+                counts.update(effective_differences(item.sglang.get("effective") or {},
+                                                    item.wizard.get("effective") or {}))
+        return counts
 
     def grouped_disagreements(self) -> list[tuple[str, list[CaseScore]]]:
         """Disagreements grouped by signature, largest group first."""
@@ -212,6 +231,10 @@ def markdown_report(summary: Summary, title: str = "Conformance report") -> str:
     kinds = Counter(s.reason for s in summary.disagreements())
     parts.append(f"Disagreements: {len(summary.disagreements())} "
                  f"({', '.join(f'{k}: {n}' for k, n in kinds.most_common()) or 'none'})")
+    parts.append("")
+    fields = summary.field_differences()
+    parts.append("Effective fields shown differently from SGLang (accepted cases): "
+                 + (", ".join(f"{k}: {n}" for k, n in fields.most_common()) or "none"))
     parts.append("")
     for signature, items in summary.grouped_disagreements():
         parts.append(f"## {signature} ({len(items)} cases)")

@@ -77,6 +77,9 @@ STUB_REASONS: dict[str, str] = {
     "decord": "video decoding for multimodal inputs",
     "nvidia": "NVIDIA runtime wheels (cublas etc.); loaded by kernels only",
     "kernels": "hub kernels loader; only used when a kernel is requested at run time",
+    "datasets": "benchmark datasets; 0.5.5's `is_in_ci()` (the context-length check) imports "
+                "sglang.test.test_utils, which imports bench_serving, which imports datasets; "
+                "nothing of it is called",
 }
 STUB_VERSIONS = {"torchvision": "0.28.0", "triton": "3.7.0", "flashinfer": "0.6.8"}
 

@@ -60,10 +60,11 @@ WITNESS_MODELS: dict[str, dict[str, Any]] = {
 
 
 def write_witness_models(root: Path) -> dict[str, Path]:
-    """Write the witness-only model folders under ``root``; their paths by kind."""
-    from wizard.conformance.models import write_model_folders
+    """Write the witness-only model folders (and the public checkpoints' configs) under
+    ``root``; their paths by kind."""
+    from wizard.conformance.models import public_model_configs, write_model_folders
 
-    return write_model_folders(root, WITNESS_MODELS)
+    return write_model_folders(root, {**WITNESS_MODELS, **public_model_configs()})
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,18 @@ WITNESSES: tuple[Witness, ...] = (
       {"--tp-size": "4"}, gpus=2),
     W("R-MULTINODE-DP", f"--model-path {{llama}} --tp-size 8 --dp-size 2 --nnodes 2 {ADDR}",
       {"--dp-size": "1"}, gpus=4),
+    # --disable-cuda-graph is a DeprecatedStoreTrueAction wherever the release has any
+    W("R-DEPRECATED-FLAG", "--model-path {llama} --disable-cuda-graph",
+      {"--disable-cuda-graph": None}, log="is deprecated and will be removed",
+      trait="deprecated_store_true"),
+    W("R-CONTEXT-LEN", "--model-path {llama31_8b} --context-length 262144",
+      {"--context-length": "131072"}),
+    W("R-QUANT-MISMATCH", "--model-path {gpt_oss_20b} --quantization w8a8_fp8",
+      {"--quantization": "mxfp4"}),
+    W("R-GPT-OSS-ATTENTION", "--model-path {gpt_oss_20b} --attention-backend flashinfer",
+      {"--attention-backend": "triton"}),
+    W("R-HICACHE-NO-RADIX", "--model-path {llama} --enable-hierarchical-cache "
+      "--disable-radix-cache", {"--disable-radix-cache": None}),
     W("R-ATTN-DP-WITH-DP", "--model-path {dsv3} --tp-size 4 --attn-dp-size 2 --dp-size 2",
       {"--dp-size": "1"}, gpus=4),
     # ---- silent rewrites and log lines (SGLang's resolved values show them)
@@ -399,9 +412,9 @@ def witness_cases(witness: Witness, version: str,
 
 def placeholder_models() -> dict[str, Path]:
     """Kind -> `{kind}`: cases rendered with these keep their placeholders (the fixtures' form)."""
-    from wizard.conformance.models import MODEL_KINDS
+    from wizard.conformance.models import MODEL_KINDS, PUBLIC_KINDS
 
-    return {k: Path("{" + k + "}") for k in (*MODEL_KINDS, *WITNESS_MODELS)}
+    return {k: Path("{" + k + "}") for k in (*MODEL_KINDS, *WITNESS_MODELS, *PUBLIC_KINDS)}
 
 
 def applies(witness: Witness, version: str) -> bool:
@@ -457,11 +470,15 @@ def compact_result(witness: Witness, result: Mapping[str, Any],
 
 
 def fixture_text(version: str, results: Mapping[str, Mapping[str, Any]],
-                 models: Mapping[str, Path]) -> str:
-    """The committed fixture of one release: each witness's two cases with SGLang's results."""
+                 models: Mapping[str, Path], keep: Mapping[str, Any] | None = None) -> str:
+    """The committed fixture of one release: each witness's two cases with SGLang's results
+    (`keep`: recorded entries of witnesses not run this time, kept as they are)."""
     placeholders = placeholder_models()
     entries: dict[str, Any] = {}
     for witness in sglang_witnesses(version):
+        if keep is not None and witness.rule in keep:
+            entries[witness.rule] = keep[witness.rule]
+            continue
         sides = {}
         for case, shown in zip(witness_cases(witness, version, models),
                                witness_cases(witness, version, placeholders), strict=True):

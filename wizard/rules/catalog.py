@@ -2296,6 +2296,250 @@ MEMORY_NO_FIT = Rule(
 )
 
 
+
+# ---------------------------------------------------------------------------------------------
+# Model config construction (configs/model_config.py), architecture checks, cache switches
+
+ALLOW_LONGER_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+
+def _longer_context_allowed(ctx: Ctx) -> bool:
+    from wizard.sglang.versions import parse_env_bool
+
+    return parse_env_bool(ALLOW_LONGER_CONTEXT, ctx.env.get(ALLOW_LONGER_CONTEXT), False)[0]
+
+
+def _derived_context(ctx: Ctx) -> int | None:
+    return ctx.facts.sglang_context_length if ctx.facts is not None else None
+
+
+def _context_too_long(ctx: Ctx, a: Args) -> bool:
+    derived = _derived_context(ctx)
+    typed = a.get("context_length")
+    return (
+        derived is not None
+        and isinstance(typed, int)
+        and typed > derived
+        and not _longer_context_allowed(ctx)
+    )
+
+
+CONTEXT_LEN = Rule(
+    id="R-CONTEXT-LEN",
+    title="--context-length above what the model supports",
+    severity="error",
+    why=(
+        "SGLang derives the model's context length from its config.json (the first of "
+        "max_sequence_length, seq_length, max_seq_len, model_max_length, max_position_embeddings, "
+        "times the rope scaling factor unless the scaling names original_max_position_embeddings "
+        "or is llama3) and refuses a longer --context-length while it builds the model config: "
+        "positions past it may give wrong outputs or CUDA errors. "
+        f"{ALLOW_LONGER_CONTEXT}=1 turns the refusal into a warning."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("model.context_length",),
+    when=_context_too_long,
+    message=lambda ctx, a: (
+        f"Warning: User-specified context_length ({a.get('context_length')}) is greater than the "
+        f"derived context_length ({_derived_context(ctx)}). This may lead to incorrect model outputs "
+        "or CUDA errors. Note that the derived context_length may differ from "
+        "max_position_embeddings in the model's config. To allow overriding this maximum, set the "
+        f"env var {ALLOW_LONGER_CONTEXT}=1"
+    ),
+    fixes=lambda ctx, a: [
+        Fix(f"Use the model's context length ({_derived_context(ctx)})",
+            {"model.context_length": _derived_context(ctx)}),
+        Fix("Let SGLang use the model's context length", {"model.context_length": None}),
+        Fix(f"Allow the longer context ({ALLOW_LONGER_CONTEXT}=1)",
+            {"env": {**ctx.env, ALLOW_LONGER_CONTEXT: "1"}}),
+    ],
+    recover=lambda ctx, a: a.__setitem__("context_length", _derived_context(ctx)),
+)
+
+# Checkpoints whose method one of SGLang's quantization classes may swap for the typed one
+# (`override_quantization_method`): GPTQ / AWQ checkpoints run as their Marlin or MoE-WNA16
+# variants when `--quantization` names one of those (the conversion depends on the checkpoint's
+# bits and groups), and ModelOpt checkpoints always pick their sub-method. The wizard does not
+# predict these pairs: it names no mismatch for them.
+QUANT_CONVERTIBLE_CHECKPOINT = frozenset({"gptq", "awq", "marlin", "gptq_marlin", "awq_marlin"})
+QUANT_CONVERTIBLE_TYPED = frozenset({"marlin", "gptq", "gptq_marlin", "awq", "awq_marlin",
+                                     "moe_wna16"})
+QUANT_OVERRIDDEN_CHECKPOINT = frozenset({"modelopt", "modelopt_mixed", "modelopt_fp8",
+                                         "modelopt_fp4"})
+
+
+def _typed_quantization(a: Args) -> str | None:
+    value = a.get("quantization")
+    return str(value).lower() if value not in (None, "unquant") else None
+
+
+def _quant_mismatch(ctx: Ctx, a: Args) -> bool:
+    checkpoint = ctx.facts.checkpoint_quant_method if ctx.facts is not None else None
+    typed = _typed_quantization(a)
+    if not checkpoint or typed is None or typed == checkpoint:
+        return False
+    if checkpoint in QUANT_OVERRIDDEN_CHECKPOINT or (
+            checkpoint in QUANT_CONVERTIBLE_CHECKPOINT and typed in QUANT_CONVERTIBLE_TYPED):
+        return False
+    if typed in (ctx.release.trait("quantization_requantize") or ()):
+        return False  # online requantization of any checkpoint
+    compatible = ctx.release.trait("quantization_compatible") or {}
+    return checkpoint not in compatible.get(typed, ())
+
+
+QUANT_MISMATCH = Rule(
+    id="R-QUANT-MISMATCH",
+    title="--quantization contradicts the checkpoint",
+    severity="error",
+    why=(
+        "The checkpoint's config.json names how its weights are stored (quantization_config."
+        "quant_method); SGLang loads them with that method and refuses a --quantization that "
+        "names another one, unless the release lists the pair as compatible (e.g. w8a8_fp8 for "
+        "a compressed-tensors checkpoint; the table is read from the release's source). GPTQ/AWQ "
+        "Marlin conversions and ModelOpt sub-methods are chosen by SGLang's quantization classes "
+        "and not predicted here."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("model.quantization",),
+    when=_quant_mismatch,
+    message=lambda ctx, a: (
+        "Quantization method specified in the model config "
+        f"({ctx.facts.checkpoint_quant_method if ctx.facts is not None else None}) does not match "
+        "the quantization method specified in the `quantization` argument "
+        f"({_typed_quantization(a)})."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Let SGLang read the quantization from the checkpoint", {"model.quantization": None}),
+    ],
+    recover=lambda ctx, a: a.__setitem__("quantization", None),
+)
+
+
+def _arch_backends(ctx: Ctx) -> list[str]:
+    """The attention backends the release's architecture assert accepts for the target (GPT-OSS)."""
+    if ctx.arch != "GptOssForCausalLM":
+        return []
+    return list(ctx.release.trait("gpt_oss_attention_backends") or [])
+
+
+def _prefill_decode(a: Args) -> tuple[Any, Any]:
+    backend = a.get("attention_backend")
+    return (a.get("prefill_attention_backend") or backend,
+            a.get("decode_attention_backend") or backend)
+
+
+def _arch_backend_refused(ctx: Ctx, a: Args) -> bool:
+    allowed = _arch_backends(ctx)
+    if not allowed:
+        return False
+    prefill, decode = _prefill_decode(a)
+    return prefill not in allowed or decode not in allowed
+
+
+def _arch_backend_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
+    return [
+        Fix("Let SGLang choose the attention backends", {
+            "attention.backend": None, "attention.prefill_backend": None,
+            "attention.decode_backend": None}),
+        *(Fix(f"Use {name}", {"attention.backend": name, "attention.prefill_backend": None,
+                                "attention.decode_backend": None})
+          for name in ("triton", "fa3", "trtllm_mha") if name in _arch_backends(ctx)),
+    ]
+
+
+def _recover_arch_backend(ctx: Ctx, a: Args) -> None:
+    a.prefill_attention_backend = None
+    a.decode_attention_backend = None
+    a.attention_backend = (
+        "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
+    )
+
+
+GPT_OSS_ATTENTION = Rule(
+    id="R-GPT-OSS-ATTENTION",
+    title="GPT-OSS needs an attention backend with sinks and sliding window",
+    severity="error",
+    why=(
+        "GPT-OSS uses attention sinks and a sliding window; only some attention backends implement "
+        "both, and SGLang asserts that the prefill and the decode backend are among them (the list "
+        "is read from the release's source) in its model-specific step."
+    ),
+    sglang=raises("resolve", "AssertionError"),
+    fields=("attention.backend", "attention.prefill_backend", "attention.decode_backend"),
+    when=_arch_backend_refused,
+    message=lambda ctx, a: (
+        f"GptOssForCausalLM requires one of {_arch_backends(ctx)} attention backend, but got the "
+        f"following backends\n- Prefill: {_prefill_decode(a)[0]}\n- Decode: {_prefill_decode(a)[1]}\n"
+    ),
+    fixes=_arch_backend_fixes,
+    recover=_recover_arch_backend,
+)
+
+HICACHE_NO_RADIX = Rule(
+    id="R-HICACHE-NO-RADIX",
+    title="Hierarchical cache without the radix cache",
+    severity="error",
+    why=(
+        "The hierarchical cache offloads the radix (prefix) cache's KV to host memory; with the "
+        "radix cache disabled (typed, or by SGLang for models it cannot prefix-cache) there is "
+        "nothing to offload, and SGLang refuses the pair."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("scheduling.disable_radix_cache", "extra_args"),
+    when=lambda ctx, a: bool(a.get("enable_hierarchical_cache")) and bool(
+        a.get("disable_radix_cache")),
+    message=lambda ctx, a: (
+        "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive "
+        "and cannot be used at the same time. Please use only one of them."
+    ),
+    fixes=lambda ctx, a: (
+        [Fix("Keep the radix cache", {"scheduling.disable_radix_cache": False})]
+        if ctx.typed_value("disable_radix_cache") else []
+    ),
+    recover=lambda ctx, a: a.__setitem__("enable_hierarchical_cache", False),
+)
+
+
+def _deprecated_typed(ctx: Ctx) -> list[tuple[str, str | None]]:
+    """(option, replacement) of every deprecated store-true flag the launch types."""
+    table = ctx.release.trait("deprecated_store_true") or {}
+    return [(entry["option"], entry.get("new_flag")) for dest, entry in table.items()
+            if ctx.typed_value(dest) is True]
+
+
+def _deprecation_text(option: str, new_flag: str | None) -> str:
+    replacement = f" Use '{new_flag}' instead." if new_flag else ""
+    return f"'{option}' is deprecated and will be removed in a future release.{replacement}"
+
+
+def _deprecated_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
+    options = {option for option, _new in _deprecated_typed(ctx)}
+    if "--enable-dp-attention" in options and ctx.release.attn_dp_field:
+        size = int(ctx.typed_value("dp_size") or 1)
+        return [Fix(f"Use --attn-dp-size {size} instead of --dp-size {size} --enable-dp-attention",
+                    {"parallel.enable_dp_attention": False, "parallel.dp": 1,
+                     "parallel.attn_dp_size": size if size > 1 else None})]
+    return []
+
+
+DEPRECATED_FLAG = Rule(
+    id="R-DEPRECATED-FLAG",
+    title="A deprecated flag",
+    severity="warning",
+    why=(
+        "SGLang still accepts these flags but prints a deprecation warning when it parses them "
+        "and will remove them; the release's own action names the replacement (read from its "
+        "source). The launch behaves as the replacement would (e.g. --dp-size N with "
+        "--enable-dp-attention runs as --attn-dp-size N: dp_size 1, enable_dp_attention False)."
+    ),
+    sglang=SILENT,
+    fields=("parallel.enable_dp_attention", "extra_args"),
+    when=lambda ctx, a: bool(_deprecated_typed(ctx)),
+    message=lambda ctx, a: " ".join(
+        _deprecation_text(option, new) for option, new in _deprecated_typed(ctx)),
+    fixes=_deprecated_fixes,
+)
+
 RUNTIME_RULES: tuple[Rule, ...] = (
     MEMORY_NO_FIT,
     MEMORY_PLAN,
@@ -2315,6 +2559,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     FACTS_MISSING,
     SPEC_V2_ENV,
     MULTI_LAYER_EAGLE,
+    DEPRECATED_FLAG,
 )
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -2379,6 +2624,10 @@ ALL_RULES: tuple[Rule, ...] = (
     ADAPTIVE_STEPS_23,
     MLA_ROPE_FACTOR,
     DRAFT_PATH_MISSING_23,
+    CONTEXT_LEN,
+    QUANT_MISMATCH,
+    GPT_OSS_ATTENTION,
+    HICACHE_NO_RADIX,
     *mn.CHECK_RULES,
     *RUNTIME_RULES,
     *CONTEXT_RULES,

@@ -84,6 +84,10 @@ DEFAULTS: dict[str, object] = {
         "lora_paths": None,
         "disaggregation_mode": "null",
         "speculative_use_rejection_sampling": False,
+        "context_length": None,
+        "quantization": None,
+        "enable_hierarchical_cache": False,
+        "moe_a2a_backend": "none",
 }
 
 
@@ -198,7 +202,8 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         and a.get("decode_attention_backend") is None
     ):
         a.attention_backend = "trtllm_mla"
-    if arch == "GptOssForCausalLM" and no_backend:
+    if arch == "GptOssForCausalLM" and no_backend and a.get(
+            "prefill_attention_backend") is None and a.get("decode_attention_backend") is None:
         a.attention_backend = (
             "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
         )
@@ -275,6 +280,27 @@ def _page_default(ctx: Ctx, a: Args) -> None:
         a.page_size = 1
 
 
+def _hicache_decode(ctx: Ctx, a: Args) -> None:
+    """The hicache step's decode backend with the kernel I/O backend (FA3 decoding cannot read
+    the host cache): an unset decode backend becomes flashinfer (triton with attention sinks, or
+    for MLA off SM100), where the release does it."""
+    how = ctx.release.trait("hicache_decode_fallback")
+    if how == "none" or not a.get("enable_hierarchical_cache"):
+        return
+    if (a.get("hicache_io_backend") or "kernel") != "kernel" or a.get(
+            "hicache_mem_layout") == "page_first_direct":
+        return
+    if a.get("decode_attention_backend") is not None:
+        return
+    if how == "fa3_only" and a.get("attention_backend") != "fa3":
+        return
+    if ctx.is_mla:
+        a.decode_attention_backend = "flashinfer" if ctx.gpu.is_sm100 else "triton"
+    else:
+        sinks = ctx.facts is not None and ctx.facts.has_attention_sinks
+        a.decode_attention_backend = "triton" if how == "fa3_only" and sinks else "flashinfer"
+
+
 def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
     if a.get("dp_size", 1) == 1:
         a.enable_dp_attention = False
@@ -303,14 +329,37 @@ def _pp(ctx: Ctx, a: Args) -> None:
 def _moe_runner_default(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_moe_runner_backend") is None:
         runner = a.get("moe_runner_backend")
-        if ctx.release.trait("spec_moe_runner_default") == "trtllm_to_auto":
+        how = ctx.release.trait("spec_moe_runner_default")
+        if how == "none":
+            return  # the release leaves it unset
+        if how == "trtllm_to_auto":
             a.speculative_moe_runner_backend = (
                 "auto" if runner in ("flashinfer_trtllm", "flashinfer_trtllm_routed") else runner
             )
+        elif how == "copy":
+            a.speculative_moe_runner_backend = runner
         else:
             a.speculative_moe_runner_backend = (
-                "flashinfer_trtllm" if runner == "flashinfer_megamoe" else runner
+                "flashinfer_trtllm" if runner == "flashinfer_megamoe"
+                else "auto" if str(runner).startswith("lora_") else runner
             )
+
+
+def _moe_runner_model_default(ctx: Ctx, a: Args) -> None:
+    """The model-specific MoE runner of the two launches users type most on Blackwell (GPT-OSS
+    with its MXFP4 checkpoint; DeepSeek-V3 with FP8 on SM100), where the release sets it."""
+    if a.get("moe_runner_backend") != "auto" or ctx.facts is None:
+        return
+    quant = ctx.facts.checkpoint_quant_method
+    if ctx.arch == "GptOssForCausalLM" and quant == "mxfp4":
+        runners = ctx.release.trait("gpt_oss_mxfp4_moe_runner") or {}
+        gpu = "sm100" if ctx.gpu.is_sm100 else "sm120" if ctx.gpu.is_sm120 else None
+        if gpu in runners:
+            a.moe_runner_backend = runners[gpu]
+    elif (ctx.arch == "DeepseekV3ForCausalLM" and ctx.gpu.is_sm100
+          and (a.get("quantization") or quant) in ("fp8", "modelopt_fp8", "modelopt_fp4")
+          and a.get("moe_a2a_backend", "none") in (None, "none")):
+        a.moe_runner_backend = "flashinfer_trtllm"
 
 
 def _upper_algorithm(ctx: Ctx, a: Args) -> None:
@@ -403,8 +452,12 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MAMBA_AUTO_NO_BUFFER,
     R("_handle_missing_default_values", _mamba_auto_no_buffer),
     c.MODEL_TYPE_UNKNOWN,
+    c.CONTEXT_LEN,  # ModelConfig: _derive_context_length, _derive_model_shapes, _verify_quantization
     c.MLA_ROPE_FACTOR,
+    c.QUANT_MISMATCH,
     R("_handle_model_specific_adjustments", _model_specific),
+    R("model-specific MoE runner", _moe_runner_model_default),
+    c.GPT_OSS_ATTENTION,
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_EXTRA_NORADIX,
     c.MAMBA_EXTRA_DEVICE,
@@ -423,6 +476,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("attention page rules", _attention_misc),
     c.FA4_DECODE,
     R("_handle_page_size", _page_default),
+    R("_handle_hicache", _hicache_decode),
     R("_handle_data_parallelism", _dp_off_without_dp),
     c.DPATTN_TP_DIVISIBLE,
     R("_handle_pipeline_parallelism", _pp),
@@ -465,6 +519,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.ADAPTIVE_OFF,
     c.ADAPTIVE_STEPS_23,  # 0.5.13-0.5.17: the speculative hook's last check, where located
     R("_init_adaptive_speculative_params", _adaptive_init),
+    c.HICACHE_NO_RADIX,  # _handle_cache_compatibility
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC,
     mn.MULTINODE_DP,
@@ -476,8 +531,12 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     R("handle_deprecated_dp_attention", _dp_deprecated),
     R("device", _device),
     c.MODEL_TYPE_UNKNOWN,
+    c.CONTEXT_LEN,
     c.MLA_ROPE_FACTOR,
+    c.QUANT_MISMATCH,
     R("handle_model_specific_adjustments", _model_specific),
+    R("model-specific MoE runner", _moe_runner_model_default),
+    c.GPT_OSS_ATTENTION,
     R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,
     c.MAMBA_EXTRA_UNSUPPORTED,
@@ -495,6 +554,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.TRTLLM_PAGE,
     R("attention page rules", _attention_misc),
     R("_page_size_default", _page_default),
+    R("handle_hicache", _hicache_decode),
     mn.ATTN_DP_WITH_DP,  # handle_data_parallelism raises before its tp % attn_dp assert
     R("handle_data_parallelism", _dp_off_without_dp_pipeline),
     c.DPATTN_TP_DIVISIBLE,
@@ -538,6 +598,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.NGRAM_CORPUS_LIMIT,
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
+    c.HICACHE_NO_RADIX,  # handle_cache_compatibility
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC_ALGO_23,
     c.PP_SPEC,
