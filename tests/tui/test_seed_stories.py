@@ -116,9 +116,10 @@ async def test_story_1_qwen36_nextn_from_one_draft_token_to_the_known_good_set(
         await pilot.pause()
         spec = app.profile.speculative
         assert (spec.num_steps, spec.eagle_topk, spec.num_draft_tokens) == (1, 1, 2)
-        # It starts; the memory plan's warning (tight on 48 GB cards) is part of the verdict.
-        assert "! starts, 1 warning" in top_line(app)
-        assert "GPU memory plan" in screen_text(app)
+        # It starts. The pasted command names no GPU kind: no memory plan, no memory finding
+        # (a plan for an assumed card would be a guess); the verdict is SGLang's adjustment.
+        assert "✓ starts, adjusted" in top_line(app)
+        assert "GPU memory plan" not in screen_text(app)
         assert "SGLang runs" in screen_text(app)
 
         await pilot.press("ctrl+s")
@@ -143,7 +144,7 @@ async def test_story_1_qwen36_nextn_from_one_draft_token_to_the_known_good_set(
         assert app.current_mode == "parameters"
         assert app.profile == kept == load_profile(saved)
         assert app.profile_name == "qwen36-incident1"
-        assert "! starts, 1 warning" in top_line(app)
+        assert "✓ starts, adjusted" in top_line(app)
 
 
 @pytest.mark.parametrize("size", list(SIZES))

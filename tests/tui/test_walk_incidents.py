@@ -143,7 +143,8 @@ async def test_incident_3_shows_what_sglang_really_drafts(
                 "num_steps": 1,
                 "eagle_topk": 1,
             },
-            "gpu": {"kind": "H200", "count": 8},
+            # No GPU kind: the tiny config is Kimi's shape in bf16 (no INT4 quantization_config),
+            # which would not fit 8 x H200; without a kind there is no memory plan in the way.
         }
     )
     app = WizardApp(initial=start, ready_dir=ready_dir)
