@@ -27,29 +27,15 @@ from wizard.conformance.cases import generate
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.named_cases import fixture_text, named_cases
 from wizard.conformance.recorded import generated_fixture_text, recorded_cases
-from wizard.conformance.run import models_root, run_cases
+from wizard.conformance.run import models_root, run_until_finished
 from wizard.conformance.venvs import ensure_venv, supported_versions
 from wizard.profile import atomic_write_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "conformance" / "fixtures"
-RETRIES = 2
 
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def run_until_finished(version: str, cases: list[dict[str, Any]], jobs: int,
-                       ) -> dict[str, dict[str, Any]]:
-    """SGLang's results for ``cases``; cases the runner did not finish are run again alone."""
-    results = run_cases(version, cases, jobs=jobs) if cases else {}
-    for _ in range(RETRIES):
-        unfinished = [c for c in cases if results[str(c["id"])].get("runner_error")]
-        if not unfinished:
-            break
-        _log(f"{version}: running {len(unfinished)} unfinished cases again")
-        results.update(run_cases(version, unfinished, jobs=1))
-    return results
 
 
 def write(out: Path, version: str, seed: int, named: list[dict[str, Any]],
@@ -74,7 +60,7 @@ def repair(out: Path, version: str, models: dict[str, Path]) -> None:
         print(f"{version}: nothing to repair")
         return
     ensure_venv(version, log=_log)
-    results.update(run_until_finished(version, unfinished, jobs=1))
+    results.update(run_until_finished(version, unfinished, jobs=1, log=_log))
     seed = json.loads((out / f"generated-results-{version}.json").read_text())["seed"]
     write(out, version, seed, [c for c in cases if c.get("origin") == "named"],
           [c for c in cases if c.get("origin") != "named"], results, models)
@@ -103,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         ensure_venv(version, log=_log)
         named = named_cases(version, models)
         generated = generate(version, args.cases, args.seed, models) if args.cases else []
-        results = run_until_finished(version, named + generated, args.jobs)
+        results = run_until_finished(version, named + generated, args.jobs, log=_log)
         write(args.out, version, args.seed, named, generated, results, models)
         print(f"{version}: {len(named)} named + {len(generated)} generated cases recorded "
               f"({time.monotonic() - started:.0f}s)", flush=True)

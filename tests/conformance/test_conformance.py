@@ -30,7 +30,7 @@ from wizard.conformance.cases import generate
 from wizard.conformance.cli import wizard_reports
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.named_cases import named_cases
-from wizard.conformance.run import models_root, run_cases
+from wizard.conformance.run import models_root, run_until_finished
 from wizard.conformance.score import markdown_report, summarise
 from wizard.conformance.venvs import (
     BASE_PTH_NAME,
@@ -76,7 +76,7 @@ def _run_release(version: str, models: dict[str, Path], cache: Path,
     built = time.monotonic()
     generated = generate(version, CASES_PER_VERSION, SEED, models)
     named = named_cases(version, models)
-    results = run_cases(version, generated + named, jobs=1, base_env=env)
+    results = run_until_finished(version, generated + named, jobs=1, log=print, base_env=env)
     print(f"SGLang {version}: venv {built - started:.0f}s, {len(generated)} generated (seed "
           f"{SEED}) + {len(named)} named cases {time.monotonic() - built:.0f}s", flush=True)
     return generated, named, results
