@@ -38,7 +38,7 @@ def test_the_newest_release_and_most_others_are_recorded() -> None:
     """The newest release is always recorded; releases without a recording yet are replayed by
     their witnesses only (record them with `scripts/record_sglang_results.py V`)."""
     assert release_names()[-1] in RECORDED
-    assert len(RECORDED) >= 10, RECORDED
+    assert len(RECORDED) >= 21, RECORDED  # 0.5.8-0.5.10, 0.5.12(.post1): witnesses only so far
 
 
 @pytest.mark.parametrize("version", RECORDED)
