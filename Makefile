@@ -24,11 +24,16 @@ $(STAMP): pyproject.toml Makefile
 app: $(STAMP)
 	$(BIN)/sglang-wizard
 
+# SGLang runs live for the newest release plus two picked by the day (SGLANG_WIZARD_LIVE_RELEASES
+# overrides: a list, all, none); every release is replayed from recorded results. The last line
+# prints what the cache holds (venvs, the shared torch base, uv's and pip's download caches).
 test: $(STAMP)
 	bash scripts/ensure-system-packages.sh
 	$(BIN)/ruff check wizard screens tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest -q
+	@du -sh "$$($(BIN)/python -c 'from wizard.conformance.venvs import cache_dir; print(cache_dir())')" \
+		2>/dev/null | sed 's/^/cache (du -sh): /' || true
 
 lint: $(STAMP)
 	$(BIN)/ruff check wizard screens tests bench
@@ -41,5 +46,6 @@ snapshots: $(STAMP)
 	$(BIN)/pytest tests/tui --snapshot-update
 
 # The full matrix: every release, 2,000 generated cases each with a new seed, plus the named cases.
+# (`SGLANG_WIZARD_LIVE_RELEASES=all make test` runs the suite's live gate on every release.)
 conformance: $(STAMP)
 	$(BIN)/sglang-wizard conformance run --cases 2000 --seed $$(date +%s) --report conformance-report.md

@@ -181,6 +181,22 @@ def test_pins_come_from_the_wheel_metadata() -> None:
                                                "compressed_tensors", "dill"))
     assert pins == ["transformers==5.6.0", "pyzmq>=25.1.2", "PyYAML", "compressed-tensors",
                     "dill"]
+    assert venvs.requires_dist(metadata + '\nRequires-Dist: numpy; python_version < "4"') == [
+        "transformers==5.6.0", "pyzmq>=25.1.2", "openai==2.6.1", "compressed-tensors",
+        'numpy; python_version < "4"']
+
+
+def test_downloads_are_cached_inside_the_wizard_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SGLANG_WIZARD_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("UV_CACHE_DIR", raising=False)
+    monkeypatch.delenv("PIP_CACHE_DIR", raising=False)
+    assert venvs.download_cache_env() == {
+        "UV_CACHE_DIR": str(tmp_path / "conformance" / "uv-cache"),
+        "PIP_CACHE_DIR": str(tmp_path / "conformance" / "pip-cache")}
+    monkeypatch.setenv("UV_CACHE_DIR", "/elsewhere")
+    assert venvs.download_cache_env()["UV_CACHE_DIR"] == "/elsewhere"
 
 
 def test_venv_location_stamp_and_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,7 +210,15 @@ def test_venv_location_stamp_and_recipe(tmp_path: Path, monkeypatch: pytest.Monk
     assert not venvs.is_ready("0.5.11")  # a changed recipe means rebuild
     (target / venvs.STAMP_NAME).write_text(
         json.dumps({"recipe_hash": venvs.recipe_hash("0.5.11")}))
-    assert venvs.is_ready("0.5.11")
+    assert not venvs.is_ready("0.5.11")  # the shared torch base it stands on is missing
+    base = venvs.torch_base_dir()
+    assert base.parent == tmp_path / "conformance" and venvs.base_hash() in base.name
+    (base / "bin").mkdir(parents=True)
+    (base / "bin" / "python").write_text("")
+    (base / venvs.TORCH_CONSTRAINTS_NAME).write_text("sympy>=1.13.3\n")
+    (base / venvs.STAMP_NAME).write_text(json.dumps({"base_hash": venvs.base_hash()}))
+    assert venvs.is_base_ready() and venvs.is_ready("0.5.11")
+    assert venvs.recipe("0.5.11")["torch_base"] == venvs.base_hash()
     assert venvs.recipe_hash("0.5.11") != venvs.recipe_hash("0.5.23")
     with pytest.raises(ValueError, match="is not an SGLang release"):
         venvs.recipe("0.5")

@@ -371,15 +371,16 @@ def named_cases(version: str, models: dict[str, Path]) -> list[dict[str, Any]]:
     return cases
 
 
-def _placeholders(value: Any, models: dict[str, Path]) -> Any:
+def with_placeholders(value: Any, models: dict[str, Path]) -> Any:
+    """``value`` with every model folder path written as its `{kind}` placeholder."""
     if isinstance(value, str):
         for kind, path in sorted(models.items(), key=lambda kv: -len(str(kv[1]))):
             value = value.replace(str(path), "{" + kind + "}")
         return value
     if isinstance(value, list):
-        return [_placeholders(v, models) for v in value]
+        return [with_placeholders(v, models) for v in value]
     if isinstance(value, dict):
-        return {k: _placeholders(v, models) for k, v in value.items()}
+        return {k: with_placeholders(v, models) for k, v in value.items()}
     return value
 
 
@@ -391,7 +392,7 @@ def fixture_text(version: str, results: dict[str, dict[str, Any]],
         result = results.get(str(case["id"]))
         if result is None:
             continue
-        entries.append(_placeholders({
+        entries.append(with_placeholders({
             "name": case["name"], "gpu": case["gpu"], "gpus": case["gpus"],
             "argv": case["argv"], "env": case["env"], "expected": case["expected"],
             "result": {k: v for k, v in result.items() if k not in ("id", "elapsed_us")},

@@ -106,3 +106,19 @@ def run_cases(
     if missing:
         raise RunnerError(f"runner returned no result for {len(missing)} cases, e.g. {missing[:3]}")
     return results
+
+
+def run_until_finished(version: str, cases: Sequence[dict[str, Any]], jobs: int = 2,
+                       retries: int = 2, log: Callable[[str], None] = lambda _m: None,
+                       base_env: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """`run_cases`, then the cases the runner did not finish (`runner_error`: a per-case timeout
+    on a loaded machine) run again alone, up to ``retries`` times; what still fails stays a
+    runner error (scored as a disagreement)."""
+    results = run_cases(version, cases, jobs=jobs, log=log, base_env=base_env) if cases else {}
+    for _ in range(retries):
+        unfinished = [c for c in cases if results[str(c["id"])].get("runner_error")]
+        if not unfinished:
+            break
+        log(f"sglang {version}: running {len(unfinished)} unfinished cases again")
+        results.update(run_cases(version, unfinished, jobs=1, log=log, base_env=base_env))
+    return results

@@ -1,18 +1,30 @@
 """Per-release SGLang venvs for the conformance runner, built on demand into the user cache.
 
-A venv holds the CPU torch, `sglang==V` installed without its dependencies, and only the light
-packages SGLang's argument code imports (found by trial: import `sglang.srt.server_args`, resolve
-the named cases, add what is missing). Pins come from the sglang wheel's own METADATA, so each
-release gets the transformers it was released with. GPU-only packages are not installed: the
-runner stubs them (see `sglang_runner.STUB_REASONS`).
+Two layers, so every release shares ONE torch install:
 
-Builds use `uv` when it is installed (the test extra brings it): its cache hard-links packages,
-so twenty venvs that share torch cost one torch on disk and a few seconds each. Without uv, pip.
+- the torch base (`<cache>/conformance/torch-base-<hash>/`): a venv holding only the CPU torch
+  (`TORCH_REQUIREMENT`, the local file pip and uv find in `/opt/wheels`; never a CUDA build: the
+  build checks `torch.version.cuda is None`) and torch's own dependencies, with the bytecode of
+  `import torch` written once;
+- a release venv (`<cache>/conformance/venv-<V>/`): `sglang==V` installed without its
+  dependencies and only the light packages SGLang's argument code imports (found by trial: import
+  `sglang.srt.server_args`, resolve the named cases, add what is missing), pinned from the sglang
+  wheel's own METADATA, so each release gets the transformers it was released with. A `.pth` file
+  puts the base's site-packages BEHIND the venv's own, so the release's packages win and torch
+  comes from the base. The light packages are resolved under torch's own requirements as
+  constraints (`torch-requirements.txt` in the base), which is what resolving them together with
+  torch gave. GPU-only packages are not installed: the runner stubs them
+  (`sglang_runner.STUB_REASONS`).
 
-Layout: `<cache>/conformance/venv-<V>/` with a `.conformance-stamp.json` written last. A build
-happens in a temporary sibling directory that is renamed into place only when complete, so an
-interrupted build never leaves a half venv that looks finished. The venv's scripts keep the
-temporary path in their shebangs: always call `bin/python -m pip`, never `bin/pip`.
+Builds use `uv` when it is installed (the test extra brings it), else pip. Their download caches
+live inside the wizard's cache (`<cache>/conformance/uv-cache`, `pip-cache`) unless `UV_CACHE_DIR`
+/ `PIP_CACHE_DIR` say otherwise: `du -sh <cache>` is then everything the venvs cost, and uv's hard
+links from its cache into the venvs stay on one filesystem (a file linked twice is counted once).
+
+Each layer has a `.conformance-stamp.json` written last. A build happens in a temporary sibling
+directory that is renamed into place only when complete, so an interrupted build never leaves a
+half venv that looks finished. The venvs' scripts keep the temporary path in their shebangs:
+always call `bin/python -m pip`, never `bin/pip`.
 """
 
 from __future__ import annotations
@@ -28,7 +40,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import platformdirs
@@ -52,6 +65,9 @@ NO_DEPS_REQUIREMENTS: tuple[str, ...] = ("xgrammar", "compressed-tensors", "gguf
 # compressed-tensors, whose dependencies are skipped). Installed unpinned.
 UNDECLARED_REQUIREMENTS: tuple[str, ...] = ("dill", "loguru")
 STAMP_NAME = ".conformance-stamp.json"
+BASE_PTH_NAME = "_sglang_wizard_torch_base.pth"
+TORCH_CONSTRAINTS_NAME = "torch-requirements.txt"
+LAYOUT = "release venv + .pth to the shared torch base"
 RUNNER_PATH = Path(__file__).with_name("sglang_runner.py")
 
 
@@ -97,16 +113,24 @@ def pins_from_metadata(metadata: str, names: tuple[str, ...]) -> list[str]:
     A name the METADATA does not declare is returned bare (unpinned).
     """
     declared: dict[str, str] = {}
+    for requirement in requires_dist(metadata):
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+        if match:
+            declared.setdefault(_normalise(match.group(1)),
+                                requirement.partition(";")[0].strip().replace(" ", ""))
+    return [declared.get(_normalise(name), name) for name in names]
+
+
+def requires_dist(metadata: str) -> list[str]:
+    """A wheel METADATA's `Requires-Dist` lines that hold without extras (markers kept)."""
+    out = []
     for line in metadata.splitlines():
         if not line.startswith("Requires-Dist:"):
             continue
-        requirement, _, marker = line[len("Requires-Dist:"):].strip().partition(";")
-        if "extra ==" in marker:
-            continue
-        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-        if match:
-            declared.setdefault(_normalise(match.group(1)), requirement.strip().replace(" ", ""))
-    return [declared.get(_normalise(name), name) for name in names]
+        requirement = line[len("Requires-Dist:"):].strip()
+        if "extra ==" not in requirement.partition(";")[2]:
+            out.append(requirement)
+    return out
 
 
 def supported_versions() -> tuple[str, ...]:
@@ -116,6 +140,41 @@ def supported_versions() -> tuple[str, ...]:
     return release_names()
 
 
+def _python_tag() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def base_recipe() -> dict[str, object]:
+    """Everything that decides the torch base's content; a changed recipe is a new base."""
+    return {"torch": TORCH_REQUIREMENT, "python": _python_tag(),
+            "bytecode": "written by `import torch`", "constraints": TORCH_CONSTRAINTS_NAME}
+
+
+def base_hash() -> str:
+    """A short hash of `base_recipe()` (part of the base's folder name)."""
+    return hashlib.sha256(json.dumps(base_recipe(), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def torch_base_dir() -> Path:
+    """Where the shared torch base lives (its name carries its recipe's hash)."""
+    return cache_dir() / "conformance" / f"torch-base-{base_hash()}"
+
+
+def _site_packages(venv: Path) -> Path:
+    return venv / "lib" / f"python{_python_tag()}" / "site-packages"
+
+
+def is_base_ready() -> bool:
+    """True when the torch base finished building with the current recipe."""
+    base = torch_base_dir()
+    try:
+        stamp = json.loads((base / STAMP_NAME).read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return (isinstance(stamp, dict) and stamp.get("base_hash") == base_hash()
+            and (base / "bin" / "python").exists() and (base / TORCH_CONSTRAINTS_NAME).exists())
+
+
 def recipe(version: str) -> dict[str, object]:
     """Everything that decides a venv's content; a changed recipe rebuilds the venv."""
     if not re.fullmatch(r"\d+\.\d+\.\d+(\.post\d+)?", version):
@@ -123,10 +182,12 @@ def recipe(version: str) -> dict[str, object]:
     return {
         "sglang": version,
         "torch": TORCH_REQUIREMENT,
+        "torch_base": base_hash(),
+        "layout": LAYOUT,
         "light": list(LIGHT_REQUIREMENTS),
         "no_deps": list(NO_DEPS_REQUIREMENTS),
         "undeclared": list(UNDECLARED_REQUIREMENTS),
-        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "python": _python_tag(),
         "bytecode": "written by the import check",  # older venvs: top up, which writes it
     }
 
@@ -146,11 +207,13 @@ def read_stamp(version: str) -> dict[str, object] | None:
 
 
 def is_ready(version: str) -> bool:
-    """True when the venv exists, finished building, and matches the current recipe."""
+    """True when the venv exists, finished building, matches the current recipe, and the torch
+    base it stands on is there."""
     stamp = read_stamp(version)
     if not stamp:
         return False
-    return stamp.get("recipe_hash") == recipe_hash(version) and venv_python(version).exists()
+    return (stamp.get("recipe_hash") == recipe_hash(version) and venv_python(version).exists()
+            and is_base_ready())
 
 
 def _base_python() -> str:
@@ -180,10 +243,19 @@ def _find_links() -> list[str]:
     return [arg for link in links for arg in ("--find-links", link)]
 
 
+def download_cache_env() -> dict[str, str]:
+    """uv's and pip's download caches inside the wizard's cache, unless the environment sets them
+    (`UV_CACHE_DIR`, `PIP_CACHE_DIR`): counted by `du` of the cache, and on the venvs' filesystem,
+    so uv hard-links each package file into every venv instead of copying it."""
+    root = cache_dir() / "conformance"
+    return {"UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR") or str(root / "uv-cache"),
+            "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR") or str(root / "pip-cache")}
+
+
 def _run(cmd: list[str], log: Callable[[str], None]) -> str:
     log("$ " + " ".join(cmd))
     started = time.monotonic()
-    env = dict(os.environ)
+    env = {**os.environ, **download_cache_env()}
     # The import check writes the bytecode of everything SGLang imports into the venv, so later
     # runner starts do not recompile torch and transformers (PYTHONDONTWRITEBYTECODE would).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -198,9 +270,78 @@ def _run(cmd: list[str], log: Callable[[str], None]) -> str:
     return proc.stdout
 
 
+@contextmanager
+def _locked(name: str) -> Iterator[None]:
+    """An exclusive lock file in the conformance cache (processes and threads take turns)."""
+    lock_path = cache_dir() / "conformance" / name
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _new_venv(target: Path, log: Callable[[str], None]) -> Path:
+    """An empty venv in a temporary sibling of ``target`` (renamed into place by the caller)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    uv = _uv()
+    if uv:
+        _run([uv, "venv", "-q", "-p", _base_python(), str(work)], log)
+    else:
+        _run([_base_python(), "-m", "venv", str(work)], log)
+    return work
+
+
+def _move_into_place(work: Path, target: Path) -> None:
+    if target.exists():
+        shutil.rmtree(target)
+    os.rename(work, target)
+
+
+def ensure_torch_base(log: Callable[[str], None] = lambda _m: None) -> Path:
+    """Build the shared torch base unless it is ready; returns its site-packages folder."""
+    if not is_base_ready():
+        with _locked(".torch-base.lock"):
+            if not is_base_ready():
+                _build_torch_base(log)
+    return _site_packages(torch_base_dir())
+
+
+def _build_torch_base(log: Callable[[str], None]) -> None:
+    target = torch_base_dir()
+    work = _new_venv(target, log)
+    try:
+        python = str(work / "bin" / "python")
+        _run([*_installer(python), TORCH_REQUIREMENT], log)
+        info = json.loads(_run([python, "-c", "import json, torch; print(json.dumps("
+                                "{'version': torch.__version__, 'cuda': torch.version.cuda}))"],
+                               log).strip().splitlines()[-1])
+        if info["cuda"] is not None or not str(info["version"]).startswith(
+                TORCH_REQUIREMENT.partition("==")[2]):
+            raise VenvBuildError(f"the torch base got torch {info['version']} (CUDA "
+                                 f"{info['cuda']}); wanted the CPU build {TORCH_REQUIREMENT}")
+        metadata = next(_site_packages(work).glob("torch-*.dist-info/METADATA"), None)
+        if metadata is None:
+            raise VenvBuildError(f"torch METADATA not found in {work}")
+        (work / TORCH_CONSTRAINTS_NAME).write_text(
+            "".join(line + "\n" for line in requires_dist(metadata.read_text())))
+        stamp = {"base_hash": base_hash(), "recipe": base_recipe(), "torch": info["version"],
+                 "packages": sorted(_freeze(python, log).split())}
+        (work / STAMP_NAME).write_text(json.dumps(stamp, indent=1) + "\n")
+        _move_into_place(work, target)
+        log(f"torch base ready: {target}")
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
 def ensure_venv(version: str, log: Callable[[str], None] = lambda _m: None,
                 force: bool = False) -> Path:
-    """Build the venv of ``version`` unless a finished one with the same recipe exists.
+    """Build the venv of ``version`` (and the torch base it stands on) unless a finished one
+    with the same recipe exists.
 
     Returns the venv's Python. Raises `VenvBuildError` with pip's last lines when a step fails.
     Builds of one version are serialised by a lock file (two test processes or threads asking
@@ -208,14 +349,9 @@ def ensure_venv(version: str, log: Callable[[str], None] = lambda _m: None,
     """
     if not force and is_ready(version):
         return venv_python(version)
-    lock_path = venv_dir(version).parent / f".venv-{version}.lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            return _ensure_venv_locked(version, log, force)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    ensure_torch_base(log)
+    with _locked(f".venv-{version}.lock"):
+        return _ensure_venv_locked(version, log, force)
 
 
 def _ensure_venv_locked(version: str, log: Callable[[str], None], force: bool) -> Path:
@@ -223,29 +359,21 @@ def _ensure_venv_locked(version: str, log: Callable[[str], None], force: bool) -
     if not force and is_ready(version):
         return venv_python(version)
     stamp = read_stamp(version)
-    if not force and stamp and stamp.get("sglang_version") == version and venv_python(
-        version
-    ).exists():
-        # Same SGLang, changed recipe: top the venv up in place (pip skips what is there). The
-        # stamp goes first, so an interrupted upgrade leads to a full rebuild next time.
+    old_recipe = stamp.get("recipe") if stamp else None
+    if not force and isinstance(old_recipe, dict) and stamp and stamp.get(
+            "sglang_version") == version and old_recipe.get("torch_base") == base_hash() and (
+            venv_python(version).exists()):
+        # Same SGLang on the same base, changed recipe: top the venv up in place (the installer
+        # skips what is there). The stamp goes first, so an interrupted upgrade leads to a full
+        # rebuild next time.
         log(f"venv for sglang {version}: recipe changed, upgrading in place")
         (target / STAMP_NAME).unlink()
         _install(target, version, log)
         return venv_python(version)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".venv-{version}.", dir=target.parent))
+    work = _new_venv(target, log)
     try:
-        uv = _uv()
-        if uv:
-            _run([uv, "venv", "-q", "-p", _base_python(), str(work)], log)
-        else:
-            _run([_base_python(), "-m", "venv", str(work)], log)
-        python = str(work / "bin" / "python")
-        _run([*_installer(python), TORCH_REQUIREMENT], log)
         _install(work, version, log)
-        if target.exists():
-            shutil.rmtree(target)
-        os.rename(work, target)
+        _move_into_place(work, target)
         log(f"venv for sglang {version} ready: {target}")
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -254,32 +382,46 @@ def _ensure_venv_locked(version: str, log: Callable[[str], None], force: bool) -
 
 
 def _install(venv: Path, version: str, log: Callable[[str], None]) -> None:
-    """Install sglang and the light packages into ``venv``, check the import, write the stamp."""
+    """Link the torch base, install sglang and the light packages into ``venv``, check the
+    import, write the stamp."""
     python = str(venv / "bin" / "python")
+    base_site = _site_packages(torch_base_dir())
+    (_site_packages(venv) / BASE_PTH_NAME).write_text(f"{base_site}\n")
     pip = _installer(python)
     if not _uv() and subprocess.run([python, "-m", "pip", "--version"], capture_output=True,
                                     check=False).returncode != 0:
         _run([python, "-m", "ensurepip", "-q"], log)  # a venv uv made has no pip of its own
     _run([*pip, "--no-deps", f"sglang=={version}"], log)
     metadata = _installed_metadata(venv, version)
-    _run([*pip, TORCH_REQUIREMENT, *pins_from_metadata(metadata, LIGHT_REQUIREMENTS),
+    constraints = torch_base_dir() / TORCH_CONSTRAINTS_NAME
+    _run([*pip, "-c", str(constraints), *pins_from_metadata(metadata, LIGHT_REQUIREMENTS),
           *UNDECLARED_REQUIREMENTS], log)
     _run([*pip, "--no-deps", *pins_from_metadata(metadata, NO_DEPS_REQUIREMENTS)], log)
     info = json.loads(_run([python, str(RUNNER_PATH), "--fake-gpu", "H100", "--info"], log)
                       .strip().splitlines()[-1])
-    uv = _uv()
-    freeze = _run([uv, "pip", "freeze", "-p", python] if uv else
-                  [python, "-m", "pip", "freeze", "--disable-pip-version-check"], log)
     stamp = {
         "sglang_version": info.get("sglang_version"),
         "recipe_hash": recipe_hash(version),
         "recipe": recipe(version),
+        "torch_base": str(torch_base_dir()),
         "stubbed": info.get("stubbed", []),
-        "packages": sorted(freeze.split()),
+        "packages": sorted(_freeze(python, log).split()),
     }
     if stamp["sglang_version"] != version:
         raise VenvBuildError(f"venv reports sglang {stamp['sglang_version']}, wanted {version}")
+    if any(_normalise(p).startswith("torch==") for p in stamp["packages"]):
+        raise VenvBuildError(f"the venv of sglang {version} installed its own torch; it must "
+                             "come from the shared torch base")
     (venv / STAMP_NAME).write_text(json.dumps(stamp, indent=1) + "\n")
+
+
+def _freeze(python: str, log: Callable[[str], None]) -> str:
+    """`pip freeze` of one venv (its own site-packages, not the base behind the .pth)."""
+    uv = _uv()
+    site = _site_packages(Path(python).parent.parent)
+    return _run([uv, "pip", "freeze", "-p", python] if uv else
+                [python, "-m", "pip", "freeze", "--disable-pip-version-check", "--path", str(site)],
+                log)
 
 
 def _installed_metadata(venv: Path, version: str) -> str:
