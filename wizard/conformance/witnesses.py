@@ -225,6 +225,8 @@ WITNESSES: tuple[Witness, ...] = (
     W("R-DRAFT-AUTO", "--model-path {dsv3} --speculative-algorithm NEXTN",
       {"--speculative-draft-model-path": "{eagle_draft}"},
       effect={"speculative_draft_model_path": "{dsv3}"}),
+    W("R-MTP-PAGE-FLASHINFER", "--model-path {dsv3} --speculative-algorithm NEXTN --page-size 16 "
+      "--attention-backend flashinfer", {"--page-size": "1"}),
     W("R-DRAFT-NOT-NEEDED", "--model-path {dsv3} --speculative-algorithm NEXTN "
       "--speculative-draft-model-path {dsv3}", {"--speculative-draft-model-path": None},
       log="does not require setting speculative_draft_model_path"),
