@@ -474,6 +474,10 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            else "env" if "SGLANG_ENABLE_SPEC_V2" in code
            else "none" if re.search(r'because of using\s*"\s*"eagle speculative decoding', code)
            else "always", "how the argument code selects spec v2")
+    # No overlapped worker (none), or one behind --enable-beta-spec that takes any topk and
+    # never falls back (flag): no spec v1 fallback for auto-chosen trees.
+    if traits["spec_v2_switch"] in ("none", "flag"):
+        probed("spec_v1_fallback_for_trees", False, f"spec_v2_switch {traits['spec_v2_switch']}")
     probed("topk_page_backends", _guarded_backends(tree, sites.get("R-TOPK-PAGE")),
            "the backends R-TOPK-PAGE's condition lets through")
     probed("spec_v2_topk_algorithms", _enclosing_algorithms(tree, sites.get("R-SPEC-V2-TOPK")),

@@ -1014,8 +1014,10 @@ def _v1_reason(ctx: Ctx, a: Args) -> str | None:
     switch = ctx.release.traits.get("spec_v2_switch")
     if switch == "none" and not a.get("disable_overlap_schedule"):
         return "this release has no overlapped speculative worker (spec v2)"
-    if switch == "flag" and not a.get("enable_beta_spec") and not a.get("disable_overlap_schedule"):
-        return "--enable-beta-spec is not set"
+    if switch == "flag":  # --enable-beta-spec: spec v2 for any topk, nothing falls back
+        if not a.get("enable_beta_spec") and not a.get("disable_overlap_schedule"):
+            return "--enable-beta-spec is not set"
+        return None
     if gt(a.get("speculative_eagle_topk"), 1) and not a.get("disable_overlap_schedule"):
         return "spec v2 currently only supports topk = 1"
     if not _spec_v2_env(ctx) and not a.get("disable_overlap_schedule"):
