@@ -255,6 +255,8 @@ def _attention_default(ctx: Ctx, a: Args) -> None:
     # Releases whose argument code picks no default (the model runner does, at load time) keep
     # `attention_backend` None here; data written before the trait existed: the argument code.
     if ctx.release.traits.get("attention_default", "server_args") != "server_args":
+        if a.get("device") == "cpu" and a.get("attention_backend") is None:
+            a.attention_backend = "intel_amx"  # their CPU branch is the one default they pick
         return
     if a.get("prefill_attention_backend") is not None and a.get(
         "prefill_attention_backend"
