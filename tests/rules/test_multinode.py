@@ -95,6 +95,8 @@ def test_the_divisibility_assert_comes_before_pipeline_and_speculative() -> None
     argv = ["--model-path", "/m", "--tp-size", "3", "--pp-size", "3", "--nnodes", "2",
             "--speculative-algorithm", "NGRAM"]
     for version in release_names():
+        if "NGRAM" not in load_release(version).algorithms:
+            continue  # 0.5.1-0.5.2: argparse refuses NGRAM (their R-PP-SPEC witness covers pp)
         report = check_argv(argv, sglang_version=version, gpu="H100", gpus=8)
         rules = [f.rule for f in report.errors]
         assert rules[0] == "R-MULTINODE-TP", (version, rules)

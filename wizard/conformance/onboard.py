@@ -74,6 +74,9 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "deprecated_store_true": {},
         "quantization_requantize": [],
         "gpt_oss_attention_backends": [],
+        "attention_default": "server_args",
+        "spec_v2_switch": "env",
+        "mla_sm100_default": True,
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -110,6 +113,9 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "deprecated_store_true": {},
         "quantization_requantize": [],
         "gpt_oss_attention_backends": [],
+        "attention_default": "server_args",
+        "spec_v2_switch": "env",
+        "mla_sm100_default": True,
     },
 }
 
@@ -459,6 +465,33 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
                else "blackwell_topk_none"
                if re.search(r"is_blackwell\(\)\s+and\s+is_no_spec_infer_or_topk_one\(self\)\s*:", mha)
                else "typed_topk", "the MHA branch of the default attention backend")
+    # Who picks the attention backend when none is typed: the argument code (its MHA/MLA default
+    # block, 0.5.4.post1+), or the model runner at load time (0.5.1-0.5.4: server_args leaves
+    # it None outside a few model branches, and so do the checks that read it).
+    probed("attention_default",
+           "server_args" if any(re.search(r"# MHA architecture|def _?get_default_attn_backend\(",
+                                          text) for text in tree.files.values())
+           else "model_runner", "the default attention backend block of the argument code")
+    # DeepSeek-style MLA models on SM100 default to trtllm_mla in the argument code (0.5.3.post2
+    # on; releases that pick every default there always do), not before (the model runner picks).
+    probed("mla_sm100_default",
+           traits["attention_default"] == "server_args"
+           or any(re.search(r'attention_backend\s*=\s*"trtllm_mla"', text)
+                  for text in tree.files.values()),
+           'an `attention_backend = "trtllm_mla"` default in the argument code')
+    # How the EAGLE family gets the overlapped worker (spec v2): `SGLANG_ENABLE_SPEC_V2`
+    # (0.5.4.post1-0.5.20), the `--enable-beta-spec` flag (0.5.3.post2-0.5.4), not at all (0.5.1-
+    # 0.5.3.post1 disable the overlap scheduler unconditionally), or always (0.5.21+).
+    code = "\n".join(tree.files.values())
+    probed("spec_v2_switch",
+           "flag" if "enable_beta_spec" in code
+           else "env" if "SGLANG_ENABLE_SPEC_V2" in code
+           else "none" if re.search(r'because of using\s*"\s*"eagle speculative decoding', code)
+           else "always", "how the argument code selects spec v2")
+    # No overlapped worker (none), or one behind --enable-beta-spec that takes any topk and
+    # never falls back (flag): no spec v1 fallback for auto-chosen trees.
+    if traits["spec_v2_switch"] in ("none", "flag"):
+        probed("spec_v1_fallback_for_trees", False, f"spec_v2_switch {traits['spec_v2_switch']}")
     probed("topk_page_backends", _guarded_backends(tree, sites.get("R-TOPK-PAGE")),
            "the backends R-TOPK-PAGE's condition lets through")
     probed("spec_v2_topk_algorithms", _enclosing_algorithms(tree, sites.get("R-SPEC-V2-TOPK")),

@@ -408,6 +408,12 @@ class FakeGpu:
         cuda.set_device = lambda device: None
         cuda.is_bf16_supported = lambda *a, **k: True
         cuda.is_initialized = lambda: True
+        # torch 2.8 had `torch._C._cpu._is_amx_tile_supported`, 2.13 does not: 0.5.1-0.5.2 call it
+        # at import in a dozen kernel modules (`cpu_has_amx_support()`) to pick CPU kernels. Only
+        # a missing attribute is filled (False: no Intel AMX kernels, as with their stub sgl_kernel).
+        cpu = getattr(torch._C, "_cpu", None)
+        if cpu is not None and not hasattr(cpu, "_is_amx_tile_supported"):
+            cpu._is_amx_tile_supported = lambda: False
         if self.gfx_arch:
             torch.version.cuda = None
             torch.version.hip = self.hip_version
@@ -601,7 +607,10 @@ def dump_env() -> dict[str, Any]:
     the file with `ast` (so the committed table says where to look in that very wheel)."""
     import ast
 
-    from sglang.srt import environ
+    try:
+        from sglang.srt import environ
+    except ImportError:  # releases before environ.py (0.5.1-0.5.2) read os.environ directly
+        return {"sglang_version": sglang_version(), "variables": _scanned_env_reads()}
 
     lines: dict[str, int] = {}
     try:
@@ -633,6 +642,62 @@ def dump_env() -> dict[str, Any]:
         "sglang_version": sglang_version(),
         "variables": sorted(seen.values(), key=lambda v: v["name"]),
     }
+
+
+# How releases without `environ.py` read a variable: the reading function -> the table's kind.
+_ENV_READERS = {"get_bool_env_var": "get_bool_env_var", "get_int_env_var": "get_int_env_var",
+                "getenv": "str", "get": "str"}
+
+
+def _scanned_env_reads() -> list[dict[str, Any]]:
+    """Every `SGLANG_*` variable the sglang package reads with `get_bool_env_var`,
+    `get_int_env_var`, `os.getenv`, `os.environ.get` or `os.environ[...]`, from its source
+    (`ast`): kind is the reading function (`get_bool_env_var` is true only for "true"/"1"),
+    default the literal default of the first read, source its `file:line`."""
+    import ast
+
+    import sglang
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sglang.__file__)))
+    found: dict[str, dict[str, Any]] = {}
+    for folder, _dirs, files in sorted(os.walk(os.path.join(root, "sglang", "srt"))):
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                with open(path, encoding="utf-8") as source:
+                    tree = ast.parse(source.read())
+            except (OSError, SyntaxError, ValueError):
+                continue
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            for node in ast.walk(tree):
+                kind, args = None, []
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    called = (func.attr if isinstance(func, ast.Attribute)
+                              else func.id if isinstance(func, ast.Name) else "")
+                    if called == "get" and not (isinstance(func, ast.Attribute)
+                                                and ast.unparse(func.value) == "os.environ"):
+                        continue
+                    kind, args = _ENV_READERS.get(called), list(node.args)
+                elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
+                    kind, args = "str", [node.slice]
+                if kind is None or not args or not isinstance(args[0], ast.Constant):
+                    continue
+                var = args[0].value
+                if not (isinstance(var, str) and var.startswith("SGLANG_")) or var in found:
+                    continue
+                default: Any = None
+                if len(args) > 1 and isinstance(args[1], ast.Constant):
+                    default = args[1].value
+                elif kind == "get_bool_env_var":
+                    default = "false"
+                if kind == "get_bool_env_var" and isinstance(default, str):
+                    default = default.lower() in ("true", "1")
+                found[var] = {"name": var, "kind": kind, "default": _jsonable(default),
+                              "source": f"{rel}:{node.lineno if isinstance(node, ast.expr) else 0}"}
+    return sorted(found.values(), key=lambda v: v["name"])
 
 
 def dump_model_types() -> dict[str, Any]:

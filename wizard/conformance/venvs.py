@@ -110,14 +110,30 @@ def _normalise(name: str) -> str:
 def pins_from_metadata(metadata: str, names: tuple[str, ...]) -> list[str]:
     """Requirement strings for ``names`` as the wheel's METADATA declares them (no extras).
 
-    A name the METADATA does not declare is returned bare (unpinned).
+    A name the base requirements do not declare takes its pin from the runtime extras
+    (`runtime-common`, then `srt`): releases up to 0.5.4.post3 declare their runtime packages
+    (transformers, xgrammar, openai, ...) only there, which `pip install "sglang[all]"` pulls in.
+    Later releases declare them in the base requirements, so this never changes their pins.
+    A name declared nowhere is returned bare (unpinned).
     """
     declared: dict[str, str] = {}
-    for requirement in requires_dist(metadata):
+    from_extras: dict[str, str] = {}
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        requirement, _, marker = line[len("Requires-Dist:"):].strip().partition(";")
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-        if match:
-            declared.setdefault(_normalise(match.group(1)),
-                                requirement.partition(";")[0].strip().replace(" ", ""))
+        if not match:
+            continue
+        pin = requirement.strip().replace(" ", "")
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        if extra is None:
+            declared.setdefault(_normalise(match.group(1)), pin)
+        elif _normalise(extra.group(1)) in _RUNTIME_EXTRAS:
+            rank = _RUNTIME_EXTRAS.index(_normalise(extra.group(1)))
+            from_extras.setdefault(f"{rank}:{_normalise(match.group(1))}", pin)
+    for key in sorted(from_extras):
+        declared.setdefault(key.partition(":")[2], from_extras[key])
     return [declared.get(_normalise(name), name) for name in names]
 
 
@@ -131,6 +147,10 @@ def requires_dist(metadata: str) -> list[str]:
         if "extra ==" not in requirement.partition(";")[2]:
             out.append(requirement)
     return out
+
+
+# The extras of older wheels that hold their runtime requirements, most specific first.
+_RUNTIME_EXTRAS: tuple[str, ...] = ("runtime-common", "srt")
 
 
 def supported_versions() -> tuple[str, ...]:

@@ -238,6 +238,8 @@ WITNESSES: tuple[Witness, ...] = (
     W("R-DRAFT-AUTO", "--model-path {dsv3} --speculative-algorithm NEXTN",
       {"--speculative-draft-model-path": "{eagle_draft}"},
       effect={"speculative_draft_model_path": "{dsv3}"}),
+    W("R-MTP-PAGE-FLASHINFER", "--model-path {dsv3} --speculative-algorithm NEXTN --page-size 16 "
+      "--attention-backend flashinfer", {"--page-size": "1"}),
     W("R-DRAFT-NOT-NEEDED", "--model-path {dsv3} --speculative-algorithm NEXTN "
       "--speculative-draft-model-path {dsv3}", {"--speculative-draft-model-path": None},
       log="does not require setting speculative_draft_model_path"),
@@ -315,13 +317,24 @@ EXCLUDED: dict[str, str] = {
 # value the witness needs), and why; tests/conformance/test_witnesses.py keeps this exact.
 _V5_V6 = ("0.5.5", "0.5.5.post1", "0.5.5.post2", "0.5.5.post3", "0.5.6", "0.5.6.post1",
           "0.5.6.post2")
+_V1 = ("0.5.1", "0.5.1.post2", "0.5.1.post3")  # argparse choices EAGLE, EAGLE3, NEXTN
+_V1_V2 = (*_V1, "0.5.2")  # + STANDALONE; no NGRAM yet
+_V3_V4 = ("0.5.3", "0.5.3.post1", "0.5.3.post2", "0.5.3.post3", "0.5.4", "0.5.4.post1",
+          "0.5.4.post2", "0.5.4.post3")
+_NO_NGRAM = ("NGRAM is not an argparse choice of --speculative-algorithm there (it arrives in "
+             "0.5.3): the statement located for it is another rule's, and cannot be an NGRAM case")
 UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
-    "R-DFLASH-DPATTN": ((*_V5_V6, "0.5.7", "0.5.8", "0.5.9", "0.5.10"),
+    "R-DFLASH-DPATTN": ((*_V3_V4, *_V5_V6, "0.5.7", "0.5.8", "0.5.9", "0.5.10"),
                         "DFLASH is not an argparse choice of --speculative-algorithm there: the "
                         "located statement cannot be reached from the command line"),
-    "R-MAMBA-NOBUF-OVERLAP": (_V5_V6, "no --mamba-scheduler-strategy flag yet"),
-    "R-MAMBA-TRACK-INTERVAL-FINAL": (_V5_V6,
+    "R-MAMBA-NOBUF-OVERLAP": ((*_V1_V2, *_V3_V4, *_V5_V6),
+                              "no --mamba-scheduler-strategy flag yet"),
+    "R-MAMBA-TRACK-INTERVAL-FINAL": ((*_V1_V2, *_V3_V4, *_V5_V6),
                                      "no --mamba-scheduler-strategy / --mamba-track-interval yet"),
+    "R-NEXTN-ALIAS": (_V1_V2, "its near miss switches to NGRAM, not an argparse choice there"),
+    "R-MIXED-CHUNK": (_V1, "its witness runs STANDALONE, not an argparse choice before 0.5.2"),
+    "R-NGRAM-DEFAULTS": (_V1_V2, _NO_NGRAM),
+    "R-NGRAM-PAGE": (("0.5.2",), _NO_NGRAM),
 }
 
 

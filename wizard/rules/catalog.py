@@ -1009,6 +1009,15 @@ def _more_requests_fixes(ctx: Ctx, a: Args, count: int) -> list[Fix]:
 
 
 def _v1_reason(ctx: Ctx, a: Args) -> str | None:
+    # How the release selects spec v2 (probed; data written before the trait: the env variable,
+    # or always where the release no longer reads it).
+    switch = ctx.release.traits.get("spec_v2_switch")
+    if switch == "none" and not a.get("disable_overlap_schedule"):
+        return "this release has no overlapped speculative worker (spec v2)"
+    if switch == "flag":  # --enable-beta-spec: spec v2 for any topk, nothing falls back
+        if not a.get("enable_beta_spec") and not a.get("disable_overlap_schedule"):
+            return "--enable-beta-spec is not set"
+        return None
     if gt(a.get("speculative_eagle_topk"), 1) and not a.get("disable_overlap_schedule"):
         return "spec v2 currently only supports topk = 1"
     if not _spec_v2_env(ctx) and not a.get("disable_overlap_schedule"):
@@ -1168,6 +1177,8 @@ SPEC_V1_SELECT = Rule(
         [Fix("Use a chain (topk 1) to keep spec v2", {"speculative.eagle_topk": 1})]
         if gt(a.get("speculative_eagle_topk"), 1)
         else [Fix("Unset SGLANG_ENABLE_SPEC_V2", {}, {"SGLANG_ENABLE_SPEC_V2": None})]
+        if ctx.release.reads_spec_v2_env
+        else []
     ),
 )
 
@@ -1229,6 +1240,33 @@ DRAFT_NOT_NEEDED = Rule(
     ),
     message=lambda ctx, a: "DeepSeek MTP does not require setting speculative_draft_model_path.",
     fixes=lambda ctx, a: [Fix("Drop the draft path", {"speculative.draft_model_path": None})],
+)
+
+MTP_PAGE_FLASHINFER = Rule(
+    id="R-MTP-PAGE-FLASHINFER",
+    title="Built-in MTP with flashinfer needs page size 1",
+    severity="error",
+    why=(
+        "The first built-in MTP draft path (DeepSeek-V3 / GLM-4.5 NextN layers) could not page the "
+        "draft KV cache with the flashinfer backend, so SGLang refuses a page size other than 1 with "
+        "it (only a typed --attention-backend flashinfer counts: these releases leave the default to "
+        "the model runner)."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("attention.page_size", "attention.backend", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        eagle_family(a)
+        and draft_auto(ctx)
+        and a.get("page_size") != 1
+        and a.get("attention_backend") == "flashinfer"
+    ),
+    message=lambda ctx, a: (
+        "Speculative decoding with page_size != 1 is not supported. Please set page_size to 1."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Page size 1", {"attention.page_size": 1}),
+        Fix("Let SGLang choose the attention backend", {"attention.backend": None}),
+    ],
 )
 
 SPEC_STEPS_TRIO = Rule(
@@ -2603,6 +2641,7 @@ ALL_RULES: tuple[Rule, ...] = (
     MIXED_CHUNK_OFF,
     DRAFT_AUTO,
     DRAFT_NOT_NEEDED,
+    MTP_PAGE_FLASHINFER,
     SPEC_STEPS_TRIO,
     AUTO_PARAMS,
     TOPK_NONE_TYPEERROR_TRTLLM,

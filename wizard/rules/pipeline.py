@@ -196,6 +196,7 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
     no_backend = a.get("attention_backend") is None
     if (
         arch in _MLA_SM100_ARCHS
+        and ctx.release.traits.get("mla_sm100_default", True)  # absent: data before the probe
         and ctx.gpu.is_sm100
         and no_backend
         and a.get("prefill_attention_backend") is None
@@ -256,6 +257,12 @@ def _mamba_auto_choose(ctx: Ctx, a: Args) -> None:
 
 
 def _attention_default(ctx: Ctx, a: Args) -> None:
+    # Releases whose argument code picks no default (the model runner does, at load time) keep
+    # `attention_backend` None here; data written before the trait existed: the argument code.
+    if ctx.release.traits.get("attention_default", "server_args") != "server_args":
+        if a.get("device") == "cpu" and a.get("attention_backend") is None:
+            a.attention_backend = "intel_amx"  # their CPU branch is the one default they pick
+        return
     if a.get("prefill_attention_backend") is not None and a.get(
         "prefill_attention_backend"
     ) == a.get("decode_attention_backend"):
@@ -500,6 +507,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MIXED_CHUNK_OFF,
     c.DRAFT_AUTO,
     c.DRAFT_NOT_NEEDED,
+    c.MTP_PAGE_FLASHINFER,  # 0.5.1.x: inside the MTP draft-path branch
     c.SPEC_STEPS_TRIO,
     c.AUTO_PARAMS,
     R("auto_choose_speculative_params", _auto_params),
