@@ -48,6 +48,25 @@ OOM_MARKERS = (
 )
 EXIT_NOT_FOUND = 3
 
+#: Shared by the start scripts: `masked` puts *** over every secret value (`values`, longest
+#: first) in a chunk of log bytes; `hold_back` is how many trailing bytes may begin a secret and
+#: wait for the next chunk. Spliced in where `#MASKING#` stands.
+MASKING_PY = r"""def masked(data):
+    for value in values:
+        data = data.replace(value, b"***")
+    return data
+def hold_back(data):
+    # the longest end of data that may be the start of a secret: kept until more arrives
+    keep = 0
+    for value in values:
+        for size in range(min(len(value) - 1, len(data)), keep, -1):
+            if value.startswith(data[-size:]):
+                keep = size
+                break
+    return keep
+"""
+
+
 START_PY = r"""import json, os, select, signal, sys
 # Run by the profile's python ($1 of the wrapper); argv[1] is that python exactly as configured.
 here = os.path.dirname(os.path.abspath(__file__))
@@ -93,19 +112,7 @@ os.replace(os.path.join(here, "server_pid.tmp"), os.path.join(here, "server_pid"
 out = sys.stdout.buffer
 pending = b""
 status = None
-def masked(data):
-    for value in values:
-        data = data.replace(value, b"***")
-    return data
-def hold_back(data):
-    # the longest end of data that may be the start of a secret: kept until more arrives
-    keep = 0
-    for value in values:
-        for size in range(min(len(value) - 1, len(data)), keep, -1):
-            if value.startswith(data[-size:]):
-                keep = size
-                break
-    return keep
+#MASKING#
 while True:
     ready, _, _ = select.select([read_end], [], [], 0.5 if status is None else 0)
     data = os.read(read_end, 65536) if ready else b""
@@ -135,6 +142,7 @@ with open(os.path.join(here, "server_exit.json.tmp"), "w") as f:
 os.replace(os.path.join(here, "server_exit.json.tmp"), os.path.join(here, "server_exit.json"))
 sys.exit(128 + record["signal"] if record["signal"] else record["code"])
 """
+START_PY = START_PY.replace("#MASKING#\n", MASKING_PY)
 
 # $1 = python, $2 = run dir. The wrapper is the process group leader; it ignores HUP like nohup,
 # and traps TERM/INT so that it survives a stop long enough to record the server's exit code.
@@ -164,18 +172,7 @@ values = sorted({v.encode() for v in secret.get("mask") or [] if len(v) >= 4}, k
 for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     signal.signal(number, signal.SIG_IGN)
 out = sys.stdout.buffer
-def masked(data):
-    for value in values:
-        data = data.replace(value, b"***")
-    return data
-def hold_back(data):
-    keep = 0
-    for value in values:
-        for size in range(min(len(value) - 1, len(data)), keep, -1):
-            if value.startswith(data[-size:]):
-                keep = size
-                break
-    return keep
+#MASKING#
 def note(text):
     out.write(("[sglang-wizard] %s\n" % text).encode())
     out.flush()
@@ -279,6 +276,7 @@ record_exit(code)
 subprocess.run(runtime + ["rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 sys.exit(code if 0 <= code < 256 else 1)
 """
+CONTAINER_START_PY = CONTAINER_START_PY.replace("#MASKING#\n", MASKING_PY)
 
 #: Run inside the container as its command (`python -c CONTAINER_BOOT ARGV...`, %r: the FIFO's
 #: path): reads the secrets from the FIFO, then runs SGLang's launcher. With secret values to
