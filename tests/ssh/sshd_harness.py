@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -24,11 +25,33 @@ class SshdError(RuntimeError):
     """sshd could not be started or stopped."""
 
 
-def free_port() -> int:
-    """A TCP port that was free a moment ago on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _ephemeral_low() -> int:
+    """The lowest port the kernel hands to outgoing connections (32768 when unreadable)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_port(span: int = 1) -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago, with the `span - 1` ports after it.
+
+    Picked below the kernel's ephemeral range: a port from `bind(0)` lies inside it, so an
+    outgoing connection (ssh, a rendezvous probe) may take it, or the port after it that the
+    stand-in's start-up barrier uses, before the server under test binds it.
+    """
+    high = max(_ephemeral_low() - span, 11000)
+    for _attempt in range(200):
+        port = random.randrange(10000, high)
+        with contextlib.ExitStack() as stack:
+            try:
+                for offset in range(span):
+                    sock = stack.enter_context(socket.socket())
+                    sock.bind(("127.0.0.1", port + offset))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range after 200 tries")
 
 
 def keygen(path: Path) -> str:

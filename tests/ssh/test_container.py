@@ -295,7 +295,7 @@ def test_two_nodes_in_containers(
         'schema_version = 1\n'
         f'[model]\npath = "{model}"\n[parallel]\ntp = 2\nnnodes = 2\n[server]\nport = {free_port()}\n'
         f'[ssh]\npython = "{sys.executable}"\n'
-        f'[nodes]\nrendezvous_host = "127.0.0.1"\nrendezvous_port = {free_port()}\n'
+        f'[nodes]\nrendezvous_host = "127.0.0.1"\nrendezvous_port = {free_port(span=2)}\n'
         f'[[nodes.hosts]]\nhost = "{podman_lab.target}"\n'
         f'[[nodes.hosts]]\nhost = "{podman_lab.second_target}"\n'
         f'[container]\nruntime = "podman"\nimage = "{podman_lab.image}"\ngpus = "none"\nhf_cache = ""\n'

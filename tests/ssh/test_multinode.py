@@ -22,27 +22,22 @@ from wizard.remote.session import PreflightRequest
 
 from .conftest import SshLab
 from .helpers import REMOTE_PYTHON, STAND_IN, USER, alive, model_dir, stand_in_env
+from .sshd_harness import free_port
 
 pytestmark = pytest.mark.ssh
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _profile(lab: SshLab, model: Path, node1_env: dict[str, str] | None = None) -> Profile:
     return Profile.model_validate({
         "model": {"path": str(model)},
         "parallel": {"tp": 2, "nnodes": 2},
-        "server": {"port": _free_port()},
+        "server": {"port": free_port()},
         "env": stand_in_env(PATH=f"{STAND_IN / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
                             FAKE_NVIDIA_SMI="h100x8-idle"),
         "ssh": {"python": REMOTE_PYTHON},
         "nodes": {
             "rendezvous_host": "127.0.0.1",
-            "rendezvous_port": _free_port(),
+            "rendezvous_port": free_port(span=2),
             "hosts": [
                 {"host": f"{USER}@127.0.0.1:{lab.target.port}"},
                 {"host": f"{USER}@127.0.0.1:{lab.jump.port}", "env": node1_env or {}},

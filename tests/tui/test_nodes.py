@@ -59,7 +59,7 @@ async def test_nodes_screen_lists_preflights_launches_and_stops(
         "gpu": {"kind": "H100", "count": 1},
         "env": env,
         "ssh": {"python": REMOTE_PYTHON},
-        "nodes": {"rendezvous_host": "127.0.0.1", "rendezvous_port": free_port(),
+        "nodes": {"rendezvous_host": "127.0.0.1", "rendezvous_port": free_port(span=2),
                   "interface": "lo",
                   "hosts": [{"host": f"{USER}@127.0.0.1:{n.port}"} for n in nodes]},
     })
@@ -123,7 +123,7 @@ def _secret_profile(nodes: list[Sshd], tmp_path: Path, **node0_env: str) -> Prof
         "env": env,
         "extra_args": ["--api-key", API_KEY],
         "ssh": {"python": REMOTE_PYTHON},
-        "nodes": {"rendezvous_host": "127.0.0.1", "rendezvous_port": free_port(),
+        "nodes": {"rendezvous_host": "127.0.0.1", "rendezvous_port": free_port(span=2),
                   "interface": "lo", "hosts": hosts},
     })
 
