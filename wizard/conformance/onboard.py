@@ -454,6 +454,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
         probed(name, value, how)
     for name, (value, how) in graph_memory_traits(tree.root).items():
         probed(name, value, how)
+    for name, (value, how) in memory_accounting_traits(tree.root).items():
+        probed(name, value, how)
     # The default attention backend of MHA models on Blackwell: none (flashinfer), trtllm_mha under
     # `is_blackwell() and is_no_spec_infer_or_topk_one(self)`, or (later) only on SM100 with a
     # typed topk; the newer `_get_default_attn_backend` keeps the last form (template).
@@ -868,6 +870,59 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
                       everything) or re.search(
         r'is_vlm = \([^)]*disaggregation_mode != "decode"', everything)
     out["vlm_adjust_skips_decode"] = (bool(skips), "the condition before adjust_mem_fraction_for_vlm")
+    return out
+
+
+_SMALL_CARD = r"gpu_mem < 35 \* 1024:[^\n]*\n"  # SGLang's 20-35 GiB bracket (A10, L40, 4090)
+
+
+def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
+    """How a release sizes memory, read from its source under `root` (the folder holding
+    `sglang/`); `wizard.memory` plans with these:
+
+    * `spec_reserve_mib`: the mem-fraction heuristic's speculative term for EAGLE-style drafts
+      (`reserved_mem += N * 1024` beside STANDALONE's; 0 when the heuristic has none);
+    * `draft_in_static_pool`: the draft weights are counted in the static pool (the KV-cache
+      sizing's error says "draft weights are now counted");
+    * `nsa_scaled_cell`: the pool's cell size uses `calculate_mla_kv_cache_dim` (the fp8 NSA
+      layout) in `pool_configurator._compute_cell_size`;
+    * `chunked_prefill_24gb` / `small_card_graph_max_bs`: the default chunked prefill and decode
+      CUDA-graph batch (tp < 4, tp >= 4) of the 20-35 GiB bracket.
+    """
+    srt = root / "sglang" / "srt"
+    paths = [srt / "server_args.py"]
+    if (srt / "arg_groups").is_dir():
+        paths.extend(sorted((srt / "arg_groups").glob("*.py")))
+    args = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in paths if p.is_file())
+    out: dict[str, tuple[Any, str]] = {}
+    spec = re.search(
+        r"reserved_mem \+= 6 \* 1024\s*\n\s*(?:elif self\.speculative_algorithm != \"NGRAM\"|else)"
+        r":\s*\n(?:\s*#[^\n]*\n)*\s*reserved_mem \+= (\d+) \* 1024", args) or re.search(
+        r"speculative_algorithm is not None:\s*\n(?:\s*#[^\n]*\n)*\s*reserved_mem \+= (\d+) \* 1024",
+        args)
+    out["spec_reserve_mib"] = (int(spec.group(1)) * 1024 if spec else 0,
+                               "the speculative term of the mem-fraction heuristic")
+    runner = "\n".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in (srt / "model_executor" / "model_runner_kv_cache_mixin.py",
+                  srt / "model_executor" / "model_runner.py",
+                  srt / "model_executor" / "pool_configurator.py",
+                  srt / "mem_cache" / "kv_cache_configurator.py") if p.is_file())
+    out["draft_in_static_pool"] = ("draft weights are now counted" in runner,
+                                   "the KV-cache sizing's 'draft weights are now counted'")
+    cell = re.search(r"def _compute_cell_size\([\s\S]*?(?=\n    def |\nclass |\Z)", runner)
+    out["nsa_scaled_cell"] = (bool(cell and "calculate_mla_kv_cache_dim" in cell.group(0)),
+                              "calculate_mla_kv_cache_dim in _compute_cell_size")
+    chunked = re.search(_SMALL_CARD + r"(?:[^\n]*\n){0,12}?[^\n]*chunked_prefill_size\s*=\s*(\d+)",
+                        args)
+    if chunked:
+        out["chunked_prefill_24gb"] = (int(chunked.group(1)),
+                                       "chunked_prefill_size of the gpu_mem < 35 GiB branch")
+    graph = re.search(_SMALL_CARD + r"(?:[^\n]*\n){0,16}?[^\n]*max_bs\s*=\s*(\d+)\n"
+                      r"[\s\S]{0,120}?max_bs\s*=\s*(\d+)", args)
+    if graph:
+        out["small_card_graph_max_bs"] = ([int(graph.group(1)), int(graph.group(2))],
+                                          "cuda_graph_max_bs of the gpu_mem < 35 GiB branch")
     return out
 
 
