@@ -31,8 +31,13 @@ from wizard import limits
 from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
 from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
-from wizard.sglang.fields import version_tuple
-from wizard.sglang.releases import default_version
+from wizard.sglang.releases import (
+    VersionError,
+    default_version,
+    load_release,
+    release_for,
+    release_names,
+)
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -98,32 +103,25 @@ class Accounting:
     spec_reserve_mib: int  # the mem-fraction heuristic's speculative term (STANDALONE: 6 GiB)
     draft_in_static_pool: bool  # draft weights are loaded before the KV cache is sized
     nsa_scaled_cell: bool  # the token count uses the fp8 NSA layout (scales + bf16 rope)
-    small_card_chunked: int = 2048  # default chunked prefill on 20-35 GiB cards
-    small_card_graph_bs: tuple[int, int] = (24, 80)  # default cuda_graph_max_bs there (tp<4, tp>=4)
-
-
-# (first release, accounting): 0.5.5-0.5.9 add 2 GiB for a draft, 0.5.10-0.5.13 4 GiB;
-# 0.5.14 dropped the term and counts the draft weights in the static pool
-# (`_profile_available_bytes`: "draft weights are now counted"); 0.5.17 sizes NSA tokens with
-# `calculate_mla_kv_cache_dim` (pool_configurator._compute_cell_size); 0.5.20 raised the 20-35 GiB
-# card defaults to chunked prefill 4096 and CUDA-graph batch 48 / 160 (`memory_hook`).
-_ACCOUNTING: tuple[tuple[tuple[int, ...], Accounting], ...] = (
-    ((0, 0, 0), Accounting(2048, False, False)),
-    ((0, 5, 10), Accounting(4096, False, False)),
-    ((0, 5, 14), Accounting(0, True, False)),
-    ((0, 5, 17), Accounting(0, True, True)),
-    ((0, 5, 20), Accounting(0, True, True, 4096, (48, 160))),
-)
+    small_card_chunked: int  # default chunked prefill on 20-35 GiB cards
+    small_card_graph_bs: tuple[int, int]  # default cuda_graph_max_bs there (tp<4, tp>=4)
 
 
 def accounting(version: str) -> Accounting:
-    """The memory accounting of one SGLang release (the newest entry at or below it)."""
-    key = version_tuple(version) or (9, 9, 9)
-    chosen = _ACCOUNTING[0][1]
-    for first, acc in _ACCOUNTING:
-        if key >= first:
-            chosen = acc
-    return chosen
+    """The memory accounting of one SGLang release: the traits `conformance add-release` reads
+    from its source (`onboard.memory_accounting_traits`)."""
+    try:
+        release = release_for(version)
+    except VersionError:
+        release = load_release(release_names()[-1])
+    graph_bs = release.trait("small_card_graph_max_bs")
+    return Accounting(
+        spec_reserve_mib=int(release.trait("spec_reserve_mib")),
+        draft_in_static_pool=bool(release.trait("draft_in_static_pool")),
+        nsa_scaled_cell=bool(release.trait("nsa_scaled_cell")),
+        small_card_chunked=int(release.trait("chunked_prefill_24gb")),
+        small_card_graph_bs=(int(graph_bs[0]), int(graph_bs[1])),
+    )
 
 
 @dataclass(frozen=True)

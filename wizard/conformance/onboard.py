@@ -456,6 +456,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
         probed(name, value, how)
     for name, (value, how) in memory_accounting_traits(tree.root).items():
         probed(name, value, how)
+    reader, how = config_reader_trait(tree.root)
+    probed("config_reader", reader, how)
     # The default attention backend of MHA models on Blackwell: none (flashinfer), trtllm_mha under
     # `is_blackwell() and is_no_spec_infer_or_topk_one(self)`, or (later) only on SM100 with a
     # typed topk; the newer `_get_default_attn_backend` keeps the last form (template).
@@ -926,6 +928,81 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
     return out
 
 
+def config_reader_trait(root: Path) -> tuple[str, str]:
+    """How the release's `--config` YAML reader maps keys to flags: "none" (no reader),
+    "dest_keys" (only `store` flags by option and `store_true` flags by their dest's spelling)
+    or "option_keys" (every option spelling of any single-value action, `_config_keys`)."""
+    found = sorted((root / "sglang" / "srt").rglob("server_args_config_parser.py"))
+    if not found:
+        return "none", "no server_args_config_parser.py"
+    text = found[0].read_text(encoding="utf-8", errors="replace")
+    where = str(found[0].relative_to(root))
+    if "def _config_keys(" in text:
+        return "option_keys", f"_config_keys in {where}"
+    return "dest_keys", f"store_true_actions by dest in {where}"
+
+
+def _string_set(node: ast.AST, names: dict[str, set[str]]) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    if isinstance(node, ast.Name):
+        return names.get(node.id, set())
+    return set()
+
+
+def _module_string_collections(root: Path) -> dict[str, set[str]]:
+    """Module-level `NAME = [...]` string collections of SGLang's `srt` package, by name."""
+    names: dict[str, set[str]] = {}
+    for path in sorted((root / "sglang" / "srt").rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "_ARCHS" not in text and "ARCHITECTURES" not in text:
+            continue
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in module.body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)):
+                values = _string_set(node.value, {})
+                if values:
+                    names.setdefault(node.targets[0].id, set()).update(values)
+    return names
+
+
+def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
+    """The target architectures the draft worker loads with an MTP / NextN class: every
+    `if is_draft_model and ...architectures[0] == / in ...` of `configs/model_config.py`
+    (`_config_draft_model`), collections named there resolved from SGLang's modules."""
+    path = root / "sglang" / "srt" / "configs" / "model_config.py"
+    if not path.is_file():
+        return None
+    module = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    names: dict[str, set[str]] | None = None
+    found: set[str] = set()
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp)
+                and isinstance(node.test.op, ast.And)):
+            continue
+        values = node.test.values
+        if not any((isinstance(v, ast.Name) and v.id == "is_draft_model")
+                   or (isinstance(v, ast.Attribute) and v.attr == "is_draft_model") for v in values):
+            continue
+        for value in values:
+            if not (isinstance(value, ast.Compare) and len(value.ops) == 1
+                    and isinstance(value.ops[0], ast.Eq | ast.In)
+                    and isinstance(value.left, ast.Subscript)
+                    and isinstance(value.left.value, ast.Attribute)
+                    and value.left.value.attr == "architectures"):
+                continue
+            if names is None and isinstance(value.comparators[0], ast.Name):
+                names = _module_string_collections(root)
+            found |= _string_set(value.comparators[0], names or {})
+    return sorted(found), "is_draft_model branches of configs/model_config.py"
+
+
 def _adaptive_traits(tree: SourceTree) -> dict[str, tuple[Any, str]]:
     """How the release's adaptive speculative decoding is gated, read from its source.
 
@@ -1048,6 +1125,9 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         found = _qwen_sm100_branch_archs(tree)
         if found:
             archs["qwen_hybrid_sm100"], arch_where["qwen_hybrid_sm100"] = found
+    mtp = mtp_draft_archs(tree.root)
+    if mtp is not None:
+        archs["mtp_draft"], arch_where["mtp_draft"] = mtp
     uses_fa3_list = any("is_fa3_default_architecture(" in text and "def is_fa3_default" not in text
                         for text in tree.files.values())
     fa3 = _fa3_default_archs(tree.root) if uses_fa3_list else None

@@ -52,26 +52,6 @@ class FieldSpec:
         return None if dest is None else "--" + dest.replace("_", "-")
 
 
-@lru_cache(maxsize=64)
-def version_tuple(version: str) -> tuple[int, ...]:
-    """`0.5.11` -> (0, 5, 11); trailing non-numeric parts are ignored."""
-    out: list[int] = []
-    for part in version.split("."):
-        digits = ""
-        for ch in part:
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            break
-        out.append(int(digits))
-    return tuple(out)
-
-
-def _ge(version: str, other: str) -> bool:
-    return version_tuple(version) >= version_tuple(other)
-
-
 # argparse dests that `ServerArgs.from_cli_args` copies to another field name
 # (older releases' server_args.py `from_cli_args`; newer ones use the field names as dests).
 SERVER_ARGS_FIELDS: dict[str, str] = {
