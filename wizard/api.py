@@ -402,6 +402,43 @@ def check_typed(
     return evaluate(ctx)
 
 
+#: The engine's rules about a speculative algorithm and its draft: what `inspect` and the Hub's
+#: draft search show beside the model facts.
+DRAFT_RULES = frozenset({
+    "R-NEXTN-NO-MTP",
+    "R-DRAFT-MISSING",
+    "R-EAGLE3-DRAFT-WITH-EAGLE",
+    "R-DRAFT-HIDDEN-SIZE",
+    "R-DRAFT-VOCAB",
+    "R-TREE-CAPACITY",
+})
+
+
+def draft_findings(
+    target: ModelFacts,
+    draft: ModelFacts | None,
+    *,
+    algorithm: str,
+    sglang_version: str,
+    draft_path: str | None = None,
+    num_steps: int | None = None,
+    topk: int | None = None,
+    num_draft_tokens: int | None = None,
+) -> list[Finding]:
+    """The rule engine's findings about `algorithm` with this target and draft (`DRAFT_RULES`),
+    from the same check a profile gets (the facts are given, no path is read)."""
+    typed: dict[str, Any] = {"model_path": target.source, "speculative_algorithm": algorithm}
+    if draft is not None:
+        typed["speculative_draft_model_path"] = draft_path or draft.source
+    for name, value in (("speculative_num_steps", num_steps), ("speculative_eagle_topk", topk),
+                        ("speculative_num_draft_tokens", num_draft_tokens)):
+        if value is not None:
+            typed[name] = value
+    report = check_typed(typed, sglang_version=sglang_version, paths_local=False, facts=target,
+                         draft_facts=draft, fetch=False)
+    return [f for f in report.findings if f.rule in DRAFT_RULES]
+
+
 def check_profile(
     profile: Profile,
     *,
@@ -625,7 +662,9 @@ def validate_case(case: Any) -> Case:
     if version is None:
         version = default_version()
     if not isinstance(version, str):
-        raise CaseError(f'"sglang_version": expected a string like "0.5.11", got {_json_kind(version)}')
+        raise CaseError(
+            f'"sglang_version": expected a string like "{default_version()}", got {_json_kind(version)}'
+        )
     try:
         resolve_version(version)
     except ValueError as exc:

@@ -20,6 +20,7 @@ from wizard.cli import ToolInputError
 from wizard.profile import Profile, ProfileError, load_profile, profile_to_toml, save_profile
 from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.parse import parse_command
+from wizard.sglang.releases import default_version
 from wizard.sglang.render import render_argv_json, render_shell, render_yaml_form
 from wizard.sglang.versions import VersionError, resolve_version
 
@@ -79,7 +80,7 @@ def register(subparsers: Any) -> None:
     imp.add_argument(
         "--sglang-version",
         metavar="V",
-        help="the SGLang version the command is for (default 0.5.11)",
+        help=f"the SGLang version the command is for (default {default_version()})",
     )
     imp.add_argument("--from-file", metavar="FILE", help="read the command from a file")
     imp.add_argument(

@@ -1,0 +1,70 @@
+"""SGLang knowledge lives in the release data: no version literal in the code outside it.
+
+An SGLang release is data (`wizard/sglang/releases`, `wizard/sglang/data`, and the onboarding code
+in `wizard/conformance` that derives it); the rest of `wizard/` reads it. Docstrings and comments
+may cite the release a piece of SGLang source was read from; strings the program uses and version
+tuples may not name a release.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import subprocess
+import tokenize
+from pathlib import Path
+
+from wizard.profile import DEFAULT_SGLANG_VERSION, Profile
+from wizard.sglang.releases import default_version, release_names
+
+ROOT = Path(__file__).resolve().parents[2]
+RELEASE_DATA = re.compile(r"^wizard/(sglang/releases|sglang/data|conformance)/")
+VERSION = re.compile(r"(?<![\d.])0\.[1-9]\d*\.\d+(?:\.post\d+)?(?![\d.]*\d)")
+VERSION_TUPLE = re.compile(r"\(\s*0\s*,\s*[1-9]\d*\s*,\s*\d+\s*\)")
+# Not SGLang: the wizard's own version.
+ALLOWED = {("wizard/__init__.py", '"0.1.0"')}
+
+
+def _docstring_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return lines
+
+
+def version_literals() -> list[str]:
+    """`file:line: literal` for every SGLang version in a string or tuple of the code."""
+    files = subprocess.run(["git", "ls-files", "wizard/*.py"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    found: list[str] = []
+    for name in files:
+        if RELEASE_DATA.match(name):
+            continue
+        source = (ROOT / name).read_text(encoding="utf-8")
+        docs = _docstring_lines(ast.parse(source))
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.STRING and token.start[0] not in docs:
+                if (name, token.string) in ALLOWED:
+                    continue
+                found.extend(f"{name}:{token.start[0]}: {m.group()}"
+                             for m in VERSION.finditer(token.string))
+            elif token.type == tokenize.OP and token.string == "(":
+                line = token.line[token.start[1]:]
+                match = VERSION_TUPLE.match(line)
+                if match:
+                    found.append(f"{name}:{token.start[0]}: {match.group()}")
+    return found
+
+
+def test_no_sglang_version_literal_outside_the_release_data() -> None:
+    assert version_literals() == []
+
+
+def test_the_default_version_is_the_release_datas() -> None:
+    assert DEFAULT_SGLANG_VERSION == default_version() in release_names()
+    assert Profile.model_fields["sglang_version"].default == default_version()
