@@ -589,21 +589,23 @@ class DraftCandidate:
         return f"{mark} {self.repo_id}{kind} ({self.where}){why}"
 
 
-def draft_fit(target: ModelFacts, draft: ModelFacts, algorithm: str) -> tuple[str, ...]:
-    """Why `draft` cannot serve `target` under `algorithm` (EAGLE/EAGLE3); empty when it fits."""
-    from wizard.applicability import draft_hidden_size, draft_vocab, eagle3_draft_with_eagle
+def draft_fit(target: ModelFacts, draft: ModelFacts, algorithm: str,
+              sglang_version: str | None = None) -> tuple[str, ...]:
+    """Why `draft` cannot serve `target` under `algorithm` (EAGLE/EAGLE3); empty when it fits.
 
-    problems: list[str] = []
-    if not draft.is_eagle_draft:
-        problems.append(f"{draft.architecture or 'unknown architecture'} is not an EAGLE draft head")
+    Besides the kind of draft (`applicability.draft_kind`), the rule engine decides (`api.draft_findings`: its errors and
+    warnings about the draft, as a profile with this target and draft would get them)."""
+    from wizard.api import draft_findings
+    from wizard.applicability import draft_kind
+    from wizard.sglang.releases import default_version
+
+    kind = draft_kind(algorithm.upper(), draft)
+    problems = [kind.message] if kind is not None else []
     problems += [
-        c.message
-        for c in (
-            eagle3_draft_with_eagle(algorithm, draft),
-            draft_hidden_size(target, draft, algorithm),
-            draft_vocab(target, draft, algorithm),
-        )
-        if not c.ok
+        f.message
+        for f in draft_findings(target, draft, algorithm=algorithm,
+                                sglang_version=sglang_version or default_version())
+        if f.rule != "R-DRAFT-MISSING" and f.severity in ("error", "warning")
     ]
     return tuple(problems)
 

@@ -72,7 +72,7 @@ def test_eagle3_drafts_for_qwen3_8b_with_fit(hub: StandInHub) -> None:
     assert found["AngelSlim/Qwen3-8B_eagle3"].fits and found["Tengyunw/qwen3_8b_eagle3"].fits
     assert found["AngelSlim/Qwen3-8B_eagle3"].kind == "EAGLE3"
     wide = found["other/Qwen3-8B-eagle3-wide"]
-    assert not wide.fits and "target_hidden_size 5120" in wide.problems[0]
+    assert not wide.fits and "expects hidden size 5120" in wide.problems[0]
     eagle2 = found["someone/Qwen3-8B-EAGLE"]
     assert not eagle2.fits and eagle2.kind == "EAGLE"
     assert "algorithm is EAGLE3" in " ".join(eagle2.problems)
