@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from wizard import limits
@@ -114,13 +114,14 @@ def accounting(version: str) -> Accounting:
         release = release_for(version)
     except VersionError:
         release = load_release(release_names()[-1])
-    graph_bs = release.trait("small_card_graph_max_bs")
+    traits = release.behaviour
+    graph_bs = traits.small_card_graph_max_bs
     return Accounting(
-        spec_reserve_mib=int(release.trait("spec_reserve_mib")),
-        draft_in_static_pool=bool(release.trait("draft_in_static_pool")),
-        nsa_scaled_cell=bool(release.trait("nsa_scaled_cell")),
-        small_card_chunked=int(release.trait("chunked_prefill_24gb")),
-        small_card_graph_bs=(int(graph_bs[0]), int(graph_bs[1])),
+        spec_reserve_mib=traits.spec_reserve_mib,
+        draft_in_static_pool=traits.draft_in_static_pool,
+        nsa_scaled_cell=traits.nsa_scaled_cell,
+        small_card_chunked=traits.chunked_prefill_24gb,
+        small_card_graph_bs=(graph_bs[0], graph_bs[1]),
     )
 
 
@@ -161,20 +162,17 @@ def graph_policy(version: str) -> GraphPolicy:
     except (ValueError, KeyError, OSError):
         policy = _FALLBACK_POLICY
     else:
-        traits = release.traits
-        if "prefill_graph_default" not in traits:
-            policy = replace(_FALLBACK_POLICY, release=release.name)
-        else:
-            policy = GraphPolicy(
-                str(traits["prefill_graph_default"]),
-                frozenset(traits.get("prefill_graph_off_when", ())),
-                int(traits.get("prefill_graph_mla_reserve_mib", 0)),
-                bool(traits.get("graph_reserve_by_role", False)),
-                int(traits.get("breakable_deepep_reserve_mib", 0)),
-                release.name,
-                bool(traits.get("vlm_adjust_skips_decode", False)),
-                bool(traits.get("prefill_graph_off_on_hip", False)),
-            )
+        traits = release.behaviour
+        policy = GraphPolicy(
+            traits.prefill_graph_default,
+            frozenset(traits.prefill_graph_off_when),
+            traits.prefill_graph_mla_reserve_mib,
+            traits.graph_reserve_by_role,
+            traits.breakable_deepep_reserve_mib,
+            release.name,
+            traits.vlm_adjust_skips_decode,
+            traits.prefill_graph_off_on_hip,
+        )
     _POLICIES[version] = policy
     return policy
 

@@ -68,3 +68,15 @@ def test_no_sglang_version_literal_outside_the_release_data() -> None:
 def test_the_default_version_is_the_release_datas() -> None:
     assert DEFAULT_SGLANG_VERSION == default_version() in release_names()
     assert Profile.model_fields["sglang_version"].default == default_version()
+
+
+def test_typed_traits_module_is_generated_from_the_release_data() -> None:
+    """`traits.py` is what the release data says (re-run `write_traits_module()` after a change);
+    every release's switches load into it."""
+    from wizard.conformance.onboard import TRAITS_MODULE, traits_module_source
+    from wizard.sglang.releases import load_release
+
+    assert TRAITS_MODULE.read_text(encoding="utf-8") == traits_module_source()
+    for name in release_names():
+        release = load_release(name)
+        assert release.behaviour.spec_reserve_mib == release.trait("spec_reserve_mib")

@@ -1210,6 +1210,7 @@ def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
     _atomic_write(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
     rebuild_index(directory)
     if directory == RELEASES_DIR:  # this process reads the new release from now on
+        write_traits_module(directory)
         from wizard.sglang import releases
 
         releases._index.cache_clear()
@@ -1217,9 +1218,16 @@ def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
     return path
 
 
-def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> dict[str, Any]:
-    """index.json: every release and the .postN aliases whose argument code equals their base's."""
+def rebuild_index(directory: Path = RELEASES_DIR, default: str | None = None) -> dict[str, Any]:
+    """index.json: every release and the .postN aliases whose argument code equals their base's.
+
+    `default` (the version a new profile gets) is kept from the index when not given; a new
+    index starts with the newest release."""
     from wizard.sglang.releases import parse_version, version_key
+
+    index_file = directory / "index.json"
+    if default is None and index_file.exists():
+        default = json.loads(index_file.read_text(encoding="utf-8")).get("default")
 
     entries = {}
     for path in directory.glob("*.json"):
@@ -1241,9 +1249,81 @@ def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> di
         for base, names in json.loads(aliases_file.read_text(encoding="utf-8")).items():
             if base in releases:
                 releases[base] = sorted(set(releases[base]) | set(names), key=version_key)
+    if default is None or default not in releases:
+        default = max(releases, key=version_key) if releases else None
     index = {"default": default, "releases": releases}
-    _atomic_write(directory / "index.json", json.dumps(index, indent=1) + "\n")
+    _atomic_write(index_file, json.dumps(index, indent=1) + "\n")
     return index
+
+
+TRAITS_MODULE = RELEASES_DIR.parent / "traits.py"
+
+
+def _type_of(values: list[Any]) -> str:
+    """The Python annotation of a trait from its values in every release."""
+    present = [v for v in values if v is not None]
+    optional = " | None" if len(present) != len(values) else ""
+    if not present:
+        return "Any"
+    if all(isinstance(v, bool) for v in present):
+        kind = "bool"
+    elif all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        kind = "int"
+    elif all(isinstance(v, str) for v in present):
+        kind = "str"
+    elif all(isinstance(v, list) for v in present):
+        kind = f"list[{_type_of([x for v in present for x in v])}]"
+    elif all(isinstance(v, dict) for v in present):
+        kind = f"dict[str, {_type_of([x for v in present for x in v.values()])}]"
+    else:
+        kind = "Any"
+    return kind + optional
+
+
+def traits_module_source(directory: Path = RELEASES_DIR) -> str:
+    """`traits.py`: the typed `Traits` dataclass of every behaviour switch the release data holds
+    (field types read from the values of every release), so mypy checks each use."""
+    values: dict[str, list[Any]] = {}
+    origins: dict[str, str] = {}
+    files = sorted(p for p in directory.glob("*.json") if p.name not in ("index.json", "aliases.json"))
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for name, value in data.get("traits", {}).items():
+            values.setdefault(name, []).append(value)
+            origins.setdefault(name, str(data.get("trait_origin", {}).get(name, "")))
+    for name in values:  # a trait some release lacks is optional
+        values[name].extend([None] * (len(files) - len(values[name])))
+    lines = [
+        '"""The behaviour switches of an SGLang release, typed (generated; do not edit).',
+        "",
+        "Written by `wizard.conformance.onboard.write_traits_module` from the release data",
+        "(`data/*.json` `traits`, which `conformance add-release` derives from each wheel); the",
+        "field types are read from every release's values. `Release.behaviour` holds one.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from dataclasses import dataclass",
+        *(["from typing import Any"] if any("Any" in _type_of(v) for v in values.values()) else []),
+        "",
+        "",
+        "@dataclass(frozen=True)",
+        "class Traits:",
+        '    """One release\'s behaviour switches (see each release\'s `trait_origin`)."""',
+        "",
+    ]
+    for name in sorted(values):
+        lines.append(f"    {name}: {_type_of(values[name])}")
+    lines.append("")
+    lines.append("")
+    lines.append("NAMES: frozenset[str] = frozenset(Traits.__dataclass_fields__)")
+    return "\n".join(lines) + "\n"
+
+
+def write_traits_module(directory: Path = RELEASES_DIR) -> Path:
+    """Write `wizard/sglang/releases/traits.py` (`add-release` does after each release)."""
+    _atomic_write(TRAITS_MODULE, traits_module_source(directory))
+    return TRAITS_MODULE
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -291,7 +291,7 @@ def _yaml_key_ok(flag: FlagAction, supported: str) -> str | None:
     """The YAML key SGLang's config reader turns back into this flag, or None if it cannot."""
     kind = flag.kind
     key = flag.primary[2:]
-    if release_for(supported).trait("config_reader") != "option_keys":
+    if release_for(supported).behaviour.config_reader != "option_keys":
         if kind == "store_true":
             names = [o[2:] for o in flag.long_options if o[2:].replace("-", "_") == flag.dest]
             return names[0] if names else None
@@ -385,7 +385,7 @@ def config_args_like_sglang(data: dict[str, Any], table: FlagTable) -> list[str]
     become `--key a b c`, everything else `--key str(value)`.
     """
     store_true = {a.dest for a in table.actions if a.kind == "store_true"}
-    if release_for(table.version).trait("config_reader") == "option_keys":
+    if release_for(table.version).behaviour.config_reader == "option_keys":
         store_true |= {
             o[2:].replace("-", "_")
             for a in table.actions
