@@ -178,8 +178,8 @@ def algorithm_options(
                       if f.severity == "error"]
             if errors:
                 available, reason = False, errors[0].message
-            elif name == "NEXTN":
-                reason = f"{target.mtp_layers} MTP layer(s), {target.architecture} has an MTP class"
+        if available and name == "NEXTN" and target is not None:
+            reason = f"{target.mtp_layers} MTP layer(s), {target.architecture} has an MTP class"
         options.append(
             AlgorithmOption(
                 name=name,
