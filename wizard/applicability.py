@@ -85,8 +85,10 @@ def effective_draft_tokens(
     topk: int | None,
     num_draft_tokens: int | None,
     target_architecture: str | None,
+    sglang_version: str,
 ) -> int | None:
-    """The draft-token count SGLang will use (auto table, topk-1 rewrite, NGRAM/DFLASH defaults).
+    """The draft-token count SGLang will use (the release's auto table, topk-1 rewrite,
+    NGRAM/DFLASH defaults).
 
     Returns None without an algorithm. A mixed trio (which SGLang refuses) gives the typed value.
     """
@@ -100,10 +102,7 @@ def effective_draft_tokens(
     if algo not in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE"):
         return num_draft_tokens
     if num_steps is None and topk is None and num_draft_tokens is None:
-        if algo == "STANDALONE":
-            return 4
-        big = ("LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM")
-        return 8 if target_architecture in big else 4
+        return release_for(sglang_version).auto_choose(algo, target_architecture)[2]
     if num_steps is not None and topk == 1:
         return num_steps + 1
     return num_draft_tokens

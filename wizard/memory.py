@@ -611,7 +611,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     if running is None and algo is not None:
         running = SPEC_DEFAULT_MAX_RUNNING_REQUESTS
     draft_tokens = effective_draft_tokens(
-        algo, num_steps, topk, num_draft_tokens, target.architecture
+        algo, num_steps, topk, num_draft_tokens, target.architecture, sglang_version
     )
     if algo is not None and draft_tokens != num_draft_tokens:
         assumptions.append(f"draft tokens: SGLang will use {draft_tokens}")

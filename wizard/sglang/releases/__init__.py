@@ -79,6 +79,18 @@ class Release:
         """The located statement of a rule in this release (None: the rule is not here)."""
         return self.sites.get(rule_id)
 
+    def auto_choose(self, algorithm: str | None, arch: str | None) -> tuple[int, int, int]:
+        """SGLang's `auto_choose_speculative_params` as read from this release: (steps, topk,
+        draft tokens) for the algorithm, else the first architecture list holding `arch`, else
+        the default."""
+        table = self.auto_params
+        chosen = table.get("algorithms", {}).get(str(algorithm))
+        if not chosen:
+            chosen = next((params for archs, params in table.get("archs", ()) if arch in archs),
+                          table.get("default") or (3, 1, 4))
+        steps, topk, draft_tokens = chosen
+        return int(steps), int(topk), int(draft_tokens)
+
     def arch_set(self, name: str) -> frozenset[str]:
         """A named architecture list (empty when this release has no such list)."""
         return self.archs.get(name, frozenset())
