@@ -106,8 +106,9 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
         if action.is_deprecated:
             change = rename_for(match.option, supported)
             parsed.notes.append(
-                f"{typed} is deprecated in SGLang {supported}"
-                + (f": {change}" if change else " (it still works, with a warning)")
+                (change if typed == match.option else f"{typed} ({match.option}): {change}")
+                if change
+                else f"{typed} is deprecated in SGLang {supported} (it still works, with a warning)"
             )
         if action.server_field == "config":
             parsed.notes.append(
