@@ -618,8 +618,10 @@ def draft_candidates(
     limit: int = 12,
     settings: HubSettings | None = None,
     extra: Iterable[str] = (),
+    sglang_version: str | None = None,
 ) -> list[DraftCandidate]:
-    """Drafts for `target` found on the Hub (by name) and in the HF cache, checked for fit.
+    """Drafts for `target` found on the Hub (by name) and in the HF cache, checked for fit
+    (`draft_fit`, with `sglang_version`'s rules; default: the release data's default version).
 
     Each candidate's config.json is read (never weights); fitting ones come first.
     """
@@ -652,7 +654,7 @@ def draft_candidates(
             out.append(DraftCandidate(repo, where, None, False, (str(exc),)))
             continue
         kind = "EAGLE3" if facts.is_eagle3_draft else "EAGLE" if facts.is_eagle_draft else None
-        problems = draft_fit(target, facts, algorithm)
+        problems = draft_fit(target, facts, algorithm, sglang_version)
         out.append(DraftCandidate(repo, where, kind, not problems, problems, facts))
     out.sort(key=lambda c: (not c.fits, c.where != "cache", c.repo_id))
     return out[:limit]
