@@ -77,6 +77,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "attention_default": "server_args",
         "spec_v2_switch": "env",
         "mla_sm100_default": True,
+        "small_card_graph_max_bs": [24, 80],
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -116,6 +117,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "attention_default": "server_args",
         "spec_v2_switch": "env",
         "mla_sm100_default": True,
+        "small_card_graph_max_bs": [48, 160],
     },
 }
 
