@@ -32,6 +32,7 @@ from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
 from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
 from wizard.sglang.releases import (
+    Release,
     VersionError,
     default_version,
     load_release,
@@ -107,14 +108,18 @@ class Accounting:
     small_card_graph_bs: tuple[int, int]  # default cuda_graph_max_bs there (tp<4, tp>=4)
 
 
+def _release(version: str) -> Release:
+    """The release data checking `version` (the newest for text that is no version)."""
+    try:
+        return release_for(version)
+    except VersionError:
+        return load_release(release_names()[-1])
+
+
 def accounting(version: str) -> Accounting:
     """The memory accounting of one SGLang release: the traits `conformance add-release` reads
     from its source (`onboard.memory_accounting_traits`)."""
-    try:
-        release = release_for(version)
-    except VersionError:
-        release = load_release(release_names()[-1])
-    traits = release.behaviour
+    traits = _release(version).behaviour
     graph_bs = traits.small_card_graph_max_bs
     return Accounting(
         spec_reserve_mib=traits.spec_reserve_mib,
@@ -717,7 +722,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     stage_full = math.ceil(full_layers / pp)
     sliding = target.sliding_window_layers if target.sliding_window_layers < target.num_layers else 0
     swa_ratio = SWA_FULL_TOKENS_RATIO if swa_full_tokens_ratio is None else swa_full_tokens_ratio
-    if sliding and target.architecture in _HYBRID_SWA_ARCHS:
+    if sliding and hybrid_swa_model(target.architecture, sglang_version):
         stage_swa = math.ceil(sliding / pp)
         stage_full = max(stage_full - stage_swa, 0)
     else:
@@ -970,18 +975,17 @@ def _bare_plan(inputs: MemoryInputs) -> MemoryPlan:
     return cached
 
 
-# Architectures SGLang runs with a hybrid sliding-window KV pool (0.5.11
-# `configs/model_config.is_hybrid_swa_model`).
-_HYBRID_SWA_ARCHS = frozenset(
-    {
-        "Llama4ForConditionalGeneration",
-        "GptOssForCausalLM",
-        "MiMoV2FlashForCausalLM",
-        "Step3p5ForCausalLM",
-        "Gemma4ForCausalLM",
-        "Gemma4ForConditionalGeneration",
-    }
-)
+def hybrid_swa_model(architecture: str | None, version: str) -> bool:
+    """SGLang runs a model that has sliding-window layers with a hybrid SWA KV pool: the
+    release's `hybrid_swa` list (`is_hybrid_swa_model`), or every architecture but Llama 4 where
+    its model runner decides by the sliding window alone (`hybrid_swa_rule`, release data)."""
+    release = _release(version)
+    rule = release.behaviour.hybrid_swa_rule
+    if rule == "list":
+        return architecture in release.arch_set("hybrid_swa")
+    if rule == "sliding_window":
+        return architecture is not None and "Llama4" not in architecture
+    return False
 
 
 def _max_running_requests(

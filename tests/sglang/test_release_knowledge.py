@@ -80,3 +80,18 @@ def test_typed_traits_module_is_generated_from_the_release_data() -> None:
     for name in release_names():
         release = load_release(name)
         assert release.behaviour.spec_reserve_mib == release.trait("spec_reserve_mib")
+
+
+def test_architecture_lists_and_accounting_come_from_each_release() -> None:
+    """What add-release derived from each wheel, as the code reads it."""
+    from wizard.applicability import mtp_capable
+    from wizard.memory import accounting, hybrid_swa_model
+
+    assert hybrid_swa_model("GptOssForCausalLM", "0.5.11")
+    assert not hybrid_swa_model("GptOssForCausalLM", "0.5.7")  # its list is MiMo-V2 only
+    assert hybrid_swa_model("GptOssForCausalLM", "0.5.5")  # any sliding window but Llama 4
+    assert not hybrid_swa_model("Llama4ForConditionalGeneration", "0.5.5")
+    assert mtp_capable("GlmMoeDsaForCausalLM", "0.5.11")  # in 0.5.11's model_config
+    assert accounting("0.5.1").small_card_graph_bs == (8, 80)
+    assert accounting("0.5.13").spec_reserve_mib == 4096
+    assert accounting("0.5.14").spec_reserve_mib == 0 and accounting("0.5.14").draft_in_static_pool

@@ -460,6 +460,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
         probed(name, value, how)
     reader, how = config_reader_trait(tree.root)
     probed("config_reader", reader, how)
+    swa_rule, _archs, how = hybrid_swa(tree.root)
+    probed("hybrid_swa_rule", swa_rule, how)
     # The default attention backend of MHA models on Blackwell: none (flashinfer), trtllm_mha under
     # `is_blackwell() and is_no_spec_infer_or_topk_one(self)`, or (later) only on SM100 with a
     # typed topk; the newer `_get_default_attn_backend` keeps the last form (template).
@@ -1005,6 +1007,48 @@ def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
     return sorted(found), "is_draft_model branches of configs/model_config.py"
 
 
+def hybrid_swa(root: Path) -> tuple[str, list[str] | None, str]:
+    """Which models SGLang runs with a hybrid sliding-window KV pool: ("list", the architectures,
+    where) when `configs/model_config.py` lists them (`is_hybrid_swa_model`'s set, or the first
+    architecture list of `is_hybrid_model` that returns a ratio of 1), ("sliding_window", None,
+    where) when the model runner takes every sliding-window model but Llama 4, else ("none", ...).
+    """
+    srt = root / "sglang" / "srt"
+    config = srt / "configs" / "model_config.py"
+    text = config.read_text(encoding="utf-8", errors="replace") if config.is_file() else ""
+    module = ast.parse(text) if text else None
+    functions = {n.name: n for n in (module.body if module else [])
+                 if isinstance(n, ast.FunctionDef)}
+    swa = functions.get("is_hybrid_swa_model")
+    if swa is not None:
+        names: dict[str, set[str]] | None = None
+        found: set[str] = set()
+        for node in ast.walk(swa):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Set | ast.List | ast.Tuple):
+                for element in node.value.elts:
+                    if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                        found.add(element.value)
+                    elif isinstance(element, ast.Starred) and isinstance(element.value, ast.Name):
+                        if names is None:
+                            names = _module_string_collections(root)
+                        found |= names.get(element.value.id, set())
+        return "list", sorted(found), "is_hybrid_swa_model in configs/model_config.py"
+    ratio = functions.get("is_hybrid_model")
+    if ratio is not None:
+        for node in ratio.body:
+            if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                    and isinstance(node.test.ops[0], ast.In)
+                    and any(isinstance(r, ast.Return) and isinstance(r.value, ast.Constant)
+                            and r.value.value == 1 for r in node.body)):
+                return ("list", sorted(_string_set(node.test.comparators[0], {})),
+                        "the ratio-1 architectures of is_hybrid_model in configs/model_config.py")
+    runner = srt / "model_executor" / "model_runner.py"
+    if runner.is_file() and 'not any("Llama4" in arch for arch in architectures)' in runner.read_text(
+            encoding="utf-8", errors="replace"):
+        return "sliding_window", None, "model_runner: any sliding window, not Llama 4"
+    return "none", None, "no hybrid SWA pool found"
+
+
 def _adaptive_traits(tree: SourceTree) -> dict[str, tuple[Any, str]]:
     """How the release's adaptive speculative decoding is gated, read from its source.
 
@@ -1130,6 +1174,9 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
     mtp = mtp_draft_archs(tree.root)
     if mtp is not None:
         archs["mtp_draft"], arch_where["mtp_draft"] = mtp
+    _rule, swa_archs, swa_where = hybrid_swa(tree.root)
+    if swa_archs is not None:
+        archs["hybrid_swa"], arch_where["hybrid_swa"] = swa_archs, swa_where
     uses_fa3_list = any("is_fa3_default_architecture(" in text and "def is_fa3_default" not in text
                         for text in tree.files.values())
     fa3 = _fa3_default_archs(tree.root) if uses_fa3_list else None

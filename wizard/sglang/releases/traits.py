@@ -33,6 +33,7 @@ class Traits:
     graph_reserve_by_role: bool
     hicache_decode_fallback: str
     hybrid_lists: str
+    hybrid_swa_rule: str
     mamba_auto_resolves_no_buffer: bool
     mixed_chunk_off_algorithms: list[str]
     mla_sm100_default: bool
