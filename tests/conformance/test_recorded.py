@@ -71,7 +71,7 @@ def test_the_wizard_agrees_with_recorded_sglang(version: str, models: dict[str, 
 
 # Named cases of the wide launches' causes (issue 24): each must agree on every effective value
 # too, not only on the verdict and the speculative trio.
-WIDE_NAMED = ("W01", "W02", "W03", "W04", "W05", "W06", "W07")
+WIDE_NAMED = ("W01", "W02", "W03", "W04", "W05", "W06", "W07", "W08")
 
 
 @pytest.mark.parametrize("version", RECORDED)

@@ -370,6 +370,12 @@ NAMED: list[dict[str, Any]] = [
      "expected": {"0.5.11": _e("ok"), "0.5.23": _e("error", "ValueError")}},
     {"id": "W07", "gpu": "MI300X", "argv": "--model-path {llama} --quantization mxfp4",
      "expected": {v: _e("error", "ValueError") for v in ("0.5.11", "0.5.23")}},
+    # The hicache step's decode backend for an implicit FA3 decode: flashinfer only where
+    # flashinfer is available (CUDA), triton on ROCm (0.5.5-0.5.13; later releases leave it unset)
+    {"id": "W08", "gpu": "MI300X",
+     "argv": "--model-path {llama} --attention-backend fa3 --enable-hierarchical-cache",
+     "expected": {"0.5.11": _e("ok", decode_attention_backend="triton"),
+                  "0.5.23": _e("ok", decode_attention_backend=None)}},
 ]
 
 

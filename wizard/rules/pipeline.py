@@ -316,8 +316,10 @@ def _hicache_decode(ctx: Ctx, a: Args) -> None:
     if ctx.is_mla:
         a.decode_attention_backend = "flashinfer" if ctx.gpu.is_sm100 else "triton"
     else:
+        # `is_flashinfer_available()` is False on ROCm (flashinfer is a CUDA package)
         sinks = ctx.facts is not None and ctx.facts.has_attention_sinks
-        a.decode_attention_backend = "triton" if how == "fa3_only" and sinks else "flashinfer"
+        a.decode_attention_backend = ("triton" if ctx.gpu.is_hip or (how == "fa3_only" and sinks)
+                                      else "flashinfer")
 
 
 def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
