@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/record_sglang_results.py [--cases 30] [--seed 20261203] [VERSION ...]
     .venv/bin/python scripts/record_sglang_results.py --repair [VERSION ...]
+    .venv/bin/python scripts/record_sglang_results.py --named W01 [--named W02 ...] [VERSION ...]
 
 For each release (default: every release with data) builds or reuses its conformance venv, runs
 its named cases and ``--cases`` generated cases of ``--seed`` through its real argument code in
@@ -67,6 +68,32 @@ def repair(out: Path, version: str, models: dict[str, Path]) -> None:
     print(f"{version}: {len(unfinished)} unfinished cases run again and recorded")
 
 
+def record_named(out: Path, version: str, names: set[str], models: dict[str, Path],
+                 jobs: int) -> None:
+    """Run only the named cases ``names`` of ``version`` on its real SGLang and write them into
+    its named fixture beside the results recorded before (new named cases, without re-running
+    the others; the generated fixture is left as it is)."""
+    path = out / f"named-results-{version}.json"
+    recorded = ({e["name"]: e["result"] for e in json.loads(path.read_text())["cases"]}
+                if path.exists() else {})
+    cases = named_cases(version, models)
+    chosen = [c for c in cases if c["name"] in names]
+    missing = sorted(c["name"] for c in cases if c["name"] not in names
+                     and c["name"] not in recorded)
+    if missing:
+        raise SystemExit(f"{version}: no recorded result for {missing}; record the release whole")
+    ensure_venv(version, log=_log)
+    results = run_until_finished(version, chosen, jobs, log=_log)
+    unfinished = sorted(i for i, r in results.items() if r.get("runner_error"))
+    if unfinished:
+        raise SystemExit(f"{version}: the runner did not finish {unfinished}; not written")
+    for case in cases:
+        if case["name"] not in names:
+            results[str(case["id"])] = recorded[case["name"]]
+    atomic_write_text(path, fixture_text(version, results, models))
+    print(f"{version}: {len(chosen)} named cases recorded, {len(cases) - len(chosen)} kept")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="releases (default: all with data)")
@@ -76,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=FIXTURES, help="fixture folder")
     parser.add_argument("--repair", action="store_true",
                         help="only run again the recorded cases that hold a runner error")
+    parser.add_argument("--named", action="append", metavar="NAME",
+                        help="only run this named case (repeatable) and add its result to the "
+                             "named fixture, keeping the recorded ones")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.versions) - set(supported_versions()))
     if unknown:
@@ -84,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     for version in args.versions or supported_versions():
         if args.repair:
             repair(args.out, version, models)
+            continue
+        if args.named:
+            record_named(args.out, version, set(args.named), models, args.jobs)
             continue
         started = time.monotonic()
         ensure_venv(version, log=_log)

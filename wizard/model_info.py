@@ -401,6 +401,9 @@ class ModelFacts:
     sglang_context_length: int | None = None
     # config.json's `quantization_config.quant_method`, lower-cased, as SGLang compares it
     checkpoint_quant_method: str | None = None
+    # SGLang's `get_total_num_kv_heads` (the first of its attributes the text config sets, else the
+    # attention heads); MLA models keep their config's count here (`num_kv_heads` is 1 for them).
+    config_kv_heads: int | None = None
 
     @property
     def full_attention_layers(self) -> int:
@@ -916,6 +919,9 @@ def facts_from_files(
         hidden_size=hidden,
         num_attention_heads=heads,
         num_kv_heads=kv_heads,
+        config_kv_heads=cfg.first_int("n_head_kv", "num_kv_heads", "num_key_value_heads",
+                                      "multi_query_group_num", "num_attention_groups",
+                                      minimum=1) or heads,
         head_dim=head_dim,
         vocab_size=vocab,
         context_length=context_length,

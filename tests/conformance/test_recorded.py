@@ -18,7 +18,12 @@ import pytest
 from wizard.conformance.cli import wizard_reports
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.recorded import generated_fixture_text, recorded_cases, restore_paths
-from wizard.conformance.score import markdown_report, summarise
+from wizard.conformance.score import (
+    effective_differences,
+    markdown_report,
+    score_case,
+    summarise,
+)
 from wizard.sglang.releases import release_names
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -62,6 +67,29 @@ def test_the_wizard_agrees_with_recorded_sglang(version: str, models: dict[str, 
         report = markdown_report(summary, f"Recorded SGLang {version} replayed")
         pytest.fail(f"agreement {summary.agreement(version):.1%} < {MIN_AGREEMENT:.0%} on "
                     f"{len(cases)} recorded cases\n" + report[:6000])
+
+
+# Named cases of the wide launches' causes (issue 24): each must agree on every effective value
+# too, not only on the verdict and the speculative trio.
+WIDE_NAMED = ("W01", "W02", "W03", "W04", "W05", "W06", "W07", "W08")
+
+
+@pytest.mark.parametrize("version", RECORDED)
+def test_wide_named_cases_agree_on_every_effective_value(version: str,
+                                                         models: dict[str, Path]) -> None:
+    cases, results = recorded_cases(FIXTURES, version, models)
+    chosen = [c for c in cases if c.get("name") in WIDE_NAMED]
+    if not chosen:
+        pytest.skip(f"{version}: the wide named cases are not recorded")
+    reports = wizard_reports(chosen)
+    for case in chosen:
+        result, report = results[case["id"]], reports[case["id"]]
+        score = score_case(case, result, report)
+        assert score.agree, (case["name"], score.reason)
+        differing = effective_differences(result.get("effective") or {},
+                                          report.get("effective") or {})
+        assert not differing, (case["name"], {k: (result["effective"][k], report["effective"][k])
+                                              for k in differing})
 
 
 def test_replay_fails_when_the_recorded_result_differs(models: dict[str, Path]) -> None:

@@ -147,3 +147,62 @@ def test_speculative_moe_runner_of_deepseek_fp8_on_b200(version: str, expected: 
                                                         public: dict[str, Path]) -> None:
     report = check(version, "B200", "--model-path {deepseek_v3} --tp 8", public, gpus=8)
     assert report["effective"]["speculative_moe_runner_backend"] == expected
+
+
+# ---- the wide sweeps' recurring causes (issue 24; each seen on real SGLang: named cases W01-W08)
+
+
+def test_quantization_methods_registered_per_platform(public: dict[str, Path]) -> None:
+    # MXFP4 is registered for CUDA and AMD gfx95 only: the gpt-oss checkpoint on an MI300X
+    mi300 = check("0.5.23", "MI300X", "--model-path {gpt_oss_20b}", public)
+    assert first(mi300) == "R-QUANT-UNKNOWN"
+    error = next(f for f in mi300["findings"] if f["rule"] == "R-QUANT-UNKNOWN")
+    assert error["message"].startswith("Unknown quantization method: mxfp4. Must be one of ['fp8'")
+    assert error["sglang"]["where"].startswith("sglang/srt/configs/model_config.py:")
+    assert first(check("0.5.23", "MI355X", "--model-path {gpt_oss_20b}", public)) is None
+    # plain GPTQ left CUDA's table in 0.5.23; 0.5.11 still has it
+    assert first(check("0.5.23", "H100", "--model-path {llama31_8b} --quantization gptq",
+                       public)) == "R-QUANT-UNKNOWN"
+    assert first(check("0.5.11", "H100", "--model-path {llama31_8b} --quantization gptq",
+                       public)) is None
+    # registered, but not on ROCm's list
+    rocm = check("0.5.11", "MI300X", "--model-path {llama31_8b} --quantization modelopt_fp4", public)
+    assert first(rocm) == "R-QUANT-ROCM"
+    assert "modelopt_fp4 quantization is currently not supported in ROCm." in rules_messages(rocm)
+
+
+def rules_messages(report: dict[str, Any]) -> str:
+    return "\n".join(f["message"] for f in report["findings"])
+
+
+@pytest.mark.parametrize(("version", "runner"), [("0.5.6.post1", None), ("0.5.11", "auto"),
+                                                 ("0.5.23", "flashinfer_trtllm")])
+def test_qwen3_moe_family_moe_runner_on_sm100(version: str, runner: str | None,
+                                              public: dict[str, Path]) -> None:
+    # 0.5.6.x leaves the draft's runner unset; 0.5.11 maps flashinfer_trtllm to auto for it
+    report = check(version, "B200", "--model-path {qwen3_30b_a3b}", public)
+    assert report["effective"]["speculative_moe_runner_backend"] == runner
+    hopper = check("0.5.23", "H100", "--model-path {qwen3_30b_a3b}", public)
+    assert hopper["effective"]["speculative_moe_runner_backend"] == "auto"
+
+
+def test_rocm_default_attention_backend(public: dict[str, Path]) -> None:
+    assert check("0.5.23", "MI300X", "--model-path {llama31_8b}",
+                 public)["effective"]["attention_backend"] == "aiter"
+    # DeepSeek-V3 (MLA): 128 KV heads; aiter with 128 or 16 per GPU, triton otherwise
+    assert check("0.5.11", "MI300X", "--model-path {deepseek_v3} --tp 8", public,
+                 gpus=8)["effective"]["attention_backend"] == "aiter"
+    assert check("0.5.11", "MI300X", "--model-path {deepseek_v3} --tp 4", public,
+                 gpus=4)["effective"]["attention_backend"] == "triton"
+    # hicache's implicit decode backend: no flashinfer on ROCm
+    hicache = check("0.5.11", "MI300X", "--model-path {llama31_8b} --attention-backend fa3 "
+                    "--enable-hierarchical-cache", public)
+    assert hicache["effective"]["decode_attention_backend"] == "triton"
+
+
+def test_qwen3_next_overlap_with_the_radix_cache(public: dict[str, Path]) -> None:
+    on = check("0.5.6.post1", "H100", "--model-path {qwen3_next_80b} --tp 4", public, gpus=4)
+    assert on["effective"]["disable_overlap_schedule"] is True
+    off = check("0.5.6.post1", "H100", "--model-path {qwen3_next_80b} --tp 4 --disable-radix-cache",
+                public, gpus=4)
+    assert off["effective"]["disable_overlap_schedule"] is False

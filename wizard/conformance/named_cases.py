@@ -343,6 +343,39 @@ NAMED: list[dict[str, Any]] = [
                                      "--tp-size 2 --dp-size 2 --enable-dp-attention "
                                      "--speculative-skip-dp-mlp-sync",
      "expected": {"0.5.11": _ok("EAGLE", 3, 1, 4), "0.5.23": ARGPARSE}},
+    # ---- wide launches (issue 24): causes found by `conformance run --kind wide`
+    # The Qwen3-MoE family's SM100 branch picks the flashinfer_trtllm MoE runner, which the
+    # draft inherits (0.5.11 maps it to auto; 0.5.5-0.5.6 leave the draft's unset).
+    {"id": "W01", "gpu": "B200", "argv": "--model-path {qwen3next}",
+     "expected": {"0.5.11": _e("ok", speculative_moe_runner_backend="auto"),
+                  "0.5.23": _e("ok", speculative_moe_runner_backend="flashinfer_trtllm")}},
+    {"id": "W02", "gpu": "B200", "argv": "--model-path {qwen35moe} --quantization fp8",
+     "expected": {"0.5.11": _e("ok", speculative_moe_runner_backend="auto"),
+                  "0.5.23": _e("ok", speculative_moe_runner_backend="flashinfer_trtllm")}},
+    # ROCm: the default attention backend of MHA models is aiter; MLA models get aiter only
+    # with 16 or 128 KV heads per GPU (the tiny DeepSeek has 8: triton).
+    {"id": "W03", "gpu": "MI300X", "argv": "--model-path {llama}",
+     "expected": {v: _e("ok", attention_backend="aiter") for v in ("0.5.11", "0.5.23")}},
+    {"id": "W04", "gpu": "MI300X", "argv": "--model-path {dsv3}",
+     "expected": {v: _e("ok", attention_backend="triton") for v in ("0.5.11", "0.5.23")}},
+    # 0.5.5.post2-0.5.6.x turn the overlap scheduler off for Qwen3-Next while the radix cache is
+    # on (0.5.11: its no_buffer strategy does; 0.5.23 picks extra_buffer and keeps it)
+    {"id": "W05", "argv": "--model-path {qwen3next}",
+     "expected": {"0.5.6.post1": _e("ok", disable_overlap_schedule=True),
+                  "0.5.11": _e("ok", disable_overlap_schedule=True),
+                  "0.5.23": _e("ok", disable_overlap_schedule=False)}},
+    # The quantization method must be registered on the platform: plain GPTQ is gone on CUDA in
+    # later releases, MXFP4 exists on AMD only for gfx95
+    {"id": "W06", "argv": "--model-path {llama} --quantization gptq",
+     "expected": {"0.5.11": _e("ok"), "0.5.23": _e("error", "ValueError")}},
+    {"id": "W07", "gpu": "MI300X", "argv": "--model-path {llama} --quantization mxfp4",
+     "expected": {v: _e("error", "ValueError") for v in ("0.5.11", "0.5.23")}},
+    # The hicache step's decode backend for an implicit FA3 decode: flashinfer only where
+    # flashinfer is available (CUDA), triton on ROCm (0.5.5-0.5.13; later releases leave it unset)
+    {"id": "W08", "gpu": "MI300X",
+     "argv": "--model-path {llama} --attention-backend fa3 --enable-hierarchical-cache",
+     "expected": {"0.5.11": _e("ok", decode_attention_backend="triton"),
+                  "0.5.23": _e("ok", decode_attention_backend=None)}},
 ]
 
 

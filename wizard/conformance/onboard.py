@@ -29,6 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
+from wizard.conformance.probes_wide import (
+    hip_mla_aiter_heads,
+    hip_model_attention,
+    moe_runner_sm100,
+    quantization_methods,
+    radix_disables_overlap,
+)
 from wizard.sglang.fields import SERVER_ARGS_FIELDS
 
 ANCHORS_PATH = Path(__file__).with_name("anchors.json")
@@ -78,6 +85,12 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "spec_v2_switch": "env",
         "mla_sm100_default": True,
         "small_card_graph_max_bs": [24, 80],
+        "quantization_methods": {},
+        "quantization_rocm": [],
+        "moe_runner_sm100": [],
+        "hip_model_attention": {},
+        "hip_mla_aiter_heads": [],
+        "radix_disables_overlap": [],
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -118,6 +131,12 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "spec_v2_switch": "env",
         "mla_sm100_default": True,
         "small_card_graph_max_bs": [48, 160],
+        "quantization_methods": {},
+        "quantization_rocm": [],
+        "moe_runner_sm100": [],
+        "hip_model_attention": {},
+        "hip_mla_aiter_heads": [],
+        "radix_disables_overlap": [],
     },
 }
 
@@ -520,6 +539,19 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     probed("gpt_oss_attention_backends",
            _assert_list(tree, sites.get("R-GPT-OSS-ATTENTION"), "supported_backends"),
            "supported_backends before R-GPT-OSS-ATTENTION's assert")
+    probed("quantization_methods", quantization_methods(tree.root),
+           "QUANTIZATION_METHODS per platform (srt/layers/quantization/__init__.py)")
+    probed("quantization_rocm",
+           _assert_list(tree, sites.get("R-QUANT-ROCM"), "rocm_supported_quantization"),
+           "rocm_supported_quantization before R-QUANT-ROCM's raise")
+    probed("moe_runner_sm100", moe_runner_sm100(tree),
+           "the SM100 MoE runner branches of the model-specific step")
+    probed("hip_model_attention", hip_model_attention(tree),
+           "`is_hip()` attention backends of the model-specific branches")
+    probed("hip_mla_aiter_heads", hip_mla_aiter_heads(tree),
+           "the `head_num == ...` test of the default MLA backend on ROCm")
+    probed("radix_disables_overlap", radix_disables_overlap(tree),
+           "model branches that turn the overlap scheduler off while the radix cache is on")
     transformers = _installed_version(tree.root, "transformers")
     if transformers is not None:
         major = int(re.match(r"\d+", transformers).group(0))  # type: ignore[union-attr]

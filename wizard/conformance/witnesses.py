@@ -205,6 +205,10 @@ WITNESSES: tuple[Witness, ...] = (
       {"--context-length": "131072"}),
     W("R-QUANT-MISMATCH", "--model-path {gpt_oss_20b} --quantization w8a8_fp8",
       {"--quantization": "mxfp4"}),
+    # MXFP4 is registered on CUDA and AMD gfx95 only: the checkpoint itself is unknown on MI300X
+    W("R-QUANT-UNKNOWN", "--model-path {gpt_oss_20b}", {"@gpu": "H100"}, gpu="MI300X"),
+    W("R-QUANT-ROCM", "--model-path {llama} --quantization modelopt_fp4",
+      {"--quantization": "fp8"}, gpu="MI300X"),
     W("R-GPT-OSS-ATTENTION", "--model-path {gpt_oss_20b} --attention-backend flashinfer",
       {"--attention-backend": "triton"}),
     W("R-HICACHE-NO-RADIX", "--model-path {llama} --enable-hierarchical-cache "

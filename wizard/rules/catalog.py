@@ -2455,6 +2455,101 @@ QUANT_MISMATCH = Rule(
 )
 
 
+def _platform_key(ctx: Ctx) -> str:
+    """The platform SGLang's quantization table is built on: "cuda", "hip" or "hip_gfx95"."""
+    if not ctx.gpu.is_hip:
+        return "cuda"
+    return "hip_gfx95" if str(ctx.gpu.gfx_arch or "").startswith("gfx95") else "hip"
+
+
+def _resolved_quantization(ctx: Ctx, a: Args) -> str | None:
+    """The method `_verify_quantization` checks against its tables: the typed one, else the
+    checkpoint's; None where the wizard cannot tell (a checkpoint one of SGLang's quantization
+    classes converts, `--quantization unquant`, another device than the GPU)."""
+    if a.get("device") not in (None, "cuda") or a.get("quantization_refused"):
+        return None  # another device, or SGLang refused the method already
+    raw = a.get("quantization")
+    if raw is not None and str(raw).lower() == "unquant":
+        return None
+    checkpoint = ctx.facts.checkpoint_quant_method if ctx.facts is not None else None
+    if checkpoint in QUANT_OVERRIDDEN_CHECKPOINT or checkpoint in QUANT_CONVERTIBLE_CHECKPOINT:
+        return None
+    return _typed_quantization(a) or checkpoint
+
+
+def _quant_table(ctx: Ctx) -> list[str]:
+    return list((ctx.release.traits.get("quantization_methods") or {}).get(_platform_key(ctx))
+                or ())
+
+
+def _quant_unknown(ctx: Ctx, a: Args) -> bool:
+    method = _resolved_quantization(ctx, a)
+    table = _quant_table(ctx)
+    return method is not None and bool(table) and method not in table
+
+
+def _quant_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
+    """Leave the method to the checkpoint, where that one is accepted on this platform."""
+    if _typed_quantization(a) is None:
+        return []
+    checkpoint = ctx.facts.checkpoint_quant_method if ctx.facts is not None else None
+    rocm = ctx.release.traits.get("quantization_rocm") or ()
+    if checkpoint is not None and (checkpoint not in _quant_table(ctx) or (
+            ctx.gpu.is_hip and rocm and checkpoint not in rocm)):
+        return []
+    return [Fix("Let SGLang read the quantization from the checkpoint",
+                {"model.quantization": None})]
+
+
+QUANT_UNKNOWN = Rule(
+    id="R-QUANT-UNKNOWN",
+    title="A quantization method this SGLang does not have on this GPU",
+    severity="error",
+    why=(
+        "SGLang checks the quantization method (typed, or read from the checkpoint's "
+        "quantization_config) against the methods it registers on this platform. Some exist only "
+        "on some platforms (MXFP4 on CUDA and AMD gfx95, not on MI300X), and releases drop "
+        "methods (plain GPTQ on CUDA). The table is read from the release's source per platform."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("model.quantization",),
+    when=_quant_unknown,
+    message=lambda ctx, a: (
+        f"Unknown quantization method: {_resolved_quantization(ctx, a)}. Must be one of "
+        f"{_quant_table(ctx)}."
+    ),
+    fixes=_quant_fixes,
+    recover=lambda ctx, a: a.__setitem__("quantization_refused", True),
+)
+
+
+def _quant_rocm(ctx: Ctx, a: Args) -> bool:
+    if not ctx.gpu.is_hip:
+        return False
+    method = _resolved_quantization(ctx, a)
+    rocm = ctx.release.traits.get("quantization_rocm") or ()
+    return method is not None and bool(rocm) and method not in rocm
+
+
+QUANT_ROCM = Rule(
+    id="R-QUANT-ROCM",
+    title="A quantization method SGLang does not support on ROCm",
+    severity="error",
+    why=(
+        "On AMD GPUs SGLang accepts only the quantization methods of its ROCm list (read from the "
+        "release's source); the others are CUDA kernels."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("model.quantization",),
+    when=_quant_rocm,
+    message=lambda ctx, a: (
+        f"{_resolved_quantization(ctx, a)} quantization is currently not supported in ROCm."
+    ),
+    fixes=_quant_fixes,
+    recover=lambda ctx, a: a.__setitem__("quantization_refused", True),
+)
+
+
 def _arch_backends(ctx: Ctx) -> list[str]:
     """The attention backends the release's architecture assert accepts for the target (GPT-OSS)."""
     if ctx.arch != "GptOssForCausalLM":
@@ -2667,6 +2762,8 @@ ALL_RULES: tuple[Rule, ...] = (
     DRAFT_PATH_MISSING_23,
     CONTEXT_LEN,
     QUANT_MISMATCH,
+    QUANT_UNKNOWN,
+    QUANT_ROCM,
     GPT_OSS_ATTENTION,
     HICACHE_NO_RADIX,
     *mn.CHECK_RULES,

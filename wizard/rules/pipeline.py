@@ -144,12 +144,19 @@ def default_attention_backend(ctx: Ctx, a: Args) -> str:
             )
         ):
             return "trtllm_mha"
+        if gpu.is_hip:
+            return "aiter"
         has_sinks = ctx.facts is not None and bool(getattr(ctx.facts, "has_attention_sinks", False))
         return "triton" if has_sinks else "flashinfer"
     if gpu.is_hopper:
         return "fa3"
     if gpu.is_sm100:
         return "flashinfer"
+    if gpu.is_hip and ctx.facts is not None and ctx.facts.config_kv_heads:
+        # aiter's MLA kernels take only some KV head counts per GPU (read from the release)
+        per_gpu = max(1, ctx.facts.config_kv_heads // int(a.get("tp_size") or 1))
+        if per_gpu in (ctx.release.traits.get("hip_mla_aiter_heads") or ()):
+            return "aiter"
     return "triton"
 
 
@@ -199,14 +206,19 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         a.attention_backend = "trtllm_mla"
     if arch == "GptOssForCausalLM" and no_backend and a.get(
             "prefill_attention_backend") is None and a.get("decode_attention_backend") is None:
+        on_hip = (ctx.release.traits.get("hip_model_attention") or {}).get(arch)
         a.attention_backend = (
-            "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
+            "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper
+            else on_hip if ctx.gpu.is_hip and on_hip else "triton"
         )
     if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
         a.enable_multi_layer_eagle = True
     sets_page = bool(ctx.release.trait("qwen_hybrid_sm100_sets_page"))
     if arch in ctx.release.arch_set("hybrid_no_radix"):
         a.disable_radix_cache = True
+    if arch in (ctx.release.traits.get("radix_disables_overlap") or ()) and not a.get(
+            "disable_radix_cache"):
+        a.disable_overlap_schedule = True  # its mamba radix cache cannot overlap (that release)
     qwen_archs = (_QWEN_HYBRID_SM100_WIDE if sets_page
                   else c.QWEN_HYBRID_SM100 & ctx.release.arch_set("qwen_hybrid_sm100"))
     overrides = bool(ctx.release.trait("qwen_hybrid_sm100_overrides_typed"))
@@ -298,8 +310,10 @@ def _hicache_decode(ctx: Ctx, a: Args) -> None:
     if ctx.is_mla:
         a.decode_attention_backend = "flashinfer" if ctx.gpu.is_sm100 else "triton"
     else:
+        # `is_flashinfer_available()` is False on ROCm (flashinfer is a CUDA package)
         sinks = ctx.facts is not None and ctx.facts.has_attention_sinks
-        a.decode_attention_backend = "triton" if how == "fa3_only" and sinks else "flashinfer"
+        a.decode_attention_backend = ("triton" if ctx.gpu.is_hip or (how == "fa3_only" and sinks)
+                                      else "flashinfer")
 
 
 def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
@@ -352,6 +366,21 @@ def _moe_runner_model_default(ctx: Ctx, a: Args) -> None:
     if a.get("moe_runner_backend") != "auto" or ctx.facts is None:
         return
     quant = ctx.facts.checkpoint_quant_method
+    probed = [entry for entry in ctx.release.traits.get("moe_runner_sm100") or ()
+              if ctx.arch in entry["archs"]]
+    if probed:
+        # The model-specific step's SM100 runner, read from the release's source: the typed
+        # quantization, else the checkpoint's, must be one the branch names (or none).
+        if not ctx.gpu.is_sm100 or a.get("moe_a2a_backend", "none") not in (None, "none"):
+            return
+        typed = a.get("quantization")
+        unset = typed is not None and str(typed).lower() == "unquant"
+        method = None if unset else (str(typed).lower() if typed is not None else quant)
+        for entry in probed:
+            if method in entry["quantizations"] or (method is None and entry["unquantized"]):
+                a.moe_runner_backend = entry["runner"]
+                return
+        return
     if ctx.arch == "GptOssForCausalLM" and quant == "mxfp4":
         runners = ctx.release.trait("gpt_oss_mxfp4_moe_runner") or {}
         gpu = "sm100" if ctx.gpu.is_sm100 else "sm120" if ctx.gpu.is_sm120 else None
@@ -456,6 +485,8 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.CONTEXT_LEN,  # ModelConfig: _derive_context_length, _derive_model_shapes, _verify_quantization
     c.MLA_ROPE_FACTOR,
     c.QUANT_MISMATCH,
+    c.QUANT_UNKNOWN,
+    c.QUANT_ROCM,
     R("_handle_model_specific_adjustments", _model_specific),
     R("model-specific MoE runner", _moe_runner_model_default),
     c.GPT_OSS_ATTENTION,
@@ -536,6 +567,8 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.CONTEXT_LEN,
     c.MLA_ROPE_FACTOR,
     c.QUANT_MISMATCH,
+    c.QUANT_UNKNOWN,
+    c.QUANT_ROCM,
     R("handle_model_specific_adjustments", _model_specific),
     R("model-specific MoE runner", _moe_runner_model_default),
     c.GPT_OSS_ATTENTION,

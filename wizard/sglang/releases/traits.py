@@ -8,6 +8,7 @@ field types are read from every release's values. `Release.behaviour` holds one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,11 +33,14 @@ class Traits:
     gpt_oss_mxfp4_moe_runner: dict[str, str]
     graph_reserve_by_role: bool
     hicache_decode_fallback: str
+    hip_mla_aiter_heads: list[int]
+    hip_model_attention: dict[str, str]
     hybrid_lists: str
     hybrid_swa_rule: str
     mamba_auto_resolves_no_buffer: bool
     mixed_chunk_off_algorithms: list[str]
     mla_sm100_default: bool
+    moe_runner_sm100: list[dict[str, Any]]
     ngram_disables_overlap: bool
     ngram_sets_steps: bool
     nsa_scaled_cell: bool
@@ -45,10 +49,13 @@ class Traits:
     prefill_graph_off_on_hip: bool
     prefill_graph_off_when: list[str]
     quantization_compatible: dict[str, list[str]]
+    quantization_methods: dict[str, list[str]]
     quantization_requantize: list[str]
+    quantization_rocm: list[str]
     qwen_hybrid_sm100_overrides_typed: bool
     qwen_hybrid_sm100_sets_page: bool
     qwen_hybrid_sm100_trtllm: bool
+    radix_disables_overlap: list[str]
     sm100_mha_default: str
     small_card_graph_max_bs: list[int]
     spec_moe_runner_default: str
