@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 from wizard.api import check_argv, check_profile, report_json
-from wizard.cli import ToolInputError
+from wizard.errors import ToolInputError
 from wizard.gpus import gpu_count_arg, gpu_kind_arg
 from wizard.rules.report import Finding, Report
 

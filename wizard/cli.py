@@ -12,6 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from wizard.errors import ToolInputError
+
 # Modules that add subcommands. Each area appends its own module here.
 COMMAND_MODULES: list[str] = ["wizard.check_cli", "wizard.sglang.cli", "wizard.inspect_cli", "wizard.remote.cli", "wizard.conformance.cli", "wizard.profiles_cli", "wizard.export_cli", "wizard.remote.multinode_cli"]
 
@@ -22,10 +24,6 @@ FAST_COMMANDS: dict[str, str] = {
     **{name: "wizard.remote.cli" for name in ("launch", "preflight", "runs", "logs", "stop")},
     "check": "wizard.check_cli",  # the cold `check` loads only the checker (issue 13: <= 0.1 s)
 }
-
-
-class ToolInputError(Exception):
-    """An error in what the user gave the tool (file, flag, value): exit code 2."""
 
 
 def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -84,8 +82,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Import the module under its real name, so subcommands and this entry point share
-    # ToolInputError (running as __main__ would otherwise define a second class).
-    from wizard.cli import main as _main
-
-    raise SystemExit(_main())
+    raise SystemExit(main())  # ToolInputError lives in wizard.errors: one class either way

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wizard.cli import ToolInputError
+from wizard.errors import ToolInputError
 
 
 def register(subparsers: Any) -> None:

@@ -25,7 +25,7 @@ from wizard.applicability import (
     nextn_applicable,
     tree_capacity,
 )
-from wizard.cli import ToolInputError
+from wizard.errors import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
 from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
 from wizard.model_info import ModelFacts, ModelReadError, load_model_facts

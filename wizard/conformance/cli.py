@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wizard.cli import ToolInputError
 from wizard.conformance.cases import GPU_KINDS, generate, generate_multinode, generate_wide
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.run import RunnerError, models_root, run_cases
 from wizard.conformance.score import Summary, markdown_report, summarise
 from wizard.conformance.venvs import VenvBuildError, ensure_venv, supported_versions
+from wizard.errors import ToolInputError
 from wizard.profile import atomic_write_text
 
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from wizard.cli import ToolInputError
+from wizard.errors import ToolInputError
 
 
 def _options(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wizard.cli import ToolInputError
+from wizard.errors import ToolInputError
 from wizard.profile import Profile, ProfileError, load_profile, profile_to_toml, save_profile
 from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.parse import parse_command
