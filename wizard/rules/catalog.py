@@ -21,6 +21,7 @@ from wizard.rules.model import (
     Ctx,
     Raises,
     Rule,
+    auto_params,
     gt,
     raises,
 )
@@ -1329,8 +1330,6 @@ AUTO_PARAMS = Rule(
 
 
 def _auto_for_message(ctx: Ctx, a: Args) -> tuple[int, int, int]:
-    from wizard.rules.pipeline import auto_params
-
     return auto_params(ctx, a)
 
 

@@ -146,3 +146,14 @@ class Rule:
 def gt(value: Any, other: int) -> bool:
     """`value > other` that is False for None (SGLang would crash; that crash is its own rule)."""
     return value is not None and value > other
+
+
+def auto_params(ctx: Ctx, a: Args) -> tuple[int, int, int]:
+    """SGLang's `auto_choose_speculative_params`: (steps, topk, draft tokens), from the release."""
+    table = ctx.release.auto_params
+    chosen = table.get("algorithms", {}).get(str(a.get("speculative_algorithm")))
+    if not chosen:
+        chosen = next((params for archs, params in table.get("archs", ()) if ctx.arch in archs),
+                      table.get("default") or (3, 1, 4))
+    steps, topk, draft_tokens = chosen
+    return int(steps), int(topk), int(draft_tokens)
