@@ -232,6 +232,13 @@ def explain_pull(image: str, pull: Mapping[str, Any]) -> str:
     return f"{image} is not on the host and pulling it failed: {why} ({last[-300:]})"
 
 
+async def run_preflight(host: RemoteHost, request: PreflightRequest) -> PreflightReport:
+    """The preflight of a request: inside the image when it has a container, else on the host."""
+    if request.container is not None:
+        return await preflight(host, request.container, request)
+    return await host.preflight(request)
+
+
 async def preflight(host: RemoteHost, profile: Any, request: PreflightRequest) -> PreflightReport:
     """Preflight of a container launch: runtime and image on the host, then the agent's preflight
     inside the image (versions, GPUs, model path as the container sees it, the dry run)."""

@@ -33,6 +33,7 @@ from typing import Any
 from wizard.files import write_text
 from wizard.multinode import IFNAME_VARS, NodeLaunch, format_rendezvous, parse_rendezvous
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
+from wizard.remote.container import launch_spec, run_preflight
 from wizard.remote.records import mask_argv, mask_env, new_run_id, state_dir
 from wizard.remote.session import (
     CrashReport,
@@ -242,7 +243,7 @@ class NodeGroup:
         async def one(rank: int) -> NodePreflight:
             host = self.hosts[rank]
             try:
-                report = await host.preflight(requests[rank])
+                report = await run_preflight(host, requests[rank])
             except RemoteError as exc:
                 return NodePreflight(rank, host.label, None, str(exc))
             result = NodePreflight(rank, host.label, report)
@@ -538,8 +539,6 @@ def launch_requests(launches: Sequence[NodeLaunch], profile_toml: str = "",
     def box(n: NodeLaunch) -> dict[str, Any] | None:
         if profile is None or profile.container is None:
             return None
-        from wizard.remote.container import launch_spec
-
         return launch_spec(profile, n.env, multinode=n.nnodes > 1)
 
     try:
