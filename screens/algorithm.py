@@ -223,7 +223,7 @@ class AlgorithmScreen(WizardScreen):
 
 def _facts_or_none(screen: AlgorithmScreen, path: str) -> Any:
     try:
-        return screen.wizard.facts_for(path)
+        return core.model_facts(path)
     except core.CoreUnavailable:
         raise
     except Exception:

@@ -32,12 +32,21 @@ from screens.keys import KeyGate, install_meta_digits, types_question_mark
 from screens.messages import (
     EditRequested,
     FixRequested,
+    ImportRequested,
     InputRejected,
     ModelFactsRead,
+    NewProfileRequested,
+    OpenRequested,
     ProfileChanged,
     ProfileOpened,
+    ProfileReplaced,
     ProfileSaved,
+    RemoteFactsRead,
+    StepRequested,
+    VersionSwitchRequested,
 )
+from screens.state import WizardState
+from screens.steps import STEPS
 from wizard.history import History
 from wizard.profile_paths import builtin_profiles_dir, list_profiles
 from wizard.rules.report import Report
@@ -48,14 +57,6 @@ if TYPE_CHECKING:
 #: The ready example a new user sees first (incident 1's working set-up).
 EXAMPLE_PROFILE = "qwen3.6-27b-mtp-a6000"
 
-#: Wizard steps in order: mode name -> title shown in the step bar.
-STEPS: dict[str, str] = {
-    "start": "Start",
-    "model": "Model",
-    "algorithm": "Algorithm",
-    "parameters": "Parameters",
-    "review": "Review",
-}
 
 
 def _screen(name: str) -> Screen:
@@ -460,6 +461,35 @@ class WizardApp(App[int]):
         if message.path in (self.profile.model.path, self.profile.speculative.draft_model_path):
             self._update(self.profile)
 
+    @on(RemoteFactsRead)
+    def _on_remote_facts(self, message: RemoteFactsRead) -> None:
+        self.remember_remote_facts(message.path, message.facts)
+
+    @on(ProfileReplaced)
+    def _on_replaced(self, message: ProfileReplaced) -> None:
+        self.set_profile(message.profile, name=message.name, path=message.path)
+
+    @on(StepRequested)
+    def _on_step_requested(self, message: StepRequested) -> None:
+        self.show_step(message.step)
+
+    @on(OpenRequested)
+    def _on_open_requested(self, message: OpenRequested) -> None:
+        step = message.then_step
+        self.open_path(message.path, None if step is None else partial(self.show_step, step))
+
+    @on(NewProfileRequested)
+    def _on_new_requested(self, _message: NewProfileRequested) -> None:
+        self.action_new_profile()
+
+    @on(ImportRequested)
+    def _on_import_requested(self, _message: ImportRequested) -> None:
+        self.action_import_command()
+
+    @on(VersionSwitchRequested)
+    def _on_version_requested(self, message: VersionSwitchRequested) -> None:
+        self.action_switch_version(message.version)
+
     @on(InputRejected)
     def _on_rejected(self, message: InputRejected) -> None:
         for path in message.paths:
@@ -704,6 +734,11 @@ class WizardApp(App[int]):
                 f"Go to {title}", f"Wizard step {title}", lambda n=name: self.show_step(n)
             )
         yield from super().get_system_commands(screen)
+
+
+def _state(app: WizardApp) -> WizardState:
+    """The app is the state the screens read (mypy checks every member of `WizardState`)."""
+    return app
 
 
 class FirstProfile(NamedTuple):

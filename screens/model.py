@@ -17,7 +17,7 @@ from screens import core
 from screens.base import WizardScreen
 from screens.dialogs import DIALOG_CSS
 from screens.forms import FieldInput, OrderedInput
-from screens.messages import EditRequested, ModelFactsRead
+from screens.messages import EditRequested, ModelFactsRead, RemoteFactsRead
 from screens.model_picker import DraftPick, DraftPicker, ModelPathSuggester, ModelPick, ModelPicker
 from screens.widgets.memory import memory_bar
 from wizard.profile import Profile
@@ -347,7 +347,7 @@ class ModelScreen(WizardScreen):
         try:
             host = await self.wizard.connect_host(target, list(profile.ssh.jump) or None)
             facts = await core.read_remote_facts(host, model_path, dict(profile.env))
-            self.wizard.remember_remote_facts(model_path, facts)
+            self.app.post_message(RemoteFactsRead(model_path, facts))
             parts: list[Content | str | tuple[str, str]] = [
                 (f"read on {target}\n", "$text-muted"),
                 model_card(facts),

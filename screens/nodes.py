@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,10 +23,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
+from screens.state import WizardState, state_of
 from wizard.profile import Profile
-
-if TYPE_CHECKING:
-    from screens.app import WizardApp
 
 
 def nodes_text(profile: Profile) -> Content:
@@ -98,9 +96,9 @@ class NodesScreen(Screen[None]):
         self.preflight: list[Any] = []
 
     @property
-    def wizard(self) -> WizardApp:
-        """The app, typed."""
-        return cast("WizardApp", self.app)
+    def wizard(self) -> WizardState:
+        """The app's state, typed (`screens.state`)."""
+        return state_of(self.app)
 
     @property
     def group(self) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -13,9 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static
 
 from screens.launch import outcome_text, stage_text
-
-if TYPE_CHECKING:
-    from screens.app import WizardApp
+from screens.state import WizardState, state_of
 
 
 class RunsScreen(Screen[None]):
@@ -35,9 +33,9 @@ class RunsScreen(Screen[None]):
         self.outcome: str | None = None
 
     @property
-    def wizard(self) -> WizardApp:
-        """The app, typed."""
-        return cast("WizardApp", self.app)
+    def wizard(self) -> WizardState:
+        """The app's state, typed (`screens.state`)."""
+        return state_of(self.app)
 
     def compose(self) -> ComposeResult:
         """Run table, status line, log."""
