@@ -34,9 +34,10 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sglang data and facts", ("wizard.sglang.*", "wizard.secrets", "wizard.gpus",
                                "wizard.nvidia_smi", "wizard.amd_smi", "wizard.model_info",
                                "wizard.example_models")),
-    # The Profile (pydantic) and what turns it to and from SGLang's argv and files.
+    # The Profile (pydantic) and what turns it to and from SGLang's argv and files; the report's
+    # data shapes (Finding, Fix, Report: plain dataclasses) that the multi-node checks write too.
     ("profile", ("wizard.profile", "wizard.sglang.parse", "wizard.sglang.render",
-                 "wizard.container", "wizard.multinode", "wizard.exports")),
+                 "wizard.container", "wizard.multinode", "wizard.exports", "wizard.rules.report")),
     # Facts put together: what each algorithm needs, the memory plan, the Hub reader.
     ("plans", ("wizard.applicability", "wizard.memory", "wizard.hub")),
     # The rule registry and the pure engine, and the report it writes.
