@@ -16,12 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
-from wizard.remote.container import (
-    ImageUnavailableError,
-    image_versions_pulled,
-    launch_spec,
-    run_preflight,
-)
 from wizard.remote.records import (
     RunRecord,
     RunRecords,
@@ -161,6 +155,8 @@ class LaunchPlan:
             profile = profile.model_copy(update={"sglang_version": version})
         masked = masked_profile_toml(profile)
         if profile.container is not None:  # RenderError now, not at launch, for a bad [container]
+            from wizard.remote.container import launch_spec
+
             launch_spec(profile, render_env(profile))
         return cls(
             profile=profile,
@@ -219,6 +215,8 @@ async def for_host_version(host: RemoteHost, plan: LaunchPlan, say: Say) -> Laun
     """The plan rendered for the SGLang version installed on the host (flags were renamed
     between versions), so the dry run and the launch use the spelling that host knows."""
     if plan.in_container:
+        from wizard.remote.container import ImageUnavailableError, image_versions_pulled
+
         try:
             versions, pulled = await image_versions_pulled(host, plan.profile, plan.env, say)
         except RemoteError as exc:  # no runtime, no image: the preflight says which
@@ -382,6 +380,8 @@ async def preflight(
         def say(line: str) -> None:
             unmasked(mask_text(line, secrets))
 
+    from wizard.remote.container import run_preflight
+
     request = preflight_request(plan, dry_run)
     request.on_progress = say  # e.g. a container image being pulled
     report = await run_preflight(host, request)
@@ -437,6 +437,8 @@ async def start(
     reached (so `logs`/`stop`/`runs` and the hints reach it the same way)."""
     box = None
     if plan.in_container:
+        from wizard.remote.container import launch_spec
+
         box = launch_spec(plan.profile, plan.env)
     status = await host.launch(
         LaunchRequest(
