@@ -26,8 +26,10 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
+import wizard.remote as remote
 from screens import core
 from screens.commands import WizardCommands
+from screens.forms import label_for
 from screens.keys import KeyGate, install_meta_digits, types_question_mark
 from screens.messages import (
     EditRequested,
@@ -45,11 +47,14 @@ from screens.messages import (
     StepRequested,
     VersionSwitchRequested,
 )
+from screens.start import StartScreen
 from screens.state import WizardState
 from screens.steps import STEPS
+from wizard.files import write_text
 from wizard.history import History
 from wizard.profile_paths import builtin_profiles_dir, list_profiles
 from wizard.rules.report import Report
+from wizard.secrets import argv_references, mask_text, reference_name
 
 if TYPE_CHECKING:
     from wizard.profile import Profile
@@ -61,8 +66,6 @@ EXAMPLE_PROFILE = "qwen3.6-27b-mtp-a6000"
 
 def _screen(name: str) -> Screen:
     if name == "start":
-        from screens.start import StartScreen
-
         return StartScreen()
     if name == "model":
         from screens.model import ModelScreen
@@ -310,8 +313,6 @@ class WizardApp(App[int]):
         its own. Call from a worker (the trust question waits for an answer). Raises the remote
         errors.
         """
-        import wizard.remote as remote
-
         while True:
             try:
                 return await remote.RemoteHost.connect(
@@ -379,7 +380,6 @@ class WizardApp(App[int]):
         references to a variable (`wizard.profile.protect_secrets`), and the user is told: the
         value is never kept, shown or saved."""
         from wizard.profile import protect_secrets
-        from wizard.secrets import argv_references, reference_name
         from wizard.sglang.render import profile_secret_option_of
 
         protected, moved = protect_secrets(profile)
@@ -446,8 +446,6 @@ class WizardApp(App[int]):
 
     def _remember_edit(self, message: EditRequested) -> None:
         """Keep the profile before this edit for ctrl+z: typing in one field is one step."""
-        from screens.forms import label_for
-
         paths = tuple(message.edits)
         what = ", ".join(label_for(p) for p in paths)
         typed = len(paths) == 1 and any(
@@ -674,9 +672,7 @@ class WizardApp(App[int]):
         """Save an SVG screenshot of the current screen in the exports dir (named in the message):
         only the user can read it (0600), and a literal secret still in the profile (typed but
         not yet turned into a reference) is masked in it."""
-        from wizard.files import write_text
         from wizard.profile import exports_dir, profile_literal_secrets
-        from wizard.secrets import mask_text
 
         folder = exports_dir()
         stem = f"{self.title} {dt.datetime.now().isoformat()}"  # Textual's own naming

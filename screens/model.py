@@ -17,6 +17,7 @@ from screens import core
 from screens.base import WizardScreen
 from screens.dialogs import DIALOG_CSS
 from screens.forms import FieldInput, OrderedInput
+from screens.launch import host_target
 from screens.messages import EditRequested, ModelFactsRead, RemoteFactsRead
 from screens.model_picker import DraftPick, DraftPicker, ModelPathSuggester, ModelPick, ModelPicker
 from screens.widgets.memory import memory_bar
@@ -333,8 +334,6 @@ class ModelScreen(WizardScreen):
     async def action_read_on_host(self, path: str | None = None) -> None:
         """Read the model folder (or a Hub id from the host's HF cache) on the profile's SSH host
         (through `wizard.remote`)."""
-        from screens.launch import host_target
-
         profile = self.wizard.profile
         model_path = path or profile.model.path
         target = host_target(profile, "")
@@ -380,8 +379,6 @@ class ModelScreen(WizardScreen):
         self.app.push_screen(ModelPicker(name, host, lister), self._picked_model)
 
     def _host_lister(self) -> Any:
-        from screens.launch import host_target
-
         profile = self.wizard.profile
         target = host_target(profile, "")
 

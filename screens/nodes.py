@@ -24,14 +24,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
 from screens.state import WizardState, state_of
+from wizard.multinode import dist_init_addr, node_launches
 from wizard.profile import Profile
+from wizard.sglang.errors import RenderError
 
 
 def nodes_text(profile: Profile) -> Content:
     """The node table: rank, target, role, interface, GPUs, then each node's command."""
-    from wizard.multinode import dist_init_addr, node_launches
     from wizard.remote.multinode import command_text
-    from wizard.sglang.errors import RenderError
 
     try:
         launches = node_launches(profile)
@@ -128,7 +128,6 @@ class NodesScreen(Screen[None]):
     def _flow(self) -> Any:
         """The core's flow for this profile (made once); None when the nodes cannot render."""
         from wizard.remote.nodes_flow import NodesFlow, NodesPlan, NodesReach
-        from wizard.sglang.errors import RenderError
 
         if self.flow is None:
             try:

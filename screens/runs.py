@@ -12,8 +12,10 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static
 
+import wizard.remote as remote
 from screens.launch import outcome_text, stage_text
 from screens.state import WizardState, state_of
+from wizard.remote.records import RunRecords
 
 
 class RunsScreen(Screen[None]):
@@ -55,8 +57,6 @@ class RunsScreen(Screen[None]):
 
     def action_reload(self) -> None:
         """Re-read the run records."""
-        from wizard.remote.records import RunRecords
-
         table = self.query_one(DataTable)
         table.clear()
         try:
@@ -98,8 +98,6 @@ class RunsScreen(Screen[None]):
     @work(exclusive=True, group="runs")
     async def action_attach(self) -> None:
         """Connect to the run's host and follow its log from the start (stops at ready or exit)."""
-        import wizard.remote as remote
-
         record = self._selected()
         if record is None:
             return

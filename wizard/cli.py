@@ -12,6 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from wizard import __version__
 from wizard.errors import ToolInputError
 
 # Modules that add subcommands. Each area appends its own module here.
@@ -28,8 +29,6 @@ FAST_COMMANDS: dict[str, str] = {
 
 def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the argument parser with every registered subcommand (or those of `modules`)."""
-    from wizard import __version__
-
     parser = argparse.ArgumentParser(
         prog="sglang-wizard",
         description=(

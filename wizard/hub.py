@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from wizard.applicability import draft_hidden_size, draft_vocab, eagle3_draft_with_eagle
 from wizard.files import write_text
 from wizard.model_info import (
     CONFIG_FILE,
@@ -591,8 +592,6 @@ class DraftCandidate:
 
 def draft_fit(target: ModelFacts, draft: ModelFacts, algorithm: str) -> tuple[str, ...]:
     """Why `draft` cannot serve `target` under `algorithm` (EAGLE/EAGLE3); empty when it fits."""
-    from wizard.applicability import draft_hidden_size, draft_vocab, eagle3_draft_with_eagle
-
     problems: list[str] = []
     if not draft.is_eagle_draft:
         problems.append(f"{draft.architecture or 'unknown architecture'} is not an EAGLE draft head")

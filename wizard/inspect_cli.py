@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard import limits
+from wizard.api import check_argv
 from wizard.applicability import (
     DraftCheck,
     algorithm_options,
@@ -27,8 +28,13 @@ from wizard.applicability import (
 )
 from wizard.errors import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
+from wizard.hub import HubError, is_repo_id, load_hub_facts
 from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
 from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
+from wizard.profile import ProfileError, load_profile
+from wizard.sglang.errors import CommandError
+from wizard.sglang.parse import split_launch
+from wizard.sglang.versions import VersionError, resolve_version
 
 DEFAULT_VERSION = "0.5.11"
 
@@ -95,8 +101,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _load(path: str, what: str, revision: str | None = None) -> ModelFacts:
     """A local folder, or a Hub repo id (ORG/NAME that is not a local path, as SGLang decides)."""
-    from wizard.hub import HubError, is_repo_id, load_hub_facts
-
     try:
         if is_repo_id(path):
             return load_hub_facts(path, revision)
@@ -135,8 +139,6 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "sglang_version": DEFAULT_VERSION,
     }
     if args.profile:
-        from wizard.profile import ProfileError, load_profile
-
         try:
             p = load_profile(args.profile)
         except ProfileError as exc:
@@ -215,11 +217,6 @@ def _plan_from_launch(
     model_path: str | Path, launch: list[str], s: dict[str, Any], args: argparse.Namespace
 ) -> tuple[MemoryPlan | None, list[str]]:
     """The plan `check` makes for MODEL_DIR with these SGLang flags (and what SGLang would refuse)."""
-    from wizard.api import check_argv
-    from wizard.sglang.errors import CommandError
-    from wizard.sglang.parse import split_launch
-    from wizard.sglang.versions import VersionError, resolve_version
-
     given = [f"--{n.replace('_', '-')}" for n in _INSPECT_ONLY if getattr(args, n, None) is not None]
     if given:
         raise ToolInputError(
@@ -297,8 +294,6 @@ def _check_options(args: argparse.Namespace) -> None:
             f"got {args.mem_fraction}"
         )
     if args.sglang_version is not None:
-        from wizard.sglang.versions import VersionError, resolve_version
-
         try:
             resolve_version(args.sglang_version)
         except VersionError as exc:

@@ -28,8 +28,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
+from wizard.conformance.venvs import RUNNER_PATH, ensure_venv
+from wizard.files import write_text
+from wizard.sglang import releases
 from wizard.sglang.fields import SERVER_ARGS_FIELDS
+from wizard.sglang.flags import write_flag_index, write_secret_flags
+from wizard.sglang.releases import parse_version, version_key
 
 ANCHORS_PATH = Path(__file__).with_name("anchors.json")
 RELEASES_DIR = Path(__file__).resolve().parents[1] / "sglang" / "releases" / "data"
@@ -1000,7 +1006,6 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         archs["fa3_default"], arch_where["fa3_default"] = fa3
     for name, loc in sorted(arch_where.items()):
         review.append(f"archs   {name}: {len(archs[name])} from {loc}")
-    from wizard.conformance.coverage import coverage
 
     review.extend(coverage(tree, sites).lines())
     covered = {s["where"] for s in sites.values()}
@@ -1075,8 +1080,6 @@ def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
     _atomic_write(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
     rebuild_index(directory)
     if directory == RELEASES_DIR:  # this process reads the new release from now on
-        from wizard.sglang import releases
-
         releases._index.cache_clear()
         releases.load_release.cache_clear()
     return path
@@ -1084,8 +1087,6 @@ def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
 
 def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> dict[str, Any]:
     """index.json: every release and the .postN aliases whose argument code equals their base's."""
-    from wizard.sglang.releases import parse_version, version_key
-
     entries = {}
     for path in directory.glob("*.json"):
         if path.name in ("index.json", "aliases.json"):
@@ -1112,8 +1113,6 @@ def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> di
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    from wizard.files import write_text
-
     write_text(path, text, mode=0o644)
 
 
@@ -1143,8 +1142,6 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None],
     """The release's flag, env and model-type tables: the committed dumps, else dumped now."""
     import subprocess
 
-    from wizard.conformance.venvs import RUNNER_PATH
-
     tables: list[dict[str, Any]] = []
     for kind in ("flags", "env", "model-types"):
         path = FLAGS_DIR / f"{kind}-{version}.json"
@@ -1156,8 +1153,6 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None],
                 raise RuntimeError(f"--dump-{kind} failed: {proc.stderr.strip()[-500:]}")
             _atomic_write(path, proc.stdout)
             if kind == "flags":
-                from wizard.sglang.flags import write_flag_index, write_secret_flags
-
                 write_flag_index()
                 write_secret_flags()
         tables.append(json.loads(path.read_text(encoding="utf-8")))
@@ -1166,8 +1161,6 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None],
 
 def onboard(version: str, log: Callable[[str], None]) -> tuple[Path, list[str]]:
     """Build the venv, dump the tables, derive and write the release data; the review lines."""
-    from wizard.conformance.venvs import ensure_venv
-
     python = ensure_venv(version, log=log)
     flags, env, model_types = dump_tables(version, python, log)
     data, review = derive_release(version, site_packages(python), flags, env, model_types)
