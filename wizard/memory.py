@@ -32,7 +32,7 @@ from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
 from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
 from wizard.sglang.fields import version_tuple
-from wizard.sglang.releases import default_version
+from wizard.sglang.releases import default_version, release_for
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -156,7 +156,6 @@ def graph_policy(version: str) -> GraphPolicy:
     cached = _POLICIES.get(version)
     if cached is not None:
         return cached
-    from wizard.sglang.releases import release_for
 
     try:
         release = release_for(version)

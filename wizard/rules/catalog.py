@@ -26,6 +26,8 @@ from wizard.rules.model import (
     raises,
 )
 from wizard.rules.report import Fix
+from wizard.sglang.releases import release_for
+from wizard.sglang.versions import parse_env_bool
 
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
 
@@ -1031,7 +1033,6 @@ def _spec_v2_env(ctx: Ctx) -> bool:
     if not ctx.release.reads_spec_v2_env:
         return True
     raw = ctx.env.get("SGLANG_ENABLE_SPEC_V2")
-    from wizard.sglang.versions import parse_env_bool
 
     return parse_env_bool("SGLANG_ENABLE_SPEC_V2", raw, ctx.release.spec_v2_default)[0]
 
@@ -2341,8 +2342,6 @@ ALLOW_LONGER_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
 
 def _longer_context_allowed(ctx: Ctx) -> bool:
-    from wizard.sglang.versions import parse_env_bool
-
     return parse_env_bool(ALLOW_LONGER_CONTEXT, ctx.env.get(ALLOW_LONGER_CONTEXT), False)[0]
 
 
@@ -2679,8 +2678,6 @@ def rule_for_location(version: str, where: str) -> Rule | None:
     Accepts a traceback's path in any prefix form (`.../site-packages/sglang/srt/...`) and a line
     anywhere inside a multi-line statement (within 3 lines after its first line).
     """
-    from wizard.sglang.releases import release_for
-
     release = release_for(version)
     idx = where.find("sglang/")
     if idx < 0:
