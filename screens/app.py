@@ -349,9 +349,6 @@ class WizardApp(App[int]):
         self.checking = False
         try:
             report = core.check_profile(profile, facts=self.remote_facts.get(profile.model.path))
-        except core.CoreUnavailable as exc:
-            self.core_problem = f"Rule engine not available: {exc}"
-            return None
         except Exception as exc:  # the engine must never take the UI down
             self.core_problem = f"Rule engine failed: {type(exc).__name__}: {exc}"
             self.notify(self.core_problem, title="Check failed", severity="error")
@@ -501,9 +498,6 @@ class WizardApp(App[int]):
 
         try:
             profile = core.apply_fix(self.profile, message.fix)
-        except core.CoreUnavailable as exc:
-            self.notify(str(exc), title="Cannot apply the fix", severity="error")
-            return
         except (ValidationError, ValueError, KeyError) as exc:
             self.notify(str(exc), title="Fix not applied", severity="error")
             return

@@ -20,16 +20,6 @@ if TYPE_CHECKING:
     from wizard.rules.report import Fix, Report
 
 
-class CoreUnavailable(Exception):
-    """A core module the screen needs is not installed in this build (the screens catch it
-    around calls into the core; the core now ships whole and is imported by name)."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module = module
-        self.name = name
-        super().__init__(f"{module}.{name} is not available in this build")
-
-
 def check_profile(profile: Profile, facts: Any = None) -> Report:
     """The rule engine's report for a profile (`wizard.api.check_profile`); `facts` read on the host.
 

@@ -297,9 +297,6 @@ class ImportCommandDialog(ModalScreen[None]):
             return
         try:
             result = core.parse_command(text, self.version)
-        except core.CoreUnavailable as exc:
-            error.update(f"Command import is not available: {exc}")
-            return
         except core.command_error_type() as exc:
             flag = getattr(exc, "flag", None)
             message = getattr(exc, "message", str(exc))
@@ -369,9 +366,6 @@ class ExportYamlDialog(ModalScreen[Path | None]):
             return
         try:
             text = core.render_yaml(self.profile)
-        except core.CoreUnavailable as exc:
-            error.update(f"YAML export is not available: {exc}")
-            return
         except Exception as exc:
             error.update(f"Could not render: {type(exc).__name__}: {exc}")
             return

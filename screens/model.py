@@ -83,18 +83,13 @@ def model_card(facts: Any) -> Content:
 
 
 def _is_repo_id(path: str) -> bool:
-    try:
-        return core.is_repo_id(path)
-    except core.CoreUnavailable:
-        return False
+    return core.is_repo_id(path)
 
 
 def build_card(profile: Profile, bar_width: int = 40) -> Content:
     """The model card and, when the GPU is known, the memory plan (errors become text)."""
     try:
         facts = core.model_facts(profile.model.path, profile.model.revision)
-    except core.CoreUnavailable as exc:
-        return Content.styled(f"Model inspection not available: {exc}", "$warning")
     except Exception as exc:  # unreadable folder, bad config.json, Hub errors: shown, never raised
         hub = _is_repo_id(profile.model.path)
         return Content.assemble(
@@ -121,8 +116,6 @@ def build_card(profile: Profile, bar_width: int = 40) -> Content:
             parts += ["\n", ("Draft: ", "bold $warning"), str(exc), "\n"]
     try:
         plan = core.plan_memory(profile, facts, draft)
-    except core.CoreUnavailable as exc:
-        parts += ["\n", (f"Memory plan not available: {exc}", "$warning")]
     except Exception as exc:
         parts += ["\n", ("Memory: ", "bold $warning"), str(exc)]
     else:

@@ -57,8 +57,6 @@ class ReviewScreen(WizardScreen):
             view = self.query_one(selector, CodeView)
             try:
                 view.show(render(profile))
-            except core.CoreUnavailable as exc:
-                view.show_message(f"Not available in this build: {exc}")
             except Exception as exc:  # a renderer problem is shown, never raised
                 message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
                 view.show_message(
