@@ -63,7 +63,6 @@ if TYPE_CHECKING:
 EXAMPLE_PROFILE = "qwen3.6-27b-mtp-a6000"
 
 
-
 def _screen(name: str) -> Screen:
     if name == "start":
         return StartScreen()
