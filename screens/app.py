@@ -50,7 +50,6 @@ from screens.messages import (
 from screens.start import StartScreen
 from screens.state import WizardState
 from screens.steps import STEPS
-from wizard.files import write_text
 from wizard.history import History
 from wizard.profile_paths import builtin_profiles_dir, list_profiles
 from wizard.rules.report import Report
@@ -665,6 +664,7 @@ class WizardApp(App[int]):
         """Save an SVG screenshot of the current screen in the exports dir (named in the message):
         only the user can read it (0600), and a literal secret still in the profile (typed but
         not yet turned into a reference) is masked in it."""
+        from wizard.files import write_text
         from wizard.profile import exports_dir, profile_literal_secrets
 
         folder = exports_dir()

@@ -1,9 +1,10 @@
 """The one door from the screens to the core (`wizard/`), and errors turned into text.
 
-Screens only render and dispatch; the calls into the core that need its engine, the profile
-model, the Hub reader or the command parser go through here. Those core modules are imported
-inside the function that calls them (the lazy imports `tests/test_architecture.py` lists), so the
-first screen paints before pydantic and the rule engine load (`tests/tui/test_startup.py`).
+Screens only render and dispatch; their calls into the core (engine, profile model, Hub reader,
+command parser, renderer, GPU catalog, release list) go through here. Those core modules are
+imported inside the function that calls them (the lazy imports `tests/test_architecture.py`
+lists), so the first screen paints before pydantic and the rule engine load
+(`tests/tui/test_startup.py`) and loads nothing it does not show.
 Nothing here computes a rule, a default or a value SGLang would use.
 """
 
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from wizard.gpus import CUSTOM_PREFIX, UnknownGpuError, by_family, find, lookup, names
-from wizard.sglang.versions import known_versions
 from wizard.verdict import algorithm_choices as verdict_choices
 
 if TYPE_CHECKING:
@@ -72,6 +71,8 @@ def command_error_type() -> type[Exception]:
 
 def supported_versions() -> tuple[str, ...]:
     """SGLang versions checked exactly: every release and its identical `.postN` aliases."""
+    from wizard.sglang.versions import known_versions
+
     return tuple(str(v) for v in known_versions())
 
 
@@ -178,6 +179,8 @@ def plan_memory(profile: Profile, target: Any, draft: Any) -> Any:
 
 def gpu_names() -> list[str]:
     """GPU kinds from the catalog."""
+    from wizard.gpus import names
+
     return list(names())
 
 
@@ -187,6 +190,8 @@ GPU_CUSTOM_CHOICE = "custom:"  # the option that asks for a custom kind
 
 def gpu_label(kind: str) -> str:
     """`H100  79.6 GiB sm90`: a kind (catalog name or custom spec) as the picker shows it."""
+    from wizard.gpus import find
+
     gpu = find(kind)
     if gpu is None:
         return kind
@@ -199,6 +204,8 @@ def gpu_label(kind: str) -> str:
 def gpu_choices() -> list[tuple[str, str]]:
     """The GPU picker's options: the catalog by family (a header per family, then its kinds with
     memory and architecture), and a last option for a custom kind."""
+    from wizard.gpus import by_family
+
     out: list[tuple[str, str]] = []
     for family, kinds in by_family().items():
         out.append((f"── {family} ──", GPU_FAMILY_PREFIX + family))
@@ -210,6 +217,8 @@ def gpu_choices() -> list[tuple[str, str]]:
 def custom_gpu_kind(text: str) -> tuple[str | None, str | None]:
     """What the custom-kind dialog typed -> (the kind's spec, None) or (None, the problem).
     `sm=8.9,mem=48GB` is read as `custom:sm=8.9,mem=48GB`; a catalog name is taken as is."""
+    from wizard.gpus import CUSTOM_PREFIX, UnknownGpuError, lookup
+
     text = text.strip()
     if not text:
         return None, "Type the capability (or gfx arch) and memory, e.g. sm=8.9,mem=48GB."

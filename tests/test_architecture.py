@@ -110,12 +110,14 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
                        "the step bar shows the verdict, and " + _FIRST_SCREEN),
     "screens.app": (
         ("screens.algorithm", "screens.dialogs", "screens.model", "screens.parameters",
-         "screens.review", "screens.runs", "wizard.profile", "wizard.sglang.render"),
+         "screens.review", "screens.runs", "wizard.files", "wizard.profile",
+         "wizard.sglang.render"),
         _FIRST_SCREEN + "; each step and dialog is built when first shown"),
     "screens.start": (("wizard.profile",), _FIRST_SCREEN),
     "screens.core": (
-        ("wizard.api", "wizard.applicability", "wizard.container", "wizard.hub",
-         "wizard.model_info", "wizard.sglang.parse", "wizard.sglang.render"),
+        ("wizard.api", "wizard.applicability", "wizard.container", "wizard.gpus", "wizard.hub",
+         "wizard.model_info", "wizard.sglang.parse", "wizard.sglang.render",
+         "wizard.sglang.versions"),
         "the door to the core loads each piece on first use: " + _FIRST_SCREEN),
     "screens.launch": (("wizard.remote.flow",), _SSH),
     "screens.runs": (("wizard.remote.flow",), _SSH),
