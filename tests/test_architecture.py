@@ -91,6 +91,8 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
                             "only writing the derived indexes (onboarding) needs the atomic writer"),
     # logs / stop / runs
     "wizard.logstages": (("wizard.rules.catalog",), _LOGS),
+    "wizard.nvidia_smi": (("wizard.gpus",), _LOGS),
+    "wizard.remote.session": (("wizard.amd_smi",), _LOGS),
     "wizard.remote": (
         ("wizard.remote.burst", "wizard.remote.connection", "wizard.remote.nodes_flow",
          "wizard.remote.records", "wizard.remote.session", "wizard.remote.watch"),

@@ -18,8 +18,6 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from wizard.gpus import from_host
-
 if TYPE_CHECKING:
     from wizard.gpus import GpuKind
 
@@ -111,6 +109,7 @@ class GpuReport:
         the capability (or gfx arch) and memory the tool printed; None without GPUs."""
         if self.error or not self.gpus:
             return None
+        from wizard.gpus import from_host
 
         first = sorted(self.gpus, key=lambda g: g.index)[0]
         return from_host(first.name, first.memory_total_mib, first.capability, first.gfx_arch)

@@ -20,7 +20,7 @@ from typing import Any
 
 import asyncssh
 
-from wizard import amd_smi, logstages, nvidia_smi
+from wizard import logstages, nvidia_smi
 from wizard.remote.connection import (
     Hop,
     HostKeyPolicy,
@@ -1042,6 +1042,8 @@ def _dry_run_check(
 
 def read_gpu_report(raw: Mapping[str, Any]) -> nvidia_smi.GpuReport:
     """The host's GPUs from the agent's raw tool outputs: nvidia-smi, else amd-smi / rocm-smi."""
+    from wizard import amd_smi
+
     for key in ("amd_smi", "rocm_smi"):
         if isinstance(raw.get(key), Mapping):
             return amd_smi.build_report(dict(raw[key]))
