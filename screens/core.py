@@ -120,8 +120,8 @@ def complete_model_path(text: str) -> list[str]:
 
 
 def draft_candidates(target_name: str, target: Any, algorithm: str) -> list[Any]:
-    """Drafts for a target with their fit (`wizard.hub.draft_candidates`); call from a worker."""
-    from wizard.hub import draft_candidates as candidates
+    """Drafts for a target with their fit (`wizard.choices.draft_candidates`); call from a worker."""
+    from wizard.choices import draft_candidates as candidates
 
     return list(candidates(target_name, target, algorithm))
 
@@ -134,8 +134,8 @@ def hub_settings() -> dict[str, Any]:
 
 
 def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
-    """Algorithms the version offers with availability and reason (`wizard.applicability`)."""
-    from wizard.applicability import algorithm_options as options
+    """Algorithms the version offers with availability and reason (`wizard.choices`)."""
+    from wizard.choices import algorithm_options as options
 
     return list(options(target, draft, version))
 

@@ -34,16 +34,19 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sglang data and facts", ("wizard.sglang.*", "wizard.secrets", "wizard.gpus",
                                "wizard.nvidia_smi", "wizard.amd_smi", "wizard.model_info",
                                "wizard.example_models")),
-    # The Profile (pydantic) and what turns it to and from SGLang's argv and files; the report's
-    # data shapes (Finding, Fix, Report: plain dataclasses) that the multi-node checks write too.
-    ("profile", ("wizard.profile", "wizard.sglang.parse", "wizard.sglang.render",
-                 "wizard.container", "wizard.multinode", "wizard.exports", "wizard.rules.report")),
+    # The Profile (pydantic) and its launch command (render); the report's data shapes (Finding,
+    # Fix, Report: plain dataclasses).
+    ("profile", ("wizard.profile", "wizard.sglang.render", "wizard.rules.report")),
     # Facts put together: what each algorithm needs, the memory plan, the Hub reader.
     ("plans", ("wizard.applicability", "wizard.memory", "wizard.hub")),
     # The rule registry and the pure engine, and the report it writes.
     ("rules", ("wizard.rules.*",)),
+    # A profile as launches: one per node (its checks are registered `Check`s), in a container,
+    # as Slurm / LWS exports; and a pasted command read back into a profile.
+    ("launches", ("wizard.multinode", "wizard.container", "wizard.exports", "wizard.sglang.parse")),
     # The core's public API and what builds on it: check, verdict, log stages, conformance.
-    ("core", ("wizard.api", "wizard.verdict", "wizard.logstages", "wizard.conformance.*")),
+    ("core", ("wizard.api", "wizard.choices", "wizard.verdict", "wizard.logstages",
+              "wizard.conformance.*")),
     # The only async I/O: SSH, launch (one and several nodes), logs, run records.
     ("remote", ("wizard.remote.*",)),
     # Subcommands: argparse wiring and printing, one module per area.
@@ -108,7 +111,7 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
         "every subcommand's parser is built for --help and each other subcommand: SSH loads "
         "when a nodes command runs"),
     # the terminal UI
-    "wizard.verdict": (("wizard.api", "wizard.applicability"),
+    "wizard.verdict": (("wizard.api", "wizard.choices"),
                        "the step bar shows the verdict, and " + _FIRST_SCREEN),
     "screens.app": (
         ("screens.algorithm", "screens.dialogs", "screens.model", "screens.parameters",
@@ -117,7 +120,7 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
         _FIRST_SCREEN + "; each step and dialog is built when first shown"),
     "screens.start": (("wizard.profile",), _FIRST_SCREEN),
     "screens.core": (
-        ("wizard.api", "wizard.applicability", "wizard.container", "wizard.gpus", "wizard.hub",
+        ("wizard.api", "wizard.choices", "wizard.container", "wizard.gpus", "wizard.hub",
          "wizard.model_info", "wizard.sglang.parse", "wizard.sglang.render",
          "wizard.sglang.versions"),
         "the door to the core loads each piece on first use: " + _FIRST_SCREEN),

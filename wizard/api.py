@@ -20,6 +20,13 @@ from wizard.example_models import example_facts
 from wizard.gpus import GpuKind, lookup
 from wizard.limits import MAX_GPUS
 from wizard.model_info import ModelReadError, is_repo_id, load_model_facts, resolve_model_dir
+from wizard.rules.checks import (
+    ARGPARSE,
+    ARGPARSE_CHOICE,
+    CLI_RENAMES,
+    ENV_SECRET_UNSET,
+    EXTRA_ARGS_FIELD,
+)
 from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
 from wizard.rules.model import Ctx
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
@@ -170,15 +177,8 @@ def _unavailable_fields(typed: Mapping[str, Any], version: str) -> list[Finding]
             other = others[0] if others else "another release"
             flag = (spec.flag_for(other) if others else None) or "--" + spec.dest.replace("_", "-")
             out.append(
-                Finding(
-                    rule="R-CLI-RENAMES",
-                    severity="error",
-                    title="Flag not available in this SGLang version",
-                    message=f"unrecognized arguments: {flag} (only in SGLang {other})",
-                    explanation=(
-                        "SGLang's argparse parser rejects flags it does not declare; this flag was added, "
-                        "renamed or removed between releases (read from each release's flag table)."
-                    ),
+                CLI_RENAMES.finding(
+                    f"unrecognized arguments: {flag} (only in SGLang {other})",
                     fields=(spec.path,),
                     sglang=SglangRaise(
                         "argparse",
@@ -210,15 +210,9 @@ def _argparse_finding(exc: Any) -> Finding:
     sglang_error = getattr(exc, "sglang_error", None)
     message = sglang_error.message if sglang_error is not None else str(exc)
     suggestion = getattr(exc, "suggestion", None)
-    return Finding(
-        rule="R-ARGPARSE",
-        severity="error",
-        title="SGLang's parser refuses the command",
-        message=message + (f" ({suggestion})" if suggestion else ""),
-        explanation="SGLang's argparse parser exits with code 2 before anything else runs.",
-        fields=("extra_args",),
+    return ARGPARSE.finding(
+        message + (f" ({suggestion})" if suggestion else ""),
         sglang=SglangRaise("argparse", "SystemExit", None, False, f"error: {message}"),
-        fixes=(),
         order=-1,
     )
 
@@ -254,21 +248,13 @@ def _extra_field_findings(
                     0, Fix(f"Move {' '.join(pieces)} into its field", {spec.path: value, "extra_args": rest})
                 )
         out.append(
-            Finding(
-                rule="R-EXTRA-ARGS-FIELD",
-                severity="error",
+            EXTRA_ARGS_FIELD.finding(
+                f"extra args set {match.option}, which the profile field {spec.path} holds; "
+                "the command cannot carry both: set the field instead",
                 title=f"Extra args set {match.option}, which has its own field",
-                message=(
-                    f"extra args set {match.option}, which the profile field {spec.path} holds; "
-                    "the command cannot carry both: set the field instead"
-                ),
-                explanation=(
-                    "A flag given twice is ambiguous (argparse keeps the last one), so the wizard "
-                    "writes each field's flag once, from the field."
-                ),
                 fields=("extra_args", spec.path),
                 sglang=SglangRaise("wizard", None, None, False, ""),
-                fixes=tuple(fixes),
+                fixes=fixes,
                 order=-1,
             )
         )
@@ -280,21 +266,13 @@ def _unset_secret_findings(profile: Profile) -> list[Finding]:
     is not set here (R-ENV-SECRET-UNSET): the launch reads them from this environment."""
     from wizard.sglang.render import profile_secret_option_of
 
-    why = ("Profiles never hold a secret's value; the launch reads it from the environment "
-           "of the wizard at launch time.")
+    unset = SglangRaise("wizard", None, None, False, "")
     out = [
-        Finding(
-            rule="R-ENV-SECRET-UNSET",
-            severity="warning",
+        ENV_SECRET_UNSET.finding(
+            f"the launch reads ${name} from this environment, and it is not set here: the "
+            f"server would start without it (export {name} before launching)",
             title=f"${name} is not set here",
-            message=(
-                f"the launch reads ${name} from this environment, and it is not set here: the "
-                f"server would start without it (export {name} before launching)"
-            ),
-            explanation=why,
-            fields=("env",),
-            sglang=SglangRaise("wizard", None, None, False, ""),
-            fixes=(),
+            sglang=unset,
             order=10**6,
         )
         for name in unset_references(profile.env)
@@ -303,18 +281,13 @@ def _unset_secret_findings(profile: Profile) -> list[Finding]:
     for option, name in refs:
         if name in os.environ:
             continue
-        out.append(Finding(
-            rule="R-ENV-SECRET-UNSET",
-            severity="warning",
+        out.append(ENV_SECRET_UNSET.finding(
+            f"{option} reads ${name} from this environment, and it is not set here: the "
+            f"launch refuses to start the server without it (export {name}=... first)",
             title=f"${name} is not set here",
-            message=(
-                f"{option} reads ${name} from this environment, and it is not set here: the "
-                f"launch refuses to start the server without it (export {name}=... first)"
-            ),
-            explanation=why + f" SGLang reads {option} only from its command line.",
+            explanation=ENV_SECRET_UNSET.why + f" SGLang reads {option} only from its command line.",
             fields=("extra_args",),
-            sglang=SglangRaise("wizard", None, None, False, ""),
-            fixes=(),
+            sglang=unset,
             order=10**6,
         ))
     return out
@@ -351,15 +324,12 @@ def _choice_findings(profile: Profile, version: str) -> list[Finding]:
         fixes = [Fix(f"Use {same[0]}", {path: same[0]})] if same else []
         fixes.append(Fix("Let SGLang choose", {path: None}))
         out.append(
-            Finding(
-                rule="R-ARGPARSE-CHOICE",
-                severity="error",
+            ARGPARSE_CHOICE.finding(
+                message,
                 title=f"{flag} takes one of SGLang's choices",
-                message=message,
-                explanation="SGLang's argparse parser only accepts the listed values and exits with code 2.",
                 fields=(path,),
                 sglang=SglangRaise("argparse", "SystemExit", None, False, f"error: {message}"),
-                fixes=tuple(fixes),
+                fixes=fixes,
                 order=-1,
             )
         )
@@ -421,6 +391,43 @@ def check_typed(
         gpu_free_gib=gpu_free_gib,
     )
     return evaluate(ctx)
+
+
+#: The engine's rules about a speculative algorithm and its draft: what `inspect` and the Hub's
+#: draft search show beside the model facts.
+DRAFT_RULES = frozenset({
+    "R-NEXTN-NO-MTP",
+    "R-DRAFT-MISSING",
+    "R-EAGLE3-DRAFT-WITH-EAGLE",
+    "R-DRAFT-HIDDEN-SIZE",
+    "R-DRAFT-VOCAB",
+    "R-TREE-CAPACITY",
+})
+
+
+def draft_findings(
+    target: ModelFacts,
+    draft: ModelFacts | None,
+    *,
+    algorithm: str,
+    sglang_version: str,
+    draft_path: str | None = None,
+    num_steps: int | None = None,
+    topk: int | None = None,
+    num_draft_tokens: int | None = None,
+) -> list[Finding]:
+    """The rule engine's findings about `algorithm` with this target and draft (`DRAFT_RULES`),
+    from the same check a profile gets (the facts are given, no path is read)."""
+    typed: dict[str, Any] = {"model_path": target.source, "speculative_algorithm": algorithm}
+    if draft is not None:
+        typed["speculative_draft_model_path"] = draft_path or draft.source
+    for name, value in (("speculative_num_steps", num_steps), ("speculative_eagle_topk", topk),
+                        ("speculative_num_draft_tokens", num_draft_tokens)):
+        if value is not None:
+            typed[name] = value
+    report = check_typed(typed, sglang_version=sglang_version, paths_local=False, facts=target,
+                         draft_facts=draft, fetch=False)
+    return [f for f in report.findings if f.rule in DRAFT_RULES]
 
 
 def check_profile(
@@ -640,7 +647,9 @@ def validate_case(case: Any) -> Case:
     if version is None:
         version = default_version()
     if not isinstance(version, str):
-        raise CaseError(f'"sglang_version": expected a string like "0.5.11", got {_json_kind(version)}')
+        raise CaseError(
+            f'"sglang_version": expected a string like "{default_version()}", got {_json_kind(version)}'
+        )
     try:
         resolve_version(version)
     except ValueError as exc:

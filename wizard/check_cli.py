@@ -25,7 +25,7 @@ exit codes: 0 SGLang would start it (adjustments allowed), 1 SGLang would refuse
 
 examples:
   sglang-wizard check profiles/qwen3.6-27b-mtp-a6000.toml
-  sglang-wizard check --sglang-version 0.5.11 --gpu A6000 -- \\
+  sglang-wizard check --sglang-version {default} --gpu A6000 -- \\
       SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server --model-path /m/Qwen3.6-27B \\
       --speculative-algorithm NEXTN --speculative-num-draft-tokens 1
   sglang-wizard check --gpu A6000 --gpus 2 -- --model-path Qwen/Qwen3.6-27B --tp 2 \
@@ -43,7 +43,7 @@ def register(sub: Any) -> None:
         help="check a profile or a launch command against SGLang's rules",
         description="Check a TOML profile or a pasted launch command against SGLang's own argument rules: "
         "findings in the order SGLang hits them, and the values SGLang will really use.",
-        epilog=EPILOG,
+        epilog=EPILOG.format(default=default_version()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -52,7 +52,9 @@ def register(sub: Any) -> None:
         metavar="PROFILE.toml | -- COMMAND",
         help="a profile TOML file, or after `--` a launch command (env prefix allowed) or just its flags",
     )
-    p.add_argument("--sglang-version", help="SGLang version (default: the profile's, else 0.5.11)")
+    p.add_argument(
+        "--sglang-version", help=f"SGLang version (default: the profile's, else {default_version()})"
+    )
     p.add_argument(
         "--gpu",
         metavar="KIND",

@@ -15,28 +15,21 @@ from pathlib import Path
 from typing import Any
 
 from wizard import limits
-from wizard.api import check_argv
-from wizard.applicability import (
-    DraftCheck,
-    algorithm_options,
-    draft_hidden_size,
-    draft_missing,
-    draft_vocab,
-    eagle3_draft_with_eagle,
-    nextn_applicable,
-    tree_capacity,
-)
+from wizard.api import check_argv, draft_findings
+from wizard.choices import algorithm_options
 from wizard.errors import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
 from wizard.hub import HubError, is_repo_id, load_hub_facts
 from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
 from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
 from wizard.profile import ProfileError, load_profile
+from wizard.rules.report import Finding
 from wizard.sglang.errors import CommandError
 from wizard.sglang.parse import split_launch
+from wizard.sglang.releases import default_version
 from wizard.sglang.versions import VersionError, resolve_version
 
-DEFAULT_VERSION = "0.5.11"
+DEFAULT_VERSION = default_version()
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -252,21 +245,22 @@ def _plan_from_launch(
 
 def _draft_checks(
     target: ModelFacts, draft: ModelFacts | None, s: dict[str, Any]
-) -> list[DraftCheck]:
+) -> list[Finding]:
+    """The rule engine's findings about the algorithm and its draft (`api.draft_findings`)."""
     algo = (s["algorithm"] or "").upper() or None
     if algo is None:
         return []
-    version = s["sglang_version"]
-    checks = [
-        draft_missing(target, algo, s["draft"] is not None, version),
-        eagle3_draft_with_eagle(algo, draft),
-        draft_hidden_size(target, draft, algo),
-        draft_vocab(target, draft, algo),
-        tree_capacity(s["num_steps"], s["topk"], s["num_draft_tokens"]),
-    ]
-    if algo == "NEXTN":
-        checks.insert(0, nextn_applicable(target, version))
-    return [c for c in checks if not c.ok]
+    return draft_findings(
+        target, draft, algorithm=algo, sglang_version=s["sglang_version"], draft_path=s["draft"],
+        num_steps=s["num_steps"], topk=s["topk"], num_draft_tokens=s["num_draft_tokens"],
+    )
+
+
+def _check_json(finding: Finding) -> dict[str, Any]:
+    """A draft finding in `inspect --json` (`check_id` is the rule's id)."""
+    return {"check_id": finding.rule, "ok": False, "severity": finding.severity,
+            "message": finding.message,
+            "fix": finding.fixes[0].label if finding.fixes else None}
 
 
 # Integer options and their sane range (wizard.limits): outside it, exit 2 naming the option.
@@ -352,7 +346,7 @@ def run_inspect(args: argparse.Namespace) -> int:
                     "draft": None if draft is None else draft.to_json(),
                     "sglang_version": s["sglang_version"],
                     "algorithms": [o.__dict__ for o in options],
-                    "draft_checks": [c.__dict__ for c in checks],
+                    "draft_checks": [_check_json(c) for c in checks],
                     "memory": None if plan is None else plan.to_json(),
                     "launch_errors": launch_errors,
                 },
@@ -370,7 +364,8 @@ def run_inspect(args: argparse.Namespace) -> int:
             mark = "yes" if o.available else "no "
             print(f"  {mark} {o.name:<10} {o.reason}")
         for c in checks:
-            print(f"  {c.severity}: {c.message}" + (f" (fix: {c.fix})" if c.fix else ""))
+            fix = c.fixes[0].label if c.fixes else None
+            print(f"  {c.severity}: {c.rule}: {c.message}" + (f" (fix: {fix})" if fix else ""))
         if plan is not None:
             print()
             print(render_plan(plan))

@@ -24,15 +24,21 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from wizard import limits
 from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
 from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
-from wizard.sglang.fields import version_tuple
-from wizard.sglang.releases import default_version, release_for
+from wizard.sglang.releases import (
+    Release,
+    VersionError,
+    default_version,
+    load_release,
+    release_for,
+    release_names,
+)
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -98,32 +104,30 @@ class Accounting:
     spec_reserve_mib: int  # the mem-fraction heuristic's speculative term (STANDALONE: 6 GiB)
     draft_in_static_pool: bool  # draft weights are loaded before the KV cache is sized
     nsa_scaled_cell: bool  # the token count uses the fp8 NSA layout (scales + bf16 rope)
-    small_card_chunked: int = 2048  # default chunked prefill on 20-35 GiB cards
-    small_card_graph_bs: tuple[int, int] = (24, 80)  # default cuda_graph_max_bs there (tp<4, tp>=4)
+    small_card_chunked: int  # default chunked prefill on 20-35 GiB cards
+    small_card_graph_bs: tuple[int, int]  # default cuda_graph_max_bs there (tp<4, tp>=4)
 
 
-# (first release, accounting): 0.5.5-0.5.9 add 2 GiB for a draft, 0.5.10-0.5.13 4 GiB;
-# 0.5.14 dropped the term and counts the draft weights in the static pool
-# (`_profile_available_bytes`: "draft weights are now counted"); 0.5.17 sizes NSA tokens with
-# `calculate_mla_kv_cache_dim` (pool_configurator._compute_cell_size); 0.5.20 raised the 20-35 GiB
-# card defaults to chunked prefill 4096 and CUDA-graph batch 48 / 160 (`memory_hook`).
-_ACCOUNTING: tuple[tuple[tuple[int, ...], Accounting], ...] = (
-    ((0, 0, 0), Accounting(2048, False, False)),
-    ((0, 5, 10), Accounting(4096, False, False)),
-    ((0, 5, 14), Accounting(0, True, False)),
-    ((0, 5, 17), Accounting(0, True, True)),
-    ((0, 5, 20), Accounting(0, True, True, 4096, (48, 160))),
-)
+def _release(version: str) -> Release:
+    """The release data checking `version` (the newest for text that is no version)."""
+    try:
+        return release_for(version)
+    except VersionError:
+        return load_release(release_names()[-1])
 
 
 def accounting(version: str) -> Accounting:
-    """The memory accounting of one SGLang release (the newest entry at or below it)."""
-    key = version_tuple(version) or (9, 9, 9)
-    chosen = _ACCOUNTING[0][1]
-    for first, acc in _ACCOUNTING:
-        if key >= first:
-            chosen = acc
-    return chosen
+    """The memory accounting of one SGLang release: the traits `conformance add-release` reads
+    from its source (`onboard.memory_accounting_traits`)."""
+    traits = _release(version).behaviour
+    graph_bs = traits.small_card_graph_max_bs
+    return Accounting(
+        spec_reserve_mib=traits.spec_reserve_mib,
+        draft_in_static_pool=traits.draft_in_static_pool,
+        nsa_scaled_cell=traits.nsa_scaled_cell,
+        small_card_chunked=traits.chunked_prefill_24gb,
+        small_card_graph_bs=(graph_bs[0], graph_bs[1]),
+    )
 
 
 @dataclass(frozen=True)
@@ -162,20 +166,17 @@ def graph_policy(version: str) -> GraphPolicy:
     except (ValueError, KeyError, OSError):
         policy = _FALLBACK_POLICY
     else:
-        traits = release.traits
-        if "prefill_graph_default" not in traits:
-            policy = replace(_FALLBACK_POLICY, release=release.name)
-        else:
-            policy = GraphPolicy(
-                str(traits["prefill_graph_default"]),
-                frozenset(traits.get("prefill_graph_off_when", ())),
-                int(traits.get("prefill_graph_mla_reserve_mib", 0)),
-                bool(traits.get("graph_reserve_by_role", False)),
-                int(traits.get("breakable_deepep_reserve_mib", 0)),
-                release.name,
-                bool(traits.get("vlm_adjust_skips_decode", False)),
-                bool(traits.get("prefill_graph_off_on_hip", False)),
-            )
+        traits = release.behaviour
+        policy = GraphPolicy(
+            traits.prefill_graph_default,
+            frozenset(traits.prefill_graph_off_when),
+            traits.prefill_graph_mla_reserve_mib,
+            traits.graph_reserve_by_role,
+            traits.breakable_deepep_reserve_mib,
+            release.name,
+            traits.vlm_adjust_skips_decode,
+            traits.prefill_graph_off_on_hip,
+        )
     _POLICIES[version] = policy
     return policy
 
@@ -614,7 +615,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     if running is None and algo is not None:
         running = SPEC_DEFAULT_MAX_RUNNING_REQUESTS
     draft_tokens = effective_draft_tokens(
-        algo, num_steps, topk, num_draft_tokens, target.architecture
+        algo, num_steps, topk, num_draft_tokens, target.architecture, sglang_version
     )
     if algo is not None and draft_tokens != num_draft_tokens:
         assumptions.append(f"draft tokens: SGLang will use {draft_tokens}")
@@ -720,7 +721,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     stage_full = math.ceil(full_layers / pp)
     sliding = target.sliding_window_layers if target.sliding_window_layers < target.num_layers else 0
     swa_ratio = SWA_FULL_TOKENS_RATIO if swa_full_tokens_ratio is None else swa_full_tokens_ratio
-    if sliding and target.architecture in _HYBRID_SWA_ARCHS:
+    if sliding and hybrid_swa_model(target.architecture, sglang_version):
         stage_swa = math.ceil(sliding / pp)
         stage_full = max(stage_full - stage_swa, 0)
     else:
@@ -973,18 +974,17 @@ def _bare_plan(inputs: MemoryInputs) -> MemoryPlan:
     return cached
 
 
-# Architectures SGLang runs with a hybrid sliding-window KV pool (0.5.11
-# `configs/model_config.is_hybrid_swa_model`).
-_HYBRID_SWA_ARCHS = frozenset(
-    {
-        "Llama4ForConditionalGeneration",
-        "GptOssForCausalLM",
-        "MiMoV2FlashForCausalLM",
-        "Step3p5ForCausalLM",
-        "Gemma4ForCausalLM",
-        "Gemma4ForConditionalGeneration",
-    }
-)
+def hybrid_swa_model(architecture: str | None, version: str) -> bool:
+    """SGLang runs a model that has sliding-window layers with a hybrid SWA KV pool: the
+    release's `hybrid_swa` list (`is_hybrid_swa_model`), or every architecture but Llama 4 where
+    its model runner decides by the sliding window alone (`hybrid_swa_rule`, release data)."""
+    release = _release(version)
+    rule = release.behaviour.hybrid_swa_rule
+    if rule == "list":
+        return architecture in release.arch_set("hybrid_swa")
+    if rule == "sliding_window":
+        return architecture is not None and "Llama4" not in architecture
+    return False
 
 
 def _max_running_requests(

@@ -15,7 +15,17 @@ from dataclasses import dataclass, field
 
 from wizard.profile import NodeEntry, Profile
 from wizard.rendezvous import RendezvousError, format_rendezvous, parse_rendezvous
-from wizard.rules.report import Finding, Fix, Severity, SglangRaise
+from wizard.rules.checks import (
+    NODE_GPUS_SPARE,
+    NODES_COUNT,
+    NODES_DUPLICATE,
+    NODES_EXTRA_ARGS,
+    NODES_GPU_KIND,
+    NODES_IFNAME,
+)
+from wizard.rules.model import Check
+from wizard.rules.multinode import NODE_GPUS
+from wizard.rules.report import Finding, Fix, SglangRaise
 from wizard.sglang.errors import RenderError
 from wizard.sglang.render import LAUNCH_MODULE, render_argv, shell_env, shell_words
 
@@ -193,12 +203,8 @@ def render_all_nodes(profile: Profile, version: str | None = None, multiline: bo
 # --------------------------------------------------------------------- checks SGLang does not make
 
 
-def _finding(rule: str, severity: Severity, title: str, message: str, why: str,
-             fields: tuple[str, ...], fixes: tuple[Fix, ...] = ()) -> Finding:
-    return Finding(rule=rule, severity=severity, title=title, message=message,
-                   explanation=why, fields=fields,
-                   sglang=SglangRaise("wizard", None, None, False, message), fixes=fixes,
-                   order=10_000)
+def _finding(check: Check, message: str, fixes: tuple[Fix, ...] = ()) -> Finding:
+    return check.finding(message, fixes=fixes, order=10_000)
 
 
 def node_findings(profile: Profile) -> list[Finding]:
@@ -210,30 +216,24 @@ def node_findings(profile: Profile) -> list[Finding]:
     nnodes = profile.parallel.nnodes
     if hosts and len(hosts) != nnodes:
         out.append(_finding(
-            "R-NODES-COUNT", "error", "The node list and --nnodes differ",
+            NODES_COUNT,
             f"nodes.hosts lists {len(hosts)} node(s) but parallel.nnodes is {nnodes}",
-            "Each listed host runs one node rank; SGLang waits until all nnodes ranks joined.",
-            ("parallel.nnodes", "nodes.hosts"),
             (Fix(f"nnodes {len(hosts)}", {"parallel.nnodes": len(hosts)}),),
         ))
     clash = _node_flags_in_extra(profile)
     if clash:
         out.append(_finding(
-            "R-NODES-EXTRA-ARGS", "error", "Per-node flags in extra_args",
+            NODES_EXTRA_ARGS,
             f"extra_args sets {', '.join(clash)}: the wizard writes --nnodes, --node-rank and "
             "--dist-init-addr for each node itself",
-            "The same extra_args go to every node, so a fixed node rank would start two rank-0s.",
-            ("extra_args",),
         ))
     seen: dict[tuple[str, str | None, int | None], int] = {}
     for rank, node in enumerate(hosts):
         key = (node.host, node.user, node.port)
         if key in seen:
             out.append(_finding(
-                "R-NODES-DUPLICATE", "error", "The same host twice",
+                NODES_DUPLICATE,
                 f"node {rank} ({node.host}) is the same SSH target as node {seen[key]}",
-                "Two ranks on one host would share its GPUs from GPU 0.",
-                ("nodes.hosts",),
             ))
         seen.setdefault(key, rank)
     total = profile.parallel.tp * profile.parallel.pp
@@ -241,34 +241,32 @@ def node_findings(profile: Profile) -> list[Finding]:
     kinds = {node.gpu_kind or profile.gpu.kind for node in hosts} - {None}
     if len(kinds) > 1:
         out.append(_finding(
-            "R-NODES-GPU-KIND", "warning", "Different GPU kinds on the nodes",
+            NODES_GPU_KIND,
             f"the nodes have {', '.join(sorted(str(k) for k in kinds))}: SGLang picks its defaults "
             "per node, so the nodes may disagree (attention backend, page size)",
-            "One tensor-parallel group needs the same kernels on every GPU.",
-            ("nodes.hosts",),
         ))
     for rank, node in enumerate(hosts):
         count = node.gpu_count or profile.gpu.count
         if per_node is not None and count is not None and count != per_node and node.gpu_count:
-            severity: Severity = "error" if count < per_node else "info"
-            out.append(_finding(
-                "R-NODE-GPUS", severity, "GPUs per node: tp * pp / nnodes",
-                f"node {rank} ({node.host}) has {count} GPUs; each node runs {per_node} "
-                f"(tp {profile.parallel.tp} * pp {profile.parallel.pp} / {nnodes} nodes)",
-                "Each node starts tp * pp / nnodes workers on its own GPUs.",
-                ("nodes.hosts", "parallel.tp"),
+            message = (f"node {rank} ({node.host}) has {count} GPUs; each node runs {per_node} "
+                       f"(tp {profile.parallel.tp} * pp {profile.parallel.pp} / {nnodes} nodes)")
+            if count > per_node:
+                out.append(_finding(NODE_GPUS_SPARE, message))
+                continue
+            out.append(Finding(
+                rule=NODE_GPUS.id, severity=NODE_GPUS.severity, title=NODE_GPUS.title,
+                message=message, explanation=NODE_GPUS.why, fields=("nodes.hosts", "parallel.tp"),
+                sglang=SglangRaise(NODE_GPUS.sglang.stage, None, None, False, message),
+                order=10_000,
             ))
     has_ifname = profile.nodes.interface or any(n.interface for n in hosts) or any(
         v in profile.env for v in IFNAME_VARS)
     if nnodes > 1 and not has_ifname:
         out.append(_finding(
-            "R-NODES-IFNAME", "info", "Network interface for NCCL and Gloo",
+            NODES_IFNAME,
             "no nodes.interface: on hosts with several network interfaces NCCL and Gloo may pick "
             "one the other nodes cannot reach (the launch then hangs at init); preflight lists "
             "each host's interfaces",
-            "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME pin the interface of the rendezvous and "
-            "the collectives; nodes.interface sets both on every node.",
-            ("nodes.interface",),
         ))
     return out
 

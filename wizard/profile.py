@@ -65,10 +65,12 @@ from wizard.secrets import (
 from wizard.sglang.errors import FlagDataError
 from wizard.sglang.fields import BY_DEST
 from wizard.sglang.flags import load_table, secret_option_of
+from wizard.sglang.releases import default_version
 from wizard.sglang.versions import VersionError, parse_version
 
 SCHEMA_VERSION = 1
-DEFAULT_SGLANG_VERSION = "0.5.11"
+# The version a new profile gets: the release data's default (`wizard/sglang/releases/data/index.json`).
+DEFAULT_SGLANG_VERSION = default_version()
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 # Sane ranges (wizard.limits): far above any machine, low enough that no plan, loop or node list
@@ -187,7 +189,7 @@ class ParallelSection(_Section):
     dp: ParallelSize = 1
     pp: ParallelSize = 1
     enable_dp_attention: StrictBool = False
-    attn_dp_size: ParallelSize | None = Field(default=None, description="0.5.23: --attn-dp-size")
+    attn_dp_size: ParallelSize | None = Field(default=None, description="--attn-dp-size, in the releases that have it")
     ep: ParallelSize | None = None
     nnodes: NodeCount = 1
 
@@ -227,7 +229,7 @@ class HybridSection(_Section):
     cache_strategy: Literal["auto", "no_buffer", "extra_buffer", "extra_buffer_lazy"] | None = (
         Field(
             default=None,
-            description="0.5.11 --mamba-scheduler-strategy, 0.5.23 --mamba-radix-cache-strategy",
+            description="--mamba-scheduler-strategy, or --mamba-radix-cache-strategy where renamed",
         )
     )
     track_interval: TokenInt | None = None
@@ -414,7 +416,7 @@ class ContainerSection(_Section):
         default="docker",
         description="docker or podman on an SSH host; apptainer or enroot (Pyxis) for Slurm",
     )
-    image: NonEmptyStr = Field(description="e.g. lmsysorg/sglang:v0.5.11-cu129")
+    image: NonEmptyStr = Field(description=f"e.g. lmsysorg/sglang:v{DEFAULT_SGLANG_VERSION}-cu129")
     python: NonEmptyStr = Field(default="python3", description="the python inside the image")
     gpus: Literal["auto", "nvidia", "amd", "none"] = Field(
         default="auto",
@@ -494,7 +496,7 @@ class Profile(_Section):
         # the shape here, and whatever `resolve_version` (check, command, launch) can read
         if not _VERSION.fullmatch(value) or not _readable_version(value):
             raise _NotAllowed(
-                f"{value!r} is not a version number", 'a version like "0.5.11" or "0.5.23"'
+                f"{value!r} is not a version number", f'a version like "{DEFAULT_SGLANG_VERSION}"'
             )
         return value
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from stand_in_hub import StandInHub
 
+from wizard.choices import draft_candidates
 from wizard.hub import (
     HubError,
     HubSettings,
     cached_models,
-    draft_candidates,
     load_hub_facts,
     search_models,
 )
@@ -72,7 +72,7 @@ def test_eagle3_drafts_for_qwen3_8b_with_fit(hub: StandInHub) -> None:
     assert found["AngelSlim/Qwen3-8B_eagle3"].fits and found["Tengyunw/qwen3_8b_eagle3"].fits
     assert found["AngelSlim/Qwen3-8B_eagle3"].kind == "EAGLE3"
     wide = found["other/Qwen3-8B-eagle3-wide"]
-    assert not wide.fits and "target_hidden_size 5120" in wide.problems[0]
+    assert not wide.fits and "expects hidden size 5120" in wide.problems[0]
     eagle2 = found["someone/Qwen3-8B-EAGLE"]
     assert not eagle2.fits and eagle2.kind == "EAGLE"
     assert "algorithm is EAGLE3" in " ".join(eagle2.problems)

@@ -291,7 +291,7 @@ def test_inspect_profile_and_draft_by_hub_id(
     data = _inspect_json(capsys, "--profile", str(profile))
     assert data["model"]["source"].startswith("Qwen/Qwen3-8B @ ")
     assert data["draft"]["source"].startswith("other/Qwen3-8B-eagle3-wide @ ")
-    assert [c["check_id"] for c in data["draft_checks"]] == ["draft-hidden-size"]
+    assert [c["check_id"] for c in data["draft_checks"]] == ["R-DRAFT-HIDDEN-SIZE"]
 
 
 def test_the_suite_never_reaches_the_real_hub() -> None:

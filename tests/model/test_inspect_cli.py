@@ -82,7 +82,7 @@ def test_draft_checks_printed(tmp_path: Path, capsys) -> None:
     )
     assert code == 0
     checks = json.loads(out)["draft_checks"]
-    assert [c["check_id"] for c in checks] == ["eagle3-draft-algo"]
+    assert [c["check_id"] for c in checks] == ["R-EAGLE3-DRAFT-WITH-EAGLE"]
 
 
 @pytest.mark.parametrize(

@@ -70,7 +70,7 @@ def test_incident1_try3_refused_on_0_5_23_with_the_new_spelling() -> None:
         "unrecognized arguments: --mamba-scheduler-strategy extra_buffer"
     )
     assert "--mamba-radix-cache-strategy" in (err.suggestion or "")
-    assert "0.5.11" in (err.suggestion or "")
+    assert "renamed in SGLang 0.5.14" in (err.suggestion or "")
 
 
 INCIDENT1_BASE = (

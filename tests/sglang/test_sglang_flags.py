@@ -70,10 +70,10 @@ def test_ambiguous_prefix_is_sglangs_error() -> None:
 
 def test_unknown_flag_of_the_other_version_names_it() -> None:
     err = unknown_flag_error("--mamba-radix-cache-strategy", load_table("0.5.11"))
-    assert "0.5.23" in str(err) and "--mamba-scheduler-strategy" in (err.suggestion or "")
+    assert "0.5.14 spelling" in str(err) and "--mamba-scheduler-strategy" in (err.suggestion or "")
     err = unknown_flag_error("--mamba-scheduler-strategy", load_table("0.5.23"))
     assert "--mamba-radix-cache-strategy" in (err.suggestion or "")
-    assert "0.5.11" in (err.suggestion or "")
+    assert "renamed in SGLang 0.5.14 (the old name is gone from 0.5.20)" in (err.suggestion or "")
     err = unknown_flag_error("--speculative-skip-dp-mlp-sync", load_table("0.5.23"))
     assert "removed" in (err.suggestion or "")
     err = unknown_flag_error("--speculative-dflash-draft-window-size", load_table("0.5.23"))
@@ -88,6 +88,22 @@ def test_rename_for_is_version_aware() -> None:
     assert "--mamba-scheduler-strategy" in (
         rename_for("--mamba-radix-cache-strategy", "0.5.11") or ""
     )
+
+
+def test_renames_name_the_release_the_flag_tables_show() -> None:
+    """The release of a rename is read from the flag tables, not written beside the flag."""
+    assert rename_for("--mamba-radix-cache-strategy", "0.5.13") == (
+        "--mamba-radix-cache-strategy is the SGLang 0.5.14 spelling; "
+        "in 0.5.13 use --mamba-scheduler-strategy"
+    )
+    assert "deprecated since SGLang 0.5.14" in (
+        rename_for("--mamba-scheduler-strategy", "0.5.15") or "")
+    assert "deprecated since SGLang 0.5.22" in (rename_for("--enable-dp-attention", "0.5.23") or "")
+    assert rename_for("--speculative-skip-dp-mlp-sync", "0.5.5") is None  # not there yet
+    assert "removed in SGLang 0.5.23" in (
+        rename_for("--speculative-skip-dp-mlp-sync", "0.5.23") or "")
+    assert "is the SGLang 0.5.12 spelling" in (
+        rename_for("--speculative-draft-window-size", "0.5.11") or "")
 
 
 @pytest.mark.parametrize("version", BOTH)

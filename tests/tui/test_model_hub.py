@@ -130,7 +130,7 @@ async def test_find_a_fitting_eagle3_draft(hub: StandInHub) -> None:
         lines = _options(app, "#draft-results")
         assert lines[0].startswith("fits AngelSlim/Qwen3-8B_eagle3 [EAGLE3]")
         wide = next(x for x in lines if "eagle3-wide" in x)
-        assert wide.startswith("no ") and "target_hidden_size 5120" in wide
+        assert wide.startswith("no ") and "expects hidden size 5120" in wide
         status = str(app.screen.query_one("#draft-status", Static).visual)
         assert "4 candidates, 2 fit the target" in status
         await pilot.press("enter")  # the first (fitting) candidate is highlighted

@@ -83,6 +83,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "attention_default": "server_args",
         "spec_v2_switch": "env",
         "mla_sm100_default": True,
+        "small_card_graph_max_bs": [24, 80],
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -122,6 +123,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "attention_default": "server_args",
         "spec_v2_switch": "env",
         "mla_sm100_default": True,
+        "small_card_graph_max_bs": [48, 160],
     },
 }
 
@@ -460,6 +462,12 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
         probed(name, value, how)
     for name, (value, how) in graph_memory_traits(tree.root).items():
         probed(name, value, how)
+    for name, (value, how) in memory_accounting_traits(tree.root).items():
+        probed(name, value, how)
+    reader, how = config_reader_trait(tree.root)
+    probed("config_reader", reader, how)
+    swa_rule, _archs, how = hybrid_swa(tree.root)
+    probed("hybrid_swa_rule", swa_rule, how)
     # The default attention backend of MHA models on Blackwell: none (flashinfer), trtllm_mha under
     # `is_blackwell() and is_no_spec_infer_or_topk_one(self)`, or (later) only on SM100 with a
     # typed topk; the newer `_get_default_attn_backend` keeps the last form (template).
@@ -877,6 +885,176 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
     return out
 
 
+_SMALL_CARD = r"gpu_mem < 35 \* 1024:[^\n]*\n"  # SGLang's 20-35 GiB bracket (A10, L40, 4090)
+
+
+def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
+    """How a release sizes memory, read from its source under `root` (the folder holding
+    `sglang/`); `wizard.memory` plans with these:
+
+    * `spec_reserve_mib`: the mem-fraction heuristic's speculative term for EAGLE-style drafts
+      (`reserved_mem += N * 1024` beside STANDALONE's; 0 when the heuristic has none);
+    * `draft_in_static_pool`: the draft weights are counted in the static pool (the KV-cache
+      sizing's error says "draft weights are now counted");
+    * `nsa_scaled_cell`: the pool's cell size uses `calculate_mla_kv_cache_dim` (the fp8 NSA
+      layout) in `pool_configurator._compute_cell_size`;
+    * `chunked_prefill_24gb` / `small_card_graph_max_bs`: the default chunked prefill and decode
+      CUDA-graph batch (tp < 4, tp >= 4) of the 20-35 GiB bracket.
+    """
+    srt = root / "sglang" / "srt"
+    paths = [srt / "server_args.py"]
+    if (srt / "arg_groups").is_dir():
+        paths.extend(sorted((srt / "arg_groups").glob("*.py")))
+    args = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in paths if p.is_file())
+    out: dict[str, tuple[Any, str]] = {}
+    spec = re.search(
+        r"reserved_mem \+= 6 \* 1024\s*\n\s*(?:elif self\.speculative_algorithm != \"NGRAM\"|else)"
+        r":\s*\n(?:\s*#[^\n]*\n)*\s*reserved_mem \+= (\d+) \* 1024", args) or re.search(
+        r"speculative_algorithm is not None:\s*\n(?:\s*#[^\n]*\n)*\s*reserved_mem \+= (\d+) \* 1024",
+        args)
+    out["spec_reserve_mib"] = (int(spec.group(1)) * 1024 if spec else 0,
+                               "the speculative term of the mem-fraction heuristic")
+    runner = "\n".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in (srt / "model_executor" / "model_runner_kv_cache_mixin.py",
+                  srt / "model_executor" / "model_runner.py",
+                  srt / "model_executor" / "pool_configurator.py",
+                  srt / "mem_cache" / "kv_cache_configurator.py") if p.is_file())
+    out["draft_in_static_pool"] = ("draft weights are now counted" in runner,
+                                   "the KV-cache sizing's 'draft weights are now counted'")
+    cell = re.search(r"def _compute_cell_size\([\s\S]*?(?=\n    def |\nclass |\Z)", runner)
+    out["nsa_scaled_cell"] = (bool(cell and "calculate_mla_kv_cache_dim" in cell.group(0)),
+                              "calculate_mla_kv_cache_dim in _compute_cell_size")
+    chunked = re.search(_SMALL_CARD + r"(?:[^\n]*\n){0,12}?[^\n]*chunked_prefill_size\s*=\s*(\d+)",
+                        args)
+    if chunked:
+        out["chunked_prefill_24gb"] = (int(chunked.group(1)),
+                                       "chunked_prefill_size of the gpu_mem < 35 GiB branch")
+    graph = re.search(_SMALL_CARD + r"(?:[^\n]*\n){0,16}?[^\n]*max_bs\s*=\s*(\d+)\n"
+                      r"[\s\S]{0,120}?max_bs\s*=\s*(\d+)", args)
+    if graph:
+        out["small_card_graph_max_bs"] = ([int(graph.group(1)), int(graph.group(2))],
+                                          "cuda_graph_max_bs of the gpu_mem < 35 GiB branch")
+    return out
+
+
+def config_reader_trait(root: Path) -> tuple[str, str]:
+    """How the release's `--config` YAML reader maps keys to flags: "none" (no reader),
+    "dest_keys" (only `store` flags by option and `store_true` flags by their dest's spelling)
+    or "option_keys" (every option spelling of any single-value action, `_config_keys`)."""
+    found = sorted((root / "sglang" / "srt").rglob("server_args_config_parser.py"))
+    if not found:
+        return "none", "no server_args_config_parser.py"
+    text = found[0].read_text(encoding="utf-8", errors="replace")
+    where = str(found[0].relative_to(root))
+    if "def _config_keys(" in text:
+        return "option_keys", f"_config_keys in {where}"
+    return "dest_keys", f"store_true_actions by dest in {where}"
+
+
+def _string_set(node: ast.AST, names: dict[str, set[str]]) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    if isinstance(node, ast.Name):
+        return names.get(node.id, set())
+    return set()
+
+
+def _module_string_collections(root: Path) -> dict[str, set[str]]:
+    """Module-level `NAME = [...]` string collections of SGLang's `srt` package, by name."""
+    names: dict[str, set[str]] = {}
+    for path in sorted((root / "sglang" / "srt").rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "_ARCHS" not in text and "ARCHITECTURES" not in text:
+            continue
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in module.body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)):
+                values = _string_set(node.value, {})
+                if values:
+                    names.setdefault(node.targets[0].id, set()).update(values)
+    return names
+
+
+def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
+    """The target architectures the draft worker loads with an MTP / NextN class: every
+    `if is_draft_model and ...architectures[0] == / in ...` of `configs/model_config.py`
+    (`_config_draft_model`), collections named there resolved from SGLang's modules."""
+    path = root / "sglang" / "srt" / "configs" / "model_config.py"
+    if not path.is_file():
+        return None
+    module = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    names: dict[str, set[str]] | None = None
+    found: set[str] = set()
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp)
+                and isinstance(node.test.op, ast.And)):
+            continue
+        values = node.test.values
+        if not any((isinstance(v, ast.Name) and v.id == "is_draft_model")
+                   or (isinstance(v, ast.Attribute) and v.attr == "is_draft_model") for v in values):
+            continue
+        for value in values:
+            if not (isinstance(value, ast.Compare) and len(value.ops) == 1
+                    and isinstance(value.ops[0], ast.Eq | ast.In)
+                    and isinstance(value.left, ast.Subscript)
+                    and isinstance(value.left.value, ast.Attribute)
+                    and value.left.value.attr == "architectures"):
+                continue
+            if names is None and isinstance(value.comparators[0], ast.Name):
+                names = _module_string_collections(root)
+            found |= _string_set(value.comparators[0], names or {})
+    return sorted(found), "is_draft_model branches of configs/model_config.py"
+
+
+def hybrid_swa(root: Path) -> tuple[str, list[str] | None, str]:
+    """Which models SGLang runs with a hybrid sliding-window KV pool: ("list", the architectures,
+    where) when `configs/model_config.py` lists them (`is_hybrid_swa_model`'s set, or the first
+    architecture list of `is_hybrid_model` that returns a ratio of 1), ("sliding_window", None,
+    where) when the model runner takes every sliding-window model but Llama 4, else ("none", ...).
+    """
+    srt = root / "sglang" / "srt"
+    config = srt / "configs" / "model_config.py"
+    text = config.read_text(encoding="utf-8", errors="replace") if config.is_file() else ""
+    module = ast.parse(text) if text else None
+    functions = {n.name: n for n in (module.body if module else [])
+                 if isinstance(n, ast.FunctionDef)}
+    swa = functions.get("is_hybrid_swa_model")
+    if swa is not None:
+        names: dict[str, set[str]] | None = None
+        found: set[str] = set()
+        for node in ast.walk(swa):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Set | ast.List | ast.Tuple):
+                for element in node.value.elts:
+                    if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                        found.add(element.value)
+                    elif isinstance(element, ast.Starred) and isinstance(element.value, ast.Name):
+                        if names is None:
+                            names = _module_string_collections(root)
+                        found |= names.get(element.value.id, set())
+        return "list", sorted(found), "is_hybrid_swa_model in configs/model_config.py"
+    ratio = functions.get("is_hybrid_model")
+    if ratio is not None:
+        for node in ratio.body:
+            if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                    and isinstance(node.test.ops[0], ast.In)
+                    and any(isinstance(r, ast.Return) and isinstance(r.value, ast.Constant)
+                            and r.value.value == 1 for r in node.body)):
+                return ("list", sorted(_string_set(node.test.comparators[0], {})),
+                        "the ratio-1 architectures of is_hybrid_model in configs/model_config.py")
+    runner = srt / "model_executor" / "model_runner.py"
+    if runner.is_file() and 'not any("Llama4" in arch for arch in architectures)' in runner.read_text(
+            encoding="utf-8", errors="replace"):
+        return "sliding_window", None, "model_runner: any sliding window, not Llama 4"
+    return "none", None, "no hybrid SWA pool found"
+
+
 def _adaptive_traits(tree: SourceTree) -> dict[str, tuple[Any, str]]:
     """How the release's adaptive speculative decoding is gated, read from its source.
 
@@ -999,6 +1177,12 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         found = _qwen_sm100_branch_archs(tree)
         if found:
             archs["qwen_hybrid_sm100"], arch_where["qwen_hybrid_sm100"] = found
+    mtp = mtp_draft_archs(tree.root)
+    if mtp is not None:
+        archs["mtp_draft"], arch_where["mtp_draft"] = mtp
+    _rule, swa_archs, swa_where = hybrid_swa(tree.root)
+    if swa_archs is not None:
+        archs["hybrid_swa"], arch_where["hybrid_swa"] = swa_archs, swa_where
     uses_fa3_list = any("is_fa3_default_architecture(" in text and "def is_fa3_default" not in text
                         for text in tree.files.values())
     fa3 = _fa3_default_archs(tree.root) if uses_fa3_list else None
@@ -1080,13 +1264,21 @@ def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
     _atomic_write(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
     rebuild_index(directory)
     if directory == RELEASES_DIR:  # this process reads the new release from now on
+        write_traits_module(directory)
         releases._index.cache_clear()
         releases.load_release.cache_clear()
     return path
 
 
-def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> dict[str, Any]:
-    """index.json: every release and the .postN aliases whose argument code equals their base's."""
+def rebuild_index(directory: Path = RELEASES_DIR, default: str | None = None) -> dict[str, Any]:
+    """index.json: every release and the .postN aliases whose argument code equals their base's.
+
+    `default` (the version a new profile gets) is kept from the index when not given; a new
+    index starts with the newest release."""
+    index_file = directory / "index.json"
+    if default is None and index_file.exists():
+        default = json.loads(index_file.read_text(encoding="utf-8")).get("default")
+
     entries = {}
     for path in directory.glob("*.json"):
         if path.name in ("index.json", "aliases.json"):
@@ -1107,9 +1299,81 @@ def rebuild_index(directory: Path = RELEASES_DIR, default: str = "0.5.11") -> di
         for base, names in json.loads(aliases_file.read_text(encoding="utf-8")).items():
             if base in releases:
                 releases[base] = sorted(set(releases[base]) | set(names), key=version_key)
+    if default is None or default not in releases:
+        default = max(releases, key=version_key) if releases else None
     index = {"default": default, "releases": releases}
-    _atomic_write(directory / "index.json", json.dumps(index, indent=1) + "\n")
+    _atomic_write(index_file, json.dumps(index, indent=1) + "\n")
     return index
+
+
+TRAITS_MODULE = RELEASES_DIR.parent / "traits.py"
+
+
+def _type_of(values: list[Any]) -> str:
+    """The Python annotation of a trait from its values in every release."""
+    present = [v for v in values if v is not None]
+    optional = " | None" if len(present) != len(values) else ""
+    if not present:
+        return "Any"
+    if all(isinstance(v, bool) for v in present):
+        kind = "bool"
+    elif all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        kind = "int"
+    elif all(isinstance(v, str) for v in present):
+        kind = "str"
+    elif all(isinstance(v, list) for v in present):
+        kind = f"list[{_type_of([x for v in present for x in v])}]"
+    elif all(isinstance(v, dict) for v in present):
+        kind = f"dict[str, {_type_of([x for v in present for x in v.values()])}]"
+    else:
+        kind = "Any"
+    return kind + optional
+
+
+def traits_module_source(directory: Path = RELEASES_DIR) -> str:
+    """`traits.py`: the typed `Traits` dataclass of every behaviour switch the release data holds
+    (field types read from the values of every release), so mypy checks each use."""
+    values: dict[str, list[Any]] = {}
+    origins: dict[str, str] = {}
+    files = sorted(p for p in directory.glob("*.json") if p.name not in ("index.json", "aliases.json"))
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for name, value in data.get("traits", {}).items():
+            values.setdefault(name, []).append(value)
+            origins.setdefault(name, str(data.get("trait_origin", {}).get(name, "")))
+    for name in values:  # a trait some release lacks is optional
+        values[name].extend([None] * (len(files) - len(values[name])))
+    lines = [
+        '"""The behaviour switches of an SGLang release, typed (generated; do not edit).',
+        "",
+        "Written by `wizard.conformance.onboard.write_traits_module` from the release data",
+        "(`data/*.json` `traits`, which `conformance add-release` derives from each wheel); the",
+        "field types are read from every release's values. `Release.behaviour` holds one.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from dataclasses import dataclass",
+        *(["from typing import Any"] if any("Any" in _type_of(v) for v in values.values()) else []),
+        "",
+        "",
+        "@dataclass(frozen=True)",
+        "class Traits:",
+        '    """One release\'s behaviour switches (see each release\'s `trait_origin`)."""',
+        "",
+    ]
+    for name in sorted(values):
+        lines.append(f"    {name}: {_type_of(values[name])}")
+    lines.append("")
+    lines.append("")
+    lines.append("NAMES: frozenset[str] = frozenset(Traits.__dataclass_fields__)")
+    return "\n".join(lines) + "\n"
+
+
+def write_traits_module(directory: Path = RELEASES_DIR) -> Path:
+    """Write `wizard/sglang/releases/traits.py` (`add-release` does after each release)."""
+    _atomic_write(TRAITS_MODULE, traits_module_source(directory))
+    return TRAITS_MODULE
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from wizard.rules import multinode as mn
+from wizard.rules.checks import CHECKS
 from wizard.rules.model import (
     ALGORITHM_CHECK,
     RUNTIME,
     SILENT,
     WIZARD,
     Args,
+    Check,
     Ctx,
     Raises,
     Rule,
@@ -2669,7 +2671,10 @@ ALL_RULES: tuple[Rule, ...] = (
     *RUNTIME_RULES,
     *CONTEXT_RULES,
 )
-RULES_BY_ID: dict[str, Rule] = {r.id: r for r in ALL_RULES}
+# Every finding id the product emits: the engine's rules and the checks made outside its run
+# (argparse, flags of another release, secrets, multi-node profile checks, unevaluable).
+REGISTERED: tuple[Rule | Check, ...] = (*ALL_RULES, *CHECKS)
+RULES_BY_ID: dict[str, Rule | Check] = {r.id: r for r in REGISTERED}
 
 
 def rule_for_location(version: str, where: str) -> Rule | None:

@@ -5,6 +5,7 @@ anything heavy, well under a millisecond per check."""
 from __future__ import annotations
 
 from wizard.rules import catalog as c
+from wizard.rules.checks import UNEVALUABLE
 from wizard.rules.model import Args, Ctx, Rule
 from wizard.rules.pipeline import ORDERS, Gated, Resolver, defaults_for
 from wizard.rules.report import Finding, Report, SglangRaise
@@ -80,18 +81,9 @@ def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
 
 def _internal(step: object, ctx: Ctx, exc: Exception, order: int) -> Finding:
     name = getattr(step, "id", None) or getattr(step, "name", "?")
-    return Finding(
-        rule="R-UNEVALUABLE",
-        severity="error",
-        title="A value SGLang cannot handle",
-        message=f"{name}: {type(exc).__name__}: {exc}",
-        explanation=(
-            "The arguments contain a value SGLang's own code would crash on at this step "
-            "(e.g. page size 0); the remaining checks assume it is fixed."
-        ),
-        fields=(),
+    return UNEVALUABLE.finding(
+        f"{name}: {type(exc).__name__}: {exc}",
         sglang=SglangRaise("resolve", type(exc).__name__, None, False, str(exc)),
-        fixes=(),
         order=order,
     )
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wizard.rules.report import Fix, Severity, SglangRaise, Stage
+from wizard.rules.report import Finding, Fix, Severity, SglangRaise, Stage
 
 if TYPE_CHECKING:
     from wizard.gpus import GpuKind
@@ -148,12 +148,51 @@ def gt(value: Any, other: int) -> bool:
     return value is not None and value > other
 
 
+@dataclass(frozen=True)
+class Check:
+    """A finding the product emits outside the engine's run of SGLang's resolution order, as data.
+
+    SGLang's argparse refusals of profile fields and extra args, flags of another release,
+    unset secret references, the multi-node profile checks and a step the engine could not
+    evaluate: the code that detects them (`wizard.api`, `wizard.multinode`, the engine's guard)
+    builds the finding with `finding()`, so the id, severity, title and why are registered once,
+    in `RULES_BY_ID`, beside the engine's `Rule`s.
+    """
+
+    id: str
+    title: str
+    severity: Severity
+    why: str
+    sglang: Raises
+    fields: tuple[str, ...]
+
+    def finding(
+        self,
+        message: str,
+        *,
+        title: str | None = None,
+        explanation: str | None = None,
+        fields: tuple[str, ...] | None = None,
+        fixes: Sequence[Fix] = (),
+        order: int = 0,
+        sglang: SglangRaise | None = None,
+    ) -> Finding:
+        """This check's finding; `title`, `explanation` and `fields` default to the registered
+        ones, `sglang` to the registered kind of statement (no site) with `message`."""
+        shown = sglang or SglangRaise(self.sglang.stage, self.sglang.exception, None, False, message)
+        return Finding(
+            rule=self.id,
+            severity=self.severity,
+            title=title or self.title,
+            message=message,
+            explanation=explanation if explanation is not None else self.why,
+            fields=self.fields if fields is None else fields,
+            sglang=shown,
+            fixes=tuple(fixes),
+            order=order,
+        )
+
+
 def auto_params(ctx: Ctx, a: Args) -> tuple[int, int, int]:
     """SGLang's `auto_choose_speculative_params`: (steps, topk, draft tokens), from the release."""
-    table = ctx.release.auto_params
-    chosen = table.get("algorithms", {}).get(str(a.get("speculative_algorithm")))
-    if not chosen:
-        chosen = next((params for archs, params in table.get("archs", ()) if ctx.arch in archs),
-                      table.get("default") or (3, 1, 4))
-    steps, topk, draft_tokens = chosen
-    return int(steps), int(topk), int(draft_tokens)
+    return ctx.release.auto_choose(a.get("speculative_algorithm"), ctx.arch)

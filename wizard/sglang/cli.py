@@ -30,6 +30,7 @@ from wizard.profile import (
 from wizard.secrets import MASK, argv_references, is_secret_name, mask_argv, reference_name
 from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.parse import parse_command
+from wizard.sglang.releases import default_version
 from wizard.sglang.render import (
     profile_secret_option_of,
     render_argv,
@@ -95,7 +96,7 @@ def register(subparsers: Any) -> None:
     imp.add_argument(
         "--sglang-version",
         metavar="V",
-        help="the SGLang version the command is for (default 0.5.11)",
+        help=f"the SGLang version the command is for (default {default_version()})",
     )
     imp.add_argument("--from-file", metavar="FILE", help="read the command from a file")
     imp.add_argument(

@@ -1,8 +1,9 @@
 """How profile fields map to SGLang's `ServerArgs` field names (dests) and flags, per version.
 
-The rule engine works on SGLang's own field names. Canonical names are the 0.5.11 spellings; the
-few fields that 0.5.23 renamed carry their per-version names here, so output (effective values,
-rendered commands) always uses the chosen version's spelling.
+The rule engine works on SGLang's own field names. Canonical names are the older spellings; the
+few fields SGLang renamed carry their later names here, so output (effective values, rendered
+commands) always uses the chosen release's spelling: which one a release has is read from its
+dumped flag table (`Release.dests`), never from version numbers.
 """
 
 from __future__ import annotations
@@ -17,18 +18,18 @@ from wizard.sglang.releases import Release, release_for
 class FieldSpec:
     """One profile field and the SGLang field it sets.
 
-    `dest` is the canonical (0.5.11) spelling; `renamed` lists later spellings, oldest first. Which
+    `dest` is the canonical (older) spelling; `renamed` lists later spellings, oldest first. Which
     spelling a release uses, and whether it has the field at all, is read from that release's
     dumped flag table (`Release.dests`), not from version ranges.
     """
 
     path: str
     dest: str
-    renamed: tuple[tuple[str, str], ...] = ()  # (first release seen with it, dest): for docs
+    renamed: tuple[str, ...] = ()  # later spellings, oldest first
 
     def spellings(self) -> tuple[str, ...]:
         """Every known spelling, newest first."""
-        return (*reversed([name for _since, name in self.renamed]), self.dest)
+        return (*reversed(self.renamed), self.dest)
 
     def dest_for(self, version: str) -> str | None:
         """The SGLang field name in `version` (None when that release has no such flag)."""
@@ -47,28 +48,8 @@ class FieldSpec:
         return None if dest is None else "--" + dest.replace("_", "-")
 
 
-@lru_cache(maxsize=64)
-def version_tuple(version: str) -> tuple[int, ...]:
-    """`0.5.11` -> (0, 5, 11); trailing non-numeric parts are ignored."""
-    out: list[int] = []
-    for part in version.split("."):
-        digits = ""
-        for ch in part:
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            break
-        out.append(int(digits))
-    return tuple(out)
-
-
-def _ge(version: str, other: str) -> bool:
-    return version_tuple(version) >= version_tuple(other)
-
-
 # argparse dests that `ServerArgs.from_cli_args` copies to another field name
-# (0.5.11 server_args.py:6676-6682; 0.5.23 uses the field names as dests).
+# (older releases' server_args.py `from_cli_args`; newer ones use the field names as dests).
 SERVER_ARGS_FIELDS: dict[str, str] = {
     "tensor_parallel_size": "tp_size",
     "pipeline_parallel_size": "pp_size",
@@ -117,7 +98,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec(
         "speculative.draft_window_size",
         "speculative_dflash_draft_window_size",
-        renamed=(("0.5.23", "speculative_draft_window_size"),),
+        renamed=("speculative_draft_window_size",),
     ),
     FieldSpec("speculative.ngram_min_bfs_breadth", "speculative_ngram_min_bfs_breadth"),
     FieldSpec("speculative.ngram_max_bfs_breadth", "speculative_ngram_max_bfs_breadth"),
@@ -127,7 +108,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec(
         "hybrid.cache_strategy",
         "mamba_scheduler_strategy",
-        renamed=(("0.5.23", "mamba_radix_cache_strategy"),),
+        renamed=("mamba_radix_cache_strategy",),
     ),
     FieldSpec("hybrid.track_interval", "mamba_track_interval"),
     FieldSpec("attention.backend", "attention_backend"),
@@ -140,10 +121,10 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec(
         "memory.cuda_graph_max_bs",
         "cuda_graph_max_bs",
-        renamed=(("0.5.23", "cuda_graph_max_bs_decode"),),
+        renamed=("cuda_graph_max_bs_decode",),
     ),
     FieldSpec(
-        "memory.cuda_graph_bs", "cuda_graph_bs", renamed=(("0.5.23", "cuda_graph_bs_decode"),)
+        "memory.cuda_graph_bs", "cuda_graph_bs", renamed=("cuda_graph_bs_decode",)
     ),
     FieldSpec("memory.disable_cuda_graph", "disable_cuda_graph"),
     FieldSpec("scheduling.disable_overlap_schedule", "disable_overlap_schedule"),
@@ -157,7 +138,7 @@ FIELDS: tuple[FieldSpec, ...] = (
 BY_PATH: dict[str, FieldSpec] = {f.path: f for f in FIELDS}
 BY_DEST: dict[str, FieldSpec] = {f.dest: f for f in FIELDS}
 for _f in FIELDS:
-    for _since, _name in _f.renamed:
+    for _name in _f.renamed:
         BY_DEST.setdefault(_name, _f)
 
 
@@ -165,7 +146,7 @@ _FIELD_OF_ARGPARSE_DEST = SERVER_ARGS_FIELDS
 
 
 def canonical_dest(version_dest: str) -> str:
-    """Canonical ServerArgs field name (0.5.11 spelling) of a version's field or argparse dest."""
+    """Canonical ServerArgs field name (the older spelling) of a release's field or argparse dest."""
     version_dest = _FIELD_OF_ARGPARSE_DEST.get(version_dest, version_dest)
     spec = BY_DEST.get(version_dest)
     return spec.dest if spec is not None else version_dest

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from wizard.secrets import exact_secret_option, secret_flags
 from wizard.sglang.errors import CommandError, FlagDataError, SglangArgparseError
-from wizard.sglang.fields import SERVER_ARGS_FIELDS, version_tuple
+from wizard.sglang.fields import SERVER_ARGS_FIELDS
 from wizard.sglang.releases import release_names, version_key
 from wizard.sglang.versions import resolve_version
 
@@ -721,85 +721,97 @@ def _explain(
 
 @dataclass(frozen=True)
 class FlagChange:
-    """A flag renamed, removed or deprecated between the supported versions."""
+    """A flag SGLang renamed or removed. Which release did it is read from the flag tables (the
+    flag index): the first release with `new`, the first release after the last one with `old`.
+    Deprecated flags need no entry: each release's table marks them, with SGLang's help text."""
 
     old: str
     new: str | None  # None: removed without replacement
-    since: str  # first supported version with the change
-    kind: str  # "renamed", "removed", "deprecated"
     note: str = ""
 
 
 FLAG_CHANGES: tuple[FlagChange, ...] = (
-    FlagChange(
-        "--mamba-scheduler-strategy",
-        "--mamba-radix-cache-strategy",
-        "0.5.23",
-        "renamed",
-        "0.5.23 also accepts extra_buffer_lazy and resolves auto per model",
-    ),
-    FlagChange(
-        "--speculative-skip-dp-mlp-sync",
-        None,
-        "0.5.23",
-        "removed",
-        "0.5.23 has no such switch; drop the flag",
-    ),
+    FlagChange("--mamba-scheduler-strategy", "--mamba-radix-cache-strategy"),
+    FlagChange("--speculative-skip-dp-mlp-sync", None, "SGLang has no such switch now; drop the flag"),
     FlagChange(
         "--speculative-dflash-draft-window-size",
         "--speculative-draft-window-size",
-        "0.5.23",
-        "renamed",
-        "the draft window now applies to DFLASH, Llama EAGLE-3 and built-in MTP",
+        "the draft window is no longer DFLASH's alone",
     ),
     FlagChange(
         "--cuda-graph-max-bs",
         "--cuda-graph-max-bs-decode",
-        "0.5.23",
-        "renamed",
         "the old name is an ambiguous prefix of --cuda-graph-max-bs-decode/-prefill",
     ),
     FlagChange(
         "--cuda-graph-bs",
         "--cuda-graph-bs-decode",
-        "0.5.23",
-        "renamed",
         "the old name is an ambiguous prefix of --cuda-graph-bs-decode/-prefill",
-    ),
-    FlagChange(
-        "--enable-dp-attention",
-        "--attn-dp-size",
-        "0.5.23",
-        "deprecated",
-        "0.5.23 rewrites --dp-size N --enable-dp-attention to --attn-dp-size N --dp-size 1",
-    ),
-    FlagChange(
-        "--disable-cuda-graph",
-        "--cuda-graph-backend-decode disabled",
-        "0.5.23",
-        "deprecated",
-        "0.5.23 controls CUDA graphs per phase",
     ),
 )
 
 
+def releases_with_option(option: str) -> tuple[str, ...]:
+    """Every release whose parser has `option`, oldest first (read from the flag index)."""
+    names = release_names()
+    index = _flag_index()
+    if index is None:
+        return tuple(n for n in names if option in _table_or_none(n))
+    if option in index:
+        return tuple(index[option])
+    return names if option in _table_or_none(names[-1]) else ()
+
+
+def deprecated_since(option: str) -> str | None:
+    """The first release whose parser marks `option` deprecated (None: none does)."""
+    releases = _deprecated_index().get(option)
+    return releases[0] if releases else None
+
+
+def _table_or_none(name: str) -> Mapping[str, FlagAction]:
+    try:
+        return load_table(name).by_option
+    except FlagDataError:
+        return {}
+
+
+def _after(name: str) -> str | None:
+    """The release after `name` in the registry (None: `name` is the newest)."""
+    names = release_names()
+    index = names.index(name)
+    return names[index + 1] if index + 1 < len(names) else None
+
+
 def rename_for(option: str, version: str) -> str | None:
-    """Human text for a flag that changed name/meaning around `version`, or None."""
+    """Human text for a flag that changed name/meaning around `version`, or None.
+
+    The releases named are read from the flag tables: where the new spelling first appears,
+    where the old one is gone, where the parser first marks a flag deprecated."""
     supported, _ = resolve_version(version)
+    table = load_table(supported)
+    action = table.by_option.get(option)
+    if action is not None and action.is_deprecated:
+        since = deprecated_since(option) or supported
+        help_text = f' (its help: "{action.help}")' if action.help else ""
+        return f"{option} is deprecated since SGLang {since}{help_text}"
     for change in FLAG_CHANGES:
-        newer = _ge(supported, change.since)
-        if option == change.old and newer:
-            if change.kind == "removed":
-                return f"{option} was removed in SGLang {change.since}; {change.note}"
-            verb = "deprecated" if change.kind == "deprecated" else "renamed"
-            return (
-                f"{option} is the SGLang 0.5.11 spelling, {verb} in {change.since}: "
-                f"use {change.new} ({change.note})"
-            )
-        if change.new is not None and option == change.new.split(" ")[0] and not newer:
-            return (
-                f"{option} is the SGLang {change.since} spelling; in {supported} use {change.old}"
-            )
+        if option == change.old and action is None:
+            had = releases_with_option(change.old)
+            if not had or version_key(supported) <= version_key(had[-1]):
+                continue  # not yet there (or still there): not a change of this release
+            gone = _after(had[-1]) or supported
+            note = f" ({change.note})" if change.note else ""
+            if change.new is None or change.new not in table.by_option:
+                return f"{option} was removed in SGLang {gone}" + (
+                    f"; {change.note}" if change.note else "")
+            first_new = releases_with_option(change.new)[0]
+            when = (f"in SGLang {gone}" if first_new == gone
+                    else f"in SGLang {first_new} (the old name is gone from {gone})")
+            return f"{option} was renamed {when}: use {change.new}{note}"
+        if option == change.new and action is None and change.old in table.by_option:
+            has = releases_with_option(change.new)
+            if has and version_key(supported) < version_key(has[0]):
+                return f"{option} is the SGLang {has[0]} spelling; in {supported} use {change.old}"
     return None
 
 
@@ -808,10 +820,6 @@ def _ambiguity_hint(typed: str, version: str) -> str:
     return rename_for(typed, version) or (
         "type the full flag name; SGLang accepts a prefix only when it is unique"
     )
-
-
-def _ge(a: str, b: str) -> bool:
-    return version_tuple(a) >= version_tuple(b)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -885,9 +893,9 @@ def _in_version(target: str, table: FlagTable) -> str | None:
         return target
     for change in FLAG_CHANGES:
         if change.new is not None:
-            if target == change.old and change.new.split(" ")[0] in table.by_option:
+            if target == change.old and change.new in table.by_option:
                 return change.new
-            if target == change.new.split(" ")[0] and change.old in table.by_option:
+            if target == change.new and change.old in table.by_option:
                 return change.old
     return None
 
@@ -954,13 +962,17 @@ def flag_index_data() -> dict[str, Any]:
     names = sorted((p.name[len("flags-"):-len(".json")] for p in DATA_DIR.glob("flags-*.json")),
                    key=version_key)
     found: dict[str, list[str]] = {}
+    deprecated: dict[str, list[str]] = {}
     for name in names:
         data = json.loads(table_path(name).read_text(encoding="utf-8"))
-        for option in table_from_data(data, str(table_path(name))).by_option:
+        for option, action in table_from_data(data, str(table_path(name))).by_option.items():
             found.setdefault(option, []).append(name)
+            if action.is_deprecated:
+                deprecated.setdefault(option, []).append(name)
     return {
         "sizes": {name: table_path(name).stat().st_size for name in names},
         "options": {o: v for o, v in sorted(found.items()) if len(v) != len(names)},
+        "deprecated": dict(sorted(deprecated.items())),
     }
 
 
@@ -970,6 +982,7 @@ def write_flag_index(path: Path = FLAG_INDEX_PATH) -> Path:
 
     write_text(path, json.dumps(flag_index_data(), indent=1) + "\n", mode=0o644)
     _flag_index.cache_clear()
+    _deprecated_index.cache_clear()
     return path
 
 
@@ -977,10 +990,26 @@ def write_flag_index(path: Path = FLAG_INDEX_PATH) -> Path:
 def _flag_index() -> dict[str, list[str]] | None:
     """option -> releases that have it, from the index; None when it is missing or does not match
     the flag tables present (a table added, removed or dumped again since it was written)."""
+    data = _current_index()
+    return None if data is None else {str(k): list(v) for k, v in data["options"].items()}
+
+
+@cache
+def _deprecated_index() -> dict[str, list[str]]:
+    """option -> releases whose parser marks it deprecated: from the index, else from the tables."""
+    data = _current_index()
+    if data is None:
+        data = flag_index_data()
+    return {str(k): list(v) for k, v in data.get("deprecated", {}).items()}
+
+
+def _current_index() -> dict[str, Any] | None:
+    """The flag index file when it matches the flag tables present, else None."""
     try:
         data = json.loads(FLAG_INDEX_PATH.read_text(encoding="utf-8"))
         sizes = {str(k): int(v) for k, v in data["sizes"].items()}
-        options = {str(k): list(v) for k, v in data["options"].items()}
+        if not isinstance(data["options"], dict) or not isinstance(data.get("deprecated", {}), dict):
+            return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     for name in release_names():
@@ -991,7 +1020,7 @@ def _flag_index() -> dict[str, list[str]] | None:
             size = None
         if sizes.get(name) != size:
             return None
-    return options
+    return data
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from wizard.sglang.flags import (
     rename_for,
     run_argparse,
 )
+from wizard.sglang.releases import default_version
 from wizard.sglang.shellwords import Word, is_name, is_run_prefix, split_commands, split_words
 from wizard.sglang.versions import VersionError, effective_env, resolve_version
 
@@ -85,7 +86,7 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
         supported, _ = resolve_version(version)
     except VersionError as exc:
         raise CommandError(
-            str(exc), flag=version, suggestion="use --sglang-version 0.5.11"
+            str(exc), flag=version, suggestion=f"use --sglang-version {default_version()}"
         ) from None
     try:
         table = load_table(supported)
@@ -105,8 +106,9 @@ def parse_flags(argv: Sequence[str], version: str) -> ParsedFlags:
         if action.is_deprecated:
             change = rename_for(match.option, supported)
             parsed.notes.append(
-                f"{typed} is deprecated in SGLang {supported}"
-                + (f": {change}" if change else " (it still works, with a warning)")
+                (change if typed == match.option else f"{typed} ({match.option}): {change}")
+                if change
+                else f"{typed} is deprecated in SGLang {supported} (it still works, with a warning)"
             )
         if action.server_field == "config":
             parsed.notes.append(

@@ -1,7 +1,7 @@
 """Write a `Profile` as an SGLang launch: argv, env, a copy-pasteable shell command, `--config` YAML.
 
-Flags use the chosen version's spelling (e.g. `--mamba-scheduler-strategy` on 0.5.11,
-`--mamba-radix-cache-strategy` on 0.5.23), only fields that differ from the profile defaults are
+Flags use the chosen version's spelling (`--mamba-scheduler-strategy`, or
+`--mamba-radix-cache-strategy` where the release renamed it), only fields that differ from the profile defaults are
 written, in the stable order of `wizard.sglang.fields.FIELDS`, followed by `extra_args` as typed.
 The shell form quotes every piece with `shlex.quote`, so `parse_command(render_shell(p))` gives
 back the same launch (paths with spaces, quotes, `$()`, newlines included).
@@ -40,6 +40,7 @@ from wizard.sglang.flags import (
     load_table,
     secret_option_of,
 )
+from wizard.sglang.releases import release_for
 from wizard.sglang.versions import VersionError, resolve_version
 from wizard.yaml_text import argv_value
 from wizard.yaml_text import dump as dump_yaml
@@ -290,7 +291,7 @@ def _yaml_key_ok(flag: FlagAction, supported: str) -> str | None:
     """The YAML key SGLang's config reader turns back into this flag, or None if it cannot."""
     kind = flag.kind
     key = flag.primary[2:]
-    if supported == "0.5.11":
+    if release_for(supported).behaviour.config_reader != "option_keys":
         if kind == "store_true":
             names = [o[2:] for o in flag.long_options if o[2:].replace("-", "_") == flag.dest]
             return names[0] if names else None
@@ -378,12 +379,13 @@ def render_yaml(profile: Profile, version: str | None = None) -> str:
 def config_args_like_sglang(data: dict[str, Any], table: FlagTable) -> list[str]:
     """What SGLang's `ConfigArgumentMerger` turns parsed YAML data into (for tests and preview).
 
-    Mirrors 0.5.11 `server_args_config_parser.py` / 0.5.23 `utils/server_args_config_parser.py`:
+    Mirrors the release's `server_args_config_parser.py` (its `config_reader` trait: `dest_keys`
+    readers know store_true flags by their dest, `option_keys` ones by every option spelling):
     booleans of store_true flags add the flag, other booleans become `--key true/false`, lists
     become `--key a b c`, everything else `--key str(value)`.
     """
     store_true = {a.dest for a in table.actions if a.kind == "store_true"}
-    if table.version != "0.5.11":
+    if release_for(table.version).behaviour.config_reader == "option_keys":
         store_true |= {
             o[2:].replace("-", "_")
             for a in table.actions

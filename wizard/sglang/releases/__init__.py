@@ -20,6 +20,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from wizard.sglang.releases.traits import Traits
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 INDEX_PATH = DATA_DIR / "index.json"
 
@@ -62,6 +64,9 @@ class Release:
     traits: Mapping[str, Any]
     sites: Mapping[str, Site]
     dests: frozenset[str]  # every ServerArgs field its argparse parser sets
+    # The same switches as `traits`, typed (`traits.py`, generated from the release data): read
+    # `release.behaviour.NAME` (mypy checks the name and type) rather than `trait("NAME")`.
+    behaviour: Traits
     defaults: Mapping[str, Any] = field(default_factory=dict)
     # Config `model_type`s its pinned transformers (plus SGLang's own registered configs) can
     # load; empty when not dumped (then nothing is concluded from it).
@@ -73,6 +78,18 @@ class Release:
     def site(self, rule_id: str) -> Site | None:
         """The located statement of a rule in this release (None: the rule is not here)."""
         return self.sites.get(rule_id)
+
+    def auto_choose(self, algorithm: str | None, arch: str | None) -> tuple[int, int, int]:
+        """SGLang's `auto_choose_speculative_params` as read from this release: (steps, topk,
+        draft tokens) for the algorithm, else the first architecture list holding `arch`, else
+        the default."""
+        table = self.auto_params
+        chosen = table.get("algorithms", {}).get(str(algorithm))
+        if not chosen:
+            chosen = next((params for archs, params in table.get("archs", ()) if arch in archs),
+                          table.get("default") or (3, 1, 4))
+        steps, topk, draft_tokens = chosen
+        return int(steps), int(topk), int(draft_tokens)
 
     def arch_set(self, name: str) -> frozenset[str]:
         """A named architecture list (empty when this release has no such list)."""
@@ -166,7 +183,17 @@ def load_release(name: str) -> Release:
         defaults=dict(data.get("defaults", {})),
         model_types=frozenset(data.get("model_types", ())),
         auto_params=dict(data.get("auto_params") or {}),
+        behaviour=_behaviour(data),
     )
+
+
+def _behaviour(data: dict[str, Any]) -> Traits:
+    """The typed switches of a release file (TypeError naming the release when they do not match
+    `traits.py`: re-run add-release, which writes both)."""
+    try:
+        return Traits(**data["traits"])
+    except TypeError as exc:
+        raise TypeError(f"release {data.get('name')}: {exc}; re-run add-release") from None
 
 
 def resolve_version(version: str) -> tuple[str, str | None]:

@@ -1,0 +1,74 @@
+"""Every finding id the product emits is registered once, with one severity, in `RULES_BY_ID`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from wizard.api import check_argv, check_profile
+from wizard.multinode import node_findings
+from wizard.profile import load_profile
+from wizard.rules.catalog import ALL_RULES, RULES_BY_ID
+from wizard.rules.checks import CHECKS
+from wizard.rules.report import Finding
+
+ROOT = Path(__file__).resolve().parents[2]
+RULE_ID = re.compile(r"""["'](R-[A-Z0-9][A-Z0-9-]*)["']""")
+
+
+def _source_ids() -> dict[str, set[str]]:
+    files = subprocess.run(["git", "ls-files", "wizard/*.py", "screens/*.py"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    found: dict[str, set[str]] = {}
+    for name in files:
+        for rule_id in RULE_ID.findall((ROOT / name).read_text(encoding="utf-8")):
+            found.setdefault(rule_id, set()).add(name)
+    return found
+
+
+def test_every_rule_id_in_the_source_is_registered() -> None:
+    unregistered = {k: sorted(v) for k, v in _source_ids().items() if k not in RULES_BY_ID}
+    assert unregistered == {}
+
+
+def test_each_id_is_registered_once() -> None:
+    ids = [r.id for r in ALL_RULES] + [c.id for c in CHECKS]
+    assert len(ids) == len(set(ids)) == len(RULES_BY_ID)
+    for check in CHECKS:
+        assert len(check.why) > 30, check.id
+
+
+def _assert_registered(findings: list[Finding] | tuple[Finding, ...]) -> set[str]:
+    for finding in findings:
+        rule = RULES_BY_ID.get(finding.rule)
+        assert rule is not None, finding.rule
+        assert finding.severity == rule.severity, (finding.rule, finding.severity)
+    return {f.rule for f in findings}
+
+
+def test_emitted_findings_are_registered_with_their_one_severity() -> None:
+    seen: set[str] = set()
+    for version in ("0.5.11", "0.5.23"):
+        for argv in (
+            ["--model-path", "/m", "--no-such-flag"],
+            ["--model-path", "/m", "--tp-size", "16", "--nnodes", "2",
+             "--dist-init-addr", "10.0.0.1:5000"],
+            ["--model-path", "/m", "--speculative-algorithm", "EAGLE",
+             "--speculative-num-steps", "3"],
+        ):
+            seen |= _assert_registered(check_argv(argv, sglang_version=version, gpu="H100",
+                                                  gpus=4).findings)
+    ready = load_profile(ROOT / "profiles" / "deepseek-v3-fp8-2x8-h100.toml")
+    nodes = ready.with_edits({
+        "parallel.nnodes": 2,
+        "extra_args": ["--node-rank", "1"],
+        "nodes.hosts": [{"host": "gpu-a", "gpu_count": 4}, {"host": "gpu-a", "gpu_count": 16},
+                        {"host": "gpu-c", "gpu_kind": "A100-80GB"}],
+    })
+    seen |= _assert_registered(node_findings(nodes))
+    seen |= _assert_registered(check_profile(ready.with_edits({
+        "attention.backend": "FA3", "extra_args": ["--tp-size", "4"]})).findings)
+    assert {"R-ARGPARSE", "R-NODE-GPUS", "R-NODES-COUNT", "R-NODES-DUPLICATE",
+            "R-NODES-EXTRA-ARGS", "R-NODES-GPU-KIND", "R-ARGPARSE-CHOICE",
+            "R-EXTRA-ARGS-FIELD"} <= seen

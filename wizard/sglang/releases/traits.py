@@ -1,0 +1,69 @@
+"""The behaviour switches of an SGLang release, typed (generated; do not edit).
+
+Written by `wizard.conformance.onboard.write_traits_module` from the release data
+(`data/*.json` `traits`, which `conformance add-release` derives from each wheel); the
+field types are read from every release's values. `Release.behaviour` holds one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Traits:
+    """One release's behaviour switches (see each release's `trait_origin`)."""
+
+    adaptive_candidate_steps: list[int]
+    adaptive_needs_explicit_topk_one: bool
+    adaptive_steps_check: str
+    adaptive_unsupported_flags: list[str]
+    attention_default: str
+    breakable_deepep_reserve_mib: int
+    chunked_prefill_24gb: int
+    chunked_prefill_split_by_dp: bool
+    config_reader: str
+    deprecated_store_true: dict[str, dict[str, str]]
+    dflash_disables_overlap: bool
+    dflash_family_counts_as_topk_one: bool
+    draft_in_static_pool: bool
+    extra_buffer_check_skips_disabled_radix: bool
+    gpt_oss_attention_backends: list[str]
+    gpt_oss_mxfp4_moe_runner: dict[str, str]
+    graph_reserve_by_role: bool
+    hicache_decode_fallback: str
+    hybrid_lists: str
+    hybrid_swa_rule: str
+    mamba_auto_resolves_no_buffer: bool
+    mixed_chunk_off_algorithms: list[str]
+    mla_sm100_default: bool
+    ngram_disables_overlap: bool
+    ngram_sets_steps: bool
+    nsa_scaled_cell: bool
+    prefill_graph_default: str
+    prefill_graph_mla_reserve_mib: int
+    prefill_graph_off_on_hip: bool
+    prefill_graph_off_when: list[str]
+    quantization_compatible: dict[str, list[str]]
+    quantization_requantize: list[str]
+    qwen_hybrid_sm100_overrides_typed: bool
+    qwen_hybrid_sm100_sets_page: bool
+    qwen_hybrid_sm100_trtllm: bool
+    sm100_mha_default: str
+    small_card_graph_max_bs: list[int]
+    spec_moe_runner_default: str
+    spec_reserve_mib: int
+    spec_v1_fallback_for_trees: bool
+    spec_v2_switch: str
+    spec_v2_topk_algorithms: list[str]
+    topk_page_backends: list[str]
+    transformers_sets_rope_scaling: bool
+    trio_skipped_when_adaptive: bool
+    trtllm_mha_page_sizes: list[int]
+    trtllm_mla_page_rule: bool
+    unknown_algorithm_turns_off: bool
+    upper_cases_algorithm: bool
+    vlm_adjust_skips_decode: bool
+
+
+NAMES: frozenset[str] = frozenset(Traits.__dataclass_fields__)
