@@ -99,8 +99,6 @@ class AlgorithmScreen(WizardScreen):
             options = core.algorithm_choices(profile, target, draft_facts)
             if target is None:
                 note = "The model folder could not be read here: availability assumes nothing about it."
-        except core.CoreUnavailable as exc:
-            note = f"Algorithm catalogue not available: {exc}"
         except Exception as exc:
             note = f"Could not list the algorithms: {type(exc).__name__}: {exc}"
         self.app.call_from_thread(self._fill, options, note)
@@ -223,8 +221,6 @@ class AlgorithmScreen(WizardScreen):
 
 def _facts_or_none(screen: AlgorithmScreen, path: str) -> Any:
     try:
-        return screen.wizard.facts_for(path)
-    except core.CoreUnavailable:
-        raise
+        return core.model_facts(path)
     except Exception:
         return None

@@ -26,21 +26,34 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
+import wizard.remote as remote
 from screens import core
 from screens.commands import WizardCommands
+from screens.forms import label_for
 from screens.keys import KeyGate, install_meta_digits, types_question_mark
 from screens.messages import (
     EditRequested,
     FixRequested,
+    ImportRequested,
     InputRejected,
     ModelFactsRead,
+    NewProfileRequested,
+    OpenRequested,
     ProfileChanged,
     ProfileOpened,
+    ProfileReplaced,
     ProfileSaved,
+    RemoteFactsRead,
+    StepRequested,
+    VersionSwitchRequested,
 )
+from screens.start import StartScreen
+from screens.state import WizardState
+from screens.steps import STEPS
 from wizard.history import History
 from wizard.profile_paths import builtin_profiles_dir, list_profiles
 from wizard.rules.report import Report
+from wizard.secrets import argv_references, mask_text, reference_name
 
 if TYPE_CHECKING:
     from wizard.profile import Profile
@@ -48,20 +61,9 @@ if TYPE_CHECKING:
 #: The ready example a new user sees first (incident 1's working set-up).
 EXAMPLE_PROFILE = "qwen3.6-27b-mtp-a6000"
 
-#: Wizard steps in order: mode name -> title shown in the step bar.
-STEPS: dict[str, str] = {
-    "start": "Start",
-    "model": "Model",
-    "algorithm": "Algorithm",
-    "parameters": "Parameters",
-    "review": "Review",
-}
-
 
 def _screen(name: str) -> Screen:
     if name == "start":
-        from screens.start import StartScreen
-
         return StartScreen()
     if name == "model":
         from screens.model import ModelScreen
@@ -309,8 +311,6 @@ class WizardApp(App[int]):
         its own. Call from a worker (the trust question waits for an answer). Raises the remote
         errors.
         """
-        import wizard.remote as remote
-
         while True:
             try:
                 return await remote.RemoteHost.connect(
@@ -347,9 +347,6 @@ class WizardApp(App[int]):
         self.checking = False
         try:
             report = core.check_profile(profile, facts=self.remote_facts.get(profile.model.path))
-        except core.CoreUnavailable as exc:
-            self.core_problem = f"Rule engine not available: {exc}"
-            return None
         except Exception as exc:  # the engine must never take the UI down
             self.core_problem = f"Rule engine failed: {type(exc).__name__}: {exc}"
             self.notify(self.core_problem, title="Check failed", severity="error")
@@ -378,7 +375,6 @@ class WizardApp(App[int]):
         references to a variable (`wizard.profile.protect_secrets`), and the user is told: the
         value is never kept, shown or saved."""
         from wizard.profile import protect_secrets
-        from wizard.secrets import argv_references, reference_name
         from wizard.sglang.render import profile_secret_option_of
 
         protected, moved = protect_secrets(profile)
@@ -445,8 +441,6 @@ class WizardApp(App[int]):
 
     def _remember_edit(self, message: EditRequested) -> None:
         """Keep the profile before this edit for ctrl+z: typing in one field is one step."""
-        from screens.forms import label_for
-
         paths = tuple(message.edits)
         what = ", ".join(label_for(p) for p in paths)
         typed = len(paths) == 1 and any(
@@ -459,6 +453,35 @@ class WizardApp(App[int]):
     def _on_facts_read(self, message: ModelFactsRead) -> None:
         if message.path in (self.profile.model.path, self.profile.speculative.draft_model_path):
             self._update(self.profile)
+
+    @on(RemoteFactsRead)
+    def _on_remote_facts(self, message: RemoteFactsRead) -> None:
+        self.remember_remote_facts(message.path, message.facts)
+
+    @on(ProfileReplaced)
+    def _on_replaced(self, message: ProfileReplaced) -> None:
+        self.set_profile(message.profile, name=message.name, path=message.path)
+
+    @on(StepRequested)
+    def _on_step_requested(self, message: StepRequested) -> None:
+        self.show_step(message.step)
+
+    @on(OpenRequested)
+    def _on_open_requested(self, message: OpenRequested) -> None:
+        step = message.then_step
+        self.open_path(message.path, None if step is None else partial(self.show_step, step))
+
+    @on(NewProfileRequested)
+    def _on_new_requested(self, _message: NewProfileRequested) -> None:
+        self.action_new_profile()
+
+    @on(ImportRequested)
+    def _on_import_requested(self, _message: ImportRequested) -> None:
+        self.action_import_command()
+
+    @on(VersionSwitchRequested)
+    def _on_version_requested(self, message: VersionSwitchRequested) -> None:
+        self.action_switch_version(message.version)
 
     @on(InputRejected)
     def _on_rejected(self, message: InputRejected) -> None:
@@ -473,9 +496,6 @@ class WizardApp(App[int]):
 
         try:
             profile = core.apply_fix(self.profile, message.fix)
-        except core.CoreUnavailable as exc:
-            self.notify(str(exc), title="Cannot apply the fix", severity="error")
-            return
         except (ValidationError, ValueError, KeyError) as exc:
             self.notify(str(exc), title="Fix not applied", severity="error")
             return
@@ -646,7 +666,6 @@ class WizardApp(App[int]):
         not yet turned into a reference) is masked in it."""
         from wizard.files import write_text
         from wizard.profile import exports_dir, profile_literal_secrets
-        from wizard.secrets import mask_text
 
         folder = exports_dir()
         stem = f"{self.title} {dt.datetime.now().isoformat()}"  # Textual's own naming
@@ -704,6 +723,11 @@ class WizardApp(App[int]):
                 f"Go to {title}", f"Wizard step {title}", lambda n=name: self.show_step(n)
             )
         yield from super().get_system_commands(screen)
+
+
+def _state(app: WizardApp) -> WizardState:
+    """The app is the state the screens read (mypy checks every member of `WizardState`)."""
+    return app
 
 
 class FirstProfile(NamedTuple):

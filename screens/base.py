@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.events import Key
@@ -14,11 +14,11 @@ from textual.widgets import Footer, Input
 
 from screens.forms import FieldInput
 from screens.messages import EditRequested, InputRejected, ProfileChanged
+from screens.state import WizardState, state_of
 from screens.widgets.stepbar import StepBar
 from wizard.rules.report import Report
 
 if TYPE_CHECKING:
-    from screens.app import WizardApp
     from wizard.profile import Profile
 
 
@@ -30,9 +30,9 @@ class WizardScreen(Screen[None]):
     """Fields being typed in right now (their inputs keep the user's text)."""
 
     @property
-    def wizard(self) -> WizardApp:
-        """The app, typed."""
-        return cast("WizardApp", self.app)
+    def wizard(self) -> WizardState:
+        """The app's state, typed (`screens.state`)."""
+        return state_of(self.app)
 
     def step_bar(self) -> StepBar:
         """The step bar for this step."""
@@ -161,9 +161,8 @@ class WizardScreen(Screen[None]):
     def _repaint(
         self, profile: Profile, report: Report | None, typed: tuple[str, ...] = ()
     ) -> None:
-        app = self.wizard
         self.typed = typed
-        with app.batch_update():  # one screen update for the whole repaint
+        with self.app.batch_update():  # one screen update for the whole repaint
             self._repaint_now(profile, report, typed)
 
     def _repaint_now(

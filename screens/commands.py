@@ -5,31 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from screens import core
+from screens.messages import OpenRequested, VersionSwitchRequested
+from screens.state import state_of
 from wizard.profile_paths import list_profiles
-
-if TYPE_CHECKING:
-    from screens.app import WizardApp
 
 
 class WizardCommands(Provider):
     """Profiles (saved and ready) and SGLang versions as palette commands."""
 
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app = cast("WizardApp", self.app)
+        app = self.app
         out: list[tuple[str, str, Callable[[], object]]] = []
         paths: list[tuple[str, Path]] = [("saved", p) for p in list_profiles()]
-        paths += [("ready", p) for p in app.ready_profiles()]
+        paths += [("ready", p) for p in state_of(app).ready_profiles()]
         for kind, path in paths:
             out.append(
                 (
                     f"Open profile: {path.stem}",
                     f"{kind} profile {path}",
-                    partial(app.open_path, path),
+                    partial(app.post_message, OpenRequested(path)),
                 )
             )
         for version in core.supported_versions():
@@ -37,7 +35,7 @@ class WizardCommands(Provider):
                 (
                     f"Switch SGLang version: {version}",
                     "Check this profile against that version's rules",
-                    partial(app.action_switch_version, version),
+                    partial(app.post_message, VersionSwitchRequested(version)),
                 )
             )
         return out

@@ -1,41 +1,22 @@
-"""The one door from the screens to the core (`wizard/`): imports, and errors turned into text.
+"""The one door from the screens to the core (`wizard/`), and errors turned into text.
 
-Screens only render and dispatch. Every call into the core goes through here so that
-(a) a missing core piece becomes a readable `CoreUnavailable` the screen can show instead of a
-traceback, and (b) the screens never import `wizard` internals directly in many places.
+Screens only render and dispatch; their calls into the core (engine, profile model, Hub reader,
+command parser, renderer, GPU catalog, release list) go through here. Those core modules are
+imported inside the function that calls them (the lazy imports `tests/test_architecture.py`
+lists), so the first screen paints before pydantic and the rule engine load
+(`tests/tui/test_startup.py`) and loads nothing it does not show.
 Nothing here computes a rule, a default or a value SGLang would use.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from wizard.verdict import algorithm_choices as verdict_choices
 
 if TYPE_CHECKING:
     from wizard.profile import Profile
     from wizard.rules.report import Fix, Report
-
-
-class CoreUnavailable(Exception):
-    """A core module the screen needs is not installed in this build."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module = module
-        self.name = name
-        super().__init__(f"{module}.{name} is not available in this build")
-
-
-def _core(module: str, name: str) -> Any:
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:  # the module itself (not one of its imports) is missing
-        if exc.name == module or (exc.name and module.startswith(exc.name + ".")):
-            raise CoreUnavailable(module, name) from None
-        raise
-    try:
-        return getattr(mod, name)
-    except AttributeError:
-        raise CoreUnavailable(module, name) from None
 
 
 def check_profile(profile: Profile, facts: Any = None) -> Report:
@@ -44,52 +25,55 @@ def check_profile(profile: Profile, facts: Any = None) -> Report:
     A Hub id is only looked up in the HF cache here (the check runs on every keystroke); the
     Model screen fetches it from the Hub in a worker and posts `ModelFactsRead`.
     """
-    report: Report = _core("wizard.api", "check_profile")(profile, facts=facts, fetch=False)
-    return report
+    from wizard.api import check_profile as check
+
+    return check(profile, facts=facts, fetch=False)
 
 
 def apply_fix(profile: Profile, fix: Fix) -> Profile:
     """A profile with one fix applied (`wizard.api.apply_fix`)."""
-    fixed: Profile = _core("wizard.api", "apply_fix")(profile, fix)
-    return fixed
+    from wizard.api import apply_fix as apply
+
+    return apply(profile, fix)
 
 
 def render_shell(profile: Profile) -> str:
     """The exact launch command (`wizard.sglang.render.render_shell`), or the container command
     of a profile with a [container] table (`wizard.container.render_profile_container`)."""
+    from wizard.container import render_profile_container
+    from wizard.sglang.render import render_shell as render
+
     if profile.container is not None:
-        return str(_core("wizard.container", "render_profile_container")(profile))
-    return str(_core("wizard.sglang.render", "render_shell")(profile))
+        return render_profile_container(profile)
+    return render(profile)
 
 
 def render_yaml(profile: Profile) -> str:
     """SGLang `--config` YAML (`wizard.sglang.render.render_yaml`)."""
-    return str(_core("wizard.sglang.render", "render_yaml")(profile))
+    from wizard.sglang.render import render_yaml as render
+
+    return render(profile)
 
 
 def parse_command(text: str, version: str | None = None) -> Any:
     """Import a `python -m sglang.launch_server ...` line; returns the parser's ImportResult."""
-    return _core("wizard.sglang.parse", "parse_command")(text, version)
+    from wizard.sglang.parse import parse_command as parse
+
+    return parse(text, version)
 
 
 def command_error_type() -> type[Exception]:
-    """The import error class (`CommandError`), or a class nothing raises when it is missing."""
-    try:
-        cls: type[Exception] = _core("wizard.sglang.parse", "CommandError")
-    except CoreUnavailable:
-        return CoreUnavailable
-    return cls
+    """The import error class (`CommandError`)."""
+    from wizard.sglang.parse import CommandError
+
+    return CommandError
 
 
 def supported_versions() -> tuple[str, ...]:
     """SGLang versions checked exactly: every release and its identical `.postN` aliases."""
-    try:
-        supported = _core("wizard.sglang.versions", "known_versions")()
-    except CoreUnavailable:
-        from wizard.profile import DEFAULT_SGLANG_VERSION
+    from wizard.sglang.versions import known_versions
 
-        return (DEFAULT_SGLANG_VERSION,)
-    return tuple(str(v) for v in supported)
+    return tuple(str(v) for v in known_versions())
 
 
 class ModelUnreadable(Exception):
@@ -99,7 +83,9 @@ class ModelUnreadable(Exception):
 def model_facts(path: str, revision: str | None = None) -> Any:
     """`ModelFacts` of a local model folder or a Hub id (`wizard.api.load_facts`, cached by the
     core). A Hub id is fetched from the Hub: call from a worker thread."""
-    facts, why = _core("wizard.api", "load_facts")(path, revision)
+    from wizard.api import load_facts
+
+    facts, why = load_facts(path, revision)
     if facts is None:
         raise ModelUnreadable(why or f"{path}: cannot read the model")
     return facts
@@ -107,43 +93,57 @@ def model_facts(path: str, revision: str | None = None) -> Any:
 
 def is_repo_id(path: str) -> bool:
     """Whether SGLang would download `path` from the Hub (`wizard.hub.is_repo_id`)."""
-    return bool(_core("wizard.hub", "is_repo_id")(path))
+    from wizard.hub import is_repo_id as repo_id
+
+    return bool(repo_id(path))
 
 
 def cached_models() -> list[Any]:
     """Models in this machine's HF cache (`wizard.hub.cached_models`)."""
-    return list(_core("wizard.hub", "cached_models")())
+    from wizard.hub import cached_models as cached
+
+    return list(cached())
 
 
 def search_hub(query: str, limit: int = 30) -> list[str]:
     """Repo ids on the Hub containing `query` (`wizard.hub.search_models`); call from a worker."""
-    return list(_core("wizard.hub", "search_models")(query, limit))
+    from wizard.hub import search_models
+
+    return list(search_models(query, limit))
 
 
 def complete_model_path(text: str) -> list[str]:
     """Local folders / cached repo ids completing `text` (`wizard.hub.complete_model_path`)."""
-    return list(_core("wizard.hub", "complete_model_path")(text))
+    from wizard.hub import complete_model_path as complete
+
+    return list(complete(text))
 
 
 def draft_candidates(target_name: str, target: Any, algorithm: str) -> list[Any]:
-    """Drafts for a target with their fit (`wizard.hub.draft_candidates`); call from a worker."""
-    return list(_core("wizard.hub", "draft_candidates")(target_name, target, algorithm))
+    """Drafts for a target with their fit (`wizard.choices.draft_candidates`); call from a worker."""
+    from wizard.choices import draft_candidates as candidates
+
+    return list(candidates(target_name, target, algorithm))
 
 
 def hub_settings() -> dict[str, Any]:
     """Endpoint, cache, offline flag and token source (never the token) (`wizard.hub`)."""
-    return dict(_core("wizard.hub", "describe_settings")())
+    from wizard.hub import describe_settings
+
+    return dict(describe_settings())
 
 
 def algorithm_options(target: Any, draft: Any, version: str) -> list[Any]:
-    """Algorithms the version offers with availability and reason (`wizard.applicability`)."""
-    return list(_core("wizard.applicability", "algorithm_options")(target, draft, version))
+    """Algorithms the version offers with availability and reason (`wizard.choices`)."""
+    from wizard.choices import algorithm_options as options
+
+    return list(options(target, draft, version))
 
 
 def algorithm_choices(profile: Profile, target: Any, draft: Any) -> list[Any]:
     """Algorithms the version offers, available or not by the same findings F4 shows
     (`wizard.verdict.algorithm_choices`)."""
-    return list(_core("wizard.verdict", "algorithm_choices")(profile, target, draft))
+    return list(verdict_choices(profile, target, draft))
 
 
 #: Launch-env variables that say where the host's HF cache is (sent to the host's agent; no token).
@@ -158,9 +158,9 @@ def cache_env(env: dict[str, str]) -> dict[str, str]:
 async def read_remote_facts(host: Any, path: str, env: dict[str, str] | None = None) -> Any:
     """`ModelFacts` of a model folder (or a Hub id in the host's HF cache) on a GPU host
     (`RemoteHost.model_files` + `facts_from_files`)."""
-    model_files = _core("wizard.model_info", "MODEL_FILES")
-    facts_from_files = _core("wizard.model_info", "facts_from_files")
-    files = await host.model_files(path, model_files, cache_env(env or {}))
+    from wizard.model_info import MODEL_FILES, facts_from_files
+
+    files = await host.model_files(path, MODEL_FILES, cache_env(env or {}))
     return facts_from_files(files, f"{host.host_key}:{path}", "host")
 
 
@@ -172,8 +172,9 @@ def plan_memory(profile: Profile, target: Any, draft: Any) -> Any:
     """
     if profile.gpu.kind is None:
         return None
-    report = _core("wizard.api", "check_profile")(profile, facts=target, draft_facts=draft)
-    return report.memory_plan
+    from wizard.api import check_profile as check
+
+    return check(profile, facts=target, draft_facts=draft).memory_plan
 
 
 def gpu_names() -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -16,7 +16,7 @@ from textual.widgets.text_area import Selection
 from screens import core
 from screens.forms import OrderedInput
 from screens.keys import types_question_mark
-from screens.messages import ProfileSaved
+from screens.messages import ProfileReplaced, ProfileSaved, StepRequested
 from wizard.profile import (
     Profile,
     atomic_write_text,
@@ -26,9 +26,6 @@ from wizard.profile import (
     save_profile,
     validate_profile_name,
 )
-
-if TYPE_CHECKING:
-    from screens.app import WizardApp
 
 DIALOG_CSS = """
 {name} {{ align: center middle; }}
@@ -300,9 +297,6 @@ class ImportCommandDialog(ModalScreen[None]):
             return
         try:
             result = core.parse_command(text, self.version)
-        except core.CoreUnavailable as exc:
-            error.update(f"Command import is not available: {exc}")
-            return
         except core.command_error_type() as exc:
             flag = getattr(exc, "flag", None)
             message = getattr(exc, "message", str(exc))
@@ -322,12 +316,12 @@ class ImportCommandDialog(ModalScreen[None]):
         except Exception as exc:  # the parser must never take the UI down
             error.update(f"Could not import: {type(exc).__name__}: {exc}")
             return
-        app = cast("WizardApp", self.app)
-        app.set_profile(result.profile, name=None, path=None)
+        app = self.app
+        app.post_message(ProfileReplaced(result.profile))
         for note in getattr(result, "notes", ()) or ():
             app.notify(str(note), title="Import note", timeout=8)
         self.dismiss(None)
-        app.show_step("parameters")
+        app.post_message(StepRequested("parameters"))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -372,9 +366,6 @@ class ExportYamlDialog(ModalScreen[Path | None]):
             return
         try:
             text = core.render_yaml(self.profile)
-        except core.CoreUnavailable as exc:
-            error.update(f"YAML export is not available: {exc}")
-            return
         except Exception as exc:
             error.update(f"Could not render: {type(exc).__name__}: {exc}")
             return

@@ -27,6 +27,9 @@ class OrderedInput(Input):
     free_text = False
     """`?` may be part of the text (typed while editing it; otherwise it opens the keys panel)."""
 
+    ordered_editing = True
+    """Its editing keys act in the order typed (`screens.keys.KeyGate` lets them through)."""
+
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
         """Printable keys are text, except `?` outside free text being edited (the keys panel)
         and a macOS Option+digit character (a fix on the Parameters step)."""

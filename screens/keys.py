@@ -127,12 +127,11 @@ class KeyGate:
 
     def _typing(self, key: events.Key) -> bool:
         """Text typed into the focused text box: it cannot move focus, no need to wait."""
-        from screens.forms import OrderedInput
-
         focused = self.app.focused
         if key.is_printable:
             return isinstance(focused, (Input, TextArea))
-        return isinstance(focused, OrderedInput) and key.key in EDITING_KEYS
+        # an `OrderedInput` (screens.forms, which imports this module) says so itself
+        return bool(getattr(focused, "ordered_editing", False)) and key.key in EDITING_KEYS
 
     async def _settle(self, hops: int) -> None:
         await asyncio.sleep(0)  # let the widgets' tasks run

@@ -8,7 +8,7 @@ builds the requests from the profile with the core's renderers and shows what co
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,11 +20,9 @@ from textual.widgets import Footer, Input, Label, Log, Static
 
 from screens.forms import OrderedInput
 from screens.messages import EditRequested
+from screens.state import WizardState, state_of
 from screens.widgets.stepbar import StepBar
 from wizard.profile import Profile
-
-if TYPE_CHECKING:
-    from screens.app import WizardApp
 
 
 def _flow() -> Any:
@@ -60,9 +58,9 @@ class LaunchScreen(Screen[None]):
         self.preflight_ok = False
 
     @property
-    def wizard(self) -> WizardApp:
-        """The app, typed."""
-        return cast("WizardApp", self.app)
+    def wizard(self) -> WizardState:
+        """The app's state, typed (`screens.state`)."""
+        return state_of(self.app)
 
     def compose(self) -> ComposeResult:
         """Step bar (verdict, profile, version), host line, preflight table, stage line, log."""

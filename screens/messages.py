@@ -85,3 +85,54 @@ class ModelFactsRead(Message):
     the app checks the profile again."""
 
     path: str
+
+
+# Requests a screen posts to the app (`self.app.post_message(...)`, so a dialog that closes at
+# once does not take them along): the app owns the profile and the navigation.
+
+
+@dataclass
+class RemoteFactsRead(Message):
+    """Model facts read on the GPU host for `path`: the check uses them from now on."""
+
+    path: str
+    facts: Any
+
+
+@dataclass
+class ProfileReplaced(Message):
+    """Make `profile` current (an imported command: `name` and `path` None) and check it."""
+
+    profile: Profile
+    name: str | None = None
+    path: Path | None = None
+
+
+@dataclass
+class StepRequested(Message):
+    """Show a wizard step (by its name in `screens.steps.STEPS`)."""
+
+    step: str
+
+
+@dataclass
+class OpenRequested(Message):
+    """Open a profile file (asking first about unsaved changes), then show `then_step`."""
+
+    path: Path
+    then_step: str | None = None
+
+
+class NewProfileRequested(Message):
+    """Start an empty profile on the Model step (asking first about unsaved changes)."""
+
+
+class ImportRequested(Message):
+    """Ask for a launch command to import (asking first about unsaved changes)."""
+
+
+@dataclass
+class VersionSwitchRequested(Message):
+    """Check the profile against another SGLang version."""
+
+    version: str

@@ -17,7 +17,8 @@ from screens import core
 from screens.base import WizardScreen
 from screens.dialogs import DIALOG_CSS
 from screens.forms import FieldInput, OrderedInput
-from screens.messages import EditRequested, ModelFactsRead
+from screens.launch import host_target
+from screens.messages import EditRequested, ModelFactsRead, RemoteFactsRead
 from screens.model_picker import DraftPick, DraftPicker, ModelPathSuggester, ModelPick, ModelPicker
 from screens.widgets.memory import memory_bar
 from wizard.profile import Profile
@@ -82,18 +83,13 @@ def model_card(facts: Any) -> Content:
 
 
 def _is_repo_id(path: str) -> bool:
-    try:
-        return core.is_repo_id(path)
-    except core.CoreUnavailable:
-        return False
+    return core.is_repo_id(path)
 
 
 def build_card(profile: Profile, bar_width: int = 40) -> Content:
     """The model card and, when the GPU is known, the memory plan (errors become text)."""
     try:
         facts = core.model_facts(profile.model.path, profile.model.revision)
-    except core.CoreUnavailable as exc:
-        return Content.styled(f"Model inspection not available: {exc}", "$warning")
     except Exception as exc:  # unreadable folder, bad config.json, Hub errors: shown, never raised
         hub = _is_repo_id(profile.model.path)
         return Content.assemble(
@@ -120,8 +116,6 @@ def build_card(profile: Profile, bar_width: int = 40) -> Content:
             parts += ["\n", ("Draft: ", "bold $warning"), str(exc), "\n"]
     try:
         plan = core.plan_memory(profile, facts, draft)
-    except core.CoreUnavailable as exc:
-        parts += ["\n", (f"Memory plan not available: {exc}", "$warning")]
     except Exception as exc:
         parts += ["\n", ("Memory: ", "bold $warning"), str(exc)]
     else:
@@ -333,8 +327,6 @@ class ModelScreen(WizardScreen):
     async def action_read_on_host(self, path: str | None = None) -> None:
         """Read the model folder (or a Hub id from the host's HF cache) on the profile's SSH host
         (through `wizard.remote`)."""
-        from screens.launch import host_target
-
         profile = self.wizard.profile
         model_path = path or profile.model.path
         target = host_target(profile, "")
@@ -347,7 +339,7 @@ class ModelScreen(WizardScreen):
         try:
             host = await self.wizard.connect_host(target, list(profile.ssh.jump) or None)
             facts = await core.read_remote_facts(host, model_path, dict(profile.env))
-            self.wizard.remember_remote_facts(model_path, facts)
+            self.app.post_message(RemoteFactsRead(model_path, facts))
             parts: list[Content | str | tuple[str, str]] = [
                 (f"read on {target}\n", "$text-muted"),
                 model_card(facts),
@@ -380,8 +372,6 @@ class ModelScreen(WizardScreen):
         self.app.push_screen(ModelPicker(name, host, lister), self._picked_model)
 
     def _host_lister(self) -> Any:
-        from screens.launch import host_target
-
         profile = self.wizard.profile
         target = host_target(profile, "")
 

@@ -56,10 +56,7 @@ class ModelPathSuggester(Suggester):
 
     async def get_suggestion(self, value: str) -> str | None:
         """The first completion that extends `value`."""
-        try:
-            options = core.complete_model_path(value)
-        except core.CoreUnavailable:
-            return None
+        options = core.complete_model_path(value)
         return next((o for o in options if o.startswith(value) and o != value), None)
 
 

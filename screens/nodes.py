@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,17 +23,15 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
+from screens.state import WizardState, state_of
+from wizard.multinode import dist_init_addr, node_launches
 from wizard.profile import Profile
-
-if TYPE_CHECKING:
-    from screens.app import WizardApp
+from wizard.sglang.errors import RenderError
 
 
 def nodes_text(profile: Profile) -> Content:
     """The node table: rank, target, role, interface, GPUs, then each node's command."""
-    from wizard.multinode import dist_init_addr, node_launches
     from wizard.remote.multinode import command_text
-    from wizard.sglang.errors import RenderError
 
     try:
         launches = node_launches(profile)
@@ -98,9 +96,9 @@ class NodesScreen(Screen[None]):
         self.preflight: list[Any] = []
 
     @property
-    def wizard(self) -> WizardApp:
-        """The app, typed."""
-        return cast("WizardApp", self.app)
+    def wizard(self) -> WizardState:
+        """The app's state, typed (`screens.state`)."""
+        return state_of(self.app)
 
     @property
     def group(self) -> Any:
@@ -130,7 +128,6 @@ class NodesScreen(Screen[None]):
     def _flow(self) -> Any:
         """The core's flow for this profile (made once); None when the nodes cannot render."""
         from wizard.remote.nodes_flow import NodesFlow, NodesPlan, NodesReach
-        from wizard.sglang.errors import RenderError
 
         if self.flow is None:
             try:

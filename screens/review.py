@@ -14,8 +14,11 @@ from textual.widgets import Static
 from screens import core
 from screens.base import WizardScreen
 from screens.dialogs import TextDialog
+from screens.launch import LaunchScreen
+from screens.nodes import NodesScreen
 from screens.widgets.command import CodeView
 from screens.widgets.stepbar import VERDICT_STYLE
+from wizard.multinode import is_multinode
 from wizard.profile import Profile, atomic_write_text, exports_dir
 from wizard.rules.report import Report
 from wizard.verdict import verdict_of
@@ -54,8 +57,6 @@ class ReviewScreen(WizardScreen):
             view = self.query_one(selector, CodeView)
             try:
                 view.show(render(profile))
-            except core.CoreUnavailable as exc:
-                view.show_message(f"Not available in this build: {exc}")
             except Exception as exc:  # a renderer problem is shown, never raised
                 message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
                 view.show_message(
@@ -103,14 +104,10 @@ class ReviewScreen(WizardScreen):
                 severity="error",
             )
             return
-        from wizard.multinode import is_multinode
 
         if is_multinode(self.wizard.profile):
-            from screens.nodes import NodesScreen
-
             self.app.push_screen(NodesScreen(self.wizard.profile))
             return
-        from screens.launch import LaunchScreen
 
         self.app.push_screen(LaunchScreen(self.wizard.profile))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -12,10 +12,10 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static
 
+import wizard.remote as remote
 from screens.launch import outcome_text, stage_text
-
-if TYPE_CHECKING:
-    from screens.app import WizardApp
+from screens.state import WizardState, state_of
+from wizard.remote.records import RunRecords
 
 
 class RunsScreen(Screen[None]):
@@ -35,9 +35,9 @@ class RunsScreen(Screen[None]):
         self.outcome: str | None = None
 
     @property
-    def wizard(self) -> WizardApp:
-        """The app, typed."""
-        return cast("WizardApp", self.app)
+    def wizard(self) -> WizardState:
+        """The app's state, typed (`screens.state`)."""
+        return state_of(self.app)
 
     def compose(self) -> ComposeResult:
         """Run table, status line, log."""
@@ -57,8 +57,6 @@ class RunsScreen(Screen[None]):
 
     def action_reload(self) -> None:
         """Re-read the run records."""
-        from wizard.remote.records import RunRecords
-
         table = self.query_one(DataTable)
         table.clear()
         try:
@@ -100,8 +98,6 @@ class RunsScreen(Screen[None]):
     @work(exclusive=True, group="runs")
     async def action_attach(self) -> None:
         """Connect to the run's host and follow its log from the start (stops at ready or exit)."""
-        import wizard.remote as remote
-
         record = self._selected()
         if record is None:
             return

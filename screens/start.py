@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from screens import core
 from screens.base import WizardScreen
+from screens.messages import ImportRequested, NewProfileRequested, OpenRequested, StepRequested
 from screens.widgets.stepbar import VERDICT_STYLE
 from wizard.profile_paths import list_profiles, profiles_dir
 from wizard.rules.report import Report
@@ -113,7 +114,7 @@ class StartScreen(WizardScreen):
 
     def action_new_profile(self) -> None:
         """Start a new profile on the Model step (asks first about unsaved changes)."""
-        self.wizard.action_new_profile()
+        self.app.post_message(NewProfileRequested())
 
     def on_screen_resume(self) -> None:
         """Re-read the lists (a profile saved on another step shows up here at once); Textual
@@ -122,15 +123,13 @@ class StartScreen(WizardScreen):
 
     def _open(self, option_id: str | None) -> None:
         if option_id == CURRENT:
-            self.wizard.show_step("parameters")
+            self.app.post_message(StepRequested("parameters"))
         elif option_id == NEW:
             self.action_new_profile()
         elif option_id == IMPORT:
-            self.wizard.action_import_command()
+            self.app.post_message(ImportRequested())
         elif option_id and ":" in option_id:
-            self.wizard.open_path(
-                Path(option_id.split(":", 1)[1]), lambda: self.wizard.show_step("parameters")
-            )
+            self.app.post_message(OpenRequested(Path(option_id.split(":", 1)[1]), "parameters"))
 
     def _preview(self, option_id: str | None) -> None:
         preview = self.query_one("#preview", Static)

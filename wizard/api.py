@@ -16,7 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wizard.example_models import example_facts
 from wizard.gpus import GpuKind, lookup
+from wizard.limits import MAX_GPUS
+from wizard.model_info import ModelReadError, is_repo_id, load_model_facts, resolve_model_dir
 from wizard.rules.checks import (
     ARGPARSE,
     ARGPARSE_CHOICE,
@@ -27,7 +30,10 @@ from wizard.rules.checks import (
 from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
 from wizard.rules.model import Ctx
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
-from wizard.sglang.fields import FIELDS
+from wizard.secrets import argv_references, unset_references
+from wizard.sglang.errors import CommandError
+from wizard.sglang.fields import BY_DEST, FIELDS, canonical_dest
+from wizard.sglang.flags import group_pieces, load_table, run_argparse
 from wizard.sglang.releases import default_version, load_release, release_names
 from wizard.sglang.versions import resolve_version as _resolve_version_uncached
 
@@ -67,11 +73,9 @@ def load_facts(
     """
     if not path:
         return None, "no path"
-    from wizard.model_info import is_repo_id
 
     if is_repo_id(path):
         return _hub_facts(path, revision, fetch)
-    from wizard.model_info import ModelReadError, load_model_facts, resolve_model_dir
 
     missing = _MISSING.get(path)
     if missing is not None and time.monotonic() - missing[0] < _MISSING_TTL_S:
@@ -87,8 +91,6 @@ def load_facts(
             config = root / "config.json"
             mtime = config.stat().st_mtime
         except (ModelReadError, OSError, ValueError) as exc:
-            from wizard.example_models import example_facts
-
             example = example_facts(path)  # a ready profile's model: its shipped config
             if example is not None:
                 return example, None
@@ -121,7 +123,6 @@ def _hub_facts(
     repo: str, revision: str | None, fetch: bool
 ) -> tuple[ModelFacts | None, str | None]:
     from wizard.hub import HubSettings, load_hub_facts
-    from wizard.model_info import ModelReadError
 
     settings = HubSettings.from_env()
     key = (repo, revision, settings.endpoint, str(settings.cache_dir), settings.token is not None)
@@ -198,15 +199,9 @@ def _extra_typed(extra_args: Sequence[str], version: str) -> tuple[dict[str, Any
     if not extra_args:
         return {}, None
     try:
-        from wizard.sglang.errors import CommandError
-        from wizard.sglang.flags import load_table, run_argparse
-    except ImportError:  # pragma: no cover - the flag tables ship with the package
-        return {}, None
-    try:
         namespace = run_argparse(load_table(version), list(extra_args), require=False)
     except CommandError as exc:
         return {}, _argparse_finding(exc)
-    from wizard.sglang.fields import canonical_dest
 
     return {canonical_dest(k): v for k, v in vars(namespace).items()}, None
 
@@ -231,8 +226,6 @@ def _extra_field_findings(
     tries to write the command."""
     if not profile.extra_args:
         return []
-    from wizard.sglang.fields import BY_DEST, canonical_dest
-    from wizard.sglang.flags import group_pieces, load_table
 
     groups = group_pieces(load_table(version), profile.extra_args)
     out: list[Finding] = []
@@ -271,7 +264,6 @@ def _extra_field_findings(
 def _unset_secret_findings(profile: Profile) -> list[Finding]:
     """Secret references (`env:HF_TOKEN`, `--api-key env:SGLANG_WIZARD_API_KEY`) whose variable
     is not set here (R-ENV-SECRET-UNSET): the launch reads them from this environment."""
-    from wizard.secrets import argv_references, unset_references
     from wizard.sglang.render import profile_secret_option_of
 
     unset = SglangRaise("wizard", None, None, False, "")
@@ -305,7 +297,6 @@ def _unset_secret_findings(profile: Profile) -> list[Finding]:
 def _choice_fields(version: str) -> tuple[tuple[str, Any, Any], ...]:
     """(profile path, its default, argparse action) of the fields whose flag has `choices`."""
     from wizard.profile import field_default
-    from wizard.sglang.flags import load_table
 
     table = load_table(version)
     out = []
@@ -553,10 +544,6 @@ def check_argv(
     paths_local: bool = True,
 ) -> Report:
     """Check the flags after `python -m sglang.launch_server`, exactly as typed for that version."""
-    from wizard.sglang.errors import CommandError
-    from wizard.sglang.fields import canonical_dest
-    from wizard.sglang.flags import load_table, run_argparse
-
     version, _ = resolve_version(sglang_version)
     gpu_kind, _assumed = _gpu_for(gpu)
     try:
@@ -620,8 +607,6 @@ def validate_case(case: Any) -> Case:
     and `gpu`: strings (a known version / GPU kind), `gpus`: an integer from 1 to MAX_GPUS; absent
     or null fields take their defaults. Other keys are ignored.
     """
-    from wizard.limits import MAX_GPUS
-
     if not isinstance(case, Mapping):
         raise CaseError(f"each line must be a JSON object, got {_json_kind(case)}")
     argv_in = case.get("argv")

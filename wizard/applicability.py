@@ -22,20 +22,6 @@ Severity = Literal["error", "warning", "info"]
 # R-DRAFT-AUTO: SGLang sets the draft path to the model path for these targets (EAGLE family);
 # the rule catalog holds the per-version lists.
 
-# Algorithms that run a draft network (NEXTN uses the checkpoint's own MTP layers).
-_NEEDS_DRAFT = {"EAGLE": True, "EAGLE3": True, "STANDALONE": True, "DFLASH": True}
-
-_DESCRIPTIONS = {
-    "NEXTN": "built-in MTP / NextN layers of the checkpoint draft the tokens (runs as EAGLE)",
-    "EAGLE": "EAGLE-2 draft head trained for this target (tree drafting)",
-    "EAGLE3": "EAGLE-3 draft head reading three target hidden states",
-    "STANDALONE": "any small model with the same tokenizer drafts the tokens",
-    "NGRAM": "no draft model: proposes tokens from n-grams of the context",
-    "DFLASH": "block-diffusion draft model proposes a block of tokens at once",
-    "DSPARK": "DSpark draft bundled with or next to the target",
-    "UNO": "LoRA-based self-speculation, no draft model",
-}
-
 
 def draft_auto_filled(architecture: str | None, sglang_version: str) -> bool:
     """SGLang sets `--speculative-draft-model-path` to the model path for this target (EAGLE family)."""
@@ -126,66 +112,3 @@ def draft_kind(name: str, draft: ModelFacts) -> DraftCheck | None:
                           f"the draft ({draft.architecture}) is an EAGLE head, not a model",
                           "use EAGLE3 or EAGLE for an EAGLE head")
     return None
-
-
-def algorithm_options(
-    target: ModelFacts | None,
-    draft: ModelFacts | None,
-    sglang_version: str,
-    ask_engine: bool = True,
-) -> list[AlgorithmOption]:
-    """The algorithms of this SGLang version, each with whether it suits this target and draft.
-
-    With a target, the rule engine decides (`api.draft_findings`: its first error about the
-    algorithm and draft makes the algorithm unavailable); the kind of draft is checked here.
-    `ask_engine=False` leaves the engine out (`verdict.algorithm_choices` runs the whole check
-    of each algorithm itself)."""
-    known = release_for(sglang_version).algorithms
-    order = ["NEXTN", "EAGLE", "EAGLE3", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO"]
-    names = [n for n in order if n in known]
-    options: list[AlgorithmOption] = []
-    for name in names:
-        available, reason = True, "ok"
-        if name == "NEXTN" and target is None:
-            available, reason = False, "inspect the model first"
-        elif name in ("EAGLE", "EAGLE3", "STANDALONE", "DFLASH"):
-            auto = (
-                name in ("EAGLE", "EAGLE3")
-                and target is not None
-                and draft_auto_filled(target.architecture, sglang_version)
-            )
-            if draft is None:
-                reason = ("SGLang uses the checkpoint's MTP layers as the draft" if auto
-                          else "needs a draft model")
-            else:
-                kind = draft_kind(name, draft)
-                if kind is not None:
-                    available, reason = False, kind.message
-        elif name == "DSPARK":
-            reason = "needs a DSpark draft (bundled, in dspark/ next to the target, or given)"
-        elif name == "UNO":
-            available, reason = (
-                draft is None,
-                "needs --uno-lora-path; no draft model" if draft is None else "takes no draft model",
-            )
-        if available and ask_engine and target is not None and (
-                name == "NEXTN" or draft is not None):
-            from wizard.api import draft_findings  # api -> memory -> here: asked at call time
-
-            errors = [f for f in draft_findings(target, draft, algorithm=name,
-                                                sglang_version=sglang_version)
-                      if f.severity == "error"]
-            if errors:
-                available, reason = False, errors[0].message
-        if available and name == "NEXTN" and target is not None:
-            reason = f"{target.mtp_layers} MTP layer(s), {target.architecture} has an MTP class"
-        options.append(
-            AlgorithmOption(
-                name=name,
-                available=available,
-                reason=reason,
-                needs_draft=_NEEDS_DRAFT.get(name, False),
-                description=_DESCRIPTIONS[name],
-            )
-        )
-    return options

@@ -9,11 +9,15 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from wizard.api import check_argv, check_profile, report_json
-from wizard.cli import ToolInputError
+from wizard.api import check_argv, check_case, check_profile, report_json
+from wizard.errors import ToolInputError
 from wizard.gpus import gpu_count_arg, gpu_kind_arg
 from wizard.rules.report import Finding, Report
+from wizard.sglang.errors import CommandError
+from wizard.sglang.parse import split_launch
 from wizard.sglang.releases import default_version
+from wizard.sglang.versions import VersionError, resolve_version
+from wizard.verdict import verdict_of
 
 EPILOG = """\
 exit codes: 0 SGLang would start it (adjustments allowed), 1 SGLang would refuse it,
@@ -105,8 +109,6 @@ def _check_profile_file(path: str, args: argparse.Namespace) -> Report:
 
 def _check_version_option(version: str) -> None:
     """`--sglang-version` must name a version (exit 2 otherwise, before anything is checked)."""
-    from wizard.sglang.versions import VersionError, resolve_version
-
     try:
         resolve_version(version)
     except VersionError as exc:
@@ -114,10 +116,6 @@ def _check_version_option(version: str) -> None:
 
 
 def _check_command(words: list[str], args: argparse.Namespace) -> Report:
-    from wizard.sglang.errors import CommandError
-    from wizard.sglang.parse import split_launch
-    from wizard.sglang.versions import VersionError, resolve_version
-
     text: str | list[str] = words[0] if len(words) == 1 else words
     try:
         parts = split_launch(text)
@@ -151,8 +149,6 @@ def _batch_lines(lines: Iterable[str], source: str, out: TextIO) -> int:
 
     A bad line (not JSON, a field of the wrong type or range) gets an `input-error` report with
     its id (read from the text when the line is not JSON) and the batch goes on."""
-    from wizard.api import check_case
-
     worst = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -230,7 +226,6 @@ def render_text(report: Report) -> str:
     """Human-readable report: verdict, findings in SGLang's order, effective values."""
     out = []
     first = report.first_error
-    from wizard.verdict import verdict_of
 
     summary = verdict_of(report)
     verdict = {

@@ -12,6 +12,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from wizard import __version__
+from wizard.errors import ToolInputError
+
 # Modules that add subcommands. Each area appends its own module here.
 COMMAND_MODULES: list[str] = ["wizard.check_cli", "wizard.sglang.cli", "wizard.inspect_cli", "wizard.remote.cli", "wizard.conformance.cli", "wizard.profiles_cli", "wizard.export_cli", "wizard.remote.multinode_cli"]
 
@@ -24,14 +27,8 @@ FAST_COMMANDS: dict[str, str] = {
 }
 
 
-class ToolInputError(Exception):
-    """An error in what the user gave the tool (file, flag, value): exit code 2."""
-
-
 def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the argument parser with every registered subcommand (or those of `modules`)."""
-    from wizard import __version__
-
     parser = argparse.ArgumentParser(
         prog="sglang-wizard",
         description=(
@@ -84,8 +81,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Import the module under its real name, so subcommands and this entry point share
-    # ToolInputError (running as __main__ would otherwise define a second class).
-    from wizard.cli import main as _main
-
-    raise SystemExit(_main())
+    raise SystemExit(main())  # ToolInputError lives in wizard.errors: one class either way

@@ -16,9 +16,12 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from wizard.gpus import lookup
+from wizard.multinode import node_launch
 from wizard.profile import ContainerSection, Profile
+from wizard.secrets import is_secret_name, mask_argv, reference_name
 from wizard.sglang.errors import CommandError, RenderError
-from wizard.sglang.render import LAUNCH_MODULE
+from wizard.sglang.render import LAUNCH_MODULE, render_argv
 from wizard.sglang.shellwords import is_run_prefix
 
 #: Where SGLang inside the image (running as root) looks for the HF cache.
@@ -43,8 +46,6 @@ def gpu_vendor(profile: Profile) -> str | None:
     if profile.server.device == "cpu":
         return None
     if profile.gpu.kind:
-        from wizard.gpus import lookup
-
         kind = lookup(profile.gpu.kind)
         vendor = getattr(kind, "vendor", None)
         if vendor is not None:
@@ -286,8 +287,6 @@ def env_words(env: Mapping[str, str], reveal: bool = False) -> dict[str, str]:
     """For each variable, what goes before the command as `NAME=...` ("" for none): plain values
     quoted; a reference to another variable as `"$OTHER"`; a secret (a reference to itself, or a
     literal unless `reveal`) gets nothing: `-e NAME` reads it from the shell that runs it."""
-    from wizard.secrets import is_secret_name, reference_name
-
     out: dict[str, str] = {}
     for name, value in env.items():
         ref = reference_name(value)
@@ -306,9 +305,6 @@ def render_profile_container(
 ) -> str:
     """`sglang-wizard command` for a container profile (one node); secret flag values (--api-key)
     are `***` unless `show_secrets`."""
-    from wizard.remote.records import mask_argv
-    from wizard.sglang.render import render_argv
-
     argv = render_argv(profile, version)
     if not show_secrets:
         argv = mask_argv(argv)
@@ -319,8 +315,6 @@ def render_profile_container(
 def render_node_container(profile: Profile, rank: int, version: str | None = None, *,
                           multiline: bool = True) -> str:
     """Node `rank`'s container command of a multi-node profile (host networking)."""
-    from wizard.multinode import node_launch
-
     launch = node_launch(profile, rank, version)
     return render_container_shell(profile, launch.argv, env_words(launch.env),
                                   multiline=multiline, multinode=launch.nnodes > 1)

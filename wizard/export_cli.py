@@ -15,7 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wizard.cli import ToolInputError
+from wizard.api import check_profile
+from wizard.check_cli import render_text
+from wizard.errors import ToolInputError
+from wizard.exports import EXPORT_HOST, k8s_name, render_lws, render_sbatch
+from wizard.files import write_text
+from wizard.profile import ProfileError, load_profile
+from wizard.sglang.errors import RenderError
+from wizard.sglang.versions import VersionError, resolve_version
 
 
 def register(subparsers: Any) -> None:
@@ -60,12 +67,6 @@ def register(subparsers: Any) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     """Render the export and write it."""
-    from wizard.exports import EXPORT_HOST, k8s_name, render_lws, render_sbatch
-    from wizard.files import write_text
-    from wizard.profile import ProfileError, load_profile
-    from wizard.sglang.errors import RenderError
-    from wizard.sglang.versions import VersionError, resolve_version
-
     try:
         profile = load_profile(args.profile)
     except ProfileError as exc:
@@ -113,9 +114,6 @@ def run_export(args: argparse.Namespace) -> int:
 def _check_passes(profile: Any, version: str, source: str, *, force: bool) -> bool:
     """Run the check (`sglang-wizard check`); print its findings when SGLang would refuse the
     launch. False: refuse the export (unless `force`, which exports with a warning)."""
-    from wizard.api import check_profile
-    from wizard.check_cli import render_text
-
     report = check_profile(profile.model_copy(update={"sglang_version": version}),
                            verify_fixes=False)
     if report.verdict != "error":

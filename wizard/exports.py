@@ -29,6 +29,7 @@ import re
 import shlex
 from typing import Any
 
+from wizard.container import gpu_vendor, mounts
 from wizard.multinode import IFNAME_VARS, node_count, node_launch, rendezvous_host
 from wizard.profile import Profile
 from wizard.secrets import is_secret_name, reference_name, reference_var, secret_flag_slots
@@ -252,7 +253,6 @@ def _slurm_container(profile: Profile, env: dict[str, str]) -> tuple[list[str], 
     box = profile.container
     if box is None:
         return [], [], []
-    from wizard.container import gpu_vendor, mounts
 
     pairs = [(host, container, ro) for host, container, ro in mounts(profile)
              if container != "/root/.cache/huggingface"]

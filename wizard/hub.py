@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -559,17 +559,6 @@ def _search_error(exc: BaseException, query: str, settings: HubSettings) -> HubE
     )
 
 
-def _short_name(target: str) -> str:
-    """The model name a draft repo usually repeats: `Qwen/Qwen3-8B` -> `Qwen3-8B`."""
-    name = target.rstrip("/").split("/")[-1]
-    if name.startswith("models--"):
-        name = name.removeprefix("models--").split("--")[-1]
-    return re.sub(r"-(FP8|NVFP4|AWQ|GPTQ|INT4|Int4|W4A16|BF16)$", "", name)
-
-
-_DRAFT_WORDS = ("eagle", "draft", "specforge", "mtp", "medusa")
-
-
 @dataclass(frozen=True)
 class DraftCandidate:
     """A possible draft model for a target, with the fit checks (`fits` when none failed)."""
@@ -587,77 +576,6 @@ class DraftCandidate:
         kind = f" [{self.kind}]" if self.kind else ""
         why = f": {'; '.join(self.problems)}" if self.problems else ""
         return f"{mark} {self.repo_id}{kind} ({self.where}){why}"
-
-
-def draft_fit(target: ModelFacts, draft: ModelFacts, algorithm: str,
-              sglang_version: str | None = None) -> tuple[str, ...]:
-    """Why `draft` cannot serve `target` under `algorithm` (EAGLE/EAGLE3); empty when it fits.
-
-    Besides the kind of draft (`applicability.draft_kind`), the rule engine decides (`api.draft_findings`: its errors and
-    warnings about the draft, as a profile with this target and draft would get them)."""
-    from wizard.api import draft_findings
-    from wizard.applicability import draft_kind
-    from wizard.sglang.releases import default_version
-
-    kind = draft_kind(algorithm.upper(), draft)
-    problems = [kind.message] if kind is not None else []
-    problems += [
-        f.message
-        for f in draft_findings(target, draft, algorithm=algorithm,
-                                sglang_version=sglang_version or default_version())
-        if f.rule != "R-DRAFT-MISSING" and f.severity in ("error", "warning")
-    ]
-    return tuple(problems)
-
-
-def draft_candidates(
-    target_name: str,
-    target: ModelFacts,
-    algorithm: str,
-    *,
-    limit: int = 12,
-    settings: HubSettings | None = None,
-    extra: Iterable[str] = (),
-    sglang_version: str | None = None,
-) -> list[DraftCandidate]:
-    """Drafts for `target` found on the Hub (by name) and in the HF cache, checked for fit
-    (`draft_fit`, with `sglang_version`'s rules; default: the release data's default version).
-
-    Each candidate's config.json is read (never weights); fitting ones come first.
-    """
-    s = settings or HubSettings.from_env()
-    short = _short_name(target_name).lower()
-    names: dict[str, Literal["hub", "cache"]] = {}
-    for m in cached_models(s):
-        low = m.repo_id.lower()
-        if m.has_config and any(w in low for w in _DRAFT_WORDS) and short in low.replace("_", "-"):
-            names.setdefault(m.repo_id, "cache")
-    for repo in extra:
-        names.setdefault(repo, "cache")
-    if not s.offline:
-        short_name = _short_name(target_name)
-        found: list[str] = []
-        # Draft repos spell the target's name with `-` or `_` (`Qwen3-8B_eagle3`, `qwen3_8b_eagle3`).
-        for query in dict.fromkeys((short_name, short_name.replace("-", "_"))):
-            try:
-                found += search_models(query, limit=50, settings=s)
-            except HubError:
-                continue
-        for repo in found:
-            if any(w in repo.lower() for w in _DRAFT_WORDS) and repo != target_name:
-                names.setdefault(repo, "hub")
-    out: list[DraftCandidate] = []
-    for repo, where in list(names.items())[: limit * 2]:
-        try:
-            facts = load_hub_facts(repo, network=not s.offline, settings=s)
-        except ModelReadError as exc:
-            out.append(DraftCandidate(repo, where, None, False, (str(exc),)))
-            continue
-        kind = "EAGLE3" if facts.is_eagle3_draft else "EAGLE" if facts.is_eagle_draft else None
-        problems = draft_fit(target, facts, algorithm, sglang_version)
-        out.append(DraftCandidate(repo, where, kind, not problems, problems, facts))
-    out.sort(key=lambda c: (not c.fits, c.where != "cache", c.repo_id))
-    return out[:limit]
 
 
 def describe_settings(settings: HubSettings | None = None) -> dict[str, Any]:

@@ -15,13 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from wizard import limits
-from wizard.applicability import algorithm_options
-from wizard.cli import ToolInputError
+from wizard.api import check_argv, draft_findings
+from wizard.choices import algorithm_options
+from wizard.errors import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
+from wizard.hub import HubError, is_repo_id, load_hub_facts
 from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
 from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
+from wizard.profile import ProfileError, load_profile
 from wizard.rules.report import Finding
+from wizard.sglang.errors import CommandError
+from wizard.sglang.parse import split_launch
 from wizard.sglang.releases import default_version
+from wizard.sglang.versions import VersionError, resolve_version
 
 DEFAULT_VERSION = default_version()
 
@@ -88,8 +94,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _load(path: str, what: str, revision: str | None = None) -> ModelFacts:
     """A local folder, or a Hub repo id (ORG/NAME that is not a local path, as SGLang decides)."""
-    from wizard.hub import HubError, is_repo_id, load_hub_facts
-
     try:
         if is_repo_id(path):
             return load_hub_facts(path, revision)
@@ -128,8 +132,6 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "sglang_version": DEFAULT_VERSION,
     }
     if args.profile:
-        from wizard.profile import ProfileError, load_profile
-
         try:
             p = load_profile(args.profile)
         except ProfileError as exc:
@@ -208,11 +210,6 @@ def _plan_from_launch(
     model_path: str | Path, launch: list[str], s: dict[str, Any], args: argparse.Namespace
 ) -> tuple[MemoryPlan | None, list[str]]:
     """The plan `check` makes for MODEL_DIR with these SGLang flags (and what SGLang would refuse)."""
-    from wizard.api import check_argv
-    from wizard.sglang.errors import CommandError
-    from wizard.sglang.parse import split_launch
-    from wizard.sglang.versions import VersionError, resolve_version
-
     given = [f"--{n.replace('_', '-')}" for n in _INSPECT_ONLY if getattr(args, n, None) is not None]
     if given:
         raise ToolInputError(
@@ -250,8 +247,6 @@ def _draft_checks(
     target: ModelFacts, draft: ModelFacts | None, s: dict[str, Any]
 ) -> list[Finding]:
     """The rule engine's findings about the algorithm and its draft (`api.draft_findings`)."""
-    from wizard.api import draft_findings
-
     algo = (s["algorithm"] or "").upper() or None
     if algo is None:
         return []
@@ -293,8 +288,6 @@ def _check_options(args: argparse.Namespace) -> None:
             f"got {args.mem_fraction}"
         )
     if args.sglang_version is not None:
-        from wizard.sglang.versions import VersionError, resolve_version
-
         try:
             resolve_version(args.sglang_version)
         except VersionError as exc:

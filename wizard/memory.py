@@ -160,7 +160,6 @@ def graph_policy(version: str) -> GraphPolicy:
     cached = _POLICIES.get(version)
     if cached is not None:
         return cached
-    from wizard.sglang.releases import release_for
 
     try:
         release = release_for(version)

@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from wizard.files import PRIVATE_MODE, write_text
+from wizard.gpus import CUSTOM_EXAMPLES, UnknownGpuError, lookup, names
 
 # The path helpers live in wizard.profile_paths (no pydantic); callers may import them from here.
 from wizard.limits import (
@@ -62,6 +63,7 @@ from wizard.secrets import (
     protect_env,
 )
 from wizard.sglang.errors import FlagDataError
+from wizard.sglang.fields import BY_DEST
 from wizard.sglang.flags import load_table, secret_option_of
 from wizard.sglang.releases import default_version
 from wizard.sglang.versions import VersionError, parse_version
@@ -318,7 +320,6 @@ class GpuSection(_Section):
     def _known_gpu(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        from wizard.gpus import CUSTOM_EXAMPLES, UnknownGpuError, lookup, names
 
         try:
             return lookup(value).spec
@@ -920,7 +921,6 @@ def _unknown_key_hint(name: str, owner: type[BaseModel] | None, section: str) ->
             f"; {lowered!r} is a top-level key, but every key below a [table] header belongs to "
             "that table: move it above the first [table]"
         )
-    from wizard.sglang.fields import BY_DEST
 
     spec = BY_DEST.get(lowered) or BY_DEST.get(f"{section}_{lowered}" if section else lowered)
     if spec is not None:

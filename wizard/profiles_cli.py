@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wizard.cli import ToolInputError
+from wizard.errors import ToolInputError
 from wizard.profile import (
     PROFILES_DIR_ENV,
     Problem,

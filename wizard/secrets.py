@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from wizard.sglang.errors import FlagDataError
+
 #: A value of this form names the variable to read at launch: `env:HF_TOKEN`.
 REF_PREFIX = "env:"
 MASK = "***"
@@ -124,11 +126,13 @@ def secret_flags() -> dict[str, str]:
     try:
         data = json.loads(SECRET_FLAGS_FILE.read_text(encoding="utf-8"))
         return {str(o): str(e["dest"]) for o, e in data["options"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        # the derived file is missing or broken: derive it now from the flag tables (slower)
-        from wizard.sglang.flags import secret_flag_data  # flags imports this module
-
-        return {o: str(e["dest"]) for o, e in secret_flag_data()["options"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        # a packaging problem, like a missing flag table (the file is committed, and a test
+        # ties it to the tables); reading the tables here would make this module import flags
+        raise FlagDataError(
+            f"{SECRET_FLAGS_FILE}: missing or malformed ({exc}); "
+            "`wizard.sglang.flags.write_secret_flags()` writes it again"
+        ) from exc
 
 
 def exact_secret_option(word: str) -> str | None:

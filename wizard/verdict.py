@@ -121,7 +121,7 @@ def algorithm_choices(
     from dataclasses import replace
 
     from wizard.api import check_profile
-    from wizard.applicability import algorithm_options
+    from wizard.choices import algorithm_options
 
     options = algorithm_options(target, draft, profile.sglang_version, ask_engine=False)
     out: list[AlgorithmOption] = []

@@ -7,6 +7,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from screens.steps import STEPS
 from wizard.rules.report import Report
 from wizard.verdict import verdict_of
 
@@ -46,8 +47,6 @@ class StepBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         """Steps on the left, status on the right."""
-        from screens.app import STEPS
-
         for short in (False, True):
             parts: list[Content] = []
             for number, (step, title) in enumerate(STEPS.items(), start=1):

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from stand_in_hub import StandInHub
 
+from wizard.choices import draft_candidates
 from wizard.hub import (
     HubError,
     HubSettings,
     cached_models,
-    draft_candidates,
     load_hub_facts,
     search_models,
 )

@@ -9,7 +9,8 @@ import families as fam
 import pytest
 
 from wizard.api import draft_findings
-from wizard.applicability import algorithm_options, mtp_capable
+from wizard.applicability import mtp_capable
+from wizard.choices import algorithm_options
 from wizard.model_info import ModelFacts, load_model_facts
 
 

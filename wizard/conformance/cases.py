@@ -19,7 +19,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from wizard.conformance.models import TARGET_KINDS
+from wizard.conformance.models import PUBLIC_KINDS, TARGET_KINDS, public_model_configs
+from wizard.gpus import names as gpu_names
+from wizard.sglang.flags import load_table
 
 ALGORITHMS: tuple[str | None, ...] = (None, "NEXTN", "EAGLE", "EAGLE3", "STANDALONE", "NGRAM",
                                       "DFLASH")
@@ -387,8 +389,6 @@ WIDE_SPEC = ("EAGLE3", "NEXTN", "EAGLE", "NGRAM", "STANDALONE")
 
 def _table_choices(version: str) -> dict[str, Any]:
     """The release's dumped flag table by option string (lazy: flags.py is not light)."""
-    from wizard.sglang.flags import load_table
-
     return load_table(version).by_option
 
 
@@ -417,9 +417,6 @@ def make_wide_case(index: int, version: str, rng: random.Random, models: dict[st
                    gpu: str | None = None) -> dict[str, Any]:
     """One wide case: a public model, parallelism as users combine it, the common flags with
     the values users type, a speculative setup sometimes, and 0-3 other flags of the table."""
-    from wizard.conformance.models import PUBLIC_KINDS, public_model_configs
-    from wizard.gpus import names as gpu_names
-
     table = _table_choices(version)
     model = PUBLIC_KINDS[index % len(PUBLIC_KINDS)]
     config = public_model_configs()[model]

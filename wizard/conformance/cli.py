@@ -21,13 +21,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wizard.cli import ToolInputError
+from wizard.api import check_case
+from wizard.conformance import witnesses as wit
 from wizard.conformance.cases import GPU_KINDS, generate, generate_multinode, generate_wide
-from wizard.conformance.models import write_model_folders
+from wizard.conformance.models import public_model_configs, write_model_folders
+from wizard.conformance.named_cases import fixture_text, named_cases
+from wizard.conformance.onboard import onboard, review_summary
 from wizard.conformance.run import RunnerError, models_root, run_cases
-from wizard.conformance.score import Summary, markdown_report, summarise
+from wizard.conformance.score import Summary, markdown_report, summarise, wizard_first_error
 from wizard.conformance.venvs import VenvBuildError, ensure_venv, supported_versions
+from wizard.errors import ToolInputError
+from wizard.gpus import UnknownGpuError, lookup
 from wizard.profile import atomic_write_text
+from wizard.sglang.releases import (
+    VersionError,
+    known_versions,
+    parse_version,
+    previous_release,
+    resolve_version,
+)
 
 
 def _log(message: str) -> None:
@@ -41,7 +53,6 @@ def _versions(value: str | None) -> list[str]:
     checks it with its base release's data, which is exactly the claim worth testing."""
     if value is None:
         return list(supported_versions())
-    from wizard.sglang.releases import known_versions
 
     supported = list(known_versions())
     chosen = [v.strip() for v in value.split(",") if v.strip()]
@@ -61,9 +72,6 @@ def cmd_add_release(args: argparse.Namespace) -> int:
     not found or matched fuzzily, uncovered `assert`/`raise` sites, the cases where the wizard's
     outcome changed against the nearest older release's data, and every disagreement with the
     release's real SGLang."""
-    from wizard.conformance.onboard import onboard, review_summary
-    from wizard.sglang.releases import VersionError, parse_version
-
     try:
         parse_version(args.release)
     except VersionError as exc:
@@ -82,7 +90,6 @@ def cmd_add_release(args: argparse.Namespace) -> int:
               f"{args.release} && sglang-wizard conformance run --version {args.release} "
               f"--cases 300 --seed <new seed>")
         return 0
-    from wizard.conformance.named_cases import named_cases
 
     models = write_model_folders(models_root())
     seed = args.seed if args.seed is not None else int(time.time())
@@ -101,8 +108,6 @@ def cmd_add_release(args: argparse.Namespace) -> int:
 
 def _outcome(report: dict[str, Any]) -> str:
     """A case's wizard outcome in one line: the first error (rule, type, where) or the trio."""
-    from wizard.conformance.score import wizard_first_error
-
     error = wizard_first_error(report)
     if error is not None:
         return f"refuses: {error.get('rule')} {error.get('exception')} at {error.get('where')}"
@@ -116,9 +121,6 @@ def outcome_changes(cases: Sequence[dict[str, Any]]) -> list[tuple[str, str, str
     """Cases whose wizard outcome differs between a release and the nearest older release's data.
 
     Returns (case id, older release, outcome with the older data, outcome with the new data)."""
-    from wizard.api import check_case
-    from wizard.sglang.releases import previous_release, resolve_version
-
     changed: list[tuple[str, str, str, str]] = []
     previous_of: dict[str, str | None] = {}
     for case in cases:
@@ -163,8 +165,6 @@ def changed_summary(release: str, changed: Sequence[tuple[str, str, str, str]],
 
 def wizard_reports(cases: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The wizard's `check_case` report for every case, by id."""
-    from wizard.api import check_case
-
     return {str(case["id"]): check_case(case) for case in cases}
 
 
@@ -201,13 +201,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cases < 1:
         raise ToolInputError("--cases must be at least 1")
     if args.gpu is not None:
-        from wizard.gpus import UnknownGpuError, lookup
-
         try:
             lookup(args.gpu)
         except UnknownGpuError as exc:
             raise ToolInputError(f"--gpu: {exc}") from None
-    from wizard.conformance.models import public_model_configs
 
     kind_name = getattr(args, "kind", "spec")
     models = write_model_folders(models_root())
@@ -261,8 +258,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_named(args: argparse.Namespace) -> int:
     """Run the named cases (incidents and the reference's executed cases)."""
-    from wizard.conformance.named_cases import named_cases
-
     models = write_model_folders(models_root())
     cases = [c for v in _versions(args.version) for c in named_cases(v, models)]
     try:
@@ -270,8 +265,6 @@ def cmd_named(args: argparse.Namespace) -> int:
     except (VenvBuildError, RunnerError) as exc:
         return _failed(exc)
     if args.write_fixtures:
-        from wizard.conformance.named_cases import fixture_text
-
         for version in _versions(args.version):
             results = {str(s.case["id"]): s.sglang for s in summary.scores
                        if s.case["sglang_version"] == version}
@@ -283,8 +276,6 @@ def cmd_named(args: argparse.Namespace) -> int:
 
 def cmd_witnesses(args: argparse.Namespace) -> int:
     """Run every rule's witness pair on real SGLang where the rule holds; judge the wizard."""
-    from wizard.conformance import witnesses as wit
-
     root = models_root()
     models = {**write_model_folders(root), **wit.write_witness_models(root)}
     failed = 0

@@ -28,6 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
 from wizard.conformance.probes_wide import (
     hip_mla_aiter_heads,
@@ -36,7 +37,12 @@ from wizard.conformance.probes_wide import (
     quantization_methods,
     radix_disables_overlap,
 )
+from wizard.conformance.venvs import RUNNER_PATH, ensure_venv
+from wizard.files import write_text
+from wizard.sglang import releases
 from wizard.sglang.fields import SERVER_ARGS_FIELDS
+from wizard.sglang.flags import write_flag_index, write_secret_flags
+from wizard.sglang.releases import parse_version, version_key
 
 ANCHORS_PATH = Path(__file__).with_name("anchors.json")
 RELEASES_DIR = Path(__file__).resolve().parents[1] / "sglang" / "releases" / "data"
@@ -1216,7 +1222,6 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         archs["fa3_default"], arch_where["fa3_default"] = fa3
     for name, loc in sorted(arch_where.items()):
         review.append(f"archs   {name}: {len(archs[name])} from {loc}")
-    from wizard.conformance.coverage import coverage
 
     review.extend(coverage(tree, sites).lines())
     covered = {s["where"] for s in sites.values()}
@@ -1292,8 +1297,6 @@ def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
     rebuild_index(directory)
     if directory == RELEASES_DIR:  # this process reads the new release from now on
         write_traits_module(directory)
-        from wizard.sglang import releases
-
         releases._index.cache_clear()
         releases.load_release.cache_clear()
     return path
@@ -1304,8 +1307,6 @@ def rebuild_index(directory: Path = RELEASES_DIR, default: str | None = None) ->
 
     `default` (the version a new profile gets) is kept from the index when not given; a new
     index starts with the newest release."""
-    from wizard.sglang.releases import parse_version, version_key
-
     index_file = directory / "index.json"
     if default is None and index_file.exists():
         default = json.loads(index_file.read_text(encoding="utf-8")).get("default")
@@ -1408,8 +1409,6 @@ def write_traits_module(directory: Path = RELEASES_DIR) -> Path:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    from wizard.files import write_text
-
     write_text(path, text, mode=0o644)
 
 
@@ -1439,8 +1438,6 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None],
     """The release's flag, env and model-type tables: the committed dumps, else dumped now."""
     import subprocess
 
-    from wizard.conformance.venvs import RUNNER_PATH
-
     tables: list[dict[str, Any]] = []
     for kind in ("flags", "env", "model-types"):
         path = FLAGS_DIR / f"{kind}-{version}.json"
@@ -1452,8 +1449,6 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None],
                 raise RuntimeError(f"--dump-{kind} failed: {proc.stderr.strip()[-500:]}")
             _atomic_write(path, proc.stdout)
             if kind == "flags":
-                from wizard.sglang.flags import write_flag_index, write_secret_flags
-
                 write_flag_index()
                 write_secret_flags()
         tables.append(json.loads(path.read_text(encoding="utf-8")))
@@ -1462,8 +1457,6 @@ def dump_tables(version: str, python: Path, log: Callable[[str], None],
 
 def onboard(version: str, log: Callable[[str], None]) -> tuple[Path, list[str]]:
     """Build the venv, dump the tables, derive and write the release data; the review lines."""
-    from wizard.conformance.venvs import ensure_venv
-
     python = ensure_venv(version, log=log)
     flags, env, model_types = dump_tables(version, python, log)
     data, review = derive_release(version, site_packages(python), flags, env, model_types)

@@ -46,6 +46,8 @@ from pathlib import Path
 
 import platformdirs
 
+from wizard.sglang.releases import release_names
+
 TORCH_REQUIREMENT = "torch==2.13.0"  # the CPU build lies on these machines' disk (/opt/wheels)
 
 # Imported by the argument code and installed with their dependencies; pins from METADATA.
@@ -155,8 +157,6 @@ _RUNTIME_EXTRAS: tuple[str, ...] = ("runtime-common", "srt")
 
 def supported_versions() -> tuple[str, ...]:
     """Every SGLang release the wizard holds data for (the release registry)."""
-    from wizard.sglang.releases import release_names
-
     return release_names()
 
 

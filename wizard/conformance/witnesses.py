@@ -20,10 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wizard.conformance.models import (
+    MODEL_CONFIGS,
+    MODEL_KINDS,
+    PUBLIC_KINDS,
+    public_model_configs,
+    write_model_folders,
+)
+from wizard.conformance.score import normalise_where, wizard_first_error, wizard_verdict
 from wizard.rules.catalog import ALL_RULES, RULES_BY_ID
 from wizard.rules.engine import rules_in
-from wizard.sglang.fields import version_dest
-from wizard.sglang.flags import load_table
+from wizard.sglang.fields import release_dest, version_dest
+from wizard.sglang.flags import argparse_error, load_table
 from wizard.sglang.releases import Release, load_release, release_names
 
 # Witness-only model folders (config.json only), next to those of `models.py`.
@@ -62,8 +70,6 @@ WITNESS_MODELS: dict[str, dict[str, Any]] = {
 def write_witness_models(root: Path) -> dict[str, Path]:
     """Write the witness-only model folders (and the public checkpoints' configs) under
     ``root``; their paths by kind."""
-    from wizard.conformance.models import public_model_configs, write_model_folders
-
     return write_model_folders(root, {**WITNESS_MODELS, **public_model_configs()})
 
 
@@ -388,8 +394,6 @@ HYBRID_KINDS = ("qwen3next", "qwen35", "qwen35moe", "glm4moe")
 def hybrid_kind(release: Release) -> str:
     """The model kind `{hybrid}` stands for: the first of `HYBRID_KINDS` whose architecture is
     in the release's extra-buffer list (its hybrid-cache checks run for it)."""
-    from wizard.conformance.models import MODEL_CONFIGS
-
     configs = {**MODEL_CONFIGS, **WITNESS_MODELS}
     listed = release.arch_set("hybrid_extra_buffer") | release.arch_set("mamba_extra_buffer")
     return next((k for k in HYBRID_KINDS if configs[k]["architectures"][0] in listed),
@@ -429,8 +433,6 @@ def witness_cases(witness: Witness, version: str,
 
 def placeholder_models() -> dict[str, Path]:
     """Kind -> `{kind}`: cases rendered with these keep their placeholders (the fixtures' form)."""
-    from wizard.conformance.models import MODEL_KINDS, PUBLIC_KINDS
-
     return {k: Path("{" + k + "}") for k in (*MODEL_KINDS, *WITNESS_MODELS, *PUBLIC_KINDS)}
 
 
@@ -438,8 +440,6 @@ def applies(witness: Witness, version: str) -> bool:
     """The witness can show its rule in `version`: the rule holds, the trait it needs is set,
     and the release's argparse accepts both cases (except the fires case of a rule that argparse
     itself enforces there)."""
-    from wizard.sglang.flags import argparse_error
-
     release = load_release(version)
     if not holds(witness.rule, release) or (witness.trait and not release.trait(witness.trait)):
         return False
@@ -477,7 +477,6 @@ def compact_result(witness: Witness, result: Mapping[str, Any],
     out["message"] = str(result.get("message") or "")[:120]
     effective = result.get("effective") or {}
     release = load_release(str(result.get("sglang_version")))
-    from wizard.sglang.fields import release_dest
 
     names = {release_dest(n, release) for n in witness.effect}
     out["effective"] = {k: v for k, v in effective.items() if k in names}
@@ -539,9 +538,6 @@ def judge(witness: Witness, version: str, fires: Mapping[str, Any], near: Mappin
     Runtime traps: SGLang's argument code and the wizard agree on the verdict, and the wizard
     reports the trap only in the fires case.
     """
-    from wizard.conformance.score import normalise_where, wizard_first_error, wizard_verdict
-    from wizard.sglang.fields import release_dest
-
     rule = RULES_BY_ID[witness.rule]
     release = load_release(version)
     problems: list[str] = []

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from wizard.cli import ToolInputError
+from wizard.errors import ToolInputError
 from wizard.logstages import STAGE_LABELS, StageEvent
 from wizard.remote import flow
 from wizard.remote.connection import HostSpecError, RemoteError

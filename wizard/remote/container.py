@@ -21,7 +21,7 @@ from typing import Any
 
 import asyncssh
 
-from wizard.container import run_words, shell_word
+from wizard.container import mounts, run_words, shell_word
 from wizard.remote.connection import RemoteError
 from wizard.remote.records import split_secret_env
 from wizard.remote.session import (
@@ -136,8 +136,6 @@ async def image_versions_pulled(
 async def host_check(host: RemoteHost, profile: Any, port: int | None, pull: bool = True) -> dict[str, Any]:
     """The host's side: runtime usable, image present (pulled when missing and `pull`), every
     mount source there (the HF cache folder created), port, disk."""
-    from wizard.container import mounts
-
     payload = {"runtime": _runtime(profile), "image": profile.container.image, "pull": pull,
                "port": port, "mounts": [source for source, _, _ in mounts(profile)],
                "create": [profile.container.hf_cache] if profile.container.hf_cache else []}
@@ -230,6 +228,13 @@ def explain_pull(image: str, pull: Mapping[str, Any]) -> str:
         why = "the pull failed"
     last = out.splitlines()[-1] if out else f"exit {pull.get('rc')}"
     return f"{image} is not on the host and pulling it failed: {why} ({last[-300:]})"
+
+
+async def run_preflight(host: RemoteHost, request: PreflightRequest) -> PreflightReport:
+    """The preflight of a request: inside the image when it has a container, else on the host."""
+    if request.container is not None:
+        return await preflight(host, request.container, request)
+    return await host.preflight(request)
 
 
 async def preflight(host: RemoteHost, profile: Any, request: PreflightRequest) -> PreflightReport:

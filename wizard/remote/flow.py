@@ -380,9 +380,11 @@ async def preflight(
         def say(line: str) -> None:
             unmasked(mask_text(line, secrets))
 
+    from wizard.remote.container import run_preflight
+
     request = preflight_request(plan, dry_run)
     request.on_progress = say  # e.g. a container image being pulled
-    report = await host.preflight(request)
+    report = await run_preflight(host, request)
     say(f"preflight on {host.label}:")
     for line in preflight_lines(report):
         say(line)

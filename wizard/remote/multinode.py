@@ -33,7 +33,8 @@ from typing import Any
 from wizard.files import write_text
 from wizard.multinode import IFNAME_VARS, NodeLaunch, format_rendezvous, parse_rendezvous
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
-from wizard.remote.records import mask_argv, mask_env, new_run_id, state_dir
+from wizard.remote.container import launch_spec, run_preflight
+from wizard.remote.records import RunRecord, RunRecords, mask_argv, mask_env, new_run_id, state_dir
 from wizard.remote.session import (
     CrashReport,
     LaunchRequest,
@@ -47,6 +48,7 @@ from wizard.remote.session import (
     StopResult,
 )
 from wizard.remote.watch import RunWatcher
+from wizard.secrets import UnsetSecretError, resolve_argv, resolve_env
 
 
 def asyncssh_errors() -> type[Exception]:
@@ -242,7 +244,7 @@ class NodeGroup:
         async def one(rank: int) -> NodePreflight:
             host = self.hosts[rank]
             try:
-                report = await host.preflight(requests[rank])
+                report = await run_preflight(host, requests[rank])
             except RemoteError as exc:
                 return NodePreflight(rank, host.label, None, str(exc))
             result = NodePreflight(rank, host.label, report)
@@ -533,13 +535,9 @@ def launch_requests(launches: Sequence[NodeLaunch], profile_toml: str = "",
     never the profile file as written. Secret references (`env:HF_TOKEN`, `--api-key
     env:SGLANG_WIZARD_API_KEY`) are read from this environment (RemoteError when a secret
     flag's variable is unset: no node starts without its key)."""
-    from wizard.secrets import UnsetSecretError, resolve_argv, resolve_env
-
     def box(n: NodeLaunch) -> dict[str, Any] | None:
         if profile is None or profile.container is None:
             return None
-        from wizard.remote.container import launch_spec
-
         return launch_spec(profile, n.env, multinode=n.nnodes > 1)
 
     try:
@@ -572,8 +570,6 @@ def save_node_records(group: NodeGroup, record: GroupRecord, profile_digest: str
                       sglang_version: str | None = None) -> None:
     """One run record per node (`runs.jsonl`), so `sglang-wizard runs/logs/stop GROUP-nR` find
     each node's run like any single launch."""
-    from wizard.remote.records import RunRecord, RunRecords
-
     records = RunRecords()
     for node in record.nodes:
         rank = int(node["rank"])

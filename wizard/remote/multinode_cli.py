@@ -18,7 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from wizard.cli import ToolInputError
+from wizard.errors import ToolInputError
+from wizard.multinode import is_multinode
+from wizard.profile import ProfileError, load_profile
+from wizard.sglang.errors import RenderError
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -103,10 +106,7 @@ def _run(coro: Any) -> int:
 
 def _load(path: Path) -> Any:
     """The profile's `NodesPlan` (ToolInputError for a profile that is not multi-node)."""
-    from wizard.multinode import is_multinode
-    from wizard.profile import ProfileError, load_profile
     from wizard.remote.nodes_flow import NodesPlan
-    from wizard.sglang.errors import RenderError
 
     try:
         profile = load_profile(path)

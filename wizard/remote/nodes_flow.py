@@ -22,14 +22,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wizard.multinode import NodeLaunch
+from wizard.api import check_profile
+from wizard.exports import gpus_per_node
+from wizard.multinode import NodeLaunch, dist_init_addr, node_launches
 from wizard.remote.connection import (
     HostKeyPolicy,
     RemoteError,
     SshSettings,
     UnknownHostKeyError,
 )
-from wizard.remote.flow import masked_profile_toml, server_port, with_rule_fixes
+from wizard.remote.flow import is_host_path, masked_profile_toml, server_port, with_rule_fixes
 from wizard.remote.multinode import (
     GroupRecord,
     GroupResult,
@@ -40,8 +42,9 @@ from wizard.remote.multinode import (
     launch_requests,
     save_node_records,
 )
-from wizard.remote.records import api_key_of, new_run_id, profile_hash
+from wizard.remote.records import RunRecords, api_key_of, new_run_id, profile_hash
 from wizard.remote.session import PreflightRequest, RemoteHost, StopResult
+from wizard.secrets import UnsetSecretError, resolve_argv, resolve_env
 
 # ------------------------------------------------------------------------------------ events
 
@@ -140,10 +143,6 @@ class NodesPlan:
         """Render every node (for `version` when given; RenderError when the profile cannot run
         on its nodes). Secret references (`env:HF_TOKEN`) are read from this process's
         environment here, as for one node; the texts kept anywhere are masked."""
-        from wizard.exports import gpus_per_node
-        from wizard.multinode import dist_init_addr, node_launches
-        from wizard.secrets import resolve_env
-
         if version:
             profile = profile.model_copy(update={"sglang_version": version})
 
@@ -157,7 +156,6 @@ class NodesPlan:
         """The server's `--api-key` (the ready probe sends it), if the profile sets one."""
         if not self.launches:
             return None
-        from wizard.secrets import UnsetSecretError, resolve_argv
 
         try:  # a reference (`--api-key env:NAME`) is probed with the value the nodes get
             return api_key_of(resolve_argv(self.launches[0].argv))
@@ -168,8 +166,6 @@ class NodesPlan:
         """What each node's preflight checks: model and draft paths on every node, the server
         port on rank 0 (the only one serving HTTP), SGLang's dry run when asked; inside the
         profile's container image when it has one."""
-        from wizard.remote.flow import is_host_path
-
         model = self.profile.model.path
         draft = self.profile.speculative.draft_model_path
         return [PreflightRequest(
@@ -203,8 +199,6 @@ class NodesReach:
 def local_check(profile: Any) -> tuple[list[str], dict[str, list[str]]]:
     """The local check's errors (`RULE: message`), as every launch runs it first, and the fixes
     it offers per rule (a node's crash of a known rule names them)."""
-    from wizard.api import check_profile
-
     report = check_profile(profile, verify_fixes=False)
     fixes = {f.rule: [fix.label for fix in f.fixes] for f in report.findings}
     return [f"{f.rule}: {f.message}" for f in report.errors], fixes
@@ -381,8 +375,6 @@ async def stop_group(group: NodeGroup, record: GroupRecord | None,
                      timeout_s: float = 30.0) -> dict[int, StopResult]:
     """Stop every node of a group in parallel; the group record and each node's run record say
     `stopped` (what `nodes stop` and the screen's stop both do)."""
-    from wizard.remote.records import RunRecords
-
     results = await group.stop(timeout_s)
     if record is not None:
         record.outcome = "stopped"

@@ -585,11 +585,10 @@ class RemoteHost:
 
     async def preflight(self, request: PreflightRequest) -> PreflightReport:
         """Check versions, GPUs, port, paths, disk and (when argv is given) SGLang's own dry run
-        (inside the image for a container request)."""
+        (a container request runs inside the image: `wizard.remote.container.run_preflight`)."""
         if request.container is not None:
-            from wizard.remote import container
-
-            return await container.preflight(self, request.container, request)
+            raise ValueError("a container preflight runs inside the image: "
+                             "wizard.remote.container.run_preflight(host, request)")
         paths = {}
         if request.model_path:
             paths["model"] = request.model_path

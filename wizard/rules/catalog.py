@@ -23,10 +23,13 @@ from wizard.rules.model import (
     Ctx,
     Raises,
     Rule,
+    auto_params,
     gt,
     raises,
 )
 from wizard.rules.report import Fix
+from wizard.sglang.releases import release_for
+from wizard.sglang.versions import parse_env_bool
 
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
 
@@ -1032,7 +1035,6 @@ def _spec_v2_env(ctx: Ctx) -> bool:
     if not ctx.release.reads_spec_v2_env:
         return True
     raw = ctx.env.get("SGLANG_ENABLE_SPEC_V2")
-    from wizard.sglang.versions import parse_env_bool
 
     return parse_env_bool("SGLANG_ENABLE_SPEC_V2", raw, ctx.release.spec_v2_default)[0]
 
@@ -1331,8 +1333,6 @@ AUTO_PARAMS = Rule(
 
 
 def _auto_for_message(ctx: Ctx, a: Args) -> tuple[int, int, int]:
-    from wizard.rules.pipeline import auto_params
-
     return auto_params(ctx, a)
 
 
@@ -2344,8 +2344,6 @@ ALLOW_LONGER_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
 
 def _longer_context_allowed(ctx: Ctx) -> bool:
-    from wizard.sglang.versions import parse_env_bool
-
     return parse_env_bool(ALLOW_LONGER_CONTEXT, ctx.env.get(ALLOW_LONGER_CONTEXT), False)[0]
 
 
@@ -2782,8 +2780,6 @@ def rule_for_location(version: str, where: str) -> Rule | None:
     Accepts a traceback's path in any prefix form (`.../site-packages/sglang/srt/...`) and a line
     anywhere inside a multi-line statement (within 3 lines after its first line).
     """
-    from wizard.sglang.releases import release_for
-
     release = release_for(version)
     idx = where.find("sglang/")
     if idx < 0:

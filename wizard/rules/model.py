@@ -191,3 +191,8 @@ class Check:
             fixes=tuple(fixes),
             order=order,
         )
+
+
+def auto_params(ctx: Ctx, a: Args) -> tuple[int, int, int]:
+    """SGLang's `auto_choose_speculative_params`: (steps, topk, draft tokens), from the release."""
+    return ctx.release.auto_choose(a.get("speculative_algorithm"), ctx.arch)

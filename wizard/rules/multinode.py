@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 
 from wizard.limits import MAX_PARALLEL
+from wizard.rendezvous import RendezvousError, parse_rendezvous
 from wizard.rules.model import RUNTIME, Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
@@ -201,8 +202,6 @@ DIST_INIT_MISSING = Rule(
 
 
 def _addr_problem(a: Args) -> str | None:
-    from wizard.rendezvous import RendezvousError, parse_rendezvous
-
     value = a.get("dist_init_addr")
     if not value:
         return None

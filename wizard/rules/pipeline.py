@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from wizard.rules import catalog as c
 from wizard.rules import multinode as mn
-from wizard.rules.model import Args, Ctx, Rule
+from wizard.rules.model import Args, Ctx, Rule, auto_params
 from wizard.sglang.releases import Release
 
 
@@ -97,11 +97,6 @@ def defaults_for(release: Release) -> dict[str, object]:
     if release.attn_dp_field:
         out["attn_dp_size"] = 1
     return out
-
-
-def auto_params(ctx: Ctx, a: Args) -> tuple[int, int, int]:
-    """SGLang's `auto_choose_speculative_params`: (steps, topk, draft tokens), from the release."""
-    return ctx.release.auto_choose(a.get("speculative_algorithm"), ctx.arch)
 
 
 def _no_spec_or_topk_one(a: Args) -> bool:

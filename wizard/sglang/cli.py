@@ -16,12 +16,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wizard.cli import ToolInputError
-from wizard.profile import Profile, ProfileError, load_profile, profile_to_toml, save_profile
+from wizard.container import container_command, render_node_container, render_profile_container
+from wizard.errors import ToolInputError
+from wizard.multinode import node_launch, node_launches, render_all_nodes
+from wizard.profile import (
+    Profile,
+    ProfileError,
+    load_profile,
+    profile_to_toml,
+    protect_secrets,
+    save_profile,
+)
+from wizard.secrets import MASK, argv_references, is_secret_name, mask_argv, reference_name
 from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.parse import parse_command
 from wizard.sglang.releases import default_version
-from wizard.sglang.render import render_argv_json, render_shell, render_yaml_form
+from wizard.sglang.render import (
+    profile_secret_option_of,
+    render_argv,
+    render_argv_json,
+    render_shell,
+    render_yaml_form,
+)
 from wizard.sglang.versions import VersionError, resolve_version
 
 
@@ -125,8 +141,6 @@ def run_command(args: argparse.Namespace) -> int:
             if profile.container is not None:
                 text = _with_container_json(text, profile, version)
         elif profile.container is not None:
-            from wizard.container import render_profile_container
-
             text = render_profile_container(profile, version, multiline=not args.single_line,
                                             show_secrets=args.show_secrets) + "\n"
         else:
@@ -142,9 +156,6 @@ def _with_container_json(text: str, profile: Profile, version: str) -> str:
     """argv-json of a container profile: `container` holds the runtime's whole argv."""
     import json
 
-    from wizard.container import container_command
-    from wizard.sglang.render import render_argv
-
     data = json.loads(text)
     command = container_command(profile, render_argv(profile, version), profile.env, detach=False)
     data["container"] = command.argv
@@ -153,9 +164,6 @@ def _with_container_json(text: str, profile: Profile, version: str) -> str:
 
 def _all_nodes_container(profile: Profile, version: str, multiline: bool) -> str:
     """Every node's container command, each under a `# node R: HOST` comment line."""
-    from wizard.container import render_node_container
-    from wizard.multinode import node_launches
-
     parts = []
     for launch in node_launches(profile, version):
         where = f" ({launch.host})" if launch.host else ""
@@ -167,9 +175,6 @@ def _all_nodes_container(profile: Profile, version: str, multiline: bool) -> str
 def _masked(profile: Profile) -> Profile:
     """The profile with literal secret env values and secret flag values (--api-key ...) as
     `***`; references (`env:NAME`) are kept: they are shown as `"$NAME"`."""
-    from wizard.secrets import MASK, is_secret_name, mask_argv, reference_name
-    from wizard.sglang.render import profile_secret_option_of
-
     env = {k: (MASK if is_secret_name(k) and v and reference_name(v) is None else v)
            for k, v in profile.env.items()}
     argv = mask_argv(profile.extra_args, profile_secret_option_of(profile))
@@ -247,10 +252,6 @@ def run_import(args: argparse.Namespace) -> int:
 
 def _note_secrets(profile: Profile) -> None:
     """Say which literal secrets the profile keeps as references, and what to export."""
-    from wizard.profile import protect_secrets
-    from wizard.secrets import argv_references, reference_name
-    from wizard.sglang.render import profile_secret_option_of
-
     protected, moved = protect_secrets(profile)
     if not moved:
         return
@@ -266,8 +267,6 @@ def _note_secrets(profile: Profile) -> None:
 def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> int:
     """`command --node R` / `--all-nodes`: the per-node commands of a multi-node profile."""
     import json
-
-    from wizard.multinode import node_launch, render_all_nodes
 
     try:
         if args.all_nodes:
@@ -286,8 +285,6 @@ def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> i
                 raise ToolInputError("--node R prints a shell command or argv-json (a --config "
                                      "file is the same on every node: use --format yaml alone)")
             elif profile.container is not None:
-                from wizard.container import render_node_container
-
                 text = render_node_container(profile, args.node, version,
                                              multiline=not args.single_line) + "\n"
             else:

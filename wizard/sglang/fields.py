@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from wizard.sglang.releases import Release
+from wizard.sglang.releases import Release, release_for
 
 
 @dataclass(frozen=True)
@@ -35,8 +33,6 @@ class FieldSpec:
 
     def dest_for(self, version: str) -> str | None:
         """The SGLang field name in `version` (None when that release has no such flag)."""
-        from wizard.sglang.releases import release_for
-
         return self.dest_in(release_for(version).dests)
 
     def dest_in(self, dests: frozenset[str]) -> str | None:
