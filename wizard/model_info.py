@@ -380,6 +380,10 @@ class ModelFacts:
     checkpoint_bytes: int | None = None
     params_estimate: ParamBreakdown | None = None
     kv_lora_rank: int | None = None
+    # config.json's KV head count as SGLang's `get_total_num_kv_heads` reads it (for MLA models
+    # too, where `num_kv_heads` is the one latent head of the cache): its ROCm default backend
+    # for MLA depends on it per rank
+    config_kv_heads: int | None = None
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
     index_head_dim: int | None = None  # DeepSeek sparse attention (NSA) indexer key size
@@ -794,6 +798,7 @@ def facts_from_files(
     if heads is None:
         raise cfg.missing("num_attention_heads")
     kv_heads = cfg.first_int("num_key_value_heads", "num_kv_heads", minimum=1) or heads
+    config_kv_heads = kv_heads
     vocab = cfg.req_int("vocab_size", minimum=1)
 
     kv_lora_rank = cfg.opt_int("kv_lora_rank", minimum=1)
@@ -932,6 +937,7 @@ def facts_from_files(
         checkpoint_bytes=index_bytes,
         params_estimate=breakdown,
         kv_lora_rank=kv_lora_rank,
+        config_kv_heads=config_kv_heads,
         qk_rope_head_dim=qk_rope,
         v_head_dim=v_head_dim,
         index_head_dim=index_head_dim,

@@ -361,8 +361,11 @@ MAMBA_EXTRA_DEVICE = Rule(
     ),
     message=lambda ctx, a: (
         "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend"
+        if variant(ctx, "R-MAMBA-EXTRA-DEVICE") == 0
+        else "extra_buffer needs CUDA/MUSA/NPU (FLA)."
     ),
-    fixes=lambda ctx, a: [Fix("Run on CUDA", {"server.device": None})],
+    fixes=lambda ctx, a: [Fix("Run on CUDA", {"server.device": None}),
+                          Fix("Use no_buffer", {"hybrid.cache_strategy": "no_buffer"})],
 )
 
 
