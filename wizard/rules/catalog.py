@@ -2218,6 +2218,9 @@ def memory_inputs(ctx: Ctx, a: Args) -> Any:
         swa_full_tokens_ratio=a.get("swa_full_tokens_ratio"),
         cpu_offload_gb=float(a.get("cpu_offload_gb") or 0),
         max_total_tokens=a.get("max_total_tokens"),
+        attention_backend=a.get("attention_backend"),
+        aiter_honor_env=ctx.env.get("SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION", "").lower()
+        in ("1", "true"),
         **_memory_flag_inputs(a),
     )
 
