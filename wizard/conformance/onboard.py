@@ -80,6 +80,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "hip_attention_default": {},
         "hip_hybrid_spec_disables_radix": False,
         "aiter_mem_fraction": {},
+        "hip_gpt_oss_attention": None,
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -122,6 +123,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "hip_attention_default": {},
         "hip_hybrid_spec_disables_radix": False,
         "aiter_mem_fraction": {},
+        "hip_gpt_oss_attention": None,
     },
 }
 
@@ -497,6 +499,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the is_hip() branch beside the no_buffer speculative ValueError")
     probed("aiter_mem_fraction", _aiter_mem_fraction(tree),
            'the `attention_backend == "aiter"` scaling of mem_fraction_static')
+    probed("hip_gpt_oss_attention", _hip_gpt_oss_attention(tree),
+           "the is_hip() clause of GPT-OSS's attention backend default")
     # How the EAGLE family gets the overlapped worker (spec v2): `SGLANG_ENABLE_SPEC_V2`
     # (0.5.4.post1-0.5.20), the `--enable-beta-spec` flag (0.5.3.post2-0.5.4), not at all (0.5.1-
     # 0.5.3.post1 disable the overlap scheduler unconditionally), or always (0.5.21+).
@@ -607,6 +611,24 @@ def _aiter_mem_fraction(tree: SourceTree) -> dict[str, Any]:
             return {"above": int(above.group(1)), "scale": float(scale.group(1)),
                     "honor_env": honor.group(1) if honor else None}
     return {}
+
+
+_HIP_BACKEND_SET = re.compile(
+    r'(?:is_hip\(\)|\.is_hip)\s*:\s*\n\s*(?:self\.|overrides\[")?\w*(?:attention_backend|backend)"?\]?'
+    r'\s*=\s*"(\w+)"')
+
+
+def _hip_gpt_oss_attention(tree: SourceTree) -> str | None:
+    """The attention backend GPT-OSS gets on ROCm when none is typed (the `is_hip()` clause of
+    its model-specific default, 0.5.10 on: aiter); None where the default has no ROCm clause
+    (ROCm then takes its `else`, triton)."""
+    for text in tree.files.values():
+        for match in re.finditer(r'model_arch in \["GptOssForCausalLM"\]|def _gpt_oss_overrides',
+                                 text):
+            found = _HIP_BACKEND_SET.search(text[match.end():match.end() + 1500])
+            if found:
+                return found.group(1)
+    return None
 
 
 def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:

@@ -223,8 +223,10 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         a.attention_backend = "trtllm_mla"
     if arch == "GptOssForCausalLM" and no_backend and a.get(
             "prefill_attention_backend") is None and a.get("decode_attention_backend") is None:
+        hip_backend = ctx.release.traits.get("hip_gpt_oss_attention") if ctx.gpu.is_hip else None
         a.attention_backend = (
-            "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
+            "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper
+            else hip_backend or "triton"
         )
     if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
         a.enable_multi_layer_eagle = True
