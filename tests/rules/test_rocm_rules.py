@@ -83,3 +83,19 @@ def test_the_memory_plan_applies_the_aiter_step(models: dict[str, Path], argv: l
     assert report["memory_plan"]["mem_fraction_static"] == pytest.approx(fraction, abs=0.001)
     h100 = _check("0.5.11", "H100", ["--model-path", str(models["llama31_8b"]), *argv])
     assert not any("aiter" in a for a in h100["memory_plan"]["assumptions"])
+
+
+def test_quantization_on_rocm(models: dict[str, Path]) -> None:
+    """GPT-OSS's MXFP4 checkpoint is an unknown method on gfx942 (mxfp4 is registered only on
+    CUDA and gfx95); NVIDIA-only methods are refused by the ROCm list (real SGLang 0.5.23:
+    model_config.py:2152 / 2157 on the faked MI300X)."""
+    gpt_oss = ["--model-path", str(models["gpt_oss_20b"])]
+    mi300x = _check("0.5.23", "MI300X", gpt_oss)
+    assert mi300x["first_sglang_error"] == "R-QUANT-UNREGISTERED"
+    finding = next(f for f in mi300x["findings"] if f["rule"] == "R-QUANT-UNREGISTERED")
+    assert finding["sglang"]["where"].endswith("configs/model_config.py:2152")
+    assert _check("0.5.23", "MI355X", gpt_oss)["sglang_verdict"] == "ok"
+    assert _check("0.5.23", "H100", gpt_oss)["sglang_verdict"] == "ok"
+    fp4 = ["--model-path", str(models["llama"]), "--quantization", "modelopt_fp4"]
+    assert _check("0.5.23", "MI355X", fp4)["first_sglang_error"] == "R-QUANT-ROCM"
+    assert _check("0.5.23", "B200", fp4)["first_sglang_error"] != "R-QUANT-ROCM"

@@ -81,6 +81,8 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "hip_hybrid_spec_disables_radix": False,
         "aiter_mem_fraction": {},
         "hip_gpt_oss_attention": None,
+        "rocm_quantization": [],
+        "hip_unregistered_quantization": {},
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -124,6 +126,8 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "hip_hybrid_spec_disables_radix": False,
         "aiter_mem_fraction": {},
         "hip_gpt_oss_attention": None,
+        "rocm_quantization": [],
+        "hip_unregistered_quantization": {},
     },
 }
 
@@ -501,6 +505,11 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            'the `attention_backend == "aiter"` scaling of mem_fraction_static')
     probed("hip_gpt_oss_attention", _hip_gpt_oss_attention(tree),
            "the is_hip() clause of GPT-OSS's attention backend default")
+    probed("rocm_quantization", _rocm_quantization(tree),
+           "rocm_supported_quantization in _verify_quantization")
+    probed("hip_unregistered_quantization", _hip_unregistered_quantization(tree.root),
+           "the platform conditions of BASE_QUANTIZATION_METHODS.update in "
+           "layers/quantization/__init__.py")
     # How the EAGLE family gets the overlapped worker (spec v2): `SGLANG_ENABLE_SPEC_V2`
     # (0.5.4.post1-0.5.20), the `--enable-beta-spec` flag (0.5.3.post2-0.5.4), not at all (0.5.1-
     # 0.5.3.post1 disable the overlap scheduler unconditionally), or always (0.5.21+).
@@ -629,6 +638,80 @@ def _hip_gpt_oss_attention(tree: SourceTree) -> str | None:
             if found:
                 return found.group(1)
     return None
+
+
+def _rocm_quantization(tree: SourceTree) -> list[str] | None:
+    """The methods `_verify_quantization` lets through on ROCm (`rocm_supported_quantization`)."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.List | ast.Tuple)
+                    and any(isinstance(t, ast.Name) and t.id == "rocm_supported_quantization"
+                            for t in node.targets)):
+                return sorted(e.value for e in node.value.elts
+                              if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return None
+
+
+# The hosts the registry's platform conditions are evaluated for (a CUDA host and the two ROCm
+# archs of the catalog); a probe name is true on a host when it names that host's platform.
+_QUANT_HOSTS = ("cuda", "gfx942", "gfx950")
+
+
+def _platform_truth(test: ast.expr, host: str) -> bool | None:
+    """`is_cuda() or (_is_mxfp_supported and is_hip())` on `host`; None when a name is not a
+    platform probe."""
+    if isinstance(test, ast.BoolOp):
+        values = [_platform_truth(v, host) for v in test.values]
+        if any(v is None for v in values):
+            return None
+        return all(values) if isinstance(test.op, ast.And) else any(values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _platform_truth(test.operand, host)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Call) and not test.args:
+        test = test.func
+    name = test.attr if isinstance(test, ast.Attribute) else (
+        test.id if isinstance(test, ast.Name) else "")
+    name = name.lstrip("_").removeprefix("is_")
+    if name == "cuda":
+        return host == "cuda"
+    if name == "hip":
+        return host != "cuda"
+    if "gfx95" in name or name in ("mxfp_supported",):
+        return host == "gfx950"
+    if "gfx942" in name:
+        return host == "gfx942"
+    if name in ("cpu", "npu", "xpu", "mps", "musa", "hpu"):
+        return False
+    return None
+
+
+def _hip_unregistered_quantization(root: Path) -> dict[str, list[str]] | None:
+    """Methods a CUDA host registers in `BASE_QUANTIZATION_METHODS` that a ROCm host of each
+    gfx arch does not (`Unknown quantization method` there), from the module-level
+    `if <platform>: BASE_QUANTIZATION_METHODS.update({...})` blocks."""
+    path = root / "sglang" / "srt" / "layers" / "quantization" / "__init__.py"
+    try:
+        module = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return None
+    registered: dict[str, set[str]] = {host: set() for host in _QUANT_HOSTS}
+    for node in module.body:
+        if not isinstance(node, ast.If):
+            continue
+        for host in _QUANT_HOSTS:
+            truth = _platform_truth(node.test, host)
+            if truth is None:
+                continue
+            for stmt in node.body if truth else node.orelse:
+                for call in ast.walk(stmt):
+                    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                            and call.func.attr == "update"
+                            and ast.unparse(call.func.value) == "BASE_QUANTIZATION_METHODS"
+                            and call.args and isinstance(call.args[0], ast.Dict)):
+                        registered[host].update(str(k.value) for k in call.args[0].keys
+                                                if isinstance(k, ast.Constant))
+    return {host: sorted(registered["cuda"] - registered[host]) for host in _QUANT_HOSTS[1:]}
 
 
 def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:

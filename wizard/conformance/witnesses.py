@@ -309,6 +309,12 @@ EXCLUDED: dict[str, str] = {
                             "runner fakes ROCm now and tests/conformance/test_rocm_fake.py "
                             "checks it on real 0.5.11 (MI300X), but the witness fixtures hold "
                             "CUDA cases only so far",
+    "R-QUANT-UNREGISTERED": "ROCm only (a checkpoint method the gfx arch does not register); "
+                            "checked on real SGLang by the ROCm sweeps (docs/conformance.md#rocm); "
+                            "the witness fixtures hold CUDA cases only so far",
+    "R-QUANT-ROCM": "ROCm only (is_hip() in the raise's condition); checked on real SGLang by "
+                    "the ROCm sweeps (docs/conformance.md#rocm); the witness fixtures hold CUDA "
+                    "cases only so far",
     "R-GPUS-TOO-FEW": "SGLang accepts the arguments; the failure (invalid device ordinal) "
                       "happens only when the workers start on the GPUs, which the CPU runner "
                       "never does; tested in tests/rules/test_gpu_kinds.py",

@@ -2459,6 +2459,72 @@ QUANT_MISMATCH = Rule(
 )
 
 
+def _hip_unregistered(ctx: Ctx) -> tuple[str, ...]:
+    """The methods this release registers on CUDA but not on the GPU's gfx arch."""
+    table = ctx.release.trait("hip_unregistered_quantization") or {}
+    arch = ctx.gpu.gfx_arch or ""
+    return tuple(table.get(arch) or table.get("gfx950" if arch.startswith("gfx95") else "gfx942")
+                 or ())
+
+
+def _quant_effective_on_hip(ctx: Ctx, a: Args) -> str | None:
+    """The method `_verify_quantization` checks on a ROCm host: the typed one, else the
+    checkpoint's."""
+    if not ctx.gpu.is_hip:
+        return None
+    return _typed_quantization(a) or (ctx.facts.checkpoint_quant_method
+                                      if ctx.facts is not None else None)
+
+
+QUANT_UNREGISTERED = Rule(
+    id="R-QUANT-UNREGISTERED",
+    title="The checkpoint's quantization is not available on this ROCm GPU",
+    severity="error",
+    why=(
+        "SGLang registers some quantization methods only on some platforms (e.g. mxfp4 on CUDA "
+        "and gfx95 ROCm GPUs, not on gfx942: MI300X/MI325X), so a checkpoint stored that way "
+        "(GPT-OSS's MXFP4), or --quantization naming it, is an unknown method there (argparse's "
+        "choice list still has it). The table is read from the release's quantization registry."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("model.path", "gpu.kind"),
+    when=lambda ctx, a: (_quant_effective_on_hip(ctx, a) or "") in _hip_unregistered(ctx),
+    message=lambda ctx, a: (
+        f"Unknown quantization method: {_quant_effective_on_hip(ctx, a)}. Must be one "
+        "of the methods this GPU's SGLang registers."
+    ),
+    fixes=lambda ctx, a: [Fix("Use a gfx950 GPU (MI355X)", {"gpu.kind": "MI355X"}),
+                          Fix("Drop --quantization", {"model.quantization": None})],
+    recover=lambda ctx, a: a.__setitem__("quantization", "unquant"),
+)
+
+QUANT_ROCM = Rule(
+    id="R-QUANT-ROCM",
+    title="Quantization method not supported on ROCm",
+    severity="error",
+    why=(
+        "On ROCm SGLang accepts only the quantization methods of its ROCm list (awq, fp8, "
+        "compressed-tensors, quark, mxfp4, ... read from the release's `_verify_quantization`); "
+        "NVIDIA-only methods such as modelopt_fp4 or gptq are refused when the model config is "
+        "read, typed or taken from the checkpoint."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("model.quantization",),
+    when=lambda ctx, a: (
+        bool(ctx.release.trait("rocm_quantization"))
+        and _quant_effective_on_hip(ctx, a) is not None
+        and _quant_effective_on_hip(ctx, a) not in ctx.release.trait("rocm_quantization")
+    ),
+    message=lambda ctx, a: (
+        f"{_quant_effective_on_hip(ctx, a)} quantization is currently not supported in ROCm."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use fp8 (supported on ROCm)", {"model.quantization": "fp8"}),
+    ],
+    recover=lambda ctx, a: a.__setitem__("quantization", "unquant"),
+)
+
+
 def _arch_backends(ctx: Ctx) -> list[str]:
     """The attention backends the release's architecture assert accepts for the target (GPT-OSS)."""
     if ctx.arch != "GptOssForCausalLM":
@@ -2671,6 +2737,8 @@ ALL_RULES: tuple[Rule, ...] = (
     DRAFT_PATH_MISSING_23,
     CONTEXT_LEN,
     QUANT_MISMATCH,
+    QUANT_UNREGISTERED,
+    QUANT_ROCM,
     GPT_OSS_ATTENTION,
     HICACHE_NO_RADIX,
     *mn.CHECK_RULES,

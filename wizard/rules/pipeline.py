@@ -491,6 +491,8 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.CONTEXT_LEN,  # ModelConfig: _derive_context_length, _derive_model_shapes, _verify_quantization
     c.MLA_ROPE_FACTOR,
     c.QUANT_MISMATCH,
+    c.QUANT_UNREGISTERED,
+    c.QUANT_ROCM,
     R("_handle_model_specific_adjustments", _model_specific),
     R("model-specific MoE runner", _moe_runner_model_default),
     c.GPT_OSS_ATTENTION,
@@ -572,6 +574,8 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.CONTEXT_LEN,
     c.MLA_ROPE_FACTOR,
     c.QUANT_MISMATCH,
+    c.QUANT_UNREGISTERED,
+    c.QUANT_ROCM,
     R("handle_model_specific_adjustments", _model_specific),
     R("model-specific MoE runner", _moe_runner_model_default),
     c.GPT_OSS_ATTENTION,
