@@ -132,12 +132,7 @@ def test_committed_named_results_are_what_sglang_does(version: str) -> None:
     fixture = json.loads((FIXTURES / f"named-results-{version}.json").read_text())
     committed = {c["name"]: c["result"] for c in fixture["cases"]}
     _generated, named, results = _run(version)
-    # Named cases added after this release was recorded are scored live above but have nothing
-    # to compare with yet (`scripts/record_sglang_results.py --new-named V` records them); the
-    # recordings of 0.5.11 and 0.5.23 hold every named case (test_named_fixtures.py).
     for case in named:
-        if case["name"] not in committed:
-            continue
         assert _identity(results[case["id"]]) == _identity(committed[case["name"]]), case["name"]
 
 
