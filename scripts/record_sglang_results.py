@@ -11,6 +11,10 @@ one runner pass, and writes `tests/conformance/fixtures/named-results-<V>.json` 
 recipe changes what SGLang sees (new light packages) or when the named cases change; review the
 diff: a changed result of SGLang itself means the environment changed, not the wizard.
 
+`--new-named` runs only the named cases a release's named recording does not hold yet (cases added
+to `named_cases.py`) and adds their results to it, leaving the recorded ones and the generated
+recording as they are.
+
 A case the runner could not finish (a timeout on a loaded machine: `runner_error`) is run again,
 alone, up to twice; `--repair` does only that for recordings already written.
 """
@@ -27,7 +31,7 @@ from typing import Any
 from wizard.conformance.cases import generate
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.named_cases import fixture_text, named_cases
-from wizard.conformance.recorded import generated_fixture_text, recorded_cases
+from wizard.conformance.recorded import generated_fixture_text, recorded_cases, restore_paths
 from wizard.conformance.run import models_root, run_until_finished
 from wizard.conformance.venvs import ensure_venv, supported_versions
 from wizard.profile import atomic_write_text
@@ -94,6 +98,31 @@ def record_named(out: Path, version: str, names: set[str], models: dict[str, Pat
     print(f"{version}: {len(chosen)} named cases recorded, {len(cases) - len(chosen)} kept")
 
 
+def record_new_named(out: Path, version: str, models: dict[str, Path], jobs: int) -> None:
+    """Run the named cases the recording of ``version`` lacks; add them to its named fixture."""
+    path = out / f"named-results-{version}.json"
+    if not path.exists():
+        print(f"{version}: no named recording (record the release first)")
+        return
+    recorded = {c["name"]: restore_paths(c["result"], models)
+                for c in json.loads(path.read_text())["cases"]}
+    named = named_cases(version, models)
+    new = [c for c in named if c["name"] not in recorded]
+    if not new:
+        print(f"{version}: every named case is recorded")
+        return
+    ensure_venv(version, log=_log)
+    results = {str(c["id"]): {**recorded[c["name"]], "id": c["id"]}
+               for c in named if c["name"] in recorded}
+    fresh = run_until_finished(version, new, jobs, log=_log)
+    unfinished = sorted(i for i, r in fresh.items() if r.get("runner_error"))
+    if unfinished:
+        raise SystemExit(f"{version}: the runner did not finish {unfinished}; not written")
+    results.update(fresh)
+    atomic_write_text(path, fixture_text(version, results, models))
+    print(f"{version}: {len(new)} new named cases recorded", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="releases (default: all with data)")
@@ -106,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--named", action="append", metavar="NAME",
                         help="only run this named case (repeatable) and add its result to the "
                              "named fixture, keeping the recorded ones")
+    parser.add_argument("--new-named", action="store_true",
+                        help="only run the named cases not recorded yet and add them")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.versions) - set(supported_versions()))
     if unknown:
@@ -117,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if args.named:
             record_named(args.out, version, set(args.named), models, args.jobs)
+            continue
+        if args.new_named:
+            record_new_named(args.out, version, models, args.jobs)
             continue
         started = time.monotonic()
         ensure_venv(version, log=_log)

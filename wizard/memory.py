@@ -181,6 +181,34 @@ def graph_policy(version: str) -> GraphPolicy:
     return policy
 
 
+def aiter_fraction_step(version: str) -> dict[str, Any]:
+    """The release's aiter step on ROCm (trait `aiter_mem_fraction`, read from the wheel): with
+    `attention_backend == "aiter"` and a context length above `above`, SGLang multiplies
+    mem_fraction_static by `scale` (a typed fraction too, unless the release has `honor_env`
+    and it is set). {} where the release has no such step."""
+    try:
+        return dict(release_for(version).traits.get("aiter_mem_fraction") or {})
+    except (ValueError, KeyError, OSError):
+        return {}
+
+
+def _aiter_scale(inputs: MemoryInputs, given: bool) -> tuple[float, str] | None:
+    """SGLang's aiter scaling of mem_fraction_static for this launch, with why; None if none."""
+    if not (getattr(inputs.gpu, "is_hip", False) and inputs.attention_backend == "aiter"):
+        return None
+    step = aiter_fraction_step(inputs.sglang_version)
+    if not step:
+        return None
+    context = inputs.context_length or inputs.target.context_length or 0
+    if context <= int(step["above"]):
+        return None
+    if given and step.get("honor_env") and inputs.aiter_honor_env:
+        return None
+    return float(step["scale"]), (
+        f"x {step['scale']:g}: SGLang's aiter backend on ROCm scales mem_fraction_static for a "
+        f"context length above {step['above']} ({context})")
+
+
 def is_multimodal(target: ModelFacts) -> bool:
     """The checkpoint has a vision tower (SGLang's `model_config.is_multimodal` for it)."""
     return bool(target.params_estimate and target.params_estimate.vision) or bool(
@@ -495,6 +523,8 @@ class MemoryInputs:
     enable_dp_lm_head: bool = False
     moe_dense_tp_size: int | None = None
     max_mamba_cache_size: int | None = None
+    attention_backend: str | None = None  # as SGLang resolved it (ROCm's aiter scales the pool)
+    aiter_honor_env: bool = False  # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set
 
     def cache_key(self) -> tuple[Any, ...]:
         """A hashable key: the model facts by identity, every other input by value."""
@@ -653,6 +683,10 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     else:
         fraction = mem_fraction
         fraction_source = "given"
+    aiter = _aiter_scale(inputs, given=fraction_source == "given")
+    if aiter is not None:
+        fraction = round(fraction * aiter[0], 3)
+        assumptions.append(f"mem_fraction_static {fraction:.3f} {aiter[1]}")
     static_gib = free_before * fraction
     reserve_gib = free_before - static_gib
 

@@ -8,8 +8,6 @@ from pathlib import Path
 
 from wizard.conformance.locate import SourceTree
 from wizard.conformance.probes_wide import (
-    hip_mla_aiter_heads,
-    hip_model_attention,
     moe_runner_sm100,
     quantization_methods,
     radix_disables_overlap,
@@ -83,5 +81,3 @@ def test_model_branch_probes(tmp_path: Path) -> None:
     assert entry["quantizations"] == ["fp8", "modelopt_fp4"] and entry["unquantized"] is True
     assert entry["runner"] == "flashinfer_trtllm"
     assert radix_disables_overlap(tree) == ["Qwen3NextForCausalLM"]
-    assert hip_model_attention(tree) == {"GptOssForCausalLM": "aiter"}
-    assert hip_mla_aiter_heads(tree) == [16, 128]

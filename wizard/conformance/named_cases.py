@@ -376,6 +376,47 @@ NAMED: list[dict[str, Any]] = [
      "argv": "--model-path {llama} --attention-backend fa3 --enable-hierarchical-cache",
      "expected": {"0.5.11": _e("ok", decode_attention_backend="triton"),
                   "0.5.23": _e("ok", decode_attention_backend=None)}},
+    # ---- ROCm (AMD Instinct, faked by the runner: torch.version.hip, gcnArchName, rocminfo):
+    # the paths users hit with DeepSeek / Kimi on MI300X / MI355X. Expected outcomes are what real
+    # SGLang 0.5.11 / 0.5.23 did on the faked device (issue 21 item 4).
+    {"id": "ROCM-DSV3-TP8-AITER", "gpu": "MI300X", "gpus": 8,
+     "argv": "--model-path {dsv3_h128} --tp-size 8",
+     "note": "MLA on ROCm: 128 KV heads / tp 8 = 16 per rank -> aiter",
+     "expected": {v: _e("ok", attention_backend="aiter") for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-DSV3-TP4-TRITON", "gpu": "MI300X", "gpus": 4,
+     "argv": "--model-path {dsv3_h128} --tp-size 4",
+     "note": "32 KV heads per rank: aiter's MLA kernels take 16 or 128, so triton",
+     "expected": {v: _e("ok", attention_backend="triton") for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-KIMI-TP8-TRITON", "gpu": "MI300X", "gpus": 8,
+     "argv": "--model-path {kimi_k2_h64} --tp-size 8",
+     "note": "Kimi-K2's 64 heads / tp 8 = 8 per rank -> triton, not aiter",
+     "expected": {v: _e("ok", attention_backend="triton") for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-KIMI-TP4-AITER", "gpu": "MI300X", "gpus": 4,
+     "argv": "--model-path {kimi_k2_h64} --tp-size 4 --kv-cache-dtype fp8_e4m3",
+     "note": "64 / 4 = 16 per rank -> aiter, with an fp8 KV cache",
+     "expected": {v: _e("ok", attention_backend="aiter") for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-DSV3-NEXTN-DPATTN-FP8KV", "gpu": "MI355X", "gpus": 8,
+     "argv": "--model-path {dsv3_h128} --tp-size 8 --dp-size 8 --enable-dp-attention "
+             "--speculative-algorithm NEXTN --kv-cache-dtype fp8_e4m3",
+     "note": "DeepSeek MTP with DP attention and fp8 KV on MI355X (gfx950)",
+     "expected": {v: _ok("EAGLE", 3, 1, 4, attention_backend="aiter")
+                  for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-DSV3-AITER-PAGE", "gpu": "MI300X", "gpus": 8,
+     "argv": "--model-path {dsv3_h128} --tp-size 8 --attention-backend aiter --page-size 16 "
+             "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 2 "
+             "--speculative-num-draft-tokens 6",
+     "note": "a draft tree with paged KV on aiter: refused (only flashinfer/fa3/triton)",
+     "expected": {v: _e("error", "ValueError") for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-LLAMA-EAGLE-TREE-PAGE", "gpu": "MI300X",
+     "argv": f"{EAGLE_L} --speculative-num-steps 3 --speculative-eagle-topk 4 "
+             "--speculative-num-draft-tokens 8 --page-size 16",
+     "note": "MHA defaults to aiter on ROCm, so a tree with pages > 1 is refused",
+     "expected": {v: _e("error", "ValueError") for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-QWEN3NEXT-NEXTN", "gpu": "MI300X",
+     "argv": "--model-path {qwen3next} --speculative-algorithm NEXTN",
+     "note": "0.5.11 disables the radix cache on ROCm instead of refusing",
+     "expected": {"0.5.11": _ok("EAGLE", 3, 1, 4),
+                  "0.5.23": _ok("EAGLE", 3, 1, 4, mamba_radix_cache_strategy="extra_buffer")}},
 ]
 
 

@@ -31,8 +31,6 @@ from typing import Any
 from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
 from wizard.conformance.probes_wide import (
-    hip_mla_aiter_heads,
-    hip_model_attention,
     moe_runner_sm100,
     quantization_methods,
     radix_disables_overlap,
@@ -94,9 +92,11 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "quantization_methods": {},
         "quantization_rocm": [],
         "moe_runner_sm100": [],
-        "hip_model_attention": {},
-        "hip_mla_aiter_heads": [],
         "radix_disables_overlap": [],
+        "hip_attention_default": {},
+        "hip_hybrid_spec_disables_radix": False,
+        "aiter_mem_fraction": {},
+        "hip_gpt_oss_attention": None,
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -140,9 +140,11 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "quantization_methods": {},
         "quantization_rocm": [],
         "moe_runner_sm100": [],
-        "hip_model_attention": {},
-        "hip_mla_aiter_heads": [],
         "radix_disables_overlap": [],
+        "hip_attention_default": {},
+        "hip_hybrid_spec_disables_radix": False,
+        "aiter_mem_fraction": {},
+        "hip_gpt_oss_attention": None,
     },
 }
 
@@ -512,6 +514,20 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            or any(re.search(r'attention_backend\s*=\s*"trtllm_mla"', text)
                   for text in tree.files.values()),
            'an `attention_backend = "trtllm_mla"` default in the argument code')
+    # ROCm (`is_hip()`): the backend the default-attention block picks there for MHA models and
+    # for MLA models (aiter only for some per-rank KV head counts, else another backend).
+    probed("hip_attention_default", _hip_attention_default(tree),
+           "the is_hip() branches of the default attention backend block")
+    # 0.5.11-0.5.13: speculative decoding on a hybrid model with radix cache and no_buffer
+    # disables the radix cache on ROCm (extra_buffer is unsupported there) instead of refusing.
+    probed("hip_hybrid_spec_disables_radix",
+           any(re.search(r"if is_hip\(\):\s*\n\s*# On ROCm, extra_buffer is unsupported", text)
+               or "with radix cache on ROCm devices" in text for text in tree.files.values()),
+           "the is_hip() branch beside the no_buffer speculative ValueError")
+    probed("aiter_mem_fraction", _aiter_mem_fraction(tree),
+           'the `attention_backend == "aiter"` scaling of mem_fraction_static')
+    probed("hip_gpt_oss_attention", _hip_gpt_oss_attention(tree),
+           "the is_hip() clause of GPT-OSS's attention backend default")
     # How the EAGLE family gets the overlapped worker (spec v2): `SGLANG_ENABLE_SPEC_V2`
     # (0.5.4.post1-0.5.20), the `--enable-beta-spec` flag (0.5.3.post2-0.5.4), not at all (0.5.1-
     # 0.5.3.post1 disable the overlap scheduler unconditionally), or always (0.5.21+).
@@ -552,10 +568,6 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "rocm_supported_quantization before R-QUANT-ROCM's raise")
     probed("moe_runner_sm100", moe_runner_sm100(tree),
            "the SM100 MoE runner branches of the model-specific step")
-    probed("hip_model_attention", hip_model_attention(tree),
-           "`is_hip()` attention backends of the model-specific branches")
-    probed("hip_mla_aiter_heads", hip_mla_aiter_heads(tree),
-           "the `head_num == ...` test of the default MLA backend on ROCm")
     probed("radix_disables_overlap", radix_disables_overlap(tree),
            "model branches that turn the overlap scheduler off while the radix cache is on")
     transformers = _installed_version(tree.root, "transformers")
@@ -564,6 +576,95 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
         probed("transformers_sets_rope_scaling", major >= 5,
                f"transformers {transformers} installed beside it (5+ always sets rope_scaling)")
     return traits, origin
+
+
+_HIP_TEST = r"(?:is_hip\(\)|_is_hip|get_platform\(\)\.is_hip|current_platform\.is_hip)"
+_BACKEND_SET = r'(?:return|self\.attention_backend\s*=)\s*"(\w+)"'
+
+
+def _branch_body(text: str, test: str) -> str | None:
+    """The lines of the first `if`/`elif <test>:` branch in `text` (those indented deeper)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if re.match(r"\s*(?:el)?if\s+" + test + r"\s*:", line):
+            indent = len(line) - len(line.lstrip())
+            body = []
+            for inner in lines[i + 1:]:
+                if inner.strip() and len(inner) - len(inner.lstrip()) <= indent:
+                    break
+                body.append(inner)
+            return "\n".join(body)
+    return None
+
+
+def _hip_attention_default(tree: SourceTree) -> dict[str, Any]:
+    """The default attention backend on ROCm, from the `is_hip()` branches of the block that
+    picks it (between `# MHA architecture` and the end of the `# MLA architecture` branch):
+    {"mha": backend, "mla": backend, "mla_heads": [per-rank KV head counts it needs],
+    "mla_other": backend otherwise}; {} where the argument code picks no default on ROCm (the
+    model runner does)."""
+    for text in tree.files.values():
+        start = text.find("# MHA architecture")
+        middle = text.find("# MLA architecture", start)
+        if start < 0 or middle < 0:
+            continue
+        mha_block = text[start:middle]
+        # the MLA branch ends at the next function or at the logged choice
+        end = min((i for i in (text.find("\n    def ", middle), text.find("\ndef ", middle),
+                               text.find("Attention backend not explicitly specified", middle))
+                   if i >= 0), default=len(text))
+        mla_block = text[middle:end]
+        found: dict[str, Any] = {}
+        mha = re.search(_HIP_TEST + r"\s*:\s*\n\s*" + _BACKEND_SET, mha_block)
+        if mha:
+            found["mha"] = mha.group(1)
+        body = _branch_body(mla_block, _HIP_TEST)
+        if body is not None:
+            heads = [int(n) for n in re.findall(r"head_num\s*==\s*(\d+)", body)]
+            backends = re.findall(_BACKEND_SET, body)
+            if heads and len(backends) >= 2:
+                found.update(mla=backends[0], mla_heads=sorted(heads), mla_other=backends[1])
+            elif backends:
+                found.update(mla=backends[0], mla_heads=[], mla_other=backends[0])
+        if found:
+            return found
+    return {}
+
+
+def _aiter_mem_fraction(tree: SourceTree) -> dict[str, Any]:
+    """How the aiter backend shrinks the static pool on ROCm: {"above": context length it
+    applies beyond, "scale": the factor mem_fraction_static is multiplied by, "honor_env": the
+    variable that keeps a typed fraction as it is (None: a typed one is scaled too)}; {} where
+    the argument code has no such step."""
+    for text in tree.files.values():
+        for match in re.finditer(r'attention_backend\s*==\s*"aiter"\s*:', text):
+            window = text[match.end():match.end() + 2000]
+            above = re.match(r"\s*if\s+model_config\.context_len\s*>\s*(\d+)\s*:", window)
+            scale = re.search(r"mem_fraction_static\s*(?:\*=|=\s*[\w.]+\s*\*)\s*([0-9.]+)", window)
+            if above is None or scale is None:
+                continue
+            honor = re.search(r"envs\.(SGLANG_\w*HONOR\w*)", window[:scale.start()])
+            return {"above": int(above.group(1)), "scale": float(scale.group(1)),
+                    "honor_env": honor.group(1) if honor else None}
+    return {}
+
+
+_HIP_BACKEND_SET = re.compile(
+    r'(?:is_hip\(\)|\.is_hip)\s*:\s*\n\s*(?:self\.|overrides\[")?\w*(?:attention_backend|backend)"?\]?'
+    r'\s*=\s*"(\w+)"')
+
+
+def _hip_gpt_oss_attention(tree: SourceTree) -> str | None:
+    """The attention backend GPT-OSS gets on ROCm when none is typed (the `is_hip()` clause of
+    its model-specific default, 0.5.10 on: aiter); None where the default has no ROCm clause
+    (ROCm then takes its `else`, triton)."""
+    for text in tree.files.values():
+        for match in re.finditer(r'model_arch in \["GptOssForCausalLM"\]|def _gpt_oss_overrides',
+                                 text):
+            found = _HIP_BACKEND_SET.search(text[match.end():match.end() + 1500])
+            if found:
+                return found.group(1)
+    return None
 
 
 def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:

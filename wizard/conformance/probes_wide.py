@@ -236,45 +236,6 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
     return found
 
 
-def hip_model_attention(tree: Any) -> dict[str, str]:
-    """The attention backend the model-specific step gives an architecture on ROCm when none is
-    typed (`elif is_hip(): attention_backend = "aiter"` in the architecture's branch or
-    `@_register_for` function): architecture -> backend."""
-    found: dict[str, str] = {}
-    for rel in sorted(tree.trees):
-        module = tree.trees[rel]
-        parents: dict[ast.AST, ast.AST] | None = None
-        for node in ast.walk(module):
-            if not (isinstance(node, ast.If) and "is_hip" in ast.unparse(node.test)
-                    and len(node.body) == 1 and isinstance(node.body[0], ast.Assign)):
-                continue
-            stmt = node.body[0]
-            target = ast.unparse(stmt.targets[0])
-            if not (target.endswith("attention_backend") or target.endswith("['attention_backend']")):
-                continue
-            if "prefill" in target or "decode" in target or not isinstance(stmt.value, ast.Constant):
-                continue
-            parents = parents or _parents(module)
-            for arch in _arch_names(node, parents) or ():
-                found.setdefault(arch, str(stmt.value.value))
-    return dict(sorted(found.items()))
-
-
-def hip_mla_aiter_heads(tree: Any) -> list[int] | None:
-    """The per-GPU KV head counts for which the default MLA backend on ROCm is aiter (`head_num
-    == 128 or head_num == 16`); None where the default has no such branch."""
-    for module in tree.trees.values():
-        for node in ast.walk(module):
-            if not isinstance(node, ast.BoolOp):
-                continue
-            values = [v for v in node.values if isinstance(v, ast.Compare)
-                      and ast.unparse(v.left) == "head_num" and isinstance(v.ops[0], ast.Eq)
-                      and isinstance(v.comparators[0], ast.Constant)]
-            if values and len(values) == len(node.values):
-                return sorted(int(v.comparators[0].value) for v in values)  # type: ignore[attr-defined]
-    return None
-
-
 def radix_disables_overlap(tree: Any) -> list[str]:
     """Architectures whose model-specific branch turns the overlap scheduler off whenever the
     radix cache is on (`if not self.disable_radix_cache: ... disable_overlap_schedule = True`,

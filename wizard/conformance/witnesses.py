@@ -315,8 +315,10 @@ EXCLUDED: dict[str, str] = {
     "R-MAMBA-EXTRA-DEVICE": "SGLang asserts the host platform (`is_cuda() or is_musa()`), not "
                             "--device: it cannot fail on the CUDA GPU kinds the wizard knows "
                             "(real 0.5.11 accepts extra_buffer with --device cpu on a CUDA host); "
-                            "it fires on the AMD kinds (is_cuda() is False under ROCm), which "
-                            "the runner cannot witness until it fakes a ROCm device",
+                            "it fires on the AMD kinds (is_cuda() is False under ROCm); the "
+                            "runner fakes ROCm now and tests/conformance/test_rocm_fake.py "
+                            "checks it on real 0.5.11 (MI300X), but the witness fixtures hold "
+                            "CUDA cases only so far",
     "R-GPUS-TOO-FEW": "SGLang accepts the arguments; the failure (invalid device ordinal) "
                       "happens only when the workers start on the GPUs, which the CPU runner "
                       "never does; tested in tests/rules/test_gpu_kinds.py",

@@ -366,8 +366,11 @@ MAMBA_EXTRA_DEVICE = Rule(
     ),
     message=lambda ctx, a: (
         "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend"
+        if variant(ctx, "R-MAMBA-EXTRA-DEVICE") == 0
+        else "extra_buffer needs CUDA/MUSA/NPU (FLA)."
     ),
-    fixes=lambda ctx, a: [Fix("Run on CUDA", {"server.device": None})],
+    fixes=lambda ctx, a: [Fix("Run on CUDA", {"server.device": None}),
+                          Fix("Use no_buffer", {"hybrid.cache_strategy": "no_buffer"})],
 )
 
 
@@ -2217,6 +2220,9 @@ def memory_inputs(ctx: Ctx, a: Args) -> Any:
         swa_full_tokens_ratio=a.get("swa_full_tokens_ratio"),
         cpu_offload_gb=float(a.get("cpu_offload_gb") or 0),
         max_total_tokens=a.get("max_total_tokens"),
+        attention_backend=a.get("attention_backend"),
+        aiter_honor_env=ctx.env.get("SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION", "").lower()
+        in ("1", "true"),
         **_memory_flag_inputs(a),
     )
 

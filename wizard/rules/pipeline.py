@@ -104,11 +104,29 @@ def _no_spec_or_topk_one(a: Args) -> bool:
     return topk is None or (topk == 1 and a.get("page_size") in (1, None))
 
 
+def _hip_attention_backend(ctx: Ctx, a: Args, hip: dict[str, object]) -> str:
+    """The `is_hip()` branches of SGLang's default backend, as the release data has them: one
+    backend for MHA models; for MLA models one backend when the KV heads per TP rank
+    (`get_num_kv_heads(tp_size)`: the config's KV heads // tp, at least 1) are in the release's
+    list, another otherwise."""
+    if not ctx.is_mla:
+        return str(hip.get("mha") or "triton")
+    heads_needed = list(hip.get("mla_heads") or [])  # type: ignore[call-overload]
+    total = ctx.facts.config_kv_heads if ctx.facts is not None else None
+    if not heads_needed or total is None:
+        return str(hip.get("mla") or "triton")
+    per_rank = max(1, total // int(a.get("tp_size") or 1))
+    return str(hip.get("mla") if per_rank in heads_needed else hip.get("mla_other"))
+
+
 def default_attention_backend(ctx: Ctx, a: Args) -> str:
     """SGLang's `_get_default_attn_backend` for the GPU kind, reading topk and page size as they are now."""
     gpu = ctx.gpu
     if a.get("device") == "cpu":
         return "torch_native"
+    hip = (ctx.release.traits.get("hip_attention_default") or {}) if gpu.is_hip else {}
+    if hip:
+        return _hip_attention_backend(ctx, a, hip)
     if not ctx.is_mla:
         # `is_fa3_default_architecture`: the release's list (unknown model or list: assume fa3)
         fa3_archs = ctx.release.arch_set("fa3_default")
@@ -147,11 +165,6 @@ def default_attention_backend(ctx: Ctx, a: Args) -> str:
         return "fa3"
     if gpu.is_sm100:
         return "flashinfer"
-    if gpu.is_hip and ctx.facts is not None and ctx.facts.config_kv_heads:
-        # aiter's MLA kernels take only some KV head counts per GPU (read from the release)
-        per_gpu = max(1, ctx.facts.config_kv_heads // int(a.get("tp_size") or 1))
-        if per_gpu in (ctx.release.traits.get("hip_mla_aiter_heads") or ()):
-            return "aiter"
     return "triton"
 
 
@@ -201,10 +214,10 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         a.attention_backend = "trtllm_mla"
     if arch == "GptOssForCausalLM" and no_backend and a.get(
             "prefill_attention_backend") is None and a.get("decode_attention_backend") is None:
-        on_hip = (ctx.release.traits.get("hip_model_attention") or {}).get(arch)
+        hip_backend = ctx.release.traits.get("hip_gpt_oss_attention") if ctx.gpu.is_hip else None
         a.attention_backend = (
             "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper
-            else on_hip if ctx.gpu.is_hip and on_hip else "triton"
+            else hip_backend or "triton"
         )
     if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
         a.enable_multi_layer_eagle = True
@@ -242,6 +255,15 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         a.attention_backend = "trtllm_mha" if trtllm else "triton"
         if sets_page:
             a.page_size = 64 if trtllm else 1
+
+
+def _hip_hybrid_spec_no_radix(ctx: Ctx, a: Args) -> None:
+    """Where the release has the ROCm branch beside R-MAMBA-NOBUF-SPEC's ValueError, a ROCm GPU
+    gets the radix cache disabled instead of the refusal (extra_buffer is unsupported there)."""
+    if (ctx.gpu.is_hip and ctx.release.traits.get("hip_hybrid_spec_disables_radix")
+            and c.is_hybrid(ctx) and c.strategy(a) == "no_buffer"
+            and not a.get("disable_radix_cache") and c.algo(a) is not None):
+        a.disable_radix_cache = True
 
 
 def _mamba_auto_choose(ctx: Ctx, a: Args) -> None:
@@ -493,6 +515,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MAMBA_FLA_CHUNK,
     c.MAMBA_NOBUF_PAGE,
     c.MAMBA_NOBUF_OVERLAP,
+    R("ROCm: no radix cache for speculative hybrids", _hip_hybrid_spec_no_radix),
     c.MAMBA_NOBUF_SPEC,
     R("_handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,
@@ -570,6 +593,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,
     c.MAMBA_EXTRA_UNSUPPORTED,
+    c.MAMBA_EXTRA_DEVICE,  # 0.5.14-0.5.15: `_validate_mamba_extra_buffer` without ROCm
     c.MAMBA_TRACK_INTERVAL,
     c.MAMBA_EXTRA_PAGE,
     c.MAMBA_NOBUF_PAGE_23,

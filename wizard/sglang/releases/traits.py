@@ -19,6 +19,7 @@ class Traits:
     adaptive_needs_explicit_topk_one: bool
     adaptive_steps_check: str
     adaptive_unsupported_flags: list[str]
+    aiter_mem_fraction: dict[str, Any | None]
     attention_default: str
     breakable_deepep_reserve_mib: int
     chunked_prefill_24gb: int
@@ -33,8 +34,9 @@ class Traits:
     gpt_oss_mxfp4_moe_runner: dict[str, str]
     graph_reserve_by_role: bool
     hicache_decode_fallback: str
-    hip_mla_aiter_heads: list[int]
-    hip_model_attention: dict[str, str]
+    hip_attention_default: dict[str, Any]
+    hip_gpt_oss_attention: str | None
+    hip_hybrid_spec_disables_radix: bool
     hybrid_lists: str
     hybrid_swa_rule: str
     mamba_auto_resolves_no_buffer: bool
