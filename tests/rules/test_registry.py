@@ -6,6 +6,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from wizard.api import check_argv, check_profile
 from wizard.multinode import node_findings
 from wizard.profile import load_profile
@@ -72,3 +74,16 @@ def test_emitted_findings_are_registered_with_their_one_severity() -> None:
     assert {"R-ARGPARSE", "R-NODE-GPUS", "R-NODES-COUNT", "R-NODES-DUPLICATE",
             "R-NODES-EXTRA-ARGS", "R-NODES-GPU-KIND", "R-ARGPARSE-CHOICE",
             "R-EXTRA-ARGS-FIELD"} <= seen
+
+
+@pytest.mark.parametrize("version", ["0.5.1", "0.5.6", "0.5.23"])
+def test_the_effective_table_shows_only_fields_the_release_has(version: str) -> None:
+    """0.5.6 has no --mamba-scheduler-strategy: the wizard does not show a value for it."""
+    from wizard.sglang.fields import release_dest
+    from wizard.sglang.releases import release_for
+
+    report = check_argv(["--model-path", "/models/none"], gpu="H100", sglang_version=version)
+    dests = release_for(version).dests
+    assert report.effective and set(report.effective) <= set(dests)
+    strategy = release_dest("mamba_scheduler_strategy", release_for(version))
+    assert (strategy in report.effective) == (version == "0.5.23")

@@ -123,7 +123,11 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             findings.append(_internal(rule, ctx, exc, order))
     names = EFFECTIVE_FIELDS_ATTN_DP if ctx.release.attn_dp_field else EFFECTIVE_FIELDS
-    effective = {release_dest(n, ctx.release): a.get(n) for n in names}
+    # Only the fields this release has: a field SGLang added later (the mamba strategy on 0.5.6)
+    # is not a value it runs with, so it is not shown.
+    dests = ctx.release.dests
+    effective = {dest: a.get(n) for n in names
+                 if (dest := release_dest(n, ctx.release)) in dests or not dests}
     typed = {release_dest(n, ctx.release): v for n, v in ctx.typed.items()}
     return Report(
         sglang_version=ctx.requested_version,
