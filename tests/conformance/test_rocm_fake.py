@@ -12,7 +12,7 @@ import pytest
 from wizard.api import check_case
 from wizard.conformance.models import write_model_folders
 from wizard.conformance.run import gpu_spec, models_root, run_cases, runner_command
-from wizard.conformance.venvs import venv_python
+from wizard.conformance.venvs import ensure_venv, venv_python
 
 
 def test_runner_command_fakes_rocm_for_amd_kinds() -> None:
@@ -28,8 +28,7 @@ def test_runner_command_fakes_rocm_for_amd_kinds() -> None:
 @pytest.mark.skipif(os.environ.get("SGLANG_WIZARD_CONFORMANCE", "1") == "0",
                     reason="SGLANG_WIZARD_CONFORMANCE=0")
 def test_real_sglang_on_a_faked_mi300x() -> None:
-    if not venv_python("0.5.11").exists():
-        pytest.skip("no SGLang 0.5.11 venv (sglang-wizard conformance build)")
+    ensure_venv("0.5.11")  # built now when missing (the ssh dry-run tests share it)
     models = write_model_folders(models_root())
     cases = [
         {"id": "llama-mi300x", "gpu": "MI300X", "gpus": 1,
