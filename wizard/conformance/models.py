@@ -63,6 +63,20 @@ def _qwen35_text(moe: bool) -> dict[str, Any]:
     return text
 
 
+_DSV3: dict[str, Any] = {
+    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+    "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128,
+    "num_hidden_layers": 4, "num_nextn_predict_layers": 1, "num_attention_heads": 8,
+    "num_key_value_heads": 8, "n_routed_experts": 8, "n_shared_experts": 1,
+    "num_experts_per_tok": 2, "n_group": 2, "topk_group": 1, "first_k_dense_replace": 1,
+    "moe_layer_freq": 1, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid",
+    "topk_method": "noaux_tc", "norm_topk_prob": True, "q_lora_rank": 64,
+    "kv_lora_rank": 32, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32,
+    "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+    "vocab_size": 32000, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+}
+
+
 MODEL_CONFIGS: dict[str, dict[str, Any]] = {
     "llama": {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
               "num_hidden_layers": 4, **_LLAMA_BASE},
@@ -77,45 +91,16 @@ MODEL_CONFIGS: dict[str, dict[str, Any]] = {
         "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "vocab_size": 32000,
         "torch_dtype": "bfloat16", "tie_word_embeddings": True,
     },
-    "dsv3": {
-        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
-        "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128,
-        "num_hidden_layers": 4, "num_nextn_predict_layers": 1, "num_attention_heads": 8,
-        "num_key_value_heads": 8, "n_routed_experts": 8, "n_shared_experts": 1,
-        "num_experts_per_tok": 2, "n_group": 2, "topk_group": 1, "first_k_dense_replace": 1,
-        "moe_layer_freq": 1, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid",
-        "topk_method": "noaux_tc", "norm_topk_prob": True, "q_lora_rank": 64,
-        "kv_lora_rank": 32, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32,
-        "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-        "vocab_size": 32000, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
-    },
+    "dsv3": _DSV3,
     # DeepSeek-V3's and Kimi-K2's attention head counts (128 and 64, KV heads alike) on the tiny
     # MLA config: SGLang's ROCm default backend for MLA is aiter only with 16 or 128 KV heads per
     # TP rank (`get_num_kv_heads(tp_size)`), so the head count decides it. Kimi-K2's own
     # model_type (kimi_k2) needs its remote code; its DeepseekV3ForCausalLM layout is kept.
-    "dsv3_h128": {
-        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
-        "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128,
-        "num_hidden_layers": 4, "num_nextn_predict_layers": 1, "num_attention_heads": 128,
-        "num_key_value_heads": 128, "n_routed_experts": 8, "n_shared_experts": 1,
-        "num_experts_per_tok": 2, "n_group": 2, "topk_group": 1, "first_k_dense_replace": 1,
-        "moe_layer_freq": 1, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid",
-        "topk_method": "noaux_tc", "norm_topk_prob": True, "q_lora_rank": 64,
-        "kv_lora_rank": 32, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32,
-        "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-        "vocab_size": 32000, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
-    },
+    "dsv3_h128": {**_DSV3, "num_attention_heads": 128, "num_key_value_heads": 128},
     "kimi_k2_h64": {
-        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
-        "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128,
-        "num_hidden_layers": 4, "num_attention_heads": 64,
-        "num_key_value_heads": 64, "n_routed_experts": 8, "n_shared_experts": 1,
-        "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1,
-        "moe_layer_freq": 1, "routed_scaling_factor": 2.827, "scoring_func": "sigmoid",
-        "topk_method": "noaux_tc", "norm_topk_prob": True, "q_lora_rank": 64,
-        "kv_lora_rank": 32, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32,
-        "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "rope_theta": 50000.0,
-        "vocab_size": 32000, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+        **{k: v for k, v in _DSV3.items() if k != "num_nextn_predict_layers"},
+        "num_attention_heads": 64, "num_key_value_heads": 64, "n_group": 1,
+        "routed_scaling_factor": 2.827, "rope_theta": 50000.0,
     },
     "qwen3next": {
         "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next",

@@ -47,6 +47,19 @@ RELEASES_DIR = Path(__file__).resolve().parents[1] / "sglang" / "releases" / "da
 FLAGS_DIR = Path(__file__).resolve().parents[1] / "sglang" / "data"
 ARCH_MATCH_MIN = 0.5  # Jaccard similarity for a string collection to count as the named list
 
+# Switches with no resolution-order default: a probe of the release's source sets them, and a
+# release whose source lacks the branch keeps these empty values (listed for review).
+_FOUND_BY_PROBES_ONLY: dict[str, Any] = {
+    "quantization_methods": {},
+    "quantization_rocm": [],
+    "moe_runner_sm100": [],
+    "radix_disables_overlap": [],
+    "hip_attention_default": {},
+    "hip_hybrid_spec_disables_radix": False,
+    "aiter_mem_fraction": {},
+    "hip_gpt_oss_attention": None,
+}
+
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
 # below reads it from the release's own source. Named for what SGLang does.
 TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
@@ -89,14 +102,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "spec_v2_switch": "env",
         "mla_sm100_default": True,
         "small_card_graph_max_bs": [24, 80],
-        "quantization_methods": {},
-        "quantization_rocm": [],
-        "moe_runner_sm100": [],
-        "radix_disables_overlap": [],
-        "hip_attention_default": {},
-        "hip_hybrid_spec_disables_radix": False,
-        "aiter_mem_fraction": {},
-        "hip_gpt_oss_attention": None,
+        **_FOUND_BY_PROBES_ONLY,
     },
     "pipeline": {
         "mamba_auto_resolves_no_buffer": False,
@@ -137,14 +143,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "spec_v2_switch": "env",
         "mla_sm100_default": True,
         "small_card_graph_max_bs": [48, 160],
-        "quantization_methods": {},
-        "quantization_rocm": [],
-        "moe_runner_sm100": [],
-        "radix_disables_overlap": [],
-        "hip_attention_default": {},
-        "hip_hybrid_spec_disables_radix": False,
-        "aiter_mem_fraction": {},
-        "hip_gpt_oss_attention": None,
+        **_FOUND_BY_PROBES_ONLY,
     },
 }
 
