@@ -56,6 +56,9 @@ def test_eagle3_draft_run_as_eagle_is_the_engines_error(tmp_path: Path) -> None:
     draft = _facts(fam.kimi_k25_eagle3_draft, tmp_path)
     for algo in ("EAGLE", "NEXTN"):
         assert _rules(kimi, draft, algo).get("R-EAGLE3-DRAFT-WITH-EAGLE") == "error"
+        [finding] = [f for f in draft_findings(kimi, draft, algorithm=algo, sglang_version="0.5.11")
+                     if f.rule == "R-EAGLE3-DRAFT-WITH-EAGLE"]
+        assert finding.message.endswith(f"but the algorithm is {algo}.")  # the typed one
     assert "R-EAGLE3-DRAFT-WITH-EAGLE" not in _rules(kimi, draft, "EAGLE3")
 
 

@@ -2040,7 +2040,8 @@ EAGLE3_DRAFT_AS_EAGLE = Rule(
         and str(ctx.typed_value("speculative_algorithm")).upper() in ("EAGLE", "NEXTN")
     ),
     message=lambda ctx, a: (
-        "the draft is an EAGLE-3 model (architectures contain Eagle3) but the algorithm is EAGLE."
+        "the draft is an EAGLE-3 model (architectures contain Eagle3) but the algorithm is "
+        f"{str(ctx.typed_value('speculative_algorithm')).upper()}."
     ),
     fixes=lambda ctx, a: [Fix("Use EAGLE3", {"speculative.algorithm": "EAGLE3"})],
 )
