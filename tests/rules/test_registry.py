@@ -87,3 +87,17 @@ def test_the_effective_table_shows_only_fields_the_release_has(version: str) -> 
     assert report.effective and set(report.effective) <= set(dests)
     strategy = release_dest("mamba_scheduler_strategy", release_for(version))
     assert (strategy in report.effective) == (version == "0.5.23")
+
+
+def test_ngram_draft_tokens_follow_the_release_source() -> None:
+    """NGRAM without --speculative-num-draft-tokens: 0.5.3-0.5.9 copy the match window size
+    (real 0.5.6 with window 8 resolves 8), 0.5.10 on set their own number (read from source)."""
+    from wizard.sglang.releases import release_for
+
+    argv = ["--model-path", "/models/none", "--speculative-algorithm", "NGRAM",
+            "--speculative-ngram-max-match-window-size", "8"]
+    old = check_argv(argv, gpu="H100", sglang_version="0.5.6")
+    assert old.effective["speculative_num_draft_tokens"] == 8
+    assert release_for("0.5.6").trait("ngram_draft_tokens") == (
+        "speculative_ngram_max_match_window_size")
+    assert isinstance(release_for("0.5.23").trait("ngram_draft_tokens"), int)

@@ -50,6 +50,7 @@ ARCH_MATCH_MIN = 0.5  # Jaccard similarity for a string collection to count as t
 # Switches with no resolution-order default: a probe of the release's source sets them, and a
 # release whose source lacks the branch keeps these empty values (listed for review).
 _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
+    "ngram_draft_tokens": None,
     "quantization_methods": {},
     "quantization_rocm": [],
     "moe_runner_sm100": [],
@@ -525,6 +526,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the is_hip() branch beside the no_buffer speculative ValueError")
     probed("aiter_mem_fraction", _aiter_mem_fraction(tree),
            'the `attention_backend == "aiter"` scaling of mem_fraction_static')
+    probed("ngram_draft_tokens", _ngram_draft_tokens(tree),
+           "the draft-token count of SGLang's NGRAM handling")
     probed("hip_gpt_oss_attention", _hip_gpt_oss_attention(tree),
            "the is_hip() clause of GPT-OSS's attention backend default")
     # How the EAGLE family gets the overlapped worker (spec v2): `SGLANG_ENABLE_SPEC_V2`
@@ -663,6 +666,39 @@ def _hip_gpt_oss_attention(tree: SourceTree) -> str | None:
             found = _HIP_BACKEND_SET.search(text[match.end():match.end() + 1500])
             if found:
                 return found.group(1)
+    return None
+
+
+def _ngram_draft_tokens(tree: SourceTree) -> int | str | None:
+    """The draft-token count NGRAM gets when none is typed: the integer SGLang sets as
+    `speculative_num_draft_tokens` in its NGRAM handling (a branch testing "NGRAM", or
+    `_handle_ngram`, by assignment or `declare_resolution(...=N)`), or the name of the flag it
+    copies (`speculative_ngram_max_match_window_size`); None where the release has no NGRAM
+    handling."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef) and node.name == "_handle_ngram":
+                scope: list[ast.AST] = [node]
+            elif isinstance(node, ast.If) and '"NGRAM"' in ast.unparse(node.test).replace(
+                    "'", '"'):
+                scope = list(node.body)
+            else:
+                continue
+            for part in scope:
+                for inner in ast.walk(part):
+                    if (isinstance(inner, ast.Assign)
+                            and any(ast.unparse(t).endswith("speculative_num_draft_tokens")
+                                    for t in inner.targets)):
+                        if isinstance(inner.value, ast.Constant) and isinstance(
+                                inner.value.value, int):
+                            return int(inner.value.value)
+                        if isinstance(inner.value, ast.Attribute) and inner.value.attr.startswith(
+                                "speculative_ngram_"):
+                            return inner.value.attr  # another flag's value (0.5.3-0.5.9)
+                    if isinstance(inner, ast.keyword) and inner.arg == (
+                            "speculative_num_draft_tokens") and isinstance(
+                            inner.value, ast.Constant) and isinstance(inner.value.value, int):
+                        return int(inner.value.value)
     return None
 
 

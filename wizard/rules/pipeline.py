@@ -54,6 +54,7 @@ DEFAULTS: dict[str, object] = {
         "speculative_adaptive": False,
         "speculative_ngram_max_bfs_breadth": 10,
         "speculative_ngram_min_bfs_breadth": 1,
+        "speculative_ngram_max_match_window_size": 12,
         "speculative_ngram_external_corpus_path": None,
         "speculative_ngram_external_sam_budget": 0,
         "speculative_dflash_block_size": None,
@@ -470,7 +471,9 @@ def _ngram(ctx: Ctx, a: Args) -> None:
     a.enable_mixed_chunk = False
     a.speculative_eagle_topk = a.speculative_ngram_max_bfs_breadth
     if a.get("speculative_num_draft_tokens") is None:
-        a.speculative_num_draft_tokens = 12
+        # the release's own number, or the flag whose value it copies (read from its source)
+        default = ctx.release.trait("ngram_draft_tokens")
+        a.speculative_num_draft_tokens = a.get(default) if isinstance(default, str) else default
     if (
         ctx.release.trait("ngram_sets_steps")
         and a.get("speculative_num_steps") is None

@@ -44,6 +44,7 @@ class Traits:
     mla_sm100_default: bool
     moe_runner_sm100: list[dict[str, Any]]
     ngram_disables_overlap: bool
+    ngram_draft_tokens: Any | None
     ngram_sets_steps: bool
     nsa_scaled_cell: bool
     prefill_graph_default: str
