@@ -2,15 +2,15 @@
 
 Pure functions and small state machines (no I/O): the remote log follower feeds lines in, the
 screens and the CLI read the results. The patterns match the logger messages of SGLang itself
-(read from the 0.5.11 and 0.5.23 wheels; file:line citations in `tests/fixtures/stand_in/`):
+(read from the wheels of the held releases; file:line citations in `tests/fixtures/stand_in/`):
 
 * `Load weight begin. avail mem=...`                       (model_executor/model_runner.py)
 * `Loading safetensors checkpoint shards:  47% Completed | 7/15 [...]` (model_loader/weight_utils.py)
 * `Load weight end. elapsed=... type=..., avail mem=..., mem usage=... GB.`
 * `KV Cache is allocated. #tokens: N, K size: ..., V size: ...` (mem_cache/memory_pool.py)
 * `Memory pool end. avail mem=... GB`
-* `Capture cuda graph begin. This can take up to several minutes. avail mem=...` (0.5.11), and
-  `Capture target decode CUDA graph begin. backend=...` / `Capture draft ... graph begin` (0.5.23)
+* `Capture cuda graph begin. This can take up to several minutes. avail mem=...` (older releases), and
+  `Capture target decode CUDA graph begin. backend=...` / `Capture draft ... graph begin` (newer releases)
 * `Capturing batches (bs=8 avail_mem=...):  40%|...| 2/5 [...]` (cuda_graph_runner.py, tqdm)
 * `Capture cuda graph end. Time elapsed: ... s. mem usage=... GB. avail mem=... GB.`
 * `Uvicorn running on http://...` and `The server is fired up and ready to roll!` (http_server.py)

@@ -1,7 +1,7 @@
 """GPU memory plan for one launch: will the weights, the draft and the KV cache fit per GPU?
 
-The plan follows SGLang's own accounting (0.5.11 `model_runner_kv_cache_mixin._profile_available_bytes`,
-0.5.23 `mem_cache/kv_cache_configurator.py`, `pool_configurator.DefaultPoolConfigurator`):
+The plan follows SGLang's own accounting (`model_runner_kv_cache_mixin._profile_available_bytes`, later
+`mem_cache/kv_cache_configurator.py`, `pool_configurator.DefaultPoolConfigurator`):
 
 * `free_before` = the GPU memory free when the weights start loading: the card minus the CUDA
   context and NCCL buffers of SGLang's own process (or the free memory `nvidia-smi` reports on the
@@ -12,7 +12,7 @@ The plan follows SGLang's own accounting (0.5.11 `model_runner_kv_cache_mixin._p
 * KV tokens = budget / SGLang's cell size (bytes per token per GPU over the layers of one
   pipeline stage, per attention-TP rank), rounded down to the page size;
 * everything else (req-to-token table, attention workspace, prefill activations, CUDA graphs, and
-  on releases before 0.5.14 the draft weights) must fit in `free_before x (1 - fraction)`.
+  on releases whose data says so, the draft weights) must fit in `free_before x (1 - fraction)`.
 
 `plan_memory` follows those steps with the numbers from `ModelFacts` and the GPU catalog. It is an
 estimate (weights from the safetensors index or the config), checked against real SGLang start-up
@@ -49,7 +49,7 @@ Verdict = Literal["fits", "tight", "will_not_fit"]
 DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "DFLASH", "DSPARK"})
 SPEC_ALGORITHMS = DRAFT_ALGORITHMS | {"NGRAM", "UNO"}
 
-# SGLang constants (0.5.11 model_runner_kv_cache_mixin.py / server_args.py).
+# SGLang constants (model_runner_kv_cache_mixin.py / server_args.py).
 MAMBA_FULL_MEMORY_RATIO = 0.9
 MAMBA_CACHE_RATIO = 3  # mamba slots per running request
 MAMBA_EXTRA_BUFFER_RATIO_OVERLAP = 2
@@ -145,7 +145,7 @@ class GraphPolicy:
     off_on_hip: bool = False  # ROCm turns the default prefill graph off (`is_hip()` in the list)
 
 
-#: Releases whose data predates the traits are read as 0.5.11 was (`_handle_piecewise_cuda_graph`).
+#: Releases whose data predates the traits are read as the default release (`_handle_piecewise_cuda_graph`).
 _FALLBACK_POLICY = GraphPolicy(
     "on",
     frozenset({"dp_attention", "torch_compile", "pp", "moe_a2a", "multimodal", "cpu_offload",
@@ -514,7 +514,7 @@ class MemoryInputs:
     disaggregation_mode: str = "null"
     disaggregation_decode_extra_slots: int | None = None
     prefill_graph: bool | None = None  # forced on (True) / off (False) by a flag, None = default
-    enable_piecewise_cuda_graph: bool = False  # the opt-in flag of 0.5.5-0.5.9
+    enable_piecewise_cuda_graph: bool = False  # the opt-in flag of the releases that have it
     enable_torch_compile: bool = False
     moe_a2a_backend: str | None = None
     enable_hierarchical_cache: bool = False
@@ -823,7 +823,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     extra_ctx = 4 + (draft_tokens or 0)
     req_rows = req_slots
     if mode == "decode":
-        # A decode server adds rows for requests still arriving from prefill (0.5.11
+        # A decode server adds rows for requests still arriving from prefill (SGLang
         # `_init_pools`: SGLANG_DISAGGREGATION_NUM_PRE_ALLOCATE_REQS, or 2 x the requests when
         # <= 32; later `--disaggregation-decode-extra-slots`, same default).
         extra = inputs.disaggregation_decode_extra_slots
@@ -852,7 +852,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib
 
     # --- hierarchical cache: a host copy of the KV pool --------------------------------------
-    # 0.5.11 `mem_cache/memory_pool_host.py` `HostKVCache.__init__`: `hicache_size` GB per
+    # SGLang's `mem_cache/memory_pool_host.py` `HostKVCache.__init__`: `hicache_size` GB per
     # process, else the device pool x `hicache_ratio`; it must be larger than the device pool.
     host_gib = 0.0
     host_too_small = False
@@ -1024,7 +1024,7 @@ def hybrid_swa_model(architecture: str | None, version: str) -> bool:
 def _max_running_requests(
     running: int | None, kv_tokens: int, context: int | None, dp: int
 ) -> int:
-    """0.5.11 `_resolve_max_num_reqs`: the request slots of the req-to-token table (per DP group)."""
+    """SGLang's `_resolve_max_num_reqs`: the request slots of the req-to-token table (per DP group)."""
     estimated = int(kv_tokens / max(context or 4096, 1) * 512)
     estimated = max(min(estimated, 4096), 2048)
     if running is not None:
@@ -1111,8 +1111,8 @@ def _sglang_base_reserve_mib(
     graph_tokens_cap: int | None = None,
 ) -> float:
     """SGLang's estimate of activations + CUDA graphs (MiB), before the speculative reserve
-    (0.5.11 `_handle_gpu_memory_settings`; 0.5.17 `reserve_for_graph_mb` and
-    `reserve_for_deepep_a2a_mb`; 0.5.23 `arg_groups/memory_hook.py`). `dp` > 1 only with DP
+    (`_handle_gpu_memory_settings`; later `reserve_for_graph_mb` and
+    `reserve_for_deepep_a2a_mb`; then `arg_groups/memory_hook.py`). `dp` > 1 only with DP
     attention. The prefill (piecewise) graph term counts only when `prefill_graph` is on
     (`prefill_graph_state`); releases with `policy.by_role` count graphs per PD role: a decode
     server sizes activations by its running requests x draft tokens and has no prefill graph, a
@@ -1150,7 +1150,7 @@ def _sglang_base_reserve_mib(
 
 
 def _vlm_adjust(fraction: float, target: ModelFacts) -> float:
-    """0.5.11 `adjust_mem_fraction_for_vlm` for checkpoints with a vision tower."""
+    """SGLang's `adjust_mem_fraction_for_vlm` for checkpoints with a vision tower."""
     if not target.params_estimate or target.params_estimate.vision == 0:
         return fraction
     layers, width = target.vision_layers or 24, target.vision_hidden_size or 1024

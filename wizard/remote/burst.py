@@ -39,7 +39,7 @@ _STARTUP = (
 
 
 def startup_log_lines(extra_lines: int = 0) -> Iterator[str]:
-    """A 0.5.11-style start-up, then `extra_lines` decode-batch lines (no newline characters)."""
+    """An SGLang-style start-up, then `extra_lines` decode-batch lines (no newline characters)."""
     yield from _STARTUP
     for number in range(extra_lines):
         second = 51 + number // 2000

@@ -616,7 +616,7 @@ class RemoteHost:
     async def versions(
         self, python: str = "python3", env: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
-        """`{"python": "3.12.3", "sglang": "0.5.23" | None, "error": ...}` for that python and env."""
+        """`{"python": "3.12.3", "sglang": "X.Y.Z" | None, "error": ...}` for that python and env."""
         return dict(
             await self._agent_json("versions", payload={"python": python, "env": dict(env or {})})
         )

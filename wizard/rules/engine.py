@@ -123,7 +123,7 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             findings.append(_internal(rule, ctx, exc, order))
     names = EFFECTIVE_FIELDS_ATTN_DP if ctx.release.attn_dp_field else EFFECTIVE_FIELDS
-    # Only the fields this release has: a field SGLang added later (the mamba strategy on 0.5.6)
+    # Only the fields this release has: a field SGLang added later (e.g. the mamba strategy on releases without it)
     # is not a value it runs with, so it is not shown.
     dests = ctx.release.dests
     effective = {dest: a.get(n) for n in names

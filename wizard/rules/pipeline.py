@@ -553,7 +553,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MIXED_CHUNK_OFF,
     c.DRAFT_AUTO,
     c.DRAFT_NOT_NEEDED,
-    c.MTP_PAGE_FLASHINFER,  # 0.5.1.x: inside the MTP draft-path branch
+    c.MTP_PAGE_FLASHINFER,  # where located: inside the MTP draft-path branch
     c.SPEC_STEPS_TRIO,
     c.AUTO_PARAMS,
     R("auto_choose_speculative_params", _auto_params),
@@ -571,7 +571,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
     c.ADAPTIVE_OFF,
-    c.ADAPTIVE_STEPS_23,  # 0.5.13-0.5.17: the speculative hook's last check, where located
+    c.ADAPTIVE_STEPS_23,  # the speculative hook's last check, where located
     R("_init_adaptive_speculative_params", _adaptive_init),
     c.HICACHE_NO_RADIX,  # _handle_cache_compatibility
     mn.MULTINODE_TP,  # check_server_args starts here
@@ -596,7 +596,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,
     c.MAMBA_EXTRA_UNSUPPORTED,
-    c.MAMBA_EXTRA_DEVICE,  # 0.5.14-0.5.15: `_validate_mamba_extra_buffer` without ROCm
+    c.MAMBA_EXTRA_DEVICE,  # `_validate_mamba_extra_buffer` where it leaves ROCm out
     c.MAMBA_TRACK_INTERVAL,
     c.MAMBA_EXTRA_PAGE,
     c.MAMBA_NOBUF_PAGE_23,

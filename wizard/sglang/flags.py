@@ -51,7 +51,7 @@ class FlagAction:
 
     @property
     def server_field(self) -> str:
-        """SGLang's `ServerArgs` field name (0.5.11 copies e.g. `tensor_parallel_size` to `tp_size`)."""
+        """SGLang's `ServerArgs` field name (SGLang copies e.g. `tensor_parallel_size` to `tp_size`)."""
         return self.field or self.dest
 
     @property
@@ -386,7 +386,7 @@ def _nullable_str(value: str) -> str | None:
 
 
 def _human_readable_int(value: str) -> int:
-    """SGLang's `utils.common.human_readable_int` (0.5.11 and 0.5.23 are identical)."""
+    """SGLang's `utils.common.human_readable_int` (the same in every release that has it)."""
     value = value.strip()
     si_multiplier = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
     iec_multiplier = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
@@ -415,7 +415,7 @@ def _human_readable_int(value: str) -> int:
 
 
 def _cuda_graph_backend(raw: str) -> str:
-    """0.5.23 `model_executor/cuda_graph_config.parse_cuda_graph_backend_arg`."""
+    """SGLang's `model_executor/cuda_graph_config.parse_cuda_graph_backend_arg`."""
     if raw == "tc_piecewise":
         raise argparse.ArgumentTypeError(
             "tc_piecewise was removed; select breakable, full, or disabled"
@@ -437,7 +437,7 @@ _CUDA_GRAPH_PHASE_KEYS = {
 
 
 def _cuda_graph_config(raw: str) -> dict[str, dict[str, Any]]:
-    """0.5.23 `model_executor/cuda_graph_config.parse_cuda_graph_config_arg`."""
+    """SGLang's `model_executor/cuda_graph_config.parse_cuda_graph_config_arg`."""
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError as e:
@@ -581,7 +581,7 @@ def run_argparse(
 ) -> argparse.Namespace:
     """Parse `argv` with the rebuilt parser; only flags present end up in the namespace.
 
-    Namespace attributes are SGLang's `ServerArgs` field names (0.5.11's argparse dest
+    Namespace attributes are SGLang's `ServerArgs` field names (the default release's argparse dest
     `tensor_parallel_size` is stored as `tp_size`, as `ServerArgs.from_cli_args` does).
 
     Raises `CommandError` (exit_like_sglang=True, with SGLang's exact message) on any argparse

@@ -50,7 +50,7 @@ __all__ = [
 class ParsedFlags:
     """The flags of one argv, checked by the version's parser.
 
-    `values`: canonical (0.5.11) dest -> typed value, only for flags present. `unknown_to_profile`:
+    `values`: canonical dest -> typed value, only for flags present. `unknown_to_profile`:
     the argv pieces of valid SGLang flags that no profile field holds (they go to
     `profile.extra_args`, in order, as typed). `notes`: prefixes expanded, deprecated flags, ...
     """
@@ -372,8 +372,8 @@ def _show(command: list[Word]) -> str:
 def parse_command(text: str | Sequence[str], version: str | None = None) -> ImportResult:
     """Turn a pasted launch command (or an argv list) into a `Profile`.
 
-    `version` is the SGLang version the command is meant for (default: the profile default,
-    0.5.11); another version than the supported ones uses the nearest rule set and says so in
+    `version` is the SGLang version the command is meant for (default: the profile default
+    release); another version than the supported ones uses the nearest rule set and says so in
     `notes`. Raises `CommandError` only.
     """
     from pydantic import ValidationError
