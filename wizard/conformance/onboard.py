@@ -47,6 +47,19 @@ RELEASES_DIR = Path(__file__).resolve().parents[1] / "sglang" / "releases" / "da
 FLAGS_DIR = Path(__file__).resolve().parents[1] / "sglang" / "data"
 ARCH_MATCH_MIN = 0.5  # Jaccard similarity for a string collection to count as the named list
 
+# Switches whose template value is the same in both resolution orders (a probe may set them).
+_SAME_IN_BOTH_ORDERS: dict[str, Any] = {
+    "quantization_compatible": {},
+    "hicache_decode_fallback": "none",
+    "gpt_oss_mxfp4_moe_runner": {},
+    "deprecated_store_true": {},
+    "quantization_requantize": [],
+    "gpt_oss_attention_backends": [],
+    "attention_default": "server_args",
+    "spec_v2_switch": "env",
+    "mla_sm100_default": True,
+}
+
 # Switches with no resolution-order default: a probe of the release's source sets them, and a
 # release whose source lacks the branch keeps these empty values (listed for review).
 _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
@@ -93,15 +106,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "sm100_mha_default": "typed_topk",
         "topk_page_backends": ["flashinfer", "fa3"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
-        "quantization_compatible": {},
-        "hicache_decode_fallback": "none",
-        "gpt_oss_mxfp4_moe_runner": {},
-        "deprecated_store_true": {},
-        "quantization_requantize": [],
-        "gpt_oss_attention_backends": [],
-        "attention_default": "server_args",
-        "spec_v2_switch": "env",
-        "mla_sm100_default": True,
+        **_SAME_IN_BOTH_ORDERS,
         "small_card_graph_max_bs": [24, 80],
         **_FOUND_BY_PROBES_ONLY,
     },
@@ -134,15 +139,7 @@ TEMPLATE_TRAITS: dict[str, dict[str, Any]] = {
         "sm100_mha_default": "typed_topk",
         "topk_page_backends": ["flashinfer", "fa3", "triton"],
         "spec_v2_topk_algorithms": ["EAGLE", "EAGLE3", "STANDALONE"],
-        "quantization_compatible": {},
-        "hicache_decode_fallback": "none",
-        "gpt_oss_mxfp4_moe_runner": {},
-        "deprecated_store_true": {},
-        "quantization_requantize": [],
-        "gpt_oss_attention_backends": [],
-        "attention_default": "server_args",
-        "spec_v2_switch": "env",
-        "mla_sm100_default": True,
+        **_SAME_IN_BOTH_ORDERS,
         "small_card_graph_max_bs": [48, 160],
         **_FOUND_BY_PROBES_ONLY,
     },
