@@ -329,18 +329,7 @@ for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     signal.signal(number, forward)
 out = os.fdopen(1, "wb", buffering=0)
 pending = b""
-def hold_back(data):
-    keep = 0
-    for value in values:
-        for size in range(min(len(value) - 1, len(data)), keep, -1):
-            if value.startswith(data[-size:]):
-                keep = size
-                break
-    return keep
-def masked(data):
-    for value in values:
-        data = data.replace(value, b"***")
-    return data
+#MASKING#
 while True:
     data = os.read(read_end, 65536)
     if not data:
@@ -356,6 +345,7 @@ if os.WIFSIGNALED(status):
     os.kill(os.getpid(), os.WTERMSIG(status))
 sys.exit(os.WEXITSTATUS(status))
 """
+CONTAINER_BOOT = CONTAINER_BOOT.replace("#MASKING#\n", MASKING_PY)
 
 
 def emit(document):

@@ -31,7 +31,7 @@ from wizard.remote.session import (
     RemoteHost,
     agent_source,
     build_preflight_report,
-    dry_run_runner_source,
+    preflight_payload,
 )
 
 #: Where the secrets FIFO is mounted inside the container (read once by the boot code).
@@ -276,21 +276,7 @@ async def preflight(host: RemoteHost, profile: Any, request: PreflightRequest) -
     raw: dict[str, Any] = {"versions": {"python": None, "sglang": None,
                                         "error": f"not run: the {runtime} image cannot run"}}
     if usable and present and not missing:
-        paths = {}
-        if request.model_path:
-            paths["model"] = request.model_path
-        if request.draft_model_path:
-            paths["draft"] = request.draft_model_path
-        payload: dict[str, Any] = {"python": box.python, "env": request.env, "port": None,
-                                   "paths": paths}
-        if request.argv is not None:
-            case = {"id": "dry-run", "argv": list(request.argv), "env": request.env}
-            payload["dry_run"] = {
-                "code": dry_run_runner_source(),
-                "args": ["--timeout", str(request.dry_run_timeout_s), *request.dry_run_runner_args],
-                "stdin": json.dumps(case) + "\n",
-                "timeout": request.dry_run_timeout_s + 60,
-            }
+        payload = preflight_payload(request, box.python, None)
         try:
             raw = await _in_image(host, profile, payload, "preflight",
                                   timeout_s=request.dry_run_timeout_s + 240)

@@ -374,6 +374,26 @@ class CrashReport:
         return lines
 
 
+def preflight_payload(request: PreflightRequest, python: str, port: int | None) -> dict[str, Any]:
+    """The agent's preflight input for `request`: which python, env, port and paths to check,
+    and SGLang's own dry run of the argv when one is given (on the host or inside the image)."""
+    paths = {}
+    if request.model_path:
+        paths["model"] = request.model_path
+    if request.draft_model_path:
+        paths["draft"] = request.draft_model_path
+    payload: dict[str, Any] = {"python": python, "env": request.env, "port": port, "paths": paths}
+    if request.argv is not None:
+        case = {"id": "dry-run", "argv": list(request.argv), "env": request.env}
+        payload["dry_run"] = {
+            "code": dry_run_runner_source(),
+            "args": ["--timeout", str(request.dry_run_timeout_s), *request.dry_run_runner_args],
+            "stdin": json.dumps(case) + "\n",
+            "timeout": request.dry_run_timeout_s + 60,
+        }
+    return payload
+
+
 class RemoteHost:
     """A connection to one GPU host (through its jump hosts) and every remote action.
 
@@ -589,25 +609,7 @@ class RemoteHost:
         if request.container is not None:
             raise ValueError("a container preflight runs inside the image: "
                              "wizard.remote.container.run_preflight(host, request)")
-        paths = {}
-        if request.model_path:
-            paths["model"] = request.model_path
-        if request.draft_model_path:
-            paths["draft"] = request.draft_model_path
-        payload: dict[str, Any] = {
-            "python": request.python,
-            "env": request.env,
-            "port": request.port,
-            "paths": paths,
-        }
-        if request.argv is not None:
-            case = {"id": "dry-run", "argv": list(request.argv), "env": request.env}
-            payload["dry_run"] = {
-                "code": dry_run_runner_source(),
-                "args": ["--timeout", str(request.dry_run_timeout_s), *request.dry_run_runner_args],
-                "stdin": json.dumps(case) + "\n",
-                "timeout": request.dry_run_timeout_s + 60,
-            }
+        payload = preflight_payload(request, request.python, request.port)
         raw = await self._agent_json(
             "preflight", payload=payload, timeout_s=request.dry_run_timeout_s + 180
         )
