@@ -19,6 +19,7 @@ import time
 import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TextIO
 
 SEED_ENV = "SGLANG_WIZARD_FUZZ_SEED"
 CASES_ENV = "SGLANG_WIZARD_FUZZ_CASES"
@@ -65,6 +66,23 @@ class _Stdin(io.StringIO):
 _LOCK = threading.Lock()  # sys.stdout is process-wide: one case at a time
 
 
+class _CaseStream(io.TextIOBase):
+    """Standard output or error during a case: the case's writes (its thread and the threads it
+    starts) are captured; a thread an earlier test left running writes where it wrote before,
+    so its output never lands in a case's answer."""
+
+    def __init__(self, capture: io.StringIO, outside: TextIO, before: set[int]) -> None:
+        self.capture, self.outside, self.before = capture, outside, before
+
+    def write(self, text: str) -> int:
+        if threading.get_ident() in self.before:
+            return self.outside.write(text)
+        return self.capture.write(text)
+
+    def flush(self) -> None:
+        pass
+
+
 class CaseTimeout(BaseException):
     """Raised inside a case's thread that ran past its time limit."""
 
@@ -104,7 +122,10 @@ def run_cli(argv: Sequence[str], stdin: str = "", timeout: float = CASE_TIMEOUT_
 
     with _LOCK:
         saved = sys.stdin, sys.stdout, sys.stderr
-        sys.stdin, sys.stdout, sys.stderr = _Stdin(stdin), out, err
+        before = {t.ident for t in threading.enumerate() if t.ident is not None}
+        sys.stdin = _Stdin(stdin)
+        sys.stdout = _CaseStream(out, saved[1], before)
+        sys.stderr = _CaseStream(err, saved[2], before)
         start = time.monotonic()
         worker = threading.Thread(target=target, daemon=True, name="fuzz-case")
         try:

@@ -242,7 +242,9 @@ def test_check_jsonl(workdir: Path, model_dirs: dict[str, str]) -> None:
             continue
         out = outcome.out.splitlines()
         if len(out) != len(lines):
-            budget.record(outcome, f"{len(out)} output lines for {len(lines)} input lines", shown)
+            answers = "".join(f"  {line}\n" for line in out)
+            budget.record(outcome, f"{len(out)} output lines for {len(lines)} input lines",
+                          f"{shown}output lines:\n{answers}")
             continue
         for (text, case_id), reply in zip(lines, out, strict=True):
             report = json.loads(reply)
