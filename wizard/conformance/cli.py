@@ -214,6 +214,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     make = {"multinode": generate_multinode, "wide": generate_wide}.get(kind_name, generate)
     for version in _versions(args.version):
         cases += make(version, args.cases, args.seed, models, gpu=args.gpu)
+    extra = [part for typed in (getattr(args, "with_flags", None) or []) for part in typed.split()]
+    if extra:
+        # a focused sweep: every case also types these flags (a flag the case already types is
+        # typed again; argparse keeps the last value)
+        for case in cases:
+            case["argv"] = [*case["argv"], *extra]
+            case["origin"] = f"{case.get('origin', '')} +{' '.join(extra)}"
     if args.cases_out:
         atomic_write_text(Path(args.cases_out), "".join(json.dumps(c) + "\n" for c in cases))
     try:
@@ -385,6 +392,9 @@ def register(subparsers: Any) -> None:
                      "command of N-node launches (nnodes, node rank, dist-init-addr, tp/pp/dp/ep); "
                      "wide: public model configs, every GPU kind, the flags users type plus any "
                      "flag of the release's table")
+    run.add_argument("--with", dest="with_flags", action="append", metavar="FLAGS",
+                     help="a focused sweep: every generated case also types these flags "
+                     "(repeatable; a value starting with - needs the = form: --with=--enable-mis)")
     run.add_argument("--cases-out", help="also write the generated cases as JSON lines")
     run.add_argument("--results-out",
                      help="also save the cases with SGLang's results, for `conformance score`")

@@ -31,9 +31,14 @@ from typing import Any
 from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
 from wizard.conformance.probes_wide import (
+    deprecated_actions,
+    deterministic_inference,
+    mis_disables_radix,
+    mixed_chunk_off_algorithms,
     moe_runner_sm100,
     quantization_methods,
     radix_disables_overlap,
+    trtllm_disables_radix,
 )
 from wizard.conformance.venvs import RUNNER_PATH, ensure_venv
 from wizard.files import write_text
@@ -51,6 +56,10 @@ ARCH_MATCH_MIN = 0.5  # Jaccard similarity for a string collection to count as t
 _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "quantization_compatible": {},
     "hicache_decode_fallback": "none",
+    "deterministic_inference": {},
+    "trtllm_disables_radix": [],
+    "deprecated_actions": {},
+    "mis_disables_radix": False,
     "gpt_oss_mxfp4_moe_runner": {},
     "deprecated_store_true": {},
     "quantization_requantize": [],
@@ -569,6 +578,18 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the SM100 MoE runner branches of the model-specific step")
     probed("radix_disables_overlap", radix_disables_overlap(tree),
            "model branches that turn the overlap scheduler off while the radix cache is on")
+    probed("deprecated_actions", deprecated_actions(tree, flags),
+           "every flag of a Deprecated*Action class and the warning that class prints")
+    probed("trtllm_disables_radix", trtllm_disables_radix(tree),
+           "model branches that turn the radix cache off for trtllm_mha on SM100")
+    probed("mis_disables_radix", mis_disables_radix(tree),
+           "the multi-item scoring step (--enable-mis) turns the radix cache off")
+    probed("mixed_chunk_off_algorithms", mixed_chunk_off_algorithms(tree),
+           "the per-algorithm handlers of arg_groups/speculative_hook.py that turn mixed chunk "
+           "off (all of their algorithms, or those supports_mixed_chunk() leaves out)")
+    probed("deterministic_inference", deterministic_inference(tree),
+           "_handle_deterministic_inference: where it runs, its fallback backend, the accepted "
+           "and radix-keeping backends, the DeepSeek-style architectures")
     transformers = _installed_version(tree.root, "transformers")
     if transformers is not None:
         major = int(re.match(r"\d+", transformers).group(0))  # type: ignore[union-attr]

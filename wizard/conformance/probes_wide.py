@@ -256,3 +256,310 @@ def radix_disables_overlap(tree: Any) -> list[str]:
             parents = parents or _parents(module)
             found.update(_arch_names(node, parents) or ())
     return sorted(found)
+
+
+def _module_lists(tree: Any) -> dict[str, list[str]]:
+    """Module-level `NAME = [strings]` of the argument code (last one wins)."""
+    found: dict[str, list[str]] = {}
+    for rel in sorted(tree.trees):
+        for stmt in tree.trees[rel].body:
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.List | ast.Tuple)):
+                values = [e.value for e in stmt.value.elts
+                          if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                if len(values) == len(stmt.value.elts):
+                    found[stmt.targets[0].id] = values
+    return found
+
+
+def _calls_in_order(function: ast.FunctionDef, names: tuple[str, ...]) -> list[str]:
+    """The names of `names` a function's statements call (`f(x)`, `self.f()`, `run_hook(f, x)`),
+    in source order."""
+    seen: list[tuple[int, str]] = []
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        refs = [node.func, *node.args]
+        for ref in refs:
+            name = ref.attr if isinstance(ref, ast.Attribute) else (
+                ref.id if isinstance(ref, ast.Name) else None)
+            if name is not None and name.lstrip("_") in names:
+                seen.append((node.lineno, name.lstrip("_")))
+    return [name for _line, name in sorted(seen)]
+
+
+def _string_list(node: ast.AST, lists: dict[str, list[str]]) -> list[str] | None:
+    """A literal string list, or the module list a name refers to."""
+    if isinstance(node, ast.List | ast.Tuple):
+        values = [e.value for e in node.elts
+                  if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return values if len(values) == len(node.elts) else None
+    if isinstance(node, ast.Name):
+        return lists.get(node.id)
+    return None
+
+
+def deterministic_inference(tree: Any) -> dict[str, Any]:
+    """What `--enable-deterministic-inference` (or `--rl-on-policy-target`) does to the attention
+    backend and the radix cache, read from the release's handler (`_handle_deterministic_inference`
+    and, in the pipeline releases, its `_deterministic_*` passes):
+
+    * ``position``: ``before_default`` where the handler runs before the default attention backend
+      is chosen (it then sees an untyped backend as None and picks its fallback), ``after_default``
+      where it runs after (it sees the default and checks it like a typed one);
+    * ``fallback``: the backend an unset one becomes: ``blackwell_mla`` (SM100/SM120, the
+      DeepSeek-style architectures of ``fallback_archs``), ``blackwell`` (other models there),
+      ``other`` (every other GPU);
+    * ``choices``: `DETERMINISTIC_ATTENTION_BACKEND_CHOICES` (another backend is a ValueError);
+    * ``mla_archs`` / ``mla_backends``: the architectures whose backend must be one of
+      ``mla_backends`` (else a ValueError);
+    * ``radix_backends``: `RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND` (another backend turns
+      the radix cache off).
+
+    {} where the release has no such handler."""
+    lists = _module_lists(tree)
+    choices = lists.get("DETERMINISTIC_ATTENTION_BACKEND_CHOICES")
+    handlers = [node for module in tree.trees.values() for node in ast.walk(module)
+                if isinstance(node, ast.FunctionDef) and "deterministic" in node.name]
+    radix = None
+    for function in handlers:
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                    and len(node.test.ops) == 1
+                    and ast.unparse(node.test.left).endswith("attention_backend")
+                    and "disable_radix_cache" in "\n".join(ast.unparse(b) for b in node.body)):
+                continue
+            op, right = node.test.ops[0], node.test.comparators[0]
+            if isinstance(op, ast.NotIn):
+                radix = _string_list(right, lists)
+            elif isinstance(op, ast.NotEq) and isinstance(right, ast.Constant):
+                radix = [str(right.value)]
+    if choices is None or radix is None:
+        return {}
+    out: dict[str, Any] = {"choices": choices, "radix_backends": radix}
+    functions = [node for module in tree.trees.values() for node in ast.walk(module)
+                 if isinstance(node, ast.FunctionDef)]
+    for function in functions:
+        order = _calls_in_order(function, ("handle_deterministic_inference",
+                                           "handle_attention_backend_compatibility"))
+        if "handle_deterministic_inference" in order and (
+                "handle_attention_backend_compatibility" in order):
+            first = order.index("handle_deterministic_inference")
+            out["position"] = ("before_default" if first < order.index(
+                "handle_attention_backend_compatibility") else "after_default")
+            break
+    for function in handlers:
+        text = ast.unparse(function)
+        if "Falling back to" in text and "for deterministic inference" in text:
+            assigned = sorted(
+                (node.lineno, node.value.value) for node in ast.walk(function)
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+                and ast.unparse(node.targets[0]).split(".")[-1] in ("attention_backend",
+                                                                    "backend"))
+            fallback = [value for _line, value in assigned]
+            if len(fallback) == 2:  # no MLA branch yet: Blackwell, everything else
+                fallback.insert(0, fallback[0])
+            if len(fallback) == 3:  # Blackwell MLA, Blackwell other, everything else
+                out["fallback"] = dict(zip(("blackwell_mla", "blackwell", "other"), fallback,
+                                           strict=True))
+        for node in ast.walk(function):
+            # `model_arch in [...]` beside `is_deepseek_model` (the handler), or the
+            # `architectures[0] in [...]` of `_deterministic_is_deepseek_model`
+            if not (isinstance(node, ast.Compare) and len(node.ops) == 1
+                    and isinstance(node.ops[0], ast.In)):
+                continue
+            left = ast.unparse(node.left)
+            archs = _string_list(node.comparators[0], lists)
+            if archs is None or not (left == "model_arch" or left.endswith("architectures[0]")):
+                continue
+            key = ("fallback_archs" if function.name == "_deterministic_is_deepseek_model"
+                   else "mla_archs")
+            out.setdefault(key, archs)
+        for node in ast.walk(function):
+            if (isinstance(node, ast.If) and ast.unparse(node.test) == "is_deepseek_model"):
+                for inner in ast.walk(node):
+                    if (isinstance(inner, ast.Compare) and len(inner.ops) == 1
+                            and isinstance(inner.ops[0], ast.NotIn)
+                            and ast.unparse(inner.left).endswith("attention_backend")):
+                        backends = _string_list(inner.comparators[0], lists)
+                        if backends is not None:
+                            out.setdefault("mla_backends", backends)
+                            break
+    out.setdefault("mla_archs", [])
+    out.setdefault("fallback_archs", out["mla_archs"])
+    return out
+
+
+# The speculative hook's per-algorithm handlers and the algorithms each serves.
+_SPEC_HANDLERS: dict[str, tuple[str, ...]] = {
+    "_handle_eagle_family": ("EAGLE", "EAGLE3", "STANDALONE"),
+    "_handle_ngram": ("NGRAM",),
+    "_handle_dflash": ("DFLASH",),
+    "_handle_dspark": ("DSPARK",),
+}
+
+
+def _sets_mixed_chunk_off(stmt: ast.stmt) -> bool:
+    text = ast.unparse(stmt)
+    return ("enable_mixed_chunk = False" in text or "enable_mixed_chunk=False" in text)
+
+
+def mixed_chunk_off_algorithms(tree: Any) -> list[str] | None:
+    """The algorithms whose handler turns `--enable-mixed-chunk` off, in releases whose speculative
+    step is split into per-algorithm handlers (`arg_groups/speculative_hook.py`): a handler that
+    turns it off whenever it is on counts for all its algorithms; one that turns it off only where
+    `SpeculativeAlgorithm.supports_mixed_chunk()` is False counts for the algorithms that method
+    leaves out. None where the release has no such hook (the monolithic step: its template)."""
+    hook = tree.trees.get("sglang/srt/arg_groups/speculative_hook.py")
+    if hook is None:
+        return None
+    supports: list[str] | None = None
+    spec_info = tree.trees.get("sglang/srt/speculative/spec_info.py")
+    for node in ast.walk(spec_info) if spec_info is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == "supports_mixed_chunk":
+            supports = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                        and isinstance(n.value, ast.Name) and n.value.id == "SpeculativeAlgorithm"]
+    off: set[str] = set()
+    for node in hook.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name in _SPEC_HANDLERS):
+            continue
+        family = _SPEC_HANDLERS[node.name]
+        for stmt in node.body:
+            if isinstance(stmt, ast.If) and "enable_mixed_chunk" in ast.unparse(stmt.test):
+                if not any(_sets_mixed_chunk_off(s) for s in stmt.body):
+                    continue
+                test = ast.unparse(stmt.test)
+                if "supports_mixed_chunk" in test and supports is not None:
+                    off.update(a for a in family if a not in supports)
+                elif test.split(".")[-1] == "enable_mixed_chunk":
+                    off.update(family)
+            elif not isinstance(stmt, ast.If) and _sets_mixed_chunk_off(stmt):
+                off.update(family)
+    return sorted(off)
+
+
+def trtllm_disables_radix(tree: Any) -> list[str]:
+    """Architectures whose model-specific branch, on SM100, turns the radix cache off (and the
+    overlap scheduler back on) when the attention backend is trtllm_mha and the radix cache is on
+    (`if ... attention_backend == "trtllm_mha": disable_radix_cache = True`: trtllm_mha cannot
+    run the page size 1 their mamba radix cache needs; the hybrid models' branches of the releases
+    before the mamba scheduler strategy)."""
+    found: set[str] = set()
+    for rel in sorted(tree.trees):
+        module = tree.trees[rel]
+        parents: dict[ast.AST, ast.AST] | None = None
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.If)
+                    and "attention_backend == 'trtllm_mha'" in ast.unparse(node.test)):
+                continue
+            body = "\n".join(ast.unparse(b) for b in node.body)
+            if "disable_radix_cache = True" not in body:
+                continue
+            parents = parents or _parents(module)
+            archs = _arch_names(node, parents)
+            if archs and _guarded_by_sm100(node, parents):
+                found.update(archs)
+    return sorted(found)
+
+
+def mis_disables_radix(tree: Any) -> bool:
+    """Whether `--enable-mis` turns the radix cache off (the multi-item scoring step)."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if (isinstance(node, ast.FunctionDef) and "multi_item_scoring" in node.name
+                    and ("disable_radix_cache = True" in ast.unparse(node)
+                         or "disable_radix_cache=True" in ast.unparse(node))):
+                return True
+    return False
+
+
+_TEMPLATE_NAMES = {"option_string": "option", "replacement": "replacement",
+                   "self.new_flag": "new_flag"}
+
+
+def _template(node: ast.AST) -> str | None:
+    """An f-string as a `str.format` template: `option_string` -> {option}, `replacement` ->
+    {replacement}, `self.new_flag` -> {new_flag}; None when it reads anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace("{", "{{").replace("}", "}}")
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    out = []
+    for part in node.values:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            out.append(part.value.replace("{", "{{").replace("}", "}}"))
+        elif isinstance(part, ast.FormattedValue) and ast.unparse(part.value) in _TEMPLATE_NAMES:
+            out.append("{" + _TEMPLATE_NAMES[ast.unparse(part.value)] + "}")
+        else:
+            return None
+    return "".join(out)
+
+
+def deprecated_actions(tree: Any, flags: dict[str, Any]) -> dict[str, Any]:
+    """Every flag of the release's parser whose action is one of SGLang's `Deprecated*Action`
+    classes, and what that class prints when the flag is typed (read from its `__call__`):
+
+    ``{"messages": {class: {"message": template, "replacement": template}}, "options":
+    {option: {"action": class, "new_flag": str | None, "refused": bool}}}``, where ``message``
+    is the `print_deprecated_warning` f-string ({option}, {replacement}), ``replacement`` the text
+    a `new_flag` adds ({new_flag}); ``refused`` where the class stops the launch instead (a
+    `raise`, or `parser.error` for a flag registered with an `error_message`)."""
+    messages: dict[str, dict[str, Any]] = {}
+    raising: set[str] = set()
+    error_param: set[str] = set()
+    for module in tree.trees.values():
+        for cls in ast.walk(module):
+            if not (isinstance(cls, ast.ClassDef) and cls.name.startswith("Deprecated")
+                    and cls.name.endswith("Action")):
+                continue
+            call = next((f for f in cls.body if isinstance(f, ast.FunctionDef)
+                         and f.name == "__call__"), None)
+            if call is None:
+                continue
+            text = ast.unparse(call)
+            if "error_message" in text and "parser.error" in text:
+                error_param.add(cls.name)
+            entry: dict[str, Any] = {}
+            for node in ast.walk(call):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                        and node.func.id == "print_deprecated_warning" and node.args):
+                    entry["message"] = _template(node.args[0])
+                if (isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "replacement"
+                        and isinstance(node.value, ast.IfExp)):
+                    entry["replacement"] = _template(node.value.body)
+            if entry.get("message"):
+                messages[cls.name] = {"message": entry["message"],
+                                      "replacement": entry.get("replacement") or ""}
+            elif any(isinstance(n, ast.Raise) for n in ast.walk(call)):
+                raising.add(cls.name)
+    kwargs: dict[str, dict[str, Any]] = {}
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument"):
+                continue
+            words = {k.arg: k.value for k in node.keywords if k.arg}
+            action = words.get("action")
+            if not (isinstance(action, ast.Name) and action.id.startswith("Deprecated")):
+                continue
+            new = words.get("new_flag")
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    kwargs[arg.value] = {
+                        "new_flag": str(new.value) if isinstance(new, ast.Constant) else None,
+                        "error": "error_message" in words}
+    options: dict[str, Any] = {}
+    for action in flags.get("actions", []):
+        name = str(action.get("action") or "")
+        if name not in messages and name not in raising:
+            continue
+        for option in action.get("option_strings", []):
+            seen = kwargs.get(option, {"new_flag": None, "error": False})
+            options[option] = {"action": name, "new_flag": seen["new_flag"],
+                               "refused": name in raising or (seen["error"]
+                                                              and name in error_param)}
+    if not options:
+        return {}
+    return {"messages": dict(sorted(messages.items())), "options": dict(sorted(options.items()))}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from wizard.rules import deterministic as det
 from wizard.rules import multinode as mn
 from wizard.rules.checks import CHECKS
 from wizard.rules.model import (
@@ -28,6 +29,7 @@ from wizard.rules.model import (
     raises,
 )
 from wizard.rules.report import Fix
+from wizard.sglang.flags import DEPRECATED_OPTIONS
 from wizard.sglang.releases import release_for
 from wizard.sglang.versions import parse_env_bool
 
@@ -2640,20 +2642,37 @@ HICACHE_NO_RADIX = Rule(
 )
 
 
-def _deprecated_typed(ctx: Ctx) -> list[tuple[str, str | None]]:
-    """(option, replacement) of every deprecated store-true flag the launch types."""
+def _deprecated_typed(ctx: Ctx) -> list[tuple[str, str | None, str]]:
+    """(option, replacement, SGLang's warning) of every deprecated flag the launch types, in the
+    order typed: the release's `Deprecated*Action` flags (trait `deprecated_actions`, each with
+    the words its class prints), else (data before that trait) its store-true ones."""
+    actions = ctx.release.traits.get("deprecated_actions") or {}
+    if actions:
+        out: list[tuple[str, str | None, str]] = []
+        for option in ctx.typed_value(DEPRECATED_OPTIONS) or ():
+            entry = actions["options"].get(option)
+            if entry is None or entry.get("refused") or any(o == option for o, _n, _m in out):
+                continue
+            words = actions["messages"][entry["action"]]
+            new_flag = entry.get("new_flag")
+            replacement = words["replacement"].format(new_flag=new_flag) if new_flag else ""
+            out.append((option, new_flag,
+                        words["message"].format(option=option, replacement=replacement)))
+        return out
     table = ctx.release.trait("deprecated_store_true") or {}
-    return [(entry["option"], entry.get("new_flag")) for dest, entry in table.items()
-            if ctx.typed_value(dest) is True]
+    return [(entry["option"], entry.get("new_flag"),
+             _deprecation_text(entry["option"], entry.get("new_flag")))
+            for dest, entry in table.items() if ctx.typed_value(dest) is True]
 
 
 def _deprecation_text(option: str, new_flag: str | None) -> str:
+    """`DeprecatedStoreTrueAction`'s warning (release data without `deprecated_actions`)."""
     replacement = f" Use '{new_flag}' instead." if new_flag else ""
     return f"'{option}' is deprecated and will be removed in a future release.{replacement}"
 
 
 def _deprecated_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
-    options = {option for option, _new in _deprecated_typed(ctx)}
+    options = {option for option, _new, _words in _deprecated_typed(ctx)}
     if "--enable-dp-attention" in options and ctx.release.attn_dp_field:
         size = int(ctx.typed_value("dp_size") or 1)
         return [Fix(f"Use --attn-dp-size {size} instead of --dp-size {size} --enable-dp-attention",
@@ -2675,8 +2694,7 @@ DEPRECATED_FLAG = Rule(
     sglang=SILENT,
     fields=("parallel.enable_dp_attention", "extra_args"),
     when=lambda ctx, a: bool(_deprecated_typed(ctx)),
-    message=lambda ctx, a: " ".join(
-        _deprecation_text(option, new) for option, new in _deprecated_typed(ctx)),
+    message=lambda ctx, a: " ".join(words for _option, _new, words in _deprecated_typed(ctx)),
     fixes=_deprecated_fixes,
 )
 
@@ -2703,6 +2721,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
 )
 
 ALL_RULES: tuple[Rule, ...] = (
+    *det.RULES,
     SPEC_V2_TOPK,
     FA4_DECODE,
     MODEL_TYPE_UNKNOWN,

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wizard.rules import catalog as c
+from wizard.rules import deterministic as det
 from wizard.rules import multinode as mn
 from wizard.rules.model import Args, Ctx, Rule, auto_params
 from wizard.sglang.releases import Release
@@ -34,11 +35,25 @@ class Gated:
     """A rule that stands at this point of the order only in the releases `where` accepts (the
     same check sits at different points in releases that share a template)."""
 
-    rule: Rule
+    rule: Rule | Resolver
     where: Callable[[Release], bool]
 
 
 Step = Rule | Resolver | Gated
+
+
+def _deterministic_at(position: str) -> tuple[Gated, ...]:
+    """`_handle_deterministic_inference` where the release calls it (before or after the
+    default attention backend is chosen; `wizard.rules.deterministic`)."""
+    def here(release: Release) -> bool:
+        return det.position(release) == position
+
+    return (
+        Gated(Resolver("_handle_deterministic_inference", det.fill), here),
+        Gated(det.BACKEND, here),
+        Gated(det.MLA, here),
+        Gated(Resolver("deterministic inference: radix cache", det.radix), here),
+    )
 
 # SGLang defaults of the fields the rules read (ServerArgs dataclass defaults).
 DEFAULTS: dict[str, object] = {
@@ -89,6 +104,8 @@ DEFAULTS: dict[str, object] = {
         "quantization": None,
         "enable_hierarchical_cache": False,
         "moe_a2a_backend": "none",
+        "enable_deterministic_inference": False,
+        "rl_on_policy_target": None,
 }
 
 
@@ -256,6 +273,11 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         a.attention_backend = "trtllm_mha" if trtllm else "triton"
         if sets_page:
             a.page_size = 64 if trtllm else 1
+    if (arch in (ctx.release.traits.get("trtllm_disables_radix") or ()) and ctx.gpu.is_sm100
+            and a.get("attention_backend") == "trtllm_mha" and not a.get("disable_radix_cache")):
+        # trtllm_mha cannot run the page size 1 that model's mamba radix cache needs
+        a.disable_radix_cache = True
+        a.disable_overlap_schedule = False
 
 
 def _hip_hybrid_spec_no_radix(ctx: Ctx, a: Args) -> None:
@@ -309,6 +331,12 @@ def _attention_misc(ctx: Ctx, a: Args) -> None:
 def _page_default(ctx: Ctx, a: Args) -> None:
     if a.get("page_size") is None:
         a.page_size = 1
+
+
+def _multi_item_scoring(ctx: Ctx, a: Args) -> None:
+    """`--enable-mis` turns the radix cache off (where the release's scoring step does)."""
+    if a.get("enable_mis") and ctx.release.traits.get("mis_disables_radix"):
+        a.disable_radix_cache = True
 
 
 def _hicache_decode(ctx: Ctx, a: Args) -> None:
@@ -520,6 +548,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MAMBA_NOBUF_OVERLAP,
     R("ROCm: no radix cache for speculative hybrids", _hip_hybrid_spec_no_radix),
     c.MAMBA_NOBUF_SPEC,
+    *_deterministic_at("before_default"),
     R("_handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,
     c.TRTLLM_MLA_GPU,
@@ -529,6 +558,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("attention page rules", _attention_misc),
     c.FA4_DECODE,
     R("_handle_page_size", _page_default),
+    R("_handle_multi_item_scoring", _multi_item_scoring),
     R("_handle_hicache", _hicache_decode),
     R("_handle_data_parallelism", _dp_off_without_dp),
     c.DPATTN_TP_DIVISIBLE,
@@ -574,6 +604,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.ADAPTIVE_STEPS_23,  # the speculative hook's last check, where located
     R("_init_adaptive_speculative_params", _adaptive_init),
     c.HICACHE_NO_RADIX,  # _handle_cache_compatibility
+    *_deterministic_at("after_default"),
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC,
     mn.MULTINODE_DP,
@@ -602,6 +633,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.MAMBA_NOBUF_PAGE_23,
     c.MAMBA_NOBUF_OVERLAP_23,
     c.MAMBA_NOBUF_TRTLLM_23,
+    *_deterministic_at("before_default"),
     R("handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,
     c.TRTLLM_MHA_PREFILL_GPU,
@@ -611,6 +643,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.TRTLLM_PAGE,
     R("attention page rules", _attention_misc),
     R("_page_size_default", _page_default),
+    R("handle_multi_item_scoring", _multi_item_scoring),
     R("handle_hicache", _hicache_decode),
     mn.ATTN_DP_WITH_DP,  # handle_data_parallelism raises before its tp % attn_dp assert
     R("handle_data_parallelism", _dp_off_without_dp_pipeline),
@@ -656,6 +689,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.NGRAM_PAGE,
     c.NGRAM_DPATTN,
     c.HICACHE_NO_RADIX,  # handle_cache_compatibility
+    *_deterministic_at("after_default"),
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC_ALGO_23,
     c.PP_SPEC,

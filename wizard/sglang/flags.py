@@ -364,11 +364,21 @@ class _RaiseHelp(argparse.Action):
         raise _HelpRequested(option_string or self.option_strings[0])
 
 
+# The namespace attribute (and typed key) listing the deprecated options typed, in order: SGLang's
+# Deprecated*Action classes print a warning naming the option as typed.
+DEPRECATED_OPTIONS = "_deprecated_options"
+
+
 class _StoreValues(argparse.Action):
-    """Stand-in for SGLang's custom actions: stores the values (or True for nargs=0)."""
+    """Stand-in for SGLang's custom actions: stores the values (or True for nargs=0); a deprecated
+    action also records its option in `DEPRECATED_OPTIONS`."""
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
         setattr(namespace, self.dest, True if self.nargs == 0 else values)
+        flag = getattr(self, "wizard_flag", None)
+        if flag is not None and flag.is_deprecated and option_string:
+            seen = list(getattr(namespace, DEPRECATED_OPTIONS, None) or ())
+            setattr(namespace, DEPRECATED_OPTIONS, [*seen, option_string])
 
 
 def _named(func: Callable[[str], Any], name: str) -> Callable[[str], Any]:
