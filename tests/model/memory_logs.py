@@ -270,4 +270,25 @@ ROWS: tuple[LogRow, ...] = (
             "flags nor the fraction; 31.87 + 105.59 GiB free before loading says a 141 GB card"
         ),
     ),
+    LogRow(
+        name="Qwen3-32B bf16, 4x B200, tp 4",
+        config=fam.qwen3_32b().config,
+        gpu="B200",
+        gpus=4,
+        tp=4,
+        mem_fraction=None,
+        version="0.5.10",
+        source=(
+            "github.com/sgl-project/sglang/pull/22537 (runai streamer Docker fix, 2026-04-10: "
+            "main after 0.5.10; served model 'qwen-32b-gpu', type=Qwen3ForCausalLM)"
+        ),
+        # "Load weight end. ... avail mem=160.78 GB, mem usage=15.50 GB." (free before = the sum)
+        free_before_gib=160.78 + 15.50,
+        weights_gib=15.50,
+        kv_bytes_per_token=67.33 * 2 * 2**30 / 2206208,  # "#tokens: 2206208, K size: 67.33 GB"
+        note=(
+            "weights, free memory and KV layout: the part of the server_args line with the fraction "
+            "was not found, so the 2,206,208 KV tokens are not compared"
+        ),
+    ),
 )
