@@ -88,8 +88,10 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
                    "`check -- CMD` loads neither the profile model nor the Hub reader"),
     "wizard.sglang.parse": (("wizard.container", "wizard.multinode", "wizard.profile"),
                             "argv is parsed for the cold check without building a Profile"),
-    "wizard.rules.catalog": (("wizard.applicability", "wizard.memory"),
-                             "the memory plan and the MTP lists load once model facts are read"),
+    "wizard.rules.draft": (("wizard.applicability",),
+                           "the MTP lists load once model facts are read"),
+    "wizard.rules.gpu_memory": (("wizard.memory",),
+                                "the memory plan loads once model facts are read"),
     "wizard.sglang.flags": (("wizard.files",),
                             "only writing the derived indexes (onboarding) needs the atomic writer"),
     # logs / stop / runs
