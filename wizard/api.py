@@ -495,6 +495,7 @@ def check_profile(
             report.typed,
             report.memory_plan,
             report.model_source,
+            report.depends_on,
         )
     if verify_fixes:
         report = _with_verified_fixes(

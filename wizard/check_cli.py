@@ -247,6 +247,12 @@ def render_text(report: Report) -> str:
         out.append("values SGLang will use (typed -> effective):")
         changed = report.changed()
         for name, value in report.effective.items():
+            depends = report.depends_on.get(name)
+            if depends is not None:
+                shown = "decided on the GPU" if value is None and name not in report.typed else (
+                    f"{value}")
+                out.append(f"  {name}: {shown}   (depends on {depends})")
+                continue
             if value is None and name not in report.typed:
                 continue
             if name in changed:

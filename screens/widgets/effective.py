@@ -29,6 +29,11 @@ MAX_VALUE_WIDTH = 28
 CHANGED = {True: "bold yellow", False: "bold #8a5a00"}
 CHANGED_RUNS = {True: "bold yellow reverse", False: "bold #8a5a00 reverse"}
 CHOSEN = {True: "cyan", False: "#005f87"}
+PROBE = {True: "italic magenta", False: "italic #87005f"}
+#: What "SGLang runs" says for a value only the real GPU decides (set when the model loads), and
+#: after a value that follows a GPU kind the wizard assumed.
+GPU_DECIDES = "(decided on the GPU)"
+ASSUMED_GPU = "(assumed GPU)"
 
 TITLES = {"field": "SGLang field", "typed": "you typed", "effective": "SGLang runs"}
 STACKED_TITLE = "SGLang field / SGLang runs"
@@ -53,7 +58,9 @@ def show_value(value: Any) -> str:
 class EffectiveTable(ScrollView, can_focus=True):
     """SGLang field | you typed | SGLang runs; changed rows first and highlighted (`16 -> 2`).
 
-    Values SGLang chooses itself (nothing typed) are shown in cyan. When three columns do not
+    Values SGLang chooses itself (nothing typed) are shown in cyan; values only the real GPU
+    decides (the report's `depends_on`) in italic magenta, "(decided on the GPU)" or the value
+    with "(assumed GPU)". When three columns do not
     fit, the rows are stacked: the field, and below it what SGLang runs. The header stays while
     the rows scroll; a row cursor (arrows, page keys, click) shows while the table has focus.
     """
@@ -176,7 +183,15 @@ class EffectiveTable(ScrollView, can_focus=True):
         for name in names:
             effective = report.effective[name]
             typed = report.typed.get(name)
-            if name in changed:
+            if name in report.depends_on:  # only the real GPU answers it (`check --json`
+                # `effective_depends_on` says what on)
+                cells = (
+                    Text(name),
+                    Text(show_value(typed), style="dim"),
+                    Text(GPU_DECIDES if effective is None
+                         else f"{show_value(effective)} {ASSUMED_GPU}", style=PROBE[dark]),
+                )
+            elif name in changed:
                 cells = (
                     Text(name, style="bold"),
                     Text(show_value(typed), style=CHANGED[dark]),

@@ -8,9 +8,14 @@ from pathlib import Path
 
 from wizard.conformance.locate import SourceTree
 from wizard.conformance.probes_wide import (
+    deprecated_actions,
+    deterministic_inference,
+    mis_disables_radix,
+    mixed_chunk_off_algorithms,
     moe_runner_sm100,
     quantization_methods,
     radix_disables_overlap,
+    trtllm_disables_radix,
 )
 
 
@@ -81,3 +86,151 @@ def test_model_branch_probes(tmp_path: Path) -> None:
     assert entry["quantizations"] == ["fp8", "modelopt_fp4"] and entry["unquantized"] is True
     assert entry["runner"] == "flashinfer_trtllm"
     assert radix_disables_overlap(tree) == ["Qwen3NextForCausalLM"]
+
+
+DETERMINISTIC = """
+    DETERMINISTIC_ATTENTION_BACKEND_CHOICES = ["flashinfer", "fa3", "triton"]
+    RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND = ["fa3", "triton"]
+
+    class ServerArgs:
+        def __post_init__(self):
+            self._handle_sampling_backend()
+            self._handle_deterministic_inference()
+            self._handle_attention_backend_compatibility()
+
+        def _handle_deterministic_inference(self):
+            if self.enable_deterministic_inference:
+                is_deepseek_model = False
+                try:
+                    model_arch = hf_config.architectures[0]
+                    is_deepseek_model = model_arch in ["DeepseekV3ForCausalLM"]
+                except Exception:
+                    pass
+                if self.attention_backend is None:
+                    if is_sm100_supported() or is_sm120_supported():
+                        if is_deepseek_model:
+                            self.attention_backend = "triton"
+                        else:
+                            self.attention_backend = "flashinfer"
+                    else:
+                        self.attention_backend = "fa3"
+                    logger.warning(
+                        f"Attention backend not specified. Falling back to '{self.attention_backend}' for deterministic inference."
+                    )
+                elif self.attention_backend not in DETERMINISTIC_ATTENTION_BACKEND_CHOICES:
+                    raise ValueError("...")
+                if is_deepseek_model:
+                    if self.attention_backend not in ["fa3", "triton"]:
+                        raise ValueError("...")
+                if self.attention_backend not in RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND:
+                    self.disable_radix_cache = True
+"""
+
+
+def test_deterministic_inference_probe(tmp_path: Path) -> None:
+    _write(tmp_path, "sglang/srt/server_args.py", DETERMINISTIC)
+    assert deterministic_inference(SourceTree(tmp_path)) == {
+        "choices": ["flashinfer", "fa3", "triton"], "radix_backends": ["fa3", "triton"],
+        "position": "before_default",
+        "fallback": {"blackwell_mla": "triton", "blackwell": "flashinfer", "other": "fa3"},
+        "mla_archs": ["DeepseekV3ForCausalLM"], "mla_backends": ["fa3", "triton"],
+        "fallback_archs": ["DeepseekV3ForCausalLM"]}
+    # the handler after the default: it checks the default like a typed backend
+    _write(tmp_path, "sglang/srt/server_args.py", DETERMINISTIC.replace(
+        "self._handle_deterministic_inference()\n            self._handle_attention_backend_"
+        "compatibility()", "self._handle_attention_backend_compatibility()\n"
+        "            self._handle_deterministic_inference()"))
+    assert deterministic_inference(SourceTree(tmp_path))["position"] == "after_default"
+    # no handler: nothing
+    _write(tmp_path, "sglang/srt/server_args.py", "class ServerArgs:\n    pass\n")
+    assert deterministic_inference(SourceTree(tmp_path)) == {}
+
+
+SPEC_HOOK = """
+    def _handle_eagle_family(server_args):
+        if server_args.enable_mixed_chunk:
+            server_args.enable_mixed_chunk = False
+
+    def _handle_ngram(server_args):
+        server_args.enable_mixed_chunk = False
+
+    def _handle_dflash(server_args):
+        if server_args.speculative_use_rejection_sampling and server_args.enable_mixed_chunk:
+            server_args.enable_mixed_chunk = False
+"""
+SUPPORTS = """
+    class SpeculativeAlgorithm:
+        def supports_mixed_chunk(self):
+            return self in (SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3)
+"""
+
+
+def test_mixed_chunk_and_radix_probes(tmp_path: Path) -> None:
+    assert mixed_chunk_off_algorithms(SourceTree(tmp_path)) is None  # no hook: the template
+    _write(tmp_path, "sglang/srt/arg_groups/speculative_hook.py", SPEC_HOOK)
+    assert mixed_chunk_off_algorithms(SourceTree(tmp_path)) == [
+        "EAGLE", "EAGLE3", "NGRAM", "STANDALONE"]
+    _write(tmp_path, "sglang/srt/speculative/spec_info.py", SUPPORTS)
+    _write(tmp_path, "sglang/srt/arg_groups/speculative_hook.py", SPEC_HOOK.replace(
+        "if server_args.enable_mixed_chunk:",
+        "if server_args.enable_mixed_chunk and not algo.supports_mixed_chunk():", 1))
+    assert mixed_chunk_off_algorithms(SourceTree(tmp_path)) == ["NGRAM", "STANDALONE"]
+    _write(tmp_path, "sglang/srt/server_args.py", """
+        class ServerArgs:
+            def _handle_multi_item_scoring(self):
+                if not self.disable_radix_cache:
+                    self.disable_radix_cache = True
+
+            def _handle_model_specific_adjustments(self):
+                if model_arch in ["Qwen3NextForCausalLM"]:
+                    if is_sm100_supported():
+                        if not self.disable_radix_cache and self.attention_backend == "trtllm_mha":
+                            self.disable_radix_cache = True
+                            self.disable_overlap_schedule = False
+    """)
+    assert mis_disables_radix(SourceTree(tmp_path))
+    assert trtllm_disables_radix(SourceTree(tmp_path)) == ["Qwen3NextForCausalLM"]
+
+
+ACTIONS = '''
+    class DeprecatedAction(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            print_deprecated_warning(
+                f"The command line argument '{option_string}' is deprecated and will be removed in future versions."
+            )
+
+    class DeprecatedAliasStoreAction(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            replacement = f" Use '{self.new_flag}' instead." if self.new_flag else ""
+            print_deprecated_warning(
+                f"'{option_string}' is deprecated and will be removed in a future release.{replacement}"
+            )
+            setattr(namespace, self.dest, values)
+
+    def add_cli_args(parser):
+        parser.add_argument("--old-ratio", action=DeprecatedAction)
+        parser.add_argument("--cuda-graph-max-bs", action=DeprecatedAliasStoreAction,
+                            new_flag="--cuda-graph-max-bs-decode")
+'''
+
+
+def test_deprecated_actions_probe(tmp_path: Path) -> None:
+    _write(tmp_path, "sglang/srt/server_args.py", ACTIONS)
+    flags = {"actions": [
+        {"option_strings": ["--old-ratio"], "action": "DeprecatedAction"},
+        {"option_strings": ["--cuda-graph-max-bs"], "action": "DeprecatedAliasStoreAction"},
+        {"option_strings": ["--cuda-graph-max-bs-decode"], "action": "_StoreAction"}]}
+    found = deprecated_actions(SourceTree(tmp_path), flags)
+    assert found["options"] == {
+        "--cuda-graph-max-bs": {"action": "DeprecatedAliasStoreAction",
+                                "new_flag": "--cuda-graph-max-bs-decode", "refused": False},
+        "--old-ratio": {"action": "DeprecatedAction", "new_flag": None, "refused": False}}
+    words = found["messages"]["DeprecatedAliasStoreAction"]
+    assert words["message"].format(option="--x", replacement=words["replacement"].format(
+        new_flag="--y")) == "'--x' is deprecated and will be removed in a future release. Use '--y' instead."
+    # an older class that raises instead of warning: the flag is a refusal, not a warning
+    _write(tmp_path, "sglang/srt/server_args.py", ACTIONS.replace(
+        '''print_deprecated_warning(
+                f"The command line argument '{option_string}' is deprecated and will be removed in future versions."
+            )''', "raise ValueError(self.help)"))
+    assert deprecated_actions(SourceTree(tmp_path), flags)["options"]["--old-ratio"]["refused"]

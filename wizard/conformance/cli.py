@@ -168,8 +168,11 @@ def wizard_reports(cases: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return {str(case["id"]): check_case(case) for case in cases}
 
 
-def score_cases(cases: list[dict[str, Any]], jobs: int) -> Summary:
-    """Run the cases on real SGLang (per version) and through the wizard; compare.
+def score_cases(cases: list[dict[str, Any]], jobs: int,
+                results_out: Path | None = None) -> Summary:
+    """Run the cases on real SGLang (per version) and through the wizard; compare. With
+    `results_out`, SGLang's results are saved before the wizard's side runs (a wizard failure
+    does not lose a long sweep).
 
     Raises VenvBuildError / RunnerError when a venv cannot be built or the runner fails."""
     sglang: dict[str, dict[str, Any]] = {}
@@ -177,6 +180,10 @@ def score_cases(cases: list[dict[str, Any]], jobs: int) -> Summary:
         ensure_venv(version, log=_log)
         chosen = [c for c in cases if c["sglang_version"] == version]
         sglang.update(run_cases(version, chosen, jobs=jobs, log=_log))
+    if results_out is not None:
+        atomic_write_text(results_out, "".join(
+            json.dumps({"case": c, "sglang": sglang[str(c["id"])]}) + "\n" for c in cases
+            if str(c["id"]) in sglang))
     started = time.monotonic()
     wizard = wizard_reports(cases)
     _log(f"wizard: {len(cases)} cases in {time.monotonic() - started:.1f}s")
@@ -224,12 +231,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cases_out:
         atomic_write_text(Path(args.cases_out), "".join(json.dumps(c) + "\n" for c in cases))
     try:
-        summary = score_cases(cases, args.jobs)
+        summary = score_cases(cases, args.jobs,
+                              Path(args.results_out) if args.results_out else None)
     except (VenvBuildError, RunnerError) as exc:
         return _failed(exc)
-    if args.results_out:
-        atomic_write_text(Path(args.results_out), "".join(
-            json.dumps({"case": s.case, "sglang": s.sglang}) + "\n" for s in summary.scores))
     kind = {"multinode": " (multi-node)", "wide": " (wide)"}.get(kind_name, "")
     return _finish(summary, args,
                    f"Conformance{kind}: {args.cases} cases per version, seed {args.seed}")

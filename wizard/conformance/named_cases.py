@@ -376,6 +376,38 @@ NAMED: list[dict[str, Any]] = [
      "argv": "--model-path {llama} --attention-backend fa3 --enable-hierarchical-cache",
      "expected": {"0.5.11": _e("ok", decode_attention_backend="triton"),
                   "0.5.23": _e("ok", decode_attention_backend=None)}},
+    # ---- every effective value (issue 24 deliverable 2): what SGLang resolves beside the trio.
+    # Deterministic inference: where the handler runs after the default backend (0.5.4.post1-
+    # 0.5.11) it refuses the Blackwell default (trtllm_mha / trtllm_mla); where it runs before
+    # (0.5.12 on) an unset backend becomes flashinfer on Blackwell, fa3 elsewhere (even on
+    # Ampere), and flashinfer turns the radix cache off. DeepSeek on B200 keeps refusing in
+    # 0.5.23: its model-specific step has set trtllm_mla before the handler runs.
+    {"id": "V01", "gpu": "B200", "argv": "--model-path {llama} --enable-deterministic-inference",
+     "expected": {"0.5.11": _e("error", "ValueError"),
+                  "0.5.23": _e("ok", attention_backend="flashinfer", disable_radix_cache=True)}},
+    {"id": "V02", "gpu": "B200", "argv": "--model-path {dsv3} --enable-deterministic-inference",
+     "expected": {v: _e("error", "ValueError") for v in ("0.5.11", "0.5.23")}},
+    {"id": "V03", "gpu": "A6000", "argv": "--model-path {llama} --enable-deterministic-inference",
+     "expected": {"0.5.11": _e("ok", attention_backend="flashinfer", disable_radix_cache=True),
+                  "0.5.23": _e("ok", attention_backend="fa3", disable_radix_cache=False)}},
+    {"id": "V04", "argv": "--model-path {llama} --rl-on-policy-target fsdp "
+                          "--attention-backend flashinfer",
+     "expected": {v: _e("ok", attention_backend="flashinfer", disable_radix_cache=True)
+                  for v in ("0.5.11", "0.5.23")}},
+    # --enable-mis (multi-item scoring) turns the radix cache off
+    {"id": "V05", "gpu": "A6000", "argv": "--model-path {llama} --enable-mis",
+     "expected": {v: _e("ok", disable_radix_cache=True) for v in ("0.5.11", "0.5.23")}},
+    # EAGLE3 with mixed chunk: the eagle-family handler turns it off up to 0.5.18; from 0.5.19
+    # `supports_mixed_chunk()` keeps it for EAGLE / EAGLE3
+    {"id": "V06", "argv": "--model-path {llama} --speculative-algorithm EAGLE3 "
+                          "--speculative-draft-model-path {eagle3_draft} --enable-mixed-chunk "
+                          "--disable-overlap-schedule",
+     "expected": {"0.5.11": _e("ok", enable_mixed_chunk=False),
+                  "0.5.23": _e("ok", enable_mixed_chunk=True)}},
+    # Qwen3-Next with trtllm_mha on SM100: no radix cache (trtllm_mha cannot run its page size 1)
+    {"id": "V07", "gpu": "B200", "argv": "--model-path {qwen3next} --attention-backend trtllm_mha",
+     "expected": {"0.5.11": _e("ok", disable_radix_cache=True),
+                  "0.5.23": _e("ok", disable_radix_cache=False)}},
     # ---- ROCm (AMD Instinct, faked by the runner: torch.version.hip, gcnArchName, rocminfo):
     # the paths users hit with DeepSeek / Kimi on MI300X / MI355X. Expected outcomes are what real
     # SGLang 0.5.11 / 0.5.23 did on the faked device (issue 21 item 4).

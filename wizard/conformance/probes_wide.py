@@ -433,7 +433,8 @@ def mixed_chunk_off_algorithms(tree: Any) -> list[str] | None:
                 test = ast.unparse(stmt.test)
                 if "supports_mixed_chunk" in test and supports is not None:
                     off.update(a for a in family if a not in supports)
-                elif test.split(".")[-1] == "enable_mixed_chunk":
+                elif (isinstance(stmt.test, ast.Attribute | ast.Name)
+                      and test.split(".")[-1] == "enable_mixed_chunk"):
                     off.update(family)
             elif not isinstance(stmt, ast.If) and _sets_mixed_chunk_off(stmt):
                 off.update(family)

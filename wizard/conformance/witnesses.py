@@ -219,6 +219,10 @@ WITNESSES: tuple[Witness, ...] = (
       {"--attention-backend": "triton"}),
     W("R-HICACHE-NO-RADIX", "--model-path {llama} --enable-hierarchical-cache "
       "--disable-radix-cache", {"--disable-radix-cache": None}),
+    W("R-DETERMINISTIC-BACKEND", "--model-path {llama} --enable-deterministic-inference "
+      "--attention-backend torch_native", {"--attention-backend": "triton"}),
+    W("R-DETERMINISTIC-MLA", "--model-path {dsv3} --enable-deterministic-inference "
+      "--attention-backend flashinfer", {"--attention-backend": "triton"}),
     W("R-ATTN-DP-WITH-DP", "--model-path {dsv3} --tp-size 4 --attn-dp-size 2 --dp-size 2",
       {"--dp-size": "1"}, gpus=4),
     # ---- silent rewrites and log lines (SGLang's resolved values show them)

@@ -4,6 +4,8 @@ anything heavy, well under a millisecond per check."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from wizard.rules import catalog as c
 from wizard.rules.checks import UNEVALUABLE
 from wizard.rules.gpu_memory import memory_plan
@@ -139,7 +141,48 @@ def evaluate(ctx: Ctx) -> Report:
         typed=typed,
         memory_plan=memory_plan(ctx, a),
         model_source=ctx.facts.source if ctx.facts is not None else None,
+        depends_on=depends_on(ctx, effective),
     )
+
+
+# Effective fields whose value follows the GPU kind (its compute capability and memory).
+GPU_DEPENDENT: tuple[str, ...] = (
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "page_size",
+    "speculative_moe_runner_backend",
+)
+
+
+def depends_on(ctx: Ctx, effective: dict[str, Any]) -> dict[str, str]:
+    """Effective fields whose shown value is not the one SGLang will run because it depends on
+    something only the real GPU answers: field (the release's spelling) -> what it depends on.
+
+    SGLang's argument code reads the GPU's compute capability and total memory (the catalog's
+    for the kind) and nothing else of it; what it leaves unset is decided when the model loads:
+    `max_running_requests` from the KV cache pool the GPU's free memory leaves after the
+    weights (the memory plan estimates it), and, in releases whose argument code picks no
+    default attention backend (trait `attention_default`), the backend the model runner picks.
+    With no GPU kind given, every value that follows the kind is the assumed kind's."""
+    out: dict[str, str] = {}
+    spelled = {n: release_dest(n, ctx.release) for n in EFFECTIVE_FIELDS}
+    if effective.get(spelled["max_running_requests"], 0) is None:
+        out[spelled["max_running_requests"]] = (
+            "set when the model loads: the requests the KV cache pool holds, and the pool is what "
+            "the GPU's free memory leaves after the weights (torch.cuda.mem_get_info); the "
+            "memory plan estimates it")
+    if ctx.release.traits.get("attention_default", "server_args") != "server_args":
+        for name in ("attention_backend", "prefill_attention_backend", "decode_attention_backend"):
+            if effective.get(spelled[name], 0) is None:
+                out[spelled[name]] = ("picked by the model runner when it loads the model (this "
+                                      "release's argument code chooses no default)")
+    if ctx.gpu_assumed:
+        for name in GPU_DEPENDENT:
+            field = spelled[name]
+            if field in effective and field not in out and ctx.typed_value(name) is None:
+                out[field] = f"the GPU kind: none was given, {ctx.gpu.name} is assumed"
+    return out
 
 
 def sglang_verdict(report: Report) -> str:

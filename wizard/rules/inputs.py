@@ -82,9 +82,14 @@ def _deprecated_typed(ctx: Ctx) -> list[tuple[str, str | None, str]]:
     order typed: the release's `Deprecated*Action` flags (trait `deprecated_actions`, each with
     the words its class prints), else (data before that trait) its store-true ones."""
     actions = ctx.release.traits.get("deprecated_actions") or {}
+    store_true = ctx.release.trait("deprecated_store_true") or {}
     if actions:
         out: list[tuple[str, str | None, str]] = []
-        for option in ctx.typed_value(DEPRECATED_OPTIONS) or ():
+        typed = list(ctx.typed_value(DEPRECATED_OPTIONS) or ())
+        # a profile's field set only by a deprecated switch (its command types that switch)
+        typed += [entry["option"] for dest, entry in store_true.items()
+                  if ctx.typed_value(dest) is True and entry["option"] not in typed]
+        for option in typed:
             entry = actions["options"].get(option)
             if entry is None or entry.get("refused") or any(o == option for o, _n, _m in out):
                 continue
@@ -94,10 +99,9 @@ def _deprecated_typed(ctx: Ctx) -> list[tuple[str, str | None, str]]:
             out.append((option, new_flag,
                         words["message"].format(option=option, replacement=replacement)))
         return out
-    table = ctx.release.trait("deprecated_store_true") or {}
     return [(entry["option"], entry.get("new_flag"),
              _deprecation_text(entry["option"], entry.get("new_flag")))
-            for dest, entry in table.items() if ctx.typed_value(dest) is True]
+            for dest, entry in store_true.items() if ctx.typed_value(dest) is True]
 
 
 def _deprecation_text(option: str, new_flag: str | None) -> str:

@@ -91,6 +91,8 @@ class Report:
         None  # wizard.memory.MemoryPlan for the resolved values (None without model facts)
     )
     model_source: str | None = None  # where the model facts came from (None: not read)
+    # Effective fields that depend on something only the real GPU answers: field -> what.
+    depends_on: dict[str, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -128,6 +130,9 @@ class Report:
             "model_source": self.model_source,
             "findings": [f.to_json() for f in self.findings],
             "effective": dict(self.effective),
+            # Fields of `effective` whose value the GPU decides at load time (or the assumed GPU
+            # kind does): field -> what it depends on. An extra key; `effective` is unchanged.
+            "effective_depends_on": dict(self.depends_on),
             # Always present: the plan, or null when the model's config.json was not readable.
             "memory_plan": None if self.memory_plan is None else self.memory_plan.to_json(),
         }

@@ -25,7 +25,9 @@ class Traits:
     chunked_prefill_24gb: int
     chunked_prefill_split_by_dp: bool
     config_reader: str
+    deprecated_actions: dict[str, dict[str, dict[str, Any | None]]]
     deprecated_store_true: dict[str, dict[str, str]]
+    deterministic_inference: dict[str, Any]
     dflash_disables_overlap: bool
     dflash_family_counts_as_topk_one: bool
     draft_in_static_pool: bool
@@ -40,6 +42,7 @@ class Traits:
     hybrid_lists: str
     hybrid_swa_rule: str
     mamba_auto_resolves_no_buffer: bool
+    mis_disables_radix: bool
     mixed_chunk_off_algorithms: list[str]
     mla_sm100_default: bool
     moe_runner_sm100: list[dict[str, Any]]
@@ -69,6 +72,7 @@ class Traits:
     topk_page_backends: list[str]
     transformers_sets_rope_scaling: bool
     trio_skipped_when_adaptive: bool
+    trtllm_disables_radix: list[str]
     trtllm_mha_page_sizes: list[int]
     trtllm_mla_page_rule: bool
     unknown_algorithm_turns_off: bool
