@@ -249,7 +249,7 @@ def render_text(report: Report) -> str:
         for name, value in report.effective.items():
             depends = report.depends_on.get(name)
             if depends is not None:
-                shown = "decided on the GPU" if value is None and name not in report.typed else (
+                shown = "set at load time" if value is None and name not in report.typed else (
                     f"{value}")
                 out.append(f"  {name}: {shown}   (depends on {depends})")
                 continue

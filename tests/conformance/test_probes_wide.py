@@ -15,6 +15,7 @@ from wizard.conformance.probes_wide import (
     moe_runner_sm100,
     quantization_methods,
     radix_disables_overlap,
+    spec_v2_runs_trees,
     trtllm_disables_radix,
 )
 
@@ -121,7 +122,7 @@ DETERMINISTIC = """
                     raise ValueError("...")
                 if is_deepseek_model:
                     if self.attention_backend not in ["fa3", "triton"]:
-                        raise ValueError("...")
+                        raise ValueError("... with DeepSeek models ...")
                 if self.attention_backend not in RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND:
                     self.disable_radix_cache = True
 """
@@ -175,6 +176,14 @@ def test_mixed_chunk_and_radix_probes(tmp_path: Path) -> None:
         "if server_args.enable_mixed_chunk:",
         "if server_args.enable_mixed_chunk and not algo.supports_mixed_chunk():", 1))
     assert mixed_chunk_off_algorithms(SourceTree(tmp_path)) == ["NGRAM", "STANDALONE"]
+    # the EAGLE-family handler takes trees on spec v2, unless a topk branch turns overlap off
+    assert spec_v2_runs_trees(SourceTree(tmp_path))
+    _write(tmp_path, "sglang/srt/arg_groups/speculative_hook.py", SPEC_HOOK.replace(
+        "def _handle_eagle_family(server_args):",
+        "def _handle_eagle_family(server_args):\n"
+        "        if server_args.speculative_eagle_topk > 1:\n"
+        "            server_args.disable_overlap_schedule = True"))
+    assert not spec_v2_runs_trees(SourceTree(tmp_path))
     _write(tmp_path, "sglang/srt/server_args.py", """
         class ServerArgs:
             def _handle_multi_item_scoring(self):

@@ -204,7 +204,7 @@ async def test_effective_cell_restyled_when_only_its_style_changes() -> None:
 
     def report(typed: dict[str, object]) -> object:
         effective = {"page_size": 1, "attention_backend": "fa3"}
-        return SimpleNamespace(effective=effective, typed=typed, changed=dict)
+        return SimpleNamespace(depends_on={}, effective=effective, typed=typed, changed=dict)
 
 
     app = TableHost()
@@ -231,7 +231,8 @@ async def test_effective_rows_reordered_in_place_and_repainted() -> None:
 
     def report(changed: dict[str, tuple[object, object]]) -> object:
         typed = {name: typed for name, (typed, _) in changed.items()}
-        return SimpleNamespace(effective=effective, typed=typed, changed=lambda: changed)
+        return SimpleNamespace(depends_on={}, effective=effective, typed=typed,
+                               changed=lambda: changed)
 
 
     def painted(table: EffectiveTable) -> list[str]:
@@ -268,7 +269,8 @@ async def test_effective_rows_stack_when_the_three_columns_do_not_fit() -> None:
     effective = {"speculative_num_draft_tokens": 2, "attention_backend": "fa3"}
     changed = {"speculative_num_draft_tokens": (16, 2)}
     report = SimpleNamespace(
-        effective=effective, typed={"speculative_num_draft_tokens": 16}, changed=lambda: changed
+        depends_on={}, effective=effective, typed={"speculative_num_draft_tokens": 16},
+        changed=lambda: changed,
     )
 
 
@@ -292,7 +294,7 @@ async def test_a_long_typed_value_is_shortened_before_the_rows_stack() -> None:
 
     path = "/models/some-org/a-rather-long-draft-model-name"
     report = SimpleNamespace(
-        effective={"speculative_draft_model_path": path, "page_size": 1},
+        depends_on={}, effective={"speculative_draft_model_path": path, "page_size": 1},
         typed={"speculative_draft_model_path": path},
         changed=dict,
     )
@@ -308,3 +310,27 @@ async def test_a_long_typed_value_is_shortened_before_the_rows_stack() -> None:
         line = table.render_line(1).text
         assert "…" in line and line.rstrip().endswith("draft-model-name")  # what SGLang runs
         assert sum(table.column_width(c) for c in table.columns) <= table.size.width
+
+
+async def test_a_value_only_the_gpu_decides_is_marked() -> None:
+    """`Report.depends_on` fields say so instead of a guess: "(decided on the GPU)" for a value
+    set at load time, "(assumed GPU)" after one that follows an assumed GPU kind."""
+    from types import SimpleNamespace
+
+    from screens.widgets.effective import ASSUMED_GPU, GPU_DECIDES
+
+    report = SimpleNamespace(
+        effective={"max_running_requests": None, "attention_backend": "fa3", "page_size": 1},
+        typed={}, changed=dict,
+        depends_on={"max_running_requests": "the GPU's free memory when the model loads",
+                    "attention_backend": "the GPU kind: none was given, H100 is assumed"},
+    )
+    app = TableHost()
+    async with app.run_test(size=(100, 12)) as pilot:
+        table = app.query_one(EffectiveTable)
+        table.show(report)  # type: ignore[arg-type]
+        await pilot.pause()
+        cells = {table.get_row_at(i)[0].plain: table.get_row_at(i)[2].plain
+                 for i in range(table.row_count)}
+        assert cells == {"max_running_requests": GPU_DECIDES,
+                         "attention_backend": f"fa3 {ASSUMED_GPU}", "page_size": "1"}

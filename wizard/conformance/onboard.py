@@ -38,6 +38,7 @@ from wizard.conformance.probes_wide import (
     moe_runner_sm100,
     quantization_methods,
     radix_disables_overlap,
+    spec_v2_runs_trees,
     trtllm_disables_radix,
 )
 from wizard.conformance.venvs import RUNNER_PATH, ensure_venv
@@ -60,6 +61,7 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "trtllm_disables_radix": [],
     "deprecated_actions": {},
     "mis_disables_radix": False,
+    "spec_v2_runs_trees": False,
     "gpt_oss_mxfp4_moe_runner": {},
     "deprecated_store_true": {},
     "quantization_requantize": [],
@@ -580,6 +582,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "model branches that turn the overlap scheduler off while the radix cache is on")
     probed("deprecated_actions", deprecated_actions(tree, flags),
            "every flag of a Deprecated*Action class and the warning that class prints")
+    probed("spec_v2_runs_trees", spec_v2_runs_trees(tree),
+           "_handle_eagle_family without a topk > 1 branch turning the overlap scheduler off")
     probed("trtllm_disables_radix", trtllm_disables_radix(tree),
            "model branches that turn the radix cache off for trtllm_mha on SM100")
     probed("mis_disables_radix", mis_disables_radix(tree),

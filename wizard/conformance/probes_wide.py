@@ -315,7 +315,7 @@ def deterministic_inference(tree: Any) -> dict[str, Any]:
     * ``mla_archs`` / ``mla_backends``: the architectures whose backend must be one of
       ``mla_backends`` (else a ValueError);
     * ``radix_backends``: `RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND` (another backend turns
-      the radix cache off).
+      the radix cache off; None where the handler leaves the radix cache alone).
 
     {} where the release has no such handler."""
     lists = _module_lists(tree)
@@ -335,7 +335,7 @@ def deterministic_inference(tree: Any) -> dict[str, Any]:
                 radix = _string_list(right, lists)
             elif isinstance(op, ast.NotEq) and isinstance(right, ast.Constant):
                 radix = [str(right.value)]
-    if choices is None or radix is None:
+    if choices is None or not handlers:
         return {}
     out: dict[str, Any] = {"choices": choices, "radix_backends": radix}
     functions = [node for module in tree.trees.values() for node in ast.walk(module)
@@ -377,16 +377,24 @@ def deterministic_inference(tree: Any) -> dict[str, Any]:
             key = ("fallback_archs" if function.name == "_deterministic_is_deepseek_model"
                    else "mla_archs")
             out.setdefault(key, archs)
+        parents = _parents(function)  # type: ignore[arg-type]
         for node in ast.walk(function):
-            if (isinstance(node, ast.If) and ast.unparse(node.test) == "is_deepseek_model"):
-                for inner in ast.walk(node):
-                    if (isinstance(inner, ast.Compare) and len(inner.ops) == 1
-                            and isinstance(inner.ops[0], ast.NotIn)
-                            and ast.unparse(inner.left).endswith("attention_backend")):
-                        backends = _string_list(inner.comparators[0], lists)
-                        if backends is not None:
-                            out.setdefault("mla_backends", backends)
-                            break
+            # the MLA refusal: a raise naming DeepSeek / absorbed-MLA models, under an
+            # `attention_backend not in [...]` test (inside or around `if is_deepseek_model`)
+            if not (isinstance(node, ast.Raise) and node.exc is not None and any(
+                    word in ast.unparse(node.exc) for word in ("DeepSeek", "absorbed-MLA"))):
+                continue
+            current = parents.get(node)
+            while current is not None and "mla_backends" not in out:
+                if isinstance(current, ast.If):
+                    for inner in ast.walk(current.test):
+                        if (isinstance(inner, ast.Compare) and len(inner.ops) == 1
+                                and isinstance(inner.ops[0], ast.NotIn)
+                                and ast.unparse(inner.left).endswith("attention_backend")):
+                            backends = _string_list(inner.comparators[0], lists)
+                            if backends is not None:
+                                out["mla_backends"] = backends
+                current = parents.get(current)
     out.setdefault("mla_archs", [])
     out.setdefault("fallback_archs", out["mla_archs"])
     return out
@@ -564,3 +572,21 @@ def deprecated_actions(tree: Any, flags: dict[str, Any]) -> dict[str, Any]:
     if not options:
         return {}
     return {"messages": dict(sorted(messages.items())), "options": dict(sorted(options.items()))}
+
+
+def spec_v2_runs_trees(tree: Any) -> bool:
+    """Whether the overlapped speculative worker (spec v2) takes a typed topk > 1 itself: the
+    release's EAGLE-family handler (`_handle_eagle_family` of `arg_groups/speculative_hook.py`)
+    has no branch that turns the overlap scheduler off for topk > 1 (the spec v1 fallback of the
+    older releases). False where the release has no such handler."""
+    hook = tree.trees.get("sglang/srt/arg_groups/speculative_hook.py")
+    handler = next((n for n in (hook.body if hook is not None else ())
+                    if isinstance(n, ast.FunctionDef) and n.name == "_handle_eagle_family"), None)
+    if handler is None:
+        return False
+    for node in ast.walk(handler):
+        if (isinstance(node, ast.If) and "speculative_eagle_topk" in ast.unparse(node.test)
+                and any("disable_overlap_schedule = True" in ast.unparse(b)
+                        or "disable_overlap_schedule=True" in ast.unparse(b) for b in node.body)):
+            return False
+    return True

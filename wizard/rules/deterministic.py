@@ -62,7 +62,8 @@ def _fill(ctx: Ctx, a: Args) -> None:
 
 def _radix(ctx: Ctx, a: Args) -> None:
     det = settings(ctx, a)
-    if det is not None and a.get("attention_backend") not in det["radix_backends"]:
+    radix_backends = det.get("radix_backends") if det is not None else None
+    if radix_backends is not None and a.get("attention_backend") not in radix_backends:
         a.disable_radix_cache = True
 
 
@@ -115,10 +116,14 @@ def _backend_message(ctx: Ctx, a: Args) -> str:
 def _mla_message(ctx: Ctx, a: Args) -> str:
     det: dict[str, Any] = ctx.release.traits.get("deterministic_inference") or {}
     site = ctx.release.site("R-DETERMINISTIC-MLA")
-    models = "absorbed-MLA models" if site is not None and site.variant == 1 else "DeepSeek models"
-    return (f"Currently only {det.get('radix_backends')} attention backends are supported for "
-            f"deterministic inference with {models}. But you're using "
-            f"{a.get('attention_backend')}.")
+    variant = site.variant if site is not None else 0
+    models = "absorbed-MLA models" if variant == 1 else "DeepSeek models"
+    # the first wording names the backends in words ("fa3 and triton"), the later ones print
+    # the radix list
+    backends = (" and ".join(det.get("mla_backends") or ()) if variant == 2
+                else str(det.get("radix_backends")))
+    return (f"Currently only {backends} attention backends are supported for deterministic "
+            f"inference with {models}. But you're using {a.get('attention_backend')}.")
 
 
 _WHY_BACKEND = (

@@ -169,18 +169,19 @@ def depends_on(ctx: Ctx, effective: dict[str, Any]) -> dict[str, str]:
     spelled = {n: release_dest(n, ctx.release) for n in EFFECTIVE_FIELDS}
     if effective.get(spelled["max_running_requests"], 0) is None:
         out[spelled["max_running_requests"]] = (
-            "set when the model loads: the requests the KV cache pool holds, and the pool is what "
-            "the GPU's free memory leaves after the weights (torch.cuda.mem_get_info); the "
-            "memory plan estimates it")
-    if ctx.release.traits.get("attention_default", "server_args") != "server_args":
-        for name in ("attention_backend", "prefill_attention_backend", "decode_attention_backend"):
-            if effective.get(spelled[name], 0) is None:
-                out[spelled[name]] = ("picked by the model runner when it loads the model (this "
-                                      "release's argument code chooses no default)")
+            "the GPU's free memory when the model loads: SGLang sets it from the requests its KV "
+            "cache pool holds, and the pool is what torch.cuda.mem_get_info leaves after the "
+            "weights (the memory plan estimates it)")
+    if (ctx.release.traits.get("attention_default", "server_args") != "server_args"
+            and effective.get(spelled["attention_backend"], 0) is None):
+        out[spelled["attention_backend"]] = (
+            "the model runner, which picks it when it loads the model (this release's "
+            "argument code chooses no default)")
     if ctx.gpu_assumed:
         for name in GPU_DEPENDENT:
             field = spelled[name]
-            if field in effective and field not in out and ctx.typed_value(name) is None:
+            if (effective.get(field) is not None and field not in out
+                    and ctx.typed_value(name) is None):
                 out[field] = f"the GPU kind: none was given, {ctx.gpu.name} is assumed"
     return out
 

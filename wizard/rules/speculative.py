@@ -179,7 +179,8 @@ def _v1_reason(ctx: Ctx, a: Args) -> str | None:
         if not a.get("enable_beta_spec") and not a.get("disable_overlap_schedule"):
             return "--enable-beta-spec is not set"
         return None
-    if gt(a.get("speculative_eagle_topk"), 1) and not a.get("disable_overlap_schedule"):
+    if (gt(a.get("speculative_eagle_topk"), 1) and not a.get("disable_overlap_schedule")
+            and not ctx.release.traits.get("spec_v2_runs_trees")):
         return "spec v2 currently only supports topk = 1"
     if not _spec_v2_env(ctx) and not a.get("disable_overlap_schedule"):
         return "SGLANG_ENABLE_SPEC_V2=False"

@@ -1,0 +1,108 @@
+"""Effective values beyond the speculative trio (issue 24 deliverable 2): deterministic inference,
+--enable-mis, mixed chunk per speculative handler, every deprecated flag in SGLang's words, and
+the fields only the real GPU decides (`effective_depends_on`). Each expectation was seen on the
+release's real SGLang (named cases V01-V07, the focused sweeps in docs/conformance.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wizard.api import check_case
+from wizard.conformance.models import public_model_configs, write_model_folders
+
+
+@pytest.fixture(scope="module")
+def public(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_model_folders(tmp_path_factory.mktemp("public"), public_model_configs())
+
+
+def check(version: str, gpu: str | None, argv: str, public: dict[str, Path]) -> dict[str, Any]:
+    case = {"id": "t", "sglang_version": version, "gpu": gpu, "gpus": 1, "env": {},
+            "argv": argv.format(**{k: str(v) for k, v in public.items()}).split()}
+    return check_case(case)
+
+
+DET = "--model-path {llama31_8b} --enable-deterministic-inference"
+
+
+@pytest.mark.parametrize(("version", "gpu", "backend", "radix_off"), [
+    ("0.5.23", "B200", "flashinfer", True),  # before the default: Blackwell's fallback
+    ("0.5.23", "A6000", "fa3", False),  # fa3 is the fallback everywhere else, even on Ampere
+    ("0.5.13", "H100", "fa3", False),
+    ("0.5.11", "A6000", "flashinfer", True),  # after the default: the default stays, radix off
+    ("0.5.11", "H100", "fa3", False),
+])
+def test_deterministic_inference_backend_and_radix(version: str, gpu: str, backend: str,
+                                                   radix_off: bool,
+                                                   public: dict[str, Path]) -> None:
+    report = check(version, gpu, DET, public)
+    assert report["sglang_verdict"] == "ok"
+    assert report["effective"]["attention_backend"] == backend
+    assert report["effective"]["disable_radix_cache"] is radix_off
+
+
+def test_deterministic_inference_refusals(public: dict[str, Path]) -> None:
+    # the handler after the default checks Blackwell's default trtllm_mha like a typed backend
+    refused = check("0.5.11", "B200", DET, public)
+    assert refused["first_sglang_error"] == "R-DETERMINISTIC-BACKEND"
+    finding = next(f for f in refused["findings"] if f["rule"] == "R-DETERMINISTIC-BACKEND")
+    assert finding["sglang"]["message"] == (
+        "Currently only ['flashinfer', 'fa3', 'triton'] attention backends are supported for "
+        "deterministic inference, but you explicitly specified 'trtllm_mha'.")
+    # its fix really removes the refusal
+    fixed = check("0.5.11", "B200", DET + " --attention-backend triton", public)
+    assert fixed["sglang_verdict"] == "ok" and fixed["effective"]["disable_radix_cache"] is False
+    # an MLA model with flashinfer (in the choices, not in the MLA list)
+    mla = check("0.5.23", "H100", "--model-path {deepseek_v3} --enable-deterministic-inference "
+                "--attention-backend flashinfer", public)
+    assert mla["first_sglang_error"] == "R-DETERMINISTIC-MLA"
+    # --rl-on-policy-target turns deterministic inference on
+    rl = check("0.5.23", "H100", "--model-path {llama31_8b} --rl-on-policy-target fsdp "
+               "--attention-backend flashinfer", public)
+    assert rl["effective"]["disable_radix_cache"] is True
+    # 0.5.3 has no fallback: an unset backend (its model runner picks one later) is refused
+    assert check("0.5.3", "H100", DET, public)["first_sglang_error"] == "R-DETERMINISTIC-BACKEND"
+
+
+def test_mis_and_mixed_chunk(public: dict[str, Path]) -> None:
+    mis = "--model-path {llama31_8b} --enable-mis"
+    assert check("0.5.23", "A6000", mis, public)["effective"]["disable_radix_cache"] is True
+    assert check("0.5.11", "A6000", mis, public)["effective"]["disable_radix_cache"] is True
+    eagle3 = ("--model-path {llama31_8b} --speculative-algorithm EAGLE3 --speculative-draft-"
+              "model-path {llama31_8b} --enable-mixed-chunk --disable-overlap-schedule")
+    assert check("0.5.17", "H100", eagle3, public)["effective"]["enable_mixed_chunk"] is False
+    assert check("0.5.23", "H100", eagle3, public)["effective"]["enable_mixed_chunk"] is True
+
+
+def test_every_deprecated_flag_in_sglangs_words(public: dict[str, Path]) -> None:
+    report = check("0.5.17", "H100", "--model-path {llama31_8b} --cuda-graph-max-bs 8 "
+                   "--stream-output --collect-tokens-histogram", public)
+    finding = next(f for f in report["findings"] if f["rule"] == "R-DEPRECATED-FLAG")
+    assert finding["message"] == (
+        "'--cuda-graph-max-bs' is deprecated and will be removed in a future release. Use "
+        "'--cuda-graph-max-bs-decode' instead. '--stream-output' is deprecated and will be "
+        "removed in a future release. Use '--incremental-streaming-output' instead. The command "
+        "line argument '--collect-tokens-histogram' is deprecated and will be removed in future "
+        "versions.")
+    plain = check("0.5.17", "H100", "--model-path {llama31_8b} --cuda-graph-max-bs-decode 8",
+                  public)
+    assert "R-DEPRECATED-FLAG" not in [f["rule"] for f in plain["findings"]]
+
+
+def test_values_only_the_gpu_decides(public: dict[str, Path]) -> None:
+    report = check("0.5.23", "H100", "--model-path {llama31_8b}", public)
+    assert set(report["effective_depends_on"]) == {"max_running_requests"}
+    assert report["effective"]["max_running_requests"] is None  # `effective` is unchanged
+    # typed: SGLang runs what was typed
+    typed = check("0.5.23", "H100", "--model-path {llama31_8b} --max-running-requests 64", public)
+    assert typed["effective_depends_on"] == {}
+    # no GPU kind: the values that follow it are the assumed kind's
+    assumed = check("0.5.23", None, "--model-path {llama31_8b}", public)
+    assert {"attention_backend", "page_size"} <= set(assumed["effective_depends_on"])
+    assert "H100 is assumed" in assumed["effective_depends_on"]["attention_backend"]
+    # releases whose model runner picks the attention backend at load time
+    old = check("0.5.3", "H100", "--model-path {llama31_8b}", public)
+    assert "model runner" in old["effective_depends_on"]["attention_backend"]
