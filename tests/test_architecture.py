@@ -32,7 +32,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # SGLang's data and how to read it (releases, versions, flag tables, canonical fields), the
     # secret-flag list, the GPU catalog and what the SMI tools print, model facts from configs.
     ("sglang data and facts", ("wizard.sglang.*", "wizard.secrets", "wizard.gpus",
-                               "wizard.nvidia_smi", "wizard.amd_smi", "wizard.model_info",
+                               "wizard.nvidia_smi", "wizard.amd_smi", "wizard.model_files",
+                               "wizard.model_facts", "wizard.model_params", "wizard.model_info",
                                "wizard.example_models")),
     # The Profile (pydantic) and its launch command (render); the report's data shapes (Finding,
     # Fix, Report: plain dataclasses).
@@ -106,8 +107,8 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
                           "the remote subcommands parse their options without asyncssh"),
     "wizard.remote.commands": (("wizard.profile", "wizard.sglang.render"), _LOGS),
     "wizard.remote.flow": (
-        ("wizard.api", "wizard.exports", "wizard.model_info", "wizard.profile",
-         "wizard.remote.container", "wizard.sglang.render"), _LOGS),
+        ("wizard.api", "wizard.exports", "wizard.model_files", "wizard.model_info",
+         "wizard.profile", "wizard.remote.container", "wizard.sglang.render"), _LOGS),
     "wizard.remote.multinode_cli": (
         ("wizard.remote.connection", "wizard.remote.multinode", "wizard.remote.nodes_flow"),
         "every subcommand's parser is built for --help and each other subcommand: SSH loads "
@@ -123,7 +124,7 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
     "screens.start": (("wizard.profile",), _FIRST_SCREEN),
     "screens.core": (
         ("wizard.api", "wizard.choices", "wizard.container", "wizard.gpus", "wizard.hub",
-         "wizard.model_info", "wizard.sglang.parse", "wizard.sglang.render",
+         "wizard.model_files", "wizard.model_info", "wizard.sglang.parse", "wizard.sglang.render",
          "wizard.sglang.versions"),
         "the door to the core loads each piece on first use: " + _FIRST_SCREEN),
     "screens.launch": (("wizard.remote.flow",), _SSH),

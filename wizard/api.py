@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from wizard.example_models import example_facts
 from wizard.gpus import GpuKind, lookup
 from wizard.limits import MAX_GPUS
-from wizard.model_info import ModelReadError, is_repo_id, load_model_facts, resolve_model_dir
+from wizard.model_files import ModelReadError, is_repo_id, resolve_model_dir
+from wizard.model_info import load_model_facts
 from wizard.rules.checks import (
     ARGPARSE,
     ARGPARSE_CHOICE,
@@ -38,7 +39,7 @@ from wizard.sglang.releases import default_version, load_release, release_names
 from wizard.sglang.versions import resolve_version as _resolve_version_uncached
 
 if TYPE_CHECKING:
-    from wizard.model_info import ModelFacts
+    from wizard.model_facts import ModelFacts
     from wizard.profile import Profile
 
 DEFAULT_GPU = "H100"
