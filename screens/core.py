@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from wizard.verdict import algorithm_choices as verdict_choices
 
 if TYPE_CHECKING:
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
     from wizard.rules.report import Fix, Report
 
 

@@ -35,9 +35,10 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                "wizard.nvidia_smi", "wizard.amd_smi", "wizard.model_files",
                                "wizard.model_facts", "wizard.model_params", "wizard.model_info",
                                "wizard.example_models")),
-    # The Profile (pydantic) and its launch command (render); the report's data shapes (Finding,
-    # Fix, Report: plain dataclasses).
-    ("profile", ("wizard.profile", "wizard.sglang.render", "wizard.rules.report")),
+    # The Profile (pydantic): its schema, the wording of its problems, its TOML files; its launch
+    # command (render); the report's data shapes (Finding, Fix, Report: plain dataclasses).
+    ("profile", ("wizard.profile_schema", "wizard.profile_problems", "wizard.profile",
+                 "wizard.sglang.render", "wizard.rules.report")),
     # Facts put together: what each algorithm needs, the memory plan, the Hub reader.
     ("plans", ("wizard.applicability", "wizard.memory", "wizard.hub")),
     # The rule registry and the pure engine, and the report it writes.
@@ -83,11 +84,12 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
         "a subcommand loads its own module only (COMMAND_MODULES / FAST_COMMANDS: `check` the "
         "checker alone), the UI only without a subcommand"),
     # the cold check
-    "wizard.check_cli": (("wizard.profile",),
+    "wizard.check_cli": (("wizard.profile", "wizard.profile_problems"),
                          "`check -- CMD` runs without the profile model; a profile file needs it"),
-    "wizard.api": (("wizard.hub", "wizard.multinode", "wizard.profile", "wizard.sglang.render"),
+    "wizard.api": (("wizard.hub", "wizard.multinode", "wizard.profile_schema",
+                    "wizard.sglang.render"),
                    "`check -- CMD` loads neither the profile model nor the Hub reader"),
-    "wizard.sglang.parse": (("wizard.container", "wizard.multinode", "wizard.profile"),
+    "wizard.sglang.parse": (("wizard.container", "wizard.multinode", "wizard.profile_schema"),
                             "argv is parsed for the cold check without building a Profile"),
     "wizard.rules.draft": (("wizard.applicability",),
                            "the MTP lists load once model facts are read"),
@@ -105,7 +107,8 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
         "`import wizard.remote` stays cheap: its public names load on first use"),
     "wizard.remote.cli": (("wizard.remote.commands",),
                           "the remote subcommands parse their options without asyncssh"),
-    "wizard.remote.commands": (("wizard.profile", "wizard.sglang.render"), _LOGS),
+    "wizard.remote.commands": (("wizard.profile", "wizard.profile_problems",
+                                "wizard.sglang.render"), _LOGS),
     "wizard.remote.flow": (
         ("wizard.api", "wizard.exports", "wizard.model_files", "wizard.model_info",
          "wizard.profile", "wizard.remote.container", "wizard.sglang.render"), _LOGS),
@@ -119,9 +122,9 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
     "screens.app": (
         ("screens.algorithm", "screens.dialogs", "screens.model", "screens.parameters",
          "screens.review", "screens.runs", "wizard.files", "wizard.profile",
-         "wizard.sglang.render"),
+         "wizard.profile_problems", "wizard.profile_schema", "wizard.sglang.render"),
         _FIRST_SCREEN + "; each step and dialog is built when first shown"),
-    "screens.start": (("wizard.profile",), _FIRST_SCREEN),
+    "screens.start": (("wizard.profile", "wizard.profile_problems"), _FIRST_SCREEN),
     "screens.core": (
         ("wizard.api", "wizard.choices", "wizard.container", "wizard.gpus", "wizard.hub",
          "wizard.model_files", "wizard.model_info", "wizard.sglang.parse", "wizard.sglang.render",

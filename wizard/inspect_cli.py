@@ -24,7 +24,8 @@ from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
 from wizard.model_facts import ModelFacts
 from wizard.model_files import ModelReadError
 from wizard.model_info import load_model_facts
-from wizard.profile import ProfileError, load_profile
+from wizard.profile import load_profile
+from wizard.profile_problems import ProfileError
 from wizard.rules.report import Finding
 from wizard.sglang.errors import CommandError
 from wizard.sglang.parse import split_launch
