@@ -7,13 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wizard.rules.model import (
-    SILENT,
-    WIZARD,
-    Args,
-    Ctx,
-    Rule,
-)
+from wizard.rules.model import SILENT, WIZARD, Args, Ctx, Rule
 from wizard.rules.report import Fix
 
 FACTS_MISSING = Rule(
