@@ -17,7 +17,7 @@ from wizard.cli import main
 from wizard.gpus import lookup
 from wizard.memory import MemoryInputs, plan_memory
 from wizard.model_info import load_model_facts
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.verdict import verdict_of
 
 MEMORY_RULES = ("R-MEMORY-PLAN", "R-MEMORY-NOFIT")

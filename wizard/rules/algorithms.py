@@ -5,12 +5,7 @@ STANDALONE (a separate small model), NGRAM (no draft model).
 from __future__ import annotations
 
 from wizard.rules.common import DP_ATTENTION_OFF, algo, dp_attention, variant
-from wizard.rules.model import (
-    SILENT,
-    Rule,
-    gt,
-    raises,
-)
+from wizard.rules.model import SILENT, Rule, gt, raises
 from wizard.rules.report import Fix
 
 DFLASH_DPATTN = Rule(

@@ -9,13 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wizard.rules.common import attention_backends, variant
-from wizard.rules.model import (
-    SILENT,
-    Args,
-    Ctx,
-    Rule,
-    raises,
-)
+from wizard.rules.model import SILENT, Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
 FA4_DECODE = Rule(

@@ -4,10 +4,7 @@ in wizard.rules.hybrid).
 
 from __future__ import annotations
 
-from wizard.rules.model import (
-    Rule,
-    raises,
-)
+from wizard.rules.model import Rule, raises
 from wizard.rules.report import Fix
 
 HICACHE_NO_RADIX = Rule(

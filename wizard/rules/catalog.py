@@ -86,7 +86,13 @@ from wizard.rules.hybrid import (
     MAMBA_TRACK_INTERVAL,
     TRACK_INTERVAL_FINAL,
 )
-from wizard.rules.inputs import DEPRECATED_FLAG, FACTS_MISSING, GPU_ASSUMED, VERSION_NEAREST
+from wizard.rules.inputs import (
+    DEPRECATED_FLAG,
+    FACTS_MISSING,
+    GPU_ASSUMED,
+    SPEC_WITHOUT_ALGORITHM,
+    VERSION_NEAREST,
+)
 from wizard.rules.model import Check, Rule
 from wizard.rules.model_config import CONTEXT_LEN, MLA_ROPE_FACTOR, MODEL_TYPE_UNKNOWN
 from wizard.rules.parallelism import DPATTN_TP_DIVISIBLE, PP_SPEC, PP_SPEC_ALGO_23
@@ -138,6 +144,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     SPEC_V2_ENV,
     MULTI_LAYER_EAGLE,
     DEPRECATED_FLAG,
+    SPEC_WITHOUT_ALGORITHM,
 )
 
 

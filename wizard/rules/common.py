@@ -5,10 +5,7 @@ statement a release has; and the fix shared by every rule that refuses DP attent
 
 from __future__ import annotations
 
-from wizard.rules.model import (
-    Args,
-    Ctx,
-)
+from wizard.rules.model import Args, Ctx
 from wizard.rules.report import Fix
 
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")

@@ -6,13 +6,7 @@ draft MoE runner, the draft sink window, multi-layer EAGLE).
 from __future__ import annotations
 
 from wizard.rules.common import algo, eagle_family, variant
-from wizard.rules.model import (
-    RUNTIME,
-    SILENT,
-    Ctx,
-    Rule,
-    raises,
-)
+from wizard.rules.model import RUNTIME, SILENT, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
 NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})

@@ -10,13 +10,7 @@ from typing import Any
 
 from wizard.rules.common import algo, attention_dp_size, dp_attention
 from wizard.rules.hybrid import strategy
-from wizard.rules.model import (
-    RUNTIME,
-    Args,
-    Ctx,
-    Raises,
-    Rule,
-)
+from wizard.rules.model import RUNTIME, Args, Ctx, Raises, Rule
 from wizard.rules.report import Fix
 
 

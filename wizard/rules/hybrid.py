@@ -8,14 +8,7 @@ R-MAMBA-TRACK-INTERVAL-FINAL is the trap after its checks (auto-chosen draft tok
 from __future__ import annotations
 
 from wizard.rules.common import algo, variant
-from wizard.rules.model import (
-    RUNTIME,
-    SILENT,
-    Args,
-    Ctx,
-    Rule,
-    raises,
-)
+from wizard.rules.model import RUNTIME, SILENT, Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
 # Hybrid mamba models without the extra_buffer state in releases that keep split lists, where the

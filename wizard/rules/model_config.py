@@ -5,12 +5,7 @@ model's.
 
 from __future__ import annotations
 
-from wizard.rules.model import (
-    Args,
-    Ctx,
-    Rule,
-    raises,
-)
+from wizard.rules.model import Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 from wizard.sglang.versions import parse_env_bool
 

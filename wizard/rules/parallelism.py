@@ -5,10 +5,7 @@
 from __future__ import annotations
 
 from wizard.rules.common import DP_ATTENTION_OFF, algo, attention_dp_size, dp_attention, variant
-from wizard.rules.model import (
-    Rule,
-    raises,
-)
+from wizard.rules.model import Rule, raises
 from wizard.rules.report import Fix
 
 DPATTN_TP_DIVISIBLE = Rule(

@@ -6,12 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wizard.rules.model import (
-    Args,
-    Ctx,
-    Rule,
-    raises,
-)
+from wizard.rules.model import Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
 # Checkpoints whose method one of SGLang's quantization classes may swap for the typed one
