@@ -43,7 +43,8 @@ def register(sub: Any) -> None:
         "check",
         help="check a profile or a launch command against SGLang's rules",
         description="Check a TOML profile or a pasted launch command against SGLang's own argument rules: "
-        "findings in the order SGLang hits them, and the values SGLang will really use.",
+        "findings in the order SGLang hits them, and the values SGLang will really use (a value "
+        "only the real GPU decides says so: `(depends on ...)`, JSON `effective_depends_on`).",
         epilog=EPILOG.format(default=default_version()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
