@@ -50,7 +50,7 @@ KNOWN: dict[tuple[str, str], str] = {
     **{("R-MAMBA-NOBUF-OVERLAP", f"0.5.{minor}"): _NOBUF_OVERLAP for minor in range(14, 24)},
     ("R-MAMBA-NOBUF-OVERLAP", "0.5.15.post1"): _NOBUF_OVERLAP,
     **{(rule, "0.5.6.post1"): _ROPE for rule in ("R-DPATTN-TP-DIVISIBLE", "R-TRTLLM-MLA-GPU",
-                                                 "R-DRAFT-NOT-NEEDED")},
+                                                 "R-DRAFT-NOT-NEEDED", "R-DETERMINISTIC-MLA")},
 }
 
 

@@ -273,6 +273,20 @@ def _module_lists(tree: Any) -> dict[str, list[str]]:
     return found
 
 
+def _module_lists_in(node: ast.AST) -> dict[str, list[str]]:
+    """`name = [strings]` assignments anywhere under `node` (a function's own lists)."""
+    found: dict[str, list[str]] = {}
+    for stmt in ast.walk(node):
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.List | ast.Tuple)):
+            values = [e.value for e in stmt.value.elts
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(values) == len(stmt.value.elts):
+                found[stmt.targets[0].id] = values
+    return found
+
+
 def _calls_in_order(function: ast.FunctionDef, names: tuple[str, ...]) -> list[str]:
     """The names of `names` a function's statements call (`f(x)`, `self.f()`, `run_hook(f, x)`),
     in source order."""
@@ -378,6 +392,7 @@ def deterministic_inference(tree: Any) -> dict[str, Any]:
                    else "mla_archs")
             out.setdefault(key, archs)
         parents = _parents(function)  # type: ignore[arg-type]
+        local = {**lists, **_module_lists_in(function)}  # a list the handler itself names
         for node in ast.walk(function):
             # the MLA refusal: a raise naming DeepSeek / absorbed-MLA models, under an
             # `attention_backend not in [...]` test (inside or around `if is_deepseek_model`)
@@ -391,7 +406,7 @@ def deterministic_inference(tree: Any) -> dict[str, Any]:
                         if (isinstance(inner, ast.Compare) and len(inner.ops) == 1
                                 and isinstance(inner.ops[0], ast.NotIn)
                                 and ast.unparse(inner.left).endswith("attention_backend")):
-                            backends = _string_list(inner.comparators[0], lists)
+                            backends = _string_list(inner.comparators[0], local)
                             if backends is not None:
                                 out["mla_backends"] = backends
                 current = parents.get(current)

@@ -118,9 +118,10 @@ def _mla_message(ctx: Ctx, a: Args) -> str:
     site = ctx.release.site("R-DETERMINISTIC-MLA")
     variant = site.variant if site is not None else 0
     models = "absorbed-MLA models" if variant == 1 else "DeepSeek models"
-    # the first wording names the backends in words ("fa3 and triton"), the later ones print
-    # the radix list
+    # the wordings print the radix list, the backends in words ("fa3 and triton", 0.5.4.post1)
+    # or the handler's own list (0.5.16)
     backends = (" and ".join(det.get("mla_backends") or ()) if variant == 2
+                else str(det.get("mla_backends")) if variant == 3
                 else str(det.get("radix_backends")))
     return (f"Currently only {backends} attention backends are supported for deterministic "
             f"inference with {models}. But you're using {a.get('attention_backend')}.")

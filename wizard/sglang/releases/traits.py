@@ -27,7 +27,7 @@ class Traits:
     config_reader: str
     deprecated_actions: dict[str, dict[str, dict[str, Any | None]]]
     deprecated_store_true: dict[str, dict[str, str]]
-    deterministic_inference: dict[str, Any]
+    deterministic_inference: dict[str, Any | None]
     dflash_disables_overlap: bool
     dflash_family_counts_as_topk_one: bool
     draft_in_static_pool: bool
@@ -67,6 +67,7 @@ class Traits:
     spec_moe_runner_default: str
     spec_reserve_mib: int
     spec_v1_fallback_for_trees: bool
+    spec_v2_runs_trees: bool
     spec_v2_switch: str
     spec_v2_topk_algorithms: list[str]
     topk_page_backends: list[str]
