@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wizard.rules import multinode as mn
+from wizard.rules.arg_sites import GENERIC
 from wizard.rules.checks import CHECKS
 from wizard.rules.model import (
     ALGORITHM_CHECK,
@@ -2771,6 +2772,7 @@ ALL_RULES: tuple[Rule, ...] = (
     QUANT_ROCM,
     GPT_OSS_ATTENTION,
     HICACHE_NO_RADIX,
+    GENERIC,  # R-ARG-SITE: one id for every site the release data lists (wizard/rules/arg_sites.py)
     *mn.CHECK_RULES,
     *RUNTIME_RULES,
     *CONTEXT_RULES,
