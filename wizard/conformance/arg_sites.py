@@ -42,6 +42,7 @@ from wizard.rules.arg_sites import PLATFORM_PROBES, compile_condition
 RECEIVERS = frozenset({"self", "cfg", "server_args", "args", "sa", "view"})
 STR_METHODS = frozenset({"lower", "upper", "strip"})
 ENTRY_POINTS = ("__post_init__", "resolve_once", "check_server_args")
+_WRITERS = frozenset({"replace", "update", "dict", "setdefault", "set", "_replace"})
 _LOGGING = frozenset({"warning", "warn", "info", "debug", "error", "exception", "critical"})
 
 
@@ -98,6 +99,8 @@ class _Walk:
     sites: list[_Site] = field(default_factory=list)
     writes: dict[str, int] = field(default_factory=dict)  # flag -> first seq written
     lines: dict[str, int] = field(default_factory=dict)  # file:line of a statement -> its seq
+    # (function, local name) -> (value, seq): a local bound once, at the function's top level
+    bindings: dict[tuple[int, str], tuple[ast.expr, int]] = field(default_factory=dict)
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -116,8 +119,8 @@ def _written(node: ast.AST, flags: frozenset[str]) -> set[str]:
     out: set[str] = set()
 
     def target(t: ast.AST) -> None:
-        if isinstance(t, ast.Attribute):
-            out.add(t.attr)
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+            out.add(t.attr)  # `x.flag = ...` (not `self.hf_config.flag = ...`)
         elif isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant):
             out.add(str(t.slice.value))
         elif isinstance(t, ast.Tuple | ast.List):
@@ -143,7 +146,10 @@ def _written(node: ast.AST, flags: frozenset[str]) -> set[str]:
                 continue
             if name == "setattr" and len(sub.args) >= 2 and isinstance(sub.args[1], ast.Constant):
                 out.add(str(sub.args[1].value))
-            out.update(k.arg for k in sub.keywords if k.arg)
+            if name in _WRITERS or "declare" in name or "override" in name:
+                # declare_resolution(sa, source, field=value), dataclasses.replace(sa, field=...)
+                out.update(k.arg for k in sub.keywords if k.arg and not (
+                    isinstance(k.value, ast.Attribute) and k.value.attr == k.arg))
     return out & flags
 
 
@@ -185,9 +191,31 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> Non
         return
     walk.visited[key] = 1
     walk.active.add(key)
+    once = _bound_once(fn.node)
     exits: list[list[_Cond]] = []
-    _block(walk, fn, fn.node.body, guard, [], exits, stage)
+    for stmt in fn.node.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in once):
+            once[stmt.targets[0].id] = stmt.value
+    _block(walk, fn, fn.node.body, guard, [], exits, stage, once)
     walk.active.discard(key)
+
+
+def _bound_once(function: ast.AST) -> dict[str, ast.expr | None]:
+    """Local names assigned exactly once in the function, by a plain top-level `name = ...`."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(function):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+        elif isinstance(node, ast.arg):
+            names.append(node.arg)
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    top = {stmt.targets[0].id for stmt in getattr(function, "body", [])
+           if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+           and isinstance(stmt.targets[0], ast.Name)}
+    return {name: None for name, n in counts.items() if n == 1 and name in top}
 
 
 def _unknown(walk: _Walk, fn: _Fn, text: str) -> _Cond:
@@ -195,7 +223,8 @@ def _unknown(walk: _Walk, fn: _Fn, text: str) -> _Cond:
 
 
 def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path: list[_Cond],
-           exits: list[list[_Cond]], stage: str) -> None:
+           exits: list[list[_Cond]], stage: str,
+           once: dict[str, ast.expr | None] | None = None) -> None:
     for stmt in body:
         walk.seq += 1
         seq = walk.seq
@@ -247,6 +276,9 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
             _block(walk, fn, stmt.body, guard, path, exits, stage)
         else:
             _visit_calls(walk, stmt, here, stage)
+            if (once and isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+                    and once.get(stmt.targets[0].id) is stmt.value):
+                walk.bindings[(id(fn.node), stmt.targets[0].id)] = (stmt.value, seq)
 
 
 def _reraises(stmt: ast.Try) -> bool:
@@ -333,8 +365,24 @@ class _Reader:
         return ["flag", name]
 
     def expr(self, node: ast.expr) -> list[Any]:
+        if (isinstance(node, ast.Attribute) and node.attr in PLATFORM_PROBES
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "get_platform" and not node.value.args):
+            return ["platform", node.attr]  # get_platform().is_npu
+        if isinstance(node, ast.Attribute) and _is_view_call(node.value):
+            # `resolved_view(server_args).flag`: the record's field as resolved so far
+            return self.flag(ast.Attribute(ast.Name("self", ast.Load()), node.attr, ast.Load()))
         if isinstance(node, ast.Attribute):
             return self.flag(node)
+        if isinstance(node, ast.Name) and self.fn is not None:
+            bound = self.walk.bindings.get((id(self.fn.node), node.id))
+            if bound is None:
+                raise Impure(node.id)
+            value, seq = bound
+            inner = _Reader(self.walk, self.fn, seq)
+            tree = inner.expr(value)
+            self.read |= inner.read
+            return tree
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(
                 node.value, bool | int | float | str)):
             return ["const", node.value]
@@ -374,9 +422,17 @@ class _Reader:
                 return ["str", func.attr, self.expr(func.value)]
             name = func.id if isinstance(func, ast.Name) else (
                 func.attr if isinstance(func, ast.Attribute) else "")
-            if name in PLATFORM_PROBES:
-                return ["platform", name]
+            if name.lstrip("_") in PLATFORM_PROBES:  # is_hip(), _is_hip()
+                return ["platform", name.lstrip("_")]
+
         raise Impure(ast.unparse(node))
+
+
+def _is_view_call(node: ast.expr) -> bool:
+    """`resolved_view(server_args)` / `resolving_view(cfg)`: a view of the record itself."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id.endswith("_view") and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], ast.Name) and node.args[0].id in RECEIVERS)
 
 
 def _condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str]]:

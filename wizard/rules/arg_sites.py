@@ -246,11 +246,19 @@ class Placed:
     before: tuple[int, ...]
 
 
+def _position(seqs: Sequence[int | None], seq: int) -> int:
+    """Right after the step whose located statement is the last before `seq` on SGLang's launch
+    path (the engine's order is SGLang's only where witnessed, so the nearest neighbour is
+    the safest anchor); before the first located step when none comes earlier."""
+    earlier = [(s, i) for i, s in enumerate(seqs) if s is not None and s < seq]
+    if earlier:
+        return max(earlier)[1] + 1
+    later = [i for i, s in enumerate(seqs) if s is not None]
+    return min(later) if later else len(seqs)
+
+
 def place(release: Release, steps: Sequence[object], canonical: Callable[[str], str]) -> Placed:
-    """Compile the release's sites and place each before the first step whose located statement
-    comes later on SGLang's launch path (after the last step when none does)."""
+    """Compile the release's sites and give each the index of the step it is reported before."""
     compiled = compile_sites(release.generic_sites, canonical)
     seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
-    before = tuple(next((i for i, seq in enumerate(seqs) if seq is not None and seq > site.seq),
-                        len(steps)) for site in compiled.sites)
-    return Placed(compiled, before)
+    return Placed(compiled, tuple(_position(seqs, site.seq) for site in compiled.sites))
