@@ -20,6 +20,7 @@ from wizard.example_models import example_facts
 from wizard.gpus import GpuKind, lookup
 from wizard.limits import MAX_GPUS
 from wizard.model_info import ModelReadError, is_repo_id, load_model_facts, resolve_model_dir
+from wizard.rules.arg_sites import GENERIC
 from wizard.rules.checks import (
     ARGPARSE,
     ARGPARSE_CHOICE,
@@ -508,8 +509,6 @@ def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Re
     """R-ARG-SITE findings get a fix per flag of their site typed in extra args: drop it (the
     verification keeps the drops after which the finding is gone)."""
     from dataclasses import replace
-
-    from wizard.rules.arg_sites import GENERIC
 
     if not profile.extra_args or not any(f.rule == GENERIC.id for f in report.findings):
         return report

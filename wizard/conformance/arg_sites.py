@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.conformance.locate import SourceTree, _assert_line
-from wizard.rules.arg_sites import PLATFORM_PROBES, compile_condition
+from wizard.rules.arg_sites import PLATFORM_PROBES, RESOLVED_FIELDS, compile_condition
+from wizard.sglang.fields import canonical_dest
 
 RECEIVERS = frozenset({"self", "cfg", "server_args", "args", "sa", "view"})
 STR_METHODS = frozenset({"lower", "upper", "strip"})
@@ -350,6 +351,7 @@ class _Reader:
     def __init__(self, walk: _Walk, fn: _Fn | None, seq: int) -> None:
         self.walk, self.fn, self.seq = walk, fn, seq
         self.read: set[str] = set()
+        self.resolved: set[str] = set()
 
     def flag(self, node: ast.Attribute) -> list[Any]:
         if not (isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
@@ -360,7 +362,9 @@ class _Reader:
             raise Impure(f"{ast.unparse(node)} (not a flag)")
         written = self.walk.writes.get(name)
         if written is not None and written < self.seq:
-            raise Impure(f"{name} is written before")
+            if canonical_dest(name) not in RESOLVED_FIELDS:
+                raise Impure(f"{name} is written before")
+            self.resolved.add(name)  # a field the engine resolves: read where the site stands
         self.read.add(name)
         return ["flag", name]
 
@@ -382,6 +386,7 @@ class _Reader:
             inner = _Reader(self.walk, self.fn, seq)
             tree = inner.expr(value)
             self.read |= inner.read
+            self.resolved |= inner.resolved
             return tree
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(
                 node.value, bool | int | float | str)):
@@ -435,19 +440,21 @@ def _is_view_call(node: ast.expr) -> bool:
             and isinstance(node.args[0], ast.Name) and node.args[0].id in RECEIVERS)
 
 
-def _condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str]]:
+def _condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str], set[str]]:
     parts: list[list[Any]] = []
     read: set[str] = set()
+    resolved: set[str] = set()
     for cond in conds:
         if cond.node is None:
             raise Impure(cond.text or "unreadable")
         reader = _Reader(walk, cond.fn, cond.seq)
         tree = reader.expr(cond.node)
         read |= reader.read
+        resolved |= reader.resolved
         parts.append(["not", tree] if cond.negate else tree)
     if not parts:
         raise Impure("unconditional")
-    return (parts[0] if len(parts) == 1 else ["and", *parts]), read
+    return (parts[0] if len(parts) == 1 else ["and", *parts]), read, resolved
 
 
 def _message(node: ast.expr | None, flags: frozenset[str]) -> list[Any] | None:
@@ -544,14 +551,14 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
             skipped.append(f"{where}: {site.fn.qualname} is called from more than one place")
             continue
         try:
-            condition, read = _condition(walk, site.conds)
+            condition, read, resolved = _condition(walk, site.conds)
         except Impure as why:
             skipped.append(f"{where}: guard {str(why)[:100]}")
             continue
         flag_defaults = {name: defaults[name] for name in sorted(read)}
         test = compile_condition(condition, flag_defaults)
-        try:
-            on_defaults = test({}, frozenset({"is_cuda", "is_cuda_alike"}))
+        try:  # (a resolved field's flag default is not what the site reads: not checked)
+            on_defaults = not resolved and test({}, frozenset({"is_cuda", "is_cuda_alike"}))
         except (TypeError, ValueError, AttributeError):
             on_defaults = False
         if on_defaults:
@@ -567,6 +574,7 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
             "bare": isinstance(node, ast.Assert) and node.msg is None,
             "condition": condition,
             "defaults": flag_defaults,
+            "resolved": sorted(resolved),
             "message": message,
             "source": ast.unparse(node).split("\n", 1)[0][:200],
         })

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from wizard.rules.model import Args, Ctx, Raises, Rule
 from wizard.rules.report import Finding, Fix, SglangRaise
+from wizard.sglang.fields import BY_DEST
 
 if TYPE_CHECKING:
     from wizard.sglang.releases import Release
@@ -26,6 +27,16 @@ PLATFORM_PROBES: frozenset[str] = frozenset({
     "is_cuda", "is_hip", "is_cuda_alike", "is_npu", "is_xpu", "is_hpu", "is_musa", "is_mps",
     "is_sm90_supported", "is_sm100_supported",
 })
+# Fields the engine resolves in SGLang's order (its effective table, plus the MoE runner): a
+# site may read them after SGLang rewrote them; it is then evaluated where it stands, on the
+# values the engine has resolved by that step.
+RESOLVED_FIELDS: frozenset[str] = frozenset({
+    "attention_backend", "prefill_attention_backend", "decode_attention_backend", "page_size",
+    "device", "disable_overlap_schedule", "disable_radix_cache", "enable_dp_attention",
+    "tp_size", "dp_size", "pp_size", "attn_dp_size", "speculative_algorithm",
+    "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
+    "moe_runner_backend", "speculative_moe_runner_backend", "mamba_scheduler_strategy",
+})  # not enable_mixed_chunk: the releases that turn it off for EAGLE are not all read yet
 _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"})
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
 _CAUGHT = (TypeError, ValueError, AttributeError, KeyError)
@@ -107,14 +118,20 @@ class GenericSite:
     defaults: Mapping[str, Any]
     message: tuple[Any, ...] | None
     source: str
+    resolved: bool  # reads a field SGLang rewrites before it (evaluated at its step)
+
+
+Test = Callable[[Mapping[str, Any], frozenset[str]], bool]
 
 
 @dataclass(frozen=True)
 class CompiledSites:
-    """A release's sites and the one function that says which hold."""
+    """A release's sites; one function says which of the sites over typed flags hold, and each
+    site over resolved fields has its own test (run at its step)."""
 
     sites: tuple[GenericSite, ...]
     holding: Callable[[Mapping[str, Any], frozenset[str]], list[int]]
+    late: Mapping[int, Test]
 
 
 def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
@@ -125,25 +142,30 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
     defaults: dict[str, Any] = {}
     lines = ["def _holding(a, _P):", "    _g = a.get", "    out = []"]
     sites = []
+    late: dict[int, Test] = {}
     for index, entry in enumerate(entries):
         keys = {name: canonical(name) for name in entry["defaults"]}
-        for name, value in entry["defaults"].items():
-            defaults.setdefault(name, value)
-        text = _source(entry["condition"], keys, slots)
-        lines += ["    try:", f"        if {text}: out.append({index})",
-                  "    except _E:", "        pass"]
+        resolved = bool(entry.get("resolved"))
+        if resolved:
+            late[index] = compile_condition(entry["condition"], entry["defaults"], keys)
+        else:
+            for name, value in entry["defaults"].items():
+                defaults.setdefault(name, value)
+            text = _source(entry["condition"], keys, slots)
+            lines += ["    try:", f"        if {text}: out.append({index})",
+                      "    except _E:", "        pass"]
         sites.append(GenericSite(index, entry["where"], entry["function"], entry["stage"],
                                  int(entry["seq"]), entry["exception"], bool(entry["bare"]),
                                  tuple(keys[n] for n in entry["defaults"]),
                                  tuple(entry["defaults"]), entry["condition"],
                                  dict(entry["defaults"]),
                                  tuple(entry["message"]) if entry["message"] is not None
-                                 else None, entry["source"]))
+                                 else None, entry["source"], resolved))
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
                              "__builtins__": {}}
     exec(compile("\n".join(lines) + "\n", "<R-ARG-SITE>", "exec"), scope)
-    return CompiledSites(tuple(sites), scope["_holding"])
+    return CompiledSites(tuple(sites), scope["_holding"], late)
 
 
 def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callable[[str], str],
@@ -192,8 +214,6 @@ def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str])
 def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any]) -> list[Fix]:
     """Unset each culprit flag that has a profile field (flags typed in extra args get their
     drop fix in `wizard.api`, which knows the extra args)."""
-    from wizard.sglang.fields import BY_DEST
-
     out = []
     for name in culprits(site, a, platforms_of(ctx)):
         spec = BY_DEST.get(name)
@@ -240,10 +260,24 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
 
 @dataclass(frozen=True)
 class Placed:
-    """A release's compiled sites and, per site, the index of the engine step it goes before."""
+    """A release's compiled sites and, per site, the index of the engine step it goes before;
+    `late[i]`: the sites over resolved fields tested before step i."""
 
     compiled: CompiledSites
     before: tuple[int, ...]
+    late: tuple[tuple[tuple[int, Test], ...], ...]
+
+    def late_holding(self, position: int, a: Mapping[str, Any], platforms: frozenset[str],
+                     ) -> list[int]:
+        """The sites over resolved fields standing before step `position` that hold now."""
+        out = []
+        for index, test in self.late[position]:
+            try:
+                if test(a, platforms):
+                    out.append(index)
+            except _CAUGHT:
+                continue
+        return out
 
 
 def _position(seqs: Sequence[int | None], seq: int) -> int:
@@ -261,4 +295,8 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     """Compile the release's sites and give each the index of the step it is reported before."""
     compiled = compile_sites(release.generic_sites, canonical)
     seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
-    return Placed(compiled, tuple(_position(seqs, site.seq) for site in compiled.sites))
+    before = tuple(_position(seqs, site.seq) for site in compiled.sites)
+    late: list[list[tuple[int, Test]]] = [[] for _ in range(len(steps) + 1)]
+    for index, test in compiled.late.items():
+        late[before[index]].append((index, test))
+    return Placed(compiled, before, tuple(tuple(x) for x in late))

@@ -118,11 +118,17 @@ def evaluate(ctx: Ctx) -> Report:
     due: dict[int, list[int]] = {}
     for index in holding:
         due.setdefault(placed.before[index], []).append(index)
+    platforms = g.platforms_of(ctx)
     for position, step in enumerate(steps):
         for index in due.get(position, ()):
             order += 1
             findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
                                            canonical_dest))
+        if placed.late[position]:  # sites over fields SGLang has resolved by this step
+            for index in placed.late_holding(position, a, platforms):
+                order += 1
+                findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
+                                               canonical_dest))
         order += 1
         try:
             if not isinstance(step, Rule):
@@ -138,7 +144,7 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
-    for index in due.get(len(steps), ()):
+    for index in (*due.get(len(steps), ()), *placed.late_holding(len(steps), a, platforms)):
         order += 1
         findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest))
     for rule in runtime:
