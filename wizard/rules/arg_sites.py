@@ -42,9 +42,15 @@ _STR_METHODS = frozenset({"lower", "upper", "strip"})
 _CAUGHT = (TypeError, ValueError, AttributeError, KeyError)
 
 
+_PLATFORMS: dict[str, frozenset[str]] = {}
+
+
 def platforms_of(ctx: Ctx) -> frozenset[str]:
     """The platform probes that answer True on the launch's GPU kind."""
     gpu = ctx.gpu
+    cached = _PLATFORMS.get(gpu.name)
+    if cached is not None:
+        return cached
     out = set()
     if gpu.is_cuda:
         out |= {"is_cuda", "is_cuda_alike"}
@@ -54,7 +60,8 @@ def platforms_of(ctx: Ctx) -> frozenset[str]:
         out.add("is_sm90_supported")
     if gpu.is_sm100:
         out.add("is_sm100_supported")
-    return frozenset(out)
+    _PLATFORMS[gpu.name] = frozenset(out)
+    return _PLATFORMS[gpu.name]
 
 
 def _const(value: Any) -> str:
@@ -85,6 +92,29 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int])
     if kind == "platform" and tree[1] in PLATFORM_PROBES:
         return f"({tree[1]!r} in _P)"
     raise ValueError(f"not a condition node: {tree!r}")
+
+
+def _cost(tree: Any) -> int:
+    """2 for a subtree with a method call, 1 with a platform probe, else 0."""
+    if not isinstance(tree, list) or not tree:
+        return 0
+    if tree[0] == "str":
+        return 2
+    if tree[0] == "platform":
+        return 1
+    return max((_cost(t) for t in tree[1:]), default=0)
+
+
+def _cheap_first(tree: Sequence[Any]) -> Sequence[Any]:
+    """A top-level conjunction flattened, its plain flag tests first: whether it holds does not
+    depend on the order (a conjunct that raises counts as not holding either way), and most
+    sites then stop at their first, falsy, flag."""
+    if tree[0] != "and":
+        return tree
+    parts: list[Any] = []
+    for part in tree[1:]:
+        parts.extend(_cheap_first(part)[1:] if part[0] == "and" else [part])
+    return ["and", *sorted(parts, key=_cost)]
 
 
 def compile_condition(tree: Sequence[Any], defaults: Mapping[str, Any],
@@ -151,7 +181,7 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
         else:
             for name, value in entry["defaults"].items():
                 defaults.setdefault(name, value)
-            text = _source(entry["condition"], keys, slots)
+            text = _source(_cheap_first(entry["condition"]), keys, slots)
             lines += ["    try:", f"        if {text}: out.append({index})",
                       "    except _E:", "        pass"]
         sites.append(GenericSite(index, entry["where"], entry["function"], entry["stage"],
@@ -192,11 +222,16 @@ def _option(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+_TESTS: dict[int, Test] = {}  # id(site) -> its own test (sites live as long as the process)
+
+
 def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str]) -> list[str]:
     """The site's flags (canonical) whose value set back to the default makes it not hold:
     the flags a fix can drop. The model path is never one (a launch needs it)."""
-    test = compile_condition(site.condition, site.defaults, dict(zip(site.dests, site.flags,
-                                                                      strict=True)))
+    test = _TESTS.get(id(site))
+    if test is None:
+        test = _TESTS[id(site)] = compile_condition(
+            site.condition, site.defaults, dict(zip(site.dests, site.flags, strict=True)))
     out = []
     for dest, name in zip(site.dests, site.flags, strict=True):
         default = site.defaults.get(dest)

@@ -114,11 +114,11 @@ def evaluate(ctx: Ctx) -> Report:
     # R-ARG-SITE: the sites read only flags nothing rewrites, so they are evaluated once on the
     # values as typed; each holding site is reported at its place on the launch path.
     placed = _placed(ctx.release)
-    holding = placed.compiled.holding(a, g.platforms_of(ctx)) if placed.compiled.sites else []
+    platforms = g.platforms_of(ctx)
+    holding = placed.compiled.holding(a, platforms) if placed.compiled.sites else []
     due: dict[int, list[int]] = {}
     for index in holding:
         due.setdefault(placed.before[index], []).append(index)
-    platforms = g.platforms_of(ctx)
     for position, step in enumerate(steps):
         for index in due.get(position, ()):
             order += 1
