@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jsonl:
         return _batch(args.jsonl, sys.stdout)
     words = list(args.target or [])
-    if len(words) == 1 and not words[0].lstrip().startswith("-") and " " not in words[0]:
+    if len(words) == 1 and _names_a_file(words[0]):
         report = _check_profile_file(words[0], args)
     elif words:
         report = _check_command(words, args)
@@ -94,8 +95,21 @@ def run(args: argparse.Namespace) -> int:
     return 1 if report.verdict == "error" else 0
 
 
+def _names_a_file(word: str) -> bool:
+    """One word is a profile (a path or a name) unless it reads as a pasted command: a path with a
+    space (`My Profiles/x.toml`, a directory) is still a path when it exists or ends in .toml."""
+    if word.lstrip().startswith("-"):
+        return False
+    if " " not in word:
+        return True
+    if os.path.lexists(os.path.expanduser(word)):
+        return True
+    return word.rstrip().endswith(".toml") and "sglang" not in word
+
+
 def _check_profile_file(path: str, args: argparse.Namespace) -> Report:
-    from wizard.profile import ProfileError, load_profile
+    from wizard.profile import load_profile
+    from wizard.profile_problems import ProfileError
 
     try:
         profile = load_profile(path)

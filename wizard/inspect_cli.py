@@ -21,8 +21,11 @@ from wizard.errors import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
 from wizard.hub import HubError, is_repo_id, load_hub_facts
 from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
-from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
-from wizard.profile import ProfileError, load_profile
+from wizard.model_facts import ModelFacts
+from wizard.model_files import ModelReadError
+from wizard.model_info import load_model_facts
+from wizard.profile import load_profile
+from wizard.profile_problems import ProfileError
 from wizard.rules.report import Finding
 from wizard.sglang.errors import CommandError
 from wizard.sglang.parse import split_launch
@@ -465,10 +468,16 @@ def render_plan(p: MemoryPlan) -> str:
         layout += f", ep {p.ep}"
     lines = [f"Memory plan per GPU: {p.gpus} x {p.gpu}, {layout} (SGLang {p.sglang_version}): {word}"]
     lines.append(f"  {_bar(p)}  W weights S state K KV D draft A activations/graphs")
-    source = "nvidia-smi" if p.free_memory_source == "nvidia-smi" else f"card {p.gpu_total_gib:.1f}"
+    hip = p.context_label.startswith("HIP")
+    if p.free_memory_source == "nvidia-smi":
+        source = "amd-smi/rocm-smi" if hip else "nvidia-smi"
+    else:
+        source = f"card {p.gpu_total_gib:.1f}"
+        if p.driver_reserve_gib:
+            source += f" - {p.driver_reserve_gib:.2f} amdgpu driver"
     lines.append(
         f"  free before loading {p.free_before_load_gib:.1f} GiB ({source} - "
-        f"{p.context_reserve_gib:.2f} CUDA context/NCCL) x mem-fraction-static "
+        f"{p.context_reserve_gib:.2f} {p.context_label}) x mem-fraction-static "
         f"{p.mem_fraction_static:.3f} ({p.mem_fraction_source}) = static pool "
         f"{p.static_pool_gib:.1f} GiB"
     )

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from wizard import limits
 from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
-from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
+from wizard.model_facts import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
 from wizard.sglang.releases import (
     Release,
     VersionError,
@@ -337,6 +337,8 @@ class MemoryPlan:
     free_before_load_gib: float = 0.0
     free_memory_source: Literal["card", "nvidia-smi"] = "card"
     context_reserve_gib: float = 0.0
+    driver_reserve_gib: float = 0.0
+    context_label: str = "CUDA context/NCCL"
     kv_layout: str = ""
     kv_cell_bytes: int = 0
     swa_kv_tokens: int | None = None
@@ -623,6 +625,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     reserve_ctx = context_reserve_gib(gpu, tp)
     context_label = "HIP context/RCCL" if gpu.is_hip else "CUDA context/NCCL"
     tool = "amd-smi/rocm-smi" if gpu.is_hip else "nvidia-smi"
+    driver_held = 0.0
     if free_gib is not None:
         free_before = max(min(free_gib, total_gib) - reserve_ctx, 0.0)
         free_source: Literal["card", "nvidia-smi"] = "nvidia-smi"
@@ -634,6 +637,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         driver = driver_reserve_gib(gpu)
         free_before = total_gib - driver - reserve_ctx
         free_source = "card"
+        driver_held = driver
         held = f" minus {driver:.2f} GiB the amdgpu driver holds" if driver else ""
         assumptions.append(
             f"free memory before loading: card {total_gib:.2f} GiB{held} minus {reserve_ctx:.2f} "
@@ -959,6 +963,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         free_before_load_gib=free_before,
         free_memory_source=free_source,
         context_reserve_gib=reserve_ctx,
+        driver_reserve_gib=driver_held,
+        context_label=context_label,
         kv_layout=layout,
         kv_cell_bytes=cell,
         swa_kv_tokens=swa_tokens,

@@ -141,3 +141,22 @@ def test_tool_input_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "bad.toml:5" in err and "num_step" in err
     assert main(["check"]) == 2
     assert main(["check", "--jsonl", str(tmp_path / "nope.jsonl")]) == 2
+
+
+def test_a_path_with_a_space_is_a_profile_not_a_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check "My Profiles/x.toml"` and `check "odd dir"` were read as a pasted launch command
+    ("no SGLang launch command found"), unlike `command` and `profiles show` with the same path."""
+    folder = tmp_path / "my profiles"
+    folder.mkdir()
+    good = folder / "qwen 27b.toml"
+    good.write_text('schema_version = 1\n[model]\npath = "/m"\n')
+    assert main(["check", str(good)]) == 0
+    assert "SGLang would START" in capsys.readouterr().out
+    assert main(["check", str(folder)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert main(["check", str(folder / "missing one.toml")]) == 2
+    assert "file not found" in capsys.readouterr().err
+    # a pasted one-string command with spaces is still a command
+    assert main(["check", "python -m sglang.launch_server --model-path /m"]) == 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
+from wizard.remote.preflight import PreflightReport, PreflightRequest, compare_effective
 from wizard.remote.records import (
     RunRecord,
     RunRecords,
@@ -26,14 +27,8 @@ from wizard.remote.records import (
     profile_hash,
     secret_values,
 )
-from wizard.remote.session import (
-    LaunchRequest,
-    PreflightReport,
-    PreflightRequest,
-    RemoteHost,
-    RunStatus,
-    compare_effective,
-)
+from wizard.remote.runs import LaunchRequest, RunStatus
+from wizard.remote.session import RemoteHost
 from wizard.remote.watch import ChunkCallback, TickCallback, WatchResult, watch_run
 
 Say = Callable[[str], None]
@@ -327,7 +322,8 @@ def gpu_edits_lines(profile: Any, edits: dict[str, Any]) -> list[str]:
 async def host_facts(host: RemoteHost, plan: LaunchPlan) -> tuple[Any, Any]:
     """`ModelFacts` of the model and draft folders as the host has them, or (None, None) when
     they cannot be read: the check then makes its assumptions and there is no memory plan."""
-    from wizard.model_info import MODEL_FILES, facts_from_files
+    from wizard.model_files import MODEL_FILES
+    from wizard.model_info import facts_from_files
 
     async def read(path: str) -> Any:
         files = await host.model_files(path, MODEL_FILES)
