@@ -55,6 +55,7 @@ from wizard.rules.cache import HICACHE_NO_RADIX
 from wizard.rules.checks import CHECKS
 from wizard.rules.draft import (
     DRAFT_AUTO,
+    DRAFT_FACTS_MISSING,
     DRAFT_HIDDEN_MISMATCH,
     DRAFT_MISSING,
     DRAFT_NOT_NEEDED,
@@ -144,6 +145,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     MULTI_LAYER_EAGLE,
     DEPRECATED_FLAG,
     SPEC_WITHOUT_ALGORITHM,
+    DRAFT_FACTS_MISSING,
 )
 
 
