@@ -160,3 +160,23 @@ def test_a_path_with_a_space_is_a_profile_not_a_command(
     assert "file not found" in capsys.readouterr().err
     # a pasted one-string command with spaces is still a command
     assert main(["check", "python -m sglang.launch_server --model-path /m"]) == 0
+
+
+@pytest.mark.parametrize("args", [["profiles", "list", "--json"], ["check", "--json", "qwen3.6-27b-mtp-a6000"]])
+def test_a_closed_pipe_is_quiet(args: list[str], tmp_path: Path) -> None:
+    """`sglang-wizard profiles list --json | head` printed a BrokenPipeError traceback. The read end
+    is closed before the process starts, so every write fails (no timing involved)."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    env = {**os.environ, "SGLANG_WIZARD_PROFILES_DIR": str(tmp_path)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "wizard.cli", *args], stdout=write,
+                              stderr=subprocess.PIPE, env=env, timeout=120, check=False)
+    finally:
+        os.close(write)
+    assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 141
