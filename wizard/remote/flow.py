@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
+from wizard.remote.preflight import PreflightReport, PreflightRequest, compare_effective
 from wizard.remote.records import (
     RunRecord,
     RunRecords,
@@ -26,14 +27,8 @@ from wizard.remote.records import (
     profile_hash,
     secret_values,
 )
-from wizard.remote.session import (
-    LaunchRequest,
-    PreflightReport,
-    PreflightRequest,
-    RemoteHost,
-    RunStatus,
-    compare_effective,
-)
+from wizard.remote.runs import LaunchRequest, RunStatus
+from wizard.remote.session import RemoteHost
 from wizard.remote.watch import ChunkCallback, TickCallback, WatchResult, watch_run
 
 Say = Callable[[str], None]
