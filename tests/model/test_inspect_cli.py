@@ -158,3 +158,13 @@ def test_inspect_plans_the_pool_check_plans(tmp_path: Path, capsys, gpu: str) ->
     checked = json.loads(capsys.readouterr().out)["memory_plan"]
     for key in ("mem_fraction_static", "static_pool_gib", "kv_tokens"):
         assert inspected[key] == checked[key], key
+
+
+def test_a_missing_relative_folder_is_named_clearly(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new profile's `./model` was reported as "model folder model does not exist"."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "./model")
+    assert code == 2
+    assert f"model folder 'model' ({tmp_path / 'model'}) does not exist" in err
