@@ -80,3 +80,19 @@ async def test_escape_keeps_the_kind(ready_dir: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.profile.gpu.kind == "custom:arch=gfx942,mem=131072MiB"
+
+
+async def test_undo_names_the_gpu_kind_by_its_label(ready_dir: Path) -> None:
+    """ctrl+z after picking a GPU kind said "Undid the change of gpu.kind." (the profile key),
+    where every field of the Parameters step is named by its label."""
+    app = _start(ready_dir)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await app.action_goto("model")
+        await pilot.pause()
+        app.screen.query_one("#gpu-kind", Select).value = "MI355X"
+        await pilot.pause()
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert app.profile.gpu.kind == "H100"
+        said = [str(n.message) for n in app._notifications]
+        assert "Undid the change of GPU kind." in said, said
