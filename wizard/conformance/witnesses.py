@@ -325,6 +325,10 @@ EXCLUDED: dict[str, str] = {
                              "unreadable draft config); it gives way to R-DRAFT-CONFIG-READ on "
                              "the releases that open the draft at start, so it fires on some "
                              "releases only; tested in tests/rules/test_spec_without_algorithm.py",
+    "R-SIZE-NOT-POSITIVE": "SGLang's argument code accepts tp/pp/dp 0 and a static fraction "
+                           "of 0; the failure comes when the workers or the memory pool start, "
+                           "which the CPU runner never does; tested in "
+                           "tests/rules/test_sizes_not_positive.py",
     "R-GPUS-TOO-FEW": "SGLang accepts the arguments; the failure (invalid device ordinal) "
                       "happens only when the workers start on the GPUs, which the CPU runner "
                       "never does; tested in tests/rules/test_gpu_kinds.py",

@@ -95,7 +95,12 @@ from wizard.rules.inputs import (
 )
 from wizard.rules.model import Check, Rule
 from wizard.rules.model_config import CONTEXT_LEN, MLA_ROPE_FACTOR, MODEL_TYPE_UNKNOWN
-from wizard.rules.parallelism import DPATTN_TP_DIVISIBLE, PP_SPEC, PP_SPEC_ALGO_23
+from wizard.rules.parallelism import (
+    DPATTN_TP_DIVISIBLE,
+    PP_SPEC,
+    PP_SPEC_ALGO_23,
+    SIZE_NOT_POSITIVE,
+)
 from wizard.rules.quantization import QUANT_MISMATCH, QUANT_ROCM, QUANT_UNKNOWN
 from wizard.rules.speculative import (
     ADAPTIVE_OFF,
@@ -123,6 +128,7 @@ from wizard.rules.speculative import (
 from wizard.sglang.releases import release_for
 
 RUNTIME_RULES: tuple[Rule, ...] = (
+    SIZE_NOT_POSITIVE,
     MEMORY_NO_FIT,
     MEMORY_PLAN,
     V2_TREE,
