@@ -20,7 +20,8 @@ from wizard.container import container_command, render_node_container, render_pr
 from wizard.errors import ToolInputError
 from wizard.multinode import node_launch, node_launches, render_all_nodes
 from wizard.profile import load_profile, profile_to_toml, protect_secrets, save_profile
-from wizard.profile_problems import ProfileError
+from wizard.profile_paths import find_profile
+from wizard.profile_problems import ProfileError, line_for, locate_keys
 from wizard.profile_schema import Profile
 from wizard.secrets import MASK, argv_references, is_secret_name, mask_argv, reference_name
 from wizard.sglang.errors import CommandError, RenderError
@@ -106,11 +107,6 @@ def register(subparsers: Any) -> None:
 def _located(reference: str, exc: RenderError) -> str:
     """`FILE:LINE: FIELD: MESSAGE` for a profile that loads but cannot be rendered (the line of
     the field when the file names it, as for a load error)."""
-    from pathlib import Path
-
-    from wizard.profile_paths import find_profile
-    from wizard.profile_problems import line_for, locate_keys
-
     if exc.field is None:
         return f"{reference}: {exc.message}"
     path = Path(reference)
