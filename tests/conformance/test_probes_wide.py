@@ -10,6 +10,7 @@ from wizard.conformance.locate import SourceTree
 from wizard.conformance.probes_wide import (
     deprecated_actions,
     deterministic_inference,
+    extra_buffer_linear_backend,
     mis_disables_radix,
     mixed_chunk_off_algorithms,
     moe_runner_sm100,
@@ -243,3 +244,18 @@ def test_deprecated_actions_probe(tmp_path: Path) -> None:
                 f"The command line argument '{option_string}' is deprecated and will be removed in future versions."
             )''', "raise ValueError(self.help)"))
     assert deprecated_actions(SourceTree(tmp_path), flags)["options"]["--old-ratio"]["refused"]
+
+
+def test_extra_buffer_linear_backend_probe(tmp_path: Path) -> None:
+    _write(tmp_path, "sglang/srt/arg_groups/overrides.py", """
+        def supports_mamba_cache_extra_buffer(view, model_arch):
+            if model_arch in _MAMBA_EXTRA_BUFFER_ARCHS:
+                return view.linear_attn_backend == "triton"
+            return False
+    """)
+    assert extra_buffer_linear_backend(SourceTree(tmp_path)) == "triton"
+    _write(tmp_path, "sglang/srt/arg_groups/overrides.py", """
+        def supports_mamba_cache_extra_buffer(view, model_arch):
+            return model_arch in _MAMBA_EXTRA_BUFFER_ARCHS
+    """)
+    assert extra_buffer_linear_backend(SourceTree(tmp_path)) is None

@@ -106,3 +106,15 @@ def test_values_only_the_gpu_decides(public: dict[str, Path]) -> None:
     # releases whose model runner picks the attention backend at load time
     old = check("0.5.3", "H100", "--model-path {llama31_8b}", public)
     assert "model runner" in old["effective_depends_on"]["attention_backend"]
+
+
+def test_mamba_extra_buffer_needs_the_linear_attention_backend(public: dict[str, Path]) -> None:
+    # 0.5.15-0.5.19 keep the extra buffer for the triton linear-attention backend only (seen on
+    # the real 0.5.17: ptx_kda -> no_buffer and the overlap scheduler off)
+    other = check("0.5.17", "H100", "--model-path {qwen35_35b_a3b} --linear-attn-backend ptx_kda",
+                  public)["effective"]
+    assert (other["mamba_radix_cache_strategy"], other["disable_overlap_schedule"]) == (
+        "no_buffer", True)
+    default = check("0.5.17", "H100", "--model-path {qwen35_35b_a3b}", public)["effective"]
+    assert (default["mamba_radix_cache_strategy"], default["disable_overlap_schedule"]) == (
+        "extra_buffer", False)

@@ -34,6 +34,7 @@ from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
 from wizard.conformance.probes_wide import (
     deprecated_actions,
     deterministic_inference,
+    extra_buffer_linear_backend,
     mis_disables_radix,
     mixed_chunk_off_algorithms,
     moe_runner_sm100,
@@ -63,6 +64,7 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "deprecated_actions": {},
     "mis_disables_radix": False,
     "spec_v2_runs_trees": False,
+    "extra_buffer_linear_backend": None,
     "gpt_oss_mxfp4_moe_runner": {},
     "deprecated_store_true": {},
     "quantization_requantize": [],
@@ -583,6 +585,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "model branches that turn the overlap scheduler off while the radix cache is on")
     probed("deprecated_actions", deprecated_actions(tree, flags),
            "every flag of a Deprecated*Action class and the warning that class prints")
+    probed("extra_buffer_linear_backend", extra_buffer_linear_backend(tree),
+           "the linear_attn_backend supports_mamba_cache_extra_buffer requires")
     probed("spec_v2_runs_trees", spec_v2_runs_trees(tree),
            "_handle_eagle_family without a topk > 1 branch turning the overlap scheduler off")
     probed("trtllm_disables_radix", trtllm_disables_radix(tree),

@@ -605,3 +605,22 @@ def spec_v2_runs_trees(tree: Any) -> bool:
                         or "disable_overlap_schedule=True" in ast.unparse(b) for b in node.body)):
             return False
     return True
+
+
+def extra_buffer_linear_backend(tree: Any) -> str | None:
+    """The linear-attention backend the mamba extra buffer needs (the `linear_attn_backend ==
+    "<backend>"` of `supports_mamba_cache_extra_buffer`, 0.5.15-0.5.19); None where the release's
+    check reads no such flag."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.FunctionDef)
+                    and node.name.lstrip("_") in ("supports_mamba_cache_extra_buffer",
+                                                  "support_mamba_cache_extra_buffer")):
+                continue
+            for inner in ast.walk(node):
+                if (isinstance(inner, ast.Compare) and len(inner.ops) == 1
+                        and isinstance(inner.ops[0], ast.Eq)
+                        and ast.unparse(inner.left).endswith("linear_attn_backend")
+                        and isinstance(inner.comparators[0], ast.Constant)):
+                    return str(inner.comparators[0].value)
+    return None

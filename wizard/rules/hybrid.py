@@ -46,11 +46,16 @@ def is_hybrid(ctx: Ctx) -> bool:
 
 
 def extra_buffer_supported(ctx: Ctx) -> bool:
-    """The arch supports the extra_buffer strategy in this release."""
+    """The arch supports the extra_buffer strategy in this release (with the linear-attention
+    backend it needs, where the release's check reads one)."""
     release = ctx.release
     if release.trait("hybrid_lists") == "radix":
-        return ctx.arch in release.arch_set("mamba_extra_buffer")
-    return ctx.arch in release.arch_set("hybrid_extra_buffer")
+        supported = ctx.arch in release.arch_set("mamba_extra_buffer")
+    else:
+        supported = ctx.arch in release.arch_set("hybrid_extra_buffer")
+    needed = release.traits.get("extra_buffer_linear_backend")
+    typed = ctx.typed_value("linear_attn_backend")
+    return supported and not (needed and typed is not None and typed != needed)
 
 
 def strategy(a: Args) -> str | None:

@@ -32,6 +32,7 @@ class Traits:
     dflash_family_counts_as_topk_one: bool
     draft_in_static_pool: bool
     extra_buffer_check_skips_disabled_radix: bool
+    extra_buffer_linear_backend: str | None
     gpt_oss_attention_backends: list[str]
     gpt_oss_mxfp4_moe_runner: dict[str, str]
     graph_reserve_by_role: bool
