@@ -16,6 +16,8 @@ The rules are data (id, versions, what SGLang raises where, why, fixes), one top
 - `wizard.rules.inputs`: the wizard's own inputs (release data, GPU kind, model facts,
   deprecated flags);
 - `wizard.rules.multinode`: launches over several nodes;
+- `wizard.rules.arg_sites`: R-ARG-SITE, the generic family: SGLang's checks of flags as typed,
+  one site list per release read from its source (`generic_sites` in the release data);
 - `wizard.rules.common`: what several topics read (algorithm, backends, DP attention, wording).
 
 `rule_for_location` finds the rule behind a `file:line` from an SGLang traceback: the line numbers
@@ -40,6 +42,7 @@ from wizard.rules.algorithms import (
     NGRAM_TOPK,
     STANDALONE_DPATTN,
 )
+from wizard.rules.arg_sites import GENERIC
 from wizard.rules.attention import (
     CHUNKED_PAGE,
     FA4_DECODE,
@@ -224,6 +227,7 @@ ALL_RULES: tuple[Rule, ...] = (
     QUANT_ROCM,
     GPT_OSS_ATTENTION,
     HICACHE_NO_RADIX,
+    GENERIC,  # R-ARG-SITE: one id for every site the release data lists (wizard/rules/arg_sites.py)
     *mn.CHECK_RULES,
     *RUNTIME_RULES,
     *CONTEXT_RULES,
