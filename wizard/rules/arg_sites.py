@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wizard.rules.attention import chunked_prefill
 from wizard.rules.model import Args, Ctx, Raises, Rule
 from wizard.rules.report import Finding, Fix, SglangRaise
 from wizard.sglang.fields import BY_DEST
@@ -36,6 +37,7 @@ RESOLVED_FIELDS: frozenset[str] = frozenset({
     "tp_size", "dp_size", "pp_size", "attn_dp_size", "speculative_algorithm",
     "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
     "moe_runner_backend", "speculative_moe_runner_backend", "mamba_scheduler_strategy",
+    "chunked_prefill_size",  # the engine computes it where read (`attention.chunked_prefill`)
 })  # not enable_mixed_chunk: the releases that turn it off for EAGLE are not all read yet
 _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"})
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
@@ -301,14 +303,21 @@ class Placed:
     compiled: CompiledSites
     before: tuple[int, ...]
     late: tuple[tuple[tuple[int, Test], ...], ...]
+    reads_chunked: tuple[bool, ...]
 
-    def late_holding(self, position: int, a: Mapping[str, Any], platforms: frozenset[str],
+    def late_holding(self, position: int, ctx: Ctx, a: Args, platforms: frozenset[str],
                      ) -> list[int]:
         """The sites over resolved fields standing before step `position` that hold now."""
-        out = []
-        for index, test in self.late[position]:
+        out: list[int] = []
+        sites = self.late[position]
+        if not sites:
+            return out
+        values: Mapping[str, Any] = a
+        if self.reads_chunked[position]:  # SGLang's own value: typed, else by GPU memory
+            values = {**a, "chunked_prefill_size": chunked_prefill(ctx, a)}
+        for index, test in sites:
             try:
-                if test(a, platforms):
+                if test(values, platforms):
                     out.append(index)
             except _CAUGHT:
                 continue
@@ -332,6 +341,8 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
     before = tuple(_position(seqs, site.seq) for site in compiled.sites)
     late: list[list[tuple[int, Test]]] = [[] for _ in range(len(steps) + 1)]
+    chunked = [False] * (len(steps) + 1)
     for index, test in compiled.late.items():
         late[before[index]].append((index, test))
-    return Placed(compiled, before, tuple(tuple(x) for x in late))
+        chunked[before[index]] |= "chunked_prefill_size" in compiled.sites[index].flags
+    return Placed(compiled, before, tuple(tuple(x) for x in late), tuple(chunked))
