@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 PLATFORM_PROBES: frozenset[str] = frozenset({
     "is_cuda", "is_hip", "is_cuda_alike", "is_npu", "is_xpu", "is_hpu", "is_musa", "is_mps",
-    "is_sm90_supported", "is_sm100_supported",
+    "is_sm90_supported", "is_sm100_supported", "is_sm120_supported",
+    "is_sm90", "is_sm100", "is_sm120",  # `get_platform().is_sm100`
 })
 # Fields the engine resolves in SGLang's order (its effective table, plus the MoE runner): a
 # site may read them after SGLang rewrote them; it is then evaluated where it stands, on the
@@ -59,9 +60,11 @@ def platforms_of(ctx: Ctx) -> frozenset[str]:
     if gpu.is_hip:
         out |= {"is_hip", "is_cuda_alike"}
     if gpu.is_hopper:
-        out.add("is_sm90_supported")
+        out |= {"is_sm90_supported", "is_sm90"}
     if gpu.is_sm100:
-        out.add("is_sm100_supported")
+        out |= {"is_sm100_supported", "is_sm100"}
+    if gpu.is_sm120:
+        out |= {"is_sm120_supported", "is_sm120"}
     _PLATFORMS[gpu.name] = frozenset(out)
     return _PLATFORMS[gpu.name]
 
