@@ -29,7 +29,7 @@ examples:
   sglang-wizard check --sglang-version {default} --gpu A6000 -- \\
       SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server --model-path /m/Qwen3.6-27B \\
       --speculative-algorithm NEXTN --speculative-num-draft-tokens 1
-  sglang-wizard check --gpu A6000 --gpus 2 -- --model-path Qwen/Qwen3.6-27B --tp 2 \
+  sglang-wizard check --gpu A6000 --gpus 2 -- --model-path Qwen/Qwen3.6-27B --tp 2 \\
       --speculative-algorithm NEXTN          # a Hub id: its config.json is read (HF_* honoured)
   sglang-wizard check --gpu MI300X --gpus 8 -- --model-path /m/DeepSeek-V3 --tp 8
   sglang-wizard check --gpu custom:sm=8.6,mem=24GB -- --model-path /m/Qwen3-8B   # any other GPU
@@ -258,7 +258,10 @@ def render_text(report: Report) -> str:
         out.extend(_finding_text(f, f is first))
     if report.effective:
         out.append("")
-        out.append("values SGLang will use (typed -> effective):")
+        # after an error the values are those of the launch with the errors fixed (each error
+        # rule recovers), as the TUI's table says; not what the refused launch would run
+        fixed = " once the errors are fixed" if first is not None else ""
+        out.append(f"values SGLang will use{fixed} (typed -> effective):")
         changed = report.changed()
         for name, value in report.effective.items():
             if value is None and name not in report.typed:

@@ -4,6 +4,8 @@ word about it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from wizard.api import check_argv
 
 
@@ -30,3 +32,20 @@ def test_no_finding_with_an_algorithm_or_without_speculative_flags(models: dict[
         for version in ("0.5.11", "0.5.23"):
             report = check_argv(argv, sglang_version=version, gpu="A6000", gpus=1)
             assert _rule(report, "R-SPEC-NO-ALGO") is None
+
+
+def test_an_unreadable_draft_is_said_on_releases_that_do_not_open_it(
+    models: dict[str, str], tmp_path: Path
+) -> None:
+    """A draft path with a typo: 0.5.23 refuses it (R-DRAFT-CONFIG-READ), but 0.5.11 said
+    "starts" with no word that the draft checks were skipped."""
+    argv = ["--model-path", models["qwen35"], "--speculative-algorithm", "EAGLE3",
+            "--speculative-draft-model-path", str(tmp_path / "no-such-draft"),
+            "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+            "--speculative-num-draft-tokens", "4"]
+    old = check_argv([*argv, "--mamba-scheduler-strategy", "extra_buffer"], sglang_version="0.5.11", gpu="H100", gpus=1)
+    note = _rule(old, "R-DRAFT-FACTS-MISSING")
+    assert note is not None and "no-such-draft" in note.message and "not checked" in note.message
+    new = check_argv([*argv, "--mamba-radix-cache-strategy", "extra_buffer"], sglang_version="0.5.23", gpu="H100", gpus=1)
+    assert _rule(new, "R-DRAFT-CONFIG-READ") is not None
+    assert _rule(new, "R-DRAFT-FACTS-MISSING") is None  # the error says it already

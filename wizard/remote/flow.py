@@ -308,12 +308,15 @@ def gpu_edits_lines(profile: Any, edits: dict[str, Any]) -> list[str]:
     the TOML that fills them in."""
     if not edits:
         return []
-    now = f"{profile.gpu.count or '?'} x {profile.gpu.kind or 'no kind'}"
+    if profile.gpu.kind is None and profile.gpu.count is None:
+        now = "names no GPUs"
+    else:
+        now = f"says {profile.gpu.count or '?'} x {profile.gpu.kind or 'no kind'}"
     toml = ", ".join(
         f'{key.split(".")[1]} = {value!r}'.replace("'", '"') for key, value in edits.items()
     )
     return [
-        f"  [gpu] the profile says {now}; the host has "
+        f"  [gpu] the profile {now}; the host has "
         f"{edits.get('gpu.count', profile.gpu.count)} x {edits.get('gpu.kind', profile.gpu.kind)}: "
         f"in [gpu] set {toml} (preflight --fill-gpu writes it to the profile)"
     ]

@@ -58,6 +58,7 @@ from wizard.rules.cache import HICACHE_NO_RADIX
 from wizard.rules.checks import CHECKS
 from wizard.rules.draft import (
     DRAFT_AUTO,
+    DRAFT_FACTS_MISSING,
     DRAFT_HIDDEN_MISMATCH,
     DRAFT_MISSING,
     DRAFT_NOT_NEEDED,
@@ -97,7 +98,12 @@ from wizard.rules.inputs import (
 )
 from wizard.rules.model import Check, Rule
 from wizard.rules.model_config import CONTEXT_LEN, MLA_ROPE_FACTOR, MODEL_TYPE_UNKNOWN
-from wizard.rules.parallelism import DPATTN_TP_DIVISIBLE, PP_SPEC, PP_SPEC_ALGO_23
+from wizard.rules.parallelism import (
+    DPATTN_TP_DIVISIBLE,
+    PP_SPEC,
+    PP_SPEC_ALGO_23,
+    SIZE_NOT_POSITIVE,
+)
 from wizard.rules.quantization import QUANT_MISMATCH, QUANT_ROCM, QUANT_UNKNOWN
 from wizard.rules.speculative import (
     ADAPTIVE_OFF,
@@ -125,6 +131,7 @@ from wizard.rules.speculative import (
 from wizard.sglang.releases import release_for
 
 RUNTIME_RULES: tuple[Rule, ...] = (
+    SIZE_NOT_POSITIVE,
     MEMORY_NO_FIT,
     MEMORY_PLAN,
     V2_TREE,
@@ -147,6 +154,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     MULTI_LAYER_EAGLE,
     DEPRECATED_FLAG,
     SPEC_WITHOUT_ALGORITHM,
+    DRAFT_FACTS_MISSING,
 )
 
 
