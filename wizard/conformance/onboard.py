@@ -58,6 +58,7 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "attention_default": "server_args",
     "spec_v2_switch": "env",
     "mla_sm100_default": True,
+    "model_config_at_args": [],
 }
 
 # Switches with no resolution-order default: a probe of the release's source sets them, and a
@@ -527,6 +528,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the draft-token count of SGLang's NGRAM handling")
     probed("hip_gpt_oss_attention", _hip_gpt_oss_attention(tree),
            "the is_hip() clause of GPT-OSS's attention backend default")
+    probed("model_config_at_args", _model_config_at_args(tree),
+           "the ModelConfig constructions of the argument code and the ifs around them")
     # How the EAGLE family gets the overlapped worker (spec v2): `SGLANG_ENABLE_SPEC_V2`
     # (0.5.4.post1-0.5.20), the `--enable-beta-spec` flag (0.5.3.post2-0.5.4), not at all (0.5.1-
     # 0.5.3.post1 disable the overlap scheduler unconditionally), or always (0.5.21+).
@@ -664,6 +667,69 @@ def _hip_gpt_oss_attention(tree: SourceTree) -> str | None:
             if found:
                 return found.group(1)
     return None
+
+
+_MODEL_CONFIG_BUILDS = ("ModelConfig.from_server_args", "self.get_model_config")
+_UNSET_FRACTION = re.compile(r"self\.mem_fraction_static is None")
+
+
+def _model_config_at_args(tree: SourceTree) -> list[str] | None:
+    """Where the argument code first builds the model config (whose `__init__` checks the
+    context length and the quantization) when the user typed --mem-fraction-static:
+    ["runtime"] where every construction in `server_args.py` sits under `if
+    self.mem_fraction_static is None` (a typed fraction skips it; the scheduler's model config
+    then fails at start-up), else the steps of `__post_init__` from the first one that builds it
+    outside that branch (directly or through the methods it calls) on, in their order: e.g.
+    `_handle_hicache`, later than the memory step that builds it for an unset fraction. None
+    where `__post_init__` calls no `_handle_*` steps or builds no model config (the hook
+    pipeline: the template keeps the order)."""
+    module = tree.trees.get("sglang/srt/server_args.py")
+    if module is None:
+        return None
+    cls = next((n for n in module.body
+                if isinstance(n, ast.ClassDef) and n.name == "ServerArgs"), None)
+    if cls is None:
+        return None
+    methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+    direct: dict[str, bool] = {}  # method -> builds outside the unset-fraction branch
+    calls: dict[str, list[str]] = {}
+    any_build = False
+
+    def visit(node: ast.AST, owner: str, under_unset: bool) -> None:
+        nonlocal any_build
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name in _MODEL_CONFIG_BUILDS and owner != "get_model_config":
+                any_build = True
+                if not under_unset:
+                    direct[owner] = True
+            elif name.startswith("self.") and name[5:] in methods:
+                calls.setdefault(owner, []).append(name[5:])
+        for field_name, value in ast.iter_fields(node):
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    visit(child, owner, under_unset or (
+                        isinstance(node, ast.If) and field_name == "body"
+                        and _UNSET_FRACTION.fullmatch(ast.unparse(node.test)) is not None))
+
+    for name, method in methods.items():
+        visit(method, name, False)
+    if not any_build:
+        return None
+
+    def builds(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if direct.get(name):
+            return True
+        return any(callee not in seen and builds(callee, seen | {name})
+                   for callee in calls.get(name, ()))
+
+    if not direct:
+        return ["runtime"]
+    steps = [c for c in calls.get("__post_init__", ()) if c.startswith("_handle_")]
+    if not steps or direct.get("__post_init__"):
+        return None
+    first = next((i for i, step in enumerate(steps) if builds(step)), None)
+    return ["runtime"] if first is None else steps[first:]
 
 
 def _ngram_draft_tokens(tree: SourceTree) -> int | str | None:
