@@ -24,7 +24,8 @@ from stand_in_hub import Repo, StandInHub  # noqa: E402
 
 from wizard import api  # noqa: E402
 from wizard.hub import load_hub_facts  # noqa: E402
-from wizard.model_info import INDEX_FILE, load_model_facts  # noqa: E402
+from wizard.model_files import INDEX_FILE  # noqa: E402
+from wizard.model_info import load_model_facts  # noqa: E402
 
 REPO = "deepseek-ai/DeepSeek-V3"
 

@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "model"))
 
 import families
 
-from wizard.model_info import INDEX_FILE, INDEX_HEAD_BYTES, facts_from_files
+from wizard.model_files import INDEX_FILE
+from wizard.model_info import INDEX_HEAD_BYTES, facts_from_files
 
 
 def _index_text() -> str:

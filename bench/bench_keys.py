@@ -27,7 +27,7 @@ from textual.keys import _character_to_key  # noqa: E402
 
 from screens.app import WizardApp  # noqa: E402
 from screens.forms import FieldInput  # noqa: E402
-from wizard.profile import Profile  # noqa: E402
+from wizard.profile_schema import Profile  # noqa: E402
 
 GATED = WizardApp.post_message
 TEXT = "--context-length 4096 --max-total-tokens 9"[:40]

@@ -90,7 +90,7 @@ async def wizard_keystrokes(count: int, model: Path) -> list[float]:
     from screens.app import WizardApp
     from screens.forms import FieldInput
     from screens.widgets.findings import FindingsPanel
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
 
     profile = Profile.model_validate(
         {

@@ -16,7 +16,7 @@ from screens import core
 from screens.base import WizardScreen
 from screens.forms import FieldInput
 from screens.messages import EditRequested
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.rules.report import Report
 
 NONE = "none"

@@ -56,7 +56,7 @@ from wizard.rules.report import Report
 from wizard.secrets import argv_references, mask_text, reference_name
 
 if TYPE_CHECKING:
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
 
 #: The ready example a new user sees first (incident 1's working set-up).
 EXAMPLE_PROFILE = "qwen3.6-27b-mtp-a6000"
@@ -266,7 +266,8 @@ class WizardApp(App[int]):
         start-up thread or the UI, whichever asks first."""
         with self._first_lock:
             if self._first is None:
-                from wizard.profile import ProfileError, load_profile
+                from wizard.profile import load_profile
+                from wizard.profile_problems import ProfileError
 
                 errors: list[str] = []
                 for path in self._candidates:
@@ -412,7 +413,7 @@ class WizardApp(App[int]):
             self.input_problems.pop(path, None)
         from pydantic import ValidationError
 
-        from wizard.profile import problems_from_validation
+        from wizard.profile_problems import problems_from_validation
 
         try:
             profile = self.profile.with_edits(message.edits)
@@ -686,7 +687,8 @@ class WizardApp(App[int]):
         become notifications); `then` runs once it is open."""
 
         def load() -> None:
-            from wizard.profile import ProfileError, load_profile
+            from wizard.profile import load_profile
+            from wizard.profile_problems import ProfileError
 
             try:
                 profile = load_profile(path)
@@ -741,7 +743,7 @@ class FirstProfile(NamedTuple):
 
 def new_profile() -> Profile:
     """A fresh profile (the model path is a placeholder the Model screen asks for)."""
-    from wizard.profile import ModelSection, Profile
+    from wizard.profile_schema import ModelSection, Profile
 
     return Profile(model=ModelSection(path="./model"))
 

@@ -19,7 +19,7 @@ from screens.widgets.stepbar import StepBar
 from wizard.rules.report import Report
 
 if TYPE_CHECKING:
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
 
 
 class WizardScreen(Screen[None]):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from wizard.verdict import algorithm_choices as verdict_choices
 
 if TYPE_CHECKING:
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
     from wizard.rules.report import Fix, Report
 
 
@@ -158,7 +158,8 @@ def cache_env(env: dict[str, str]) -> dict[str, str]:
 async def read_remote_facts(host: Any, path: str, env: dict[str, str] | None = None) -> Any:
     """`ModelFacts` of a model folder (or a Hub id in the host's HF cache) on a GPU host
     (`RemoteHost.model_files` + `facts_from_files`)."""
-    from wizard.model_info import MODEL_FILES, facts_from_files
+    from wizard.model_files import MODEL_FILES
+    from wizard.model_info import facts_from_files
 
     files = await host.model_files(path, MODEL_FILES, cache_env(env or {}))
     return facts_from_files(files, f"{host.host_key}:{path}", "host")

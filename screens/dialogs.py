@@ -18,7 +18,6 @@ from screens.forms import OrderedInput
 from screens.keys import types_question_mark
 from screens.messages import ProfileReplaced, ProfileSaved, StepRequested
 from wizard.profile import (
-    Profile,
     atomic_write_text,
     exports_dir,
     profile_path,
@@ -26,6 +25,7 @@ from wizard.profile import (
     save_profile,
     validate_profile_name,
 )
+from wizard.profile_schema import Profile
 
 DIALOG_CSS = """
 {name} {{ align: center middle; }}

@@ -22,7 +22,7 @@ from screens.forms import OrderedInput
 from screens.messages import EditRequested
 from screens.state import WizardState, state_of
 from screens.widgets.stepbar import StepBar
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 
 
 def _flow() -> Any:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
     from wizard.rules.report import Fix, Report
 
 

@@ -21,7 +21,7 @@ from screens.launch import host_target
 from screens.messages import EditRequested, ModelFactsRead, RemoteFactsRead
 from screens.model_picker import DraftPick, DraftPicker, ModelPathSuggester, ModelPick, ModelPicker
 from screens.widgets.memory import memory_bar
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.rules.report import Report
 
 

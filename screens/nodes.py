@@ -25,7 +25,7 @@ from textual.widgets import Footer, Log, Static
 
 from screens.state import WizardState, state_of
 from wizard.multinode import dist_init_addr, node_launches
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.sglang.errors import RenderError
 
 

@@ -17,7 +17,7 @@ from screens.keys import option_key
 from screens.messages import EditRequested
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import FindingList, FindingsPanel
-from wizard.profile import HybridSection, Profile
+from wizard.profile_schema import HybridSection, Profile
 from wizard.rules.report import Report
 
 LET_SGLANG = "let SGLang choose"

@@ -19,7 +19,8 @@ from screens.nodes import NodesScreen
 from screens.widgets.command import CodeView
 from screens.widgets.stepbar import VERDICT_STYLE
 from wizard.multinode import is_multinode
-from wizard.profile import Profile, atomic_write_text, exports_dir
+from wizard.profile import atomic_write_text, exports_dir
+from wizard.profile_schema import Profile
 from wizard.rules.report import Report
 from wizard.verdict import verdict_of
 

@@ -23,7 +23,7 @@ from wizard.secrets import display_env
 from wizard.verdict import verdict_of
 
 if TYPE_CHECKING:
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
 
 NEW = "new"
 IMPORT = "import"
@@ -144,7 +144,8 @@ class StartScreen(WizardScreen):
             )
             return
         if option_id and ":" in option_id:
-            from wizard.profile import ProfileError, load_profile
+            from wizard.profile import load_profile
+            from wizard.profile_problems import ProfileError
 
             path = Path(option_id.split(":", 1)[1])
             try:

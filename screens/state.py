@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 if TYPE_CHECKING:
     from textual.app import App
 
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
     from wizard.rules.report import Report
 
 

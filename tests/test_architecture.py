@@ -32,11 +32,13 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # SGLang's data and how to read it (releases, versions, flag tables, canonical fields), the
     # secret-flag list, the GPU catalog and what the SMI tools print, model facts from configs.
     ("sglang data and facts", ("wizard.sglang.*", "wizard.secrets", "wizard.gpus",
-                               "wizard.nvidia_smi", "wizard.amd_smi", "wizard.model_info",
+                               "wizard.nvidia_smi", "wizard.amd_smi", "wizard.model_files",
+                               "wizard.model_facts", "wizard.model_params", "wizard.model_info",
                                "wizard.example_models")),
-    # The Profile (pydantic) and its launch command (render); the report's data shapes (Finding,
-    # Fix, Report: plain dataclasses).
-    ("profile", ("wizard.profile", "wizard.sglang.render", "wizard.rules.report")),
+    # The Profile (pydantic): its schema, the wording of its problems, its TOML files; its launch
+    # command (render); the report's data shapes (Finding, Fix, Report: plain dataclasses).
+    ("profile", ("wizard.profile_schema", "wizard.profile_problems", "wizard.profile",
+                 "wizard.sglang.render", "wizard.rules.report")),
     # Facts put together: what each algorithm needs, the memory plan, the Hub reader.
     ("plans", ("wizard.applicability", "wizard.memory", "wizard.hub")),
     # The rule registry and the pure engine, and the report it writes.
@@ -82,14 +84,17 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
         "a subcommand loads its own module only (COMMAND_MODULES / FAST_COMMANDS: `check` the "
         "checker alone), the UI only without a subcommand"),
     # the cold check
-    "wizard.check_cli": (("wizard.profile",),
+    "wizard.check_cli": (("wizard.profile", "wizard.profile_problems"),
                          "`check -- CMD` runs without the profile model; a profile file needs it"),
-    "wizard.api": (("wizard.hub", "wizard.multinode", "wizard.profile", "wizard.sglang.render"),
+    "wizard.api": (("wizard.hub", "wizard.multinode", "wizard.profile_schema",
+                    "wizard.sglang.render"),
                    "`check -- CMD` loads neither the profile model nor the Hub reader"),
-    "wizard.sglang.parse": (("wizard.container", "wizard.multinode", "wizard.profile"),
+    "wizard.sglang.parse": (("wizard.container", "wizard.multinode", "wizard.profile_schema"),
                             "argv is parsed for the cold check without building a Profile"),
-    "wizard.rules.catalog": (("wizard.applicability", "wizard.memory"),
-                             "the memory plan and the MTP lists load once model facts are read"),
+    "wizard.rules.draft": (("wizard.applicability",),
+                           "the MTP lists load once model facts are read"),
+    "wizard.rules.gpu_memory": (("wizard.memory",),
+                                "the memory plan loads once model facts are read"),
     "wizard.sglang.flags": (("wizard.files",),
                             "only writing the derived indexes (onboarding) needs the atomic writer"),
     # logs / stop / runs
@@ -102,10 +107,11 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
         "`import wizard.remote` stays cheap: its public names load on first use"),
     "wizard.remote.cli": (("wizard.remote.commands",),
                           "the remote subcommands parse their options without asyncssh"),
-    "wizard.remote.commands": (("wizard.profile", "wizard.sglang.render"), _LOGS),
+    "wizard.remote.commands": (("wizard.profile", "wizard.profile_problems",
+                                "wizard.sglang.render"), _LOGS),
     "wizard.remote.flow": (
-        ("wizard.api", "wizard.exports", "wizard.model_info", "wizard.profile",
-         "wizard.remote.container", "wizard.sglang.render"), _LOGS),
+        ("wizard.api", "wizard.exports", "wizard.model_files", "wizard.model_info",
+         "wizard.profile", "wizard.remote.container", "wizard.sglang.render"), _LOGS),
     "wizard.remote.multinode_cli": (
         ("wizard.remote.connection", "wizard.remote.multinode", "wizard.remote.nodes_flow"),
         "every subcommand's parser is built for --help and each other subcommand: SSH loads "
@@ -116,12 +122,12 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
     "screens.app": (
         ("screens.algorithm", "screens.dialogs", "screens.model", "screens.parameters",
          "screens.review", "screens.runs", "wizard.files", "wizard.profile",
-         "wizard.sglang.render"),
+         "wizard.profile_problems", "wizard.profile_schema", "wizard.sglang.render"),
         _FIRST_SCREEN + "; each step and dialog is built when first shown"),
-    "screens.start": (("wizard.profile",), _FIRST_SCREEN),
+    "screens.start": (("wizard.profile", "wizard.profile_problems"), _FIRST_SCREEN),
     "screens.core": (
         ("wizard.api", "wizard.choices", "wizard.container", "wizard.gpus", "wizard.hub",
-         "wizard.model_info", "wizard.sglang.parse", "wizard.sglang.render",
+         "wizard.model_files", "wizard.model_info", "wizard.sglang.parse", "wizard.sglang.render",
          "wizard.sglang.versions"),
         "the door to the core loads each piece on first use: " + _FIRST_SCREEN),
     "screens.launch": (("wizard.remote.flow",), _SSH),

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from wizard.example_models import example_facts
 from wizard.gpus import GpuKind, lookup
 from wizard.limits import MAX_GPUS
-from wizard.model_info import ModelReadError, is_repo_id, load_model_facts, resolve_model_dir
+from wizard.model_files import ModelReadError, is_repo_id, resolve_model_dir
+from wizard.model_info import load_model_facts
 from wizard.rules.checks import (
     ARGPARSE,
     ARGPARSE_CHOICE,
@@ -38,8 +39,8 @@ from wizard.sglang.releases import default_version, load_release, release_names
 from wizard.sglang.versions import resolve_version as _resolve_version_uncached
 
 if TYPE_CHECKING:
-    from wizard.model_info import ModelFacts
-    from wizard.profile import Profile
+    from wizard.model_facts import ModelFacts
+    from wizard.profile_schema import Profile
 
 DEFAULT_GPU = "H100"
 
@@ -151,7 +152,7 @@ def _hub_facts(
 @lru_cache(maxsize=1)
 def _field_defaults() -> tuple[tuple[str, str, str, Any], ...]:
     """(section, name, SGLang field, profile default) for every mapped field, computed once."""
-    from wizard.profile import field_default  # pydantic: only when a profile is checked
+    from wizard.profile_schema import field_default  # pydantic: only when a profile is checked
 
     return tuple((*spec.path.split(".", 1), spec.dest, field_default(spec.path)) for spec in FIELDS)
 
@@ -296,7 +297,7 @@ def _unset_secret_findings(profile: Profile) -> list[Finding]:
 @lru_cache(maxsize=32)
 def _choice_fields(version: str) -> tuple[tuple[str, Any, Any], ...]:
     """(profile path, its default, argparse action) of the fields whose flag has `choices`."""
-    from wizard.profile import field_default
+    from wizard.profile_schema import field_default
 
     table = load_table(version)
     out = []

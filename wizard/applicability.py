@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from wizard.model_info import ModelFacts
+from wizard.model_facts import ModelFacts
 from wizard.sglang.releases import release_for
 
 Severity = Literal["error", "warning", "info"]

@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_profile_file(path: str, args: argparse.Namespace) -> Report:
-    from wizard.profile import ProfileError, load_profile
+    from wizard.profile import load_profile
+    from wizard.profile_problems import ProfileError
 
     try:
         profile = load_profile(path)

@@ -23,7 +23,8 @@ from wizard.hub import (
     load_hub_facts,
     search_models,
 )
-from wizard.model_info import ModelFacts, ModelReadError
+from wizard.model_facts import ModelFacts
+from wizard.model_files import ModelReadError
 from wizard.sglang.releases import default_version, release_for
 
 # Algorithms that run a draft network (NEXTN uses the checkpoint's own MTP layers).

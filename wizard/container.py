@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from wizard.gpus import lookup
 from wizard.multinode import node_launch
-from wizard.profile import ContainerSection, Profile
+from wizard.profile_schema import ContainerSection, Profile
 from wizard.secrets import is_secret_name, mask_argv, reference_name
 from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.render import LAUNCH_MODULE, render_argv

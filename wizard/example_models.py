@@ -15,7 +15,9 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
+from wizard.model_facts import ModelFacts
+from wizard.model_files import ModelReadError
+from wizard.model_info import load_model_facts
 
 #: Where the shipped configs live (one folder per model, plus index.json: path -> folder).
 DATA_DIR = Path(__file__).parent / "data" / "example_models"

@@ -20,7 +20,8 @@ from wizard.check_cli import render_text
 from wizard.errors import ToolInputError
 from wizard.exports import EXPORT_HOST, k8s_name, render_lws, render_sbatch
 from wizard.files import write_text
-from wizard.profile import ProfileError, load_profile
+from wizard.profile import load_profile
+from wizard.profile_problems import ProfileError
 from wizard.sglang.errors import RenderError
 from wizard.sglang.versions import VersionError, resolve_version
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from wizard.container import gpu_vendor, mounts
 from wizard.multinode import IFNAME_VARS, node_count, node_launch, rendezvous_host
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.secrets import is_secret_name, reference_name, reference_var, secret_flag_slots
 from wizard.sglang.errors import RenderError
 from wizard.sglang.render import LAUNCH_MODULE, profile_secret_option_of, quote_interpreter

@@ -24,17 +24,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from wizard.files import write_text
-from wizard.model_info import (
-    CONFIG_FILE,
-    MODEL_FILES,
-    ModelFacts,
-    ModelReadError,
-    facts_from_files,
-    with_checkpoint_params,
-)
-from wizard.model_info import (
+from wizard.model_facts import ModelFacts
+from wizard.model_files import CONFIG_FILE, MODEL_FILES, ModelReadError
+from wizard.model_files import (
     is_repo_id as is_repo_id,  # re-exported (lives there: no Hub code for a local path)
 )
+from wizard.model_info import facts_from_files
+from wizard.model_params import with_checkpoint_params
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 

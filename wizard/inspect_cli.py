@@ -21,8 +21,11 @@ from wizard.errors import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
 from wizard.hub import HubError, is_repo_id, load_hub_facts
 from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
-from wizard.model_info import ModelFacts, ModelReadError, load_model_facts
-from wizard.profile import ProfileError, load_profile
+from wizard.model_facts import ModelFacts
+from wizard.model_files import ModelReadError
+from wizard.model_info import load_model_facts
+from wizard.profile import load_profile
+from wizard.profile_problems import ProfileError
 from wizard.rules.report import Finding
 from wizard.sglang.errors import CommandError
 from wizard.sglang.parse import split_launch

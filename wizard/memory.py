@@ -30,7 +30,7 @@ from typing import Any, Literal
 from wizard import limits
 from wizard.applicability import effective_draft_tokens
 from wizard.gpus import GpuKind
-from wizard.model_info import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
+from wizard.model_facts import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
 from wizard.sglang.releases import (
     Release,
     VersionError,

@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from wizard.profile import NodeEntry, Profile
+from wizard.profile_schema import NodeEntry, Profile
 from wizard.rendezvous import RendezvousError, format_rendezvous, parse_rendezvous
 from wizard.rules.checks import (
     NODE_GPUS_SPARE,

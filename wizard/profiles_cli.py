@@ -23,8 +23,6 @@ from typing import Any
 from wizard.errors import ToolInputError
 from wizard.profile import (
     PROFILES_DIR_ENV,
-    Problem,
-    ProfileError,
     builtin_profiles_dir,
     find_profile,
     list_profiles,
@@ -33,6 +31,7 @@ from wizard.profile import (
     profiles_dir,
     validate_profile_name,
 )
+from wizard.profile_problems import Problem, ProfileError
 
 
 def register(subparsers: Any) -> None:

@@ -22,8 +22,8 @@ from wizard.rules.report import Finding, Report
 
 if TYPE_CHECKING:
     from wizard.applicability import AlgorithmOption
-    from wizard.model_info import ModelFacts
-    from wizard.profile import Profile
+    from wizard.model_facts import ModelFacts
+    from wizard.profile_schema import Profile
 
 Kind = Literal["refuses", "fails", "warnings", "adjusted", "starts"]
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from wizard.exports import lws_manifest, pyxis_image, render_sbatch
-from wizard.profile import Profile, load_profile
+from wizard.profile import load_profile
+from wizard.profile_schema import Profile
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = ROOT / "profiles" / "deepseek-v3-fp8-2x8-h100.toml"

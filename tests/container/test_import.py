@@ -66,7 +66,7 @@ def test_a_run_without_image_is_refused() -> None:
 ])
 def test_command_then_import_gives_the_same_table(table: dict[str, object]) -> None:
     from wizard.container import render_profile_container
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
 
     profile = Profile.model_validate({
         "model": {"path": "/models/q"}, "server": {"host": "0.0.0.0", "port": 8000},

@@ -132,7 +132,7 @@ def test_any_valid_container_table_renders() -> None:
     from hypothesis import given, settings
 
     from tests.profile.test_roundtrip import section
-    from wizard.profile import ContainerSection, Profile
+    from wizard.profile_schema import ContainerSection, Profile
 
     @settings(max_examples=200, deadline=None, database=None)
     @given(section(ContainerSection))

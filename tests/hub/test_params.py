@@ -11,7 +11,8 @@ from collections import Counter
 
 import pytest
 
-from wizard.model_info import QuantInfo, checkpoint_params
+from wizard.model_facts import QuantInfo
+from wizard.model_params import checkpoint_params
 
 # (in, out) of the linear layers of a small model, and its unquantized tensors (embedding, head,
 # norms), in parameters.

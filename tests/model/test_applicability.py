@@ -11,7 +11,8 @@ import pytest
 from wizard.api import draft_findings
 from wizard.applicability import mtp_capable
 from wizard.choices import algorithm_options
-from wizard.model_info import ModelFacts, load_model_facts
+from wizard.model_facts import ModelFacts
+from wizard.model_info import load_model_facts
 
 
 def _facts(builder, tmp_path: Path) -> ModelFacts:

@@ -9,7 +9,8 @@ import pytest
 
 from wizard.gpus import lookup
 from wizard.memory import GIB, MIB, MemoryInputs, plan_memory
-from wizard.model_info import ModelFacts, load_model_facts
+from wizard.model_facts import ModelFacts
+from wizard.model_info import load_model_facts
 
 A6000 = lookup("RTX A6000")
 PRO6000 = lookup("RTX PRO 6000 Blackwell")

@@ -21,7 +21,8 @@ from wizard.memory import (
     graph_policy,
     plan_memory,
 )
-from wizard.model_info import ModelFacts, load_model_facts
+from wizard.model_facts import ModelFacts
+from wizard.model_info import load_model_facts
 from wizard.sglang.releases import load_release
 
 H100 = lookup("H100")

@@ -17,7 +17,7 @@ from wizard.cli import main
 from wizard.gpus import lookup
 from wizard.memory import MemoryInputs, plan_memory
 from wizard.model_info import load_model_facts
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.verdict import verdict_of
 
 MEMORY_RULES = ("R-MEMORY-PLAN", "R-MEMORY-NOFIT")
@@ -164,8 +164,9 @@ def _qwen35_397b_fp8(tmp_path: Path) -> str:
 
 
 def test_cpu_offload_moves_the_decoder_layers_off_the_gpu(tmp_path: Path) -> None:
-    """Qwen3.5-397B-A17B-FP8 on 2x RTX 4090 with --cpu-offload-gb 400 (issue 22's real log: 3.76
-    GiB loaded per GPU, 580k KV tokens). Without offload the plan counts ~186 GiB and no KV."""
+    """Qwen3.5-397B-A17B-FP8 on 2x RTX 4090 with --cpu-offload-gb 400 (issue 22's real log,
+    github.com/kvcache-ai/ktransformers/issues/1870, a row of tests/model/memory_logs.py: 3.76 GiB
+    loaded per GPU, 580,364 KV tokens). Without offload the plan counts ~186 GiB and no KV."""
     target = load_model_facts(Path(_qwen35_397b_fp8(tmp_path)))
     gpu = lookup("RTX 4090")
     plain = plan_memory(MemoryInputs(target, gpu, 2, 2, sglang_version="0.5.11"))

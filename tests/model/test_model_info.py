@@ -8,15 +8,8 @@ from pathlib import Path
 import families as fam
 import pytest
 
-from wizard.model_info import (
-    MODEL_FILES,
-    LocalReader,
-    ModelReadError,
-    facts_from_files,
-    facts_from_reader,
-    load_model_facts,
-    resolve_model_dir,
-)
+from wizard.model_files import MODEL_FILES, LocalReader, ModelReadError, resolve_model_dir
+from wizard.model_info import facts_from_files, facts_from_reader, load_model_facts
 
 
 @pytest.mark.parametrize("builder", fam.SIZE_FAMILIES, ids=lambda b: b.__name__)

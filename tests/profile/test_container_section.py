@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from wizard.profile import ProfileError, load_profile, profile_from_toml, profile_to_toml
+from wizard.profile import load_profile, profile_from_toml, profile_to_toml
+from wizard.profile_problems import ProfileError
 
 BASE = 'schema_version = 1\n[model]\npath = "/models/m"\n'
 

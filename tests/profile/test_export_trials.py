@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from wizard.exports import lws_manifest, render_lws, render_sbatch
-from wizard.profile import Profile, load_profile
+from wizard.profile import load_profile
+from wizard.profile_schema import Profile
 from wizard.sglang.errors import RenderError
 from wizard.sglang.render import render_yaml
 

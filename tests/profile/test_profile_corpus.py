@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from wizard.profile import ProfileError, load_profile, profile_from_toml
+from wizard.profile import load_profile, profile_from_toml
+from wizard.profile_problems import ProfileError
 
 CORPUS = Path(__file__).parent / "corpus"
 EXPECTED: dict[str, dict[str, Any]] = tomllib.loads((CORPUS / "expected.toml").read_text("utf-8"))

@@ -8,7 +8,8 @@ from typing import get_args
 
 from pydantic import BaseModel
 
-from wizard.profile import Profile, profile_from_toml
+from wizard.profile import profile_from_toml
+from wizard.profile_schema import Profile
 from wizard.sglang.fields import BY_PATH
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "profiles.md").read_text("utf-8")

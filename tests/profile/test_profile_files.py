@@ -16,9 +16,6 @@ from pydantic import ValidationError
 import wizard.files as files_module
 from wizard.profile import (
     PROFILES_DIR_ENV,
-    ModelSection,
-    Profile,
-    ProfileError,
     atomic_write_text,
     builtin_profiles_dir,
     list_profiles,
@@ -30,6 +27,8 @@ from wizard.profile import (
     save_profile,
     validate_profile_name,
 )
+from wizard.profile_problems import ProfileError
+from wizard.profile_schema import ModelSection, Profile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,7 +107,8 @@ def test_failed_first_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Mo
 CHILD = textwrap.dedent(
     """
     import sys
-    from wizard.profile import ModelSection, Profile, save_profile
+    from wizard.profile import save_profile
+    from wizard.profile_schema import ModelSection, Profile
 
     target = sys.argv[1]
     big = "x" * 400_000  # a slower write: the kill may land in the middle of one

@@ -27,16 +27,15 @@ from pydantic import BaseModel
 
 from wizard.gpus import CATALOG
 from wizard.profile import (
-    Profile,
-    ProfileError,
     builtin_profiles_dir,
     load_profile,
-    locate_keys,
     profile_from_data,
     profile_from_toml,
     profile_to_toml,
     save_profile,
 )
+from wizard.profile_problems import ProfileError, locate_keys
+from wizard.profile_schema import Profile
 
 EXAMPLES = {
     "toml_round_trip": 700,

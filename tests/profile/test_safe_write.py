@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from wizard.files import UnsafeTargetError, write_text
-from wizard.profile import Profile, atomic_write_text, save_profile
+from wizard.profile import atomic_write_text, save_profile
+from wizard.profile_schema import Profile
 
 ROOT = Path(__file__).resolve().parents[2]
 MULTINODE = ROOT / "profiles" / "deepseek-v3-fp8-2x8-h100.toml"

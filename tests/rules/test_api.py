@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wizard.api import apply_fix, check_case, check_profile
-from wizard.profile import ModelSection, Profile, SpeculativeSection
+from wizard.profile_schema import ModelSection, Profile, SpeculativeSection
 
 
 def _profile(models: dict[str, str], **spec: object) -> Profile:

@@ -31,6 +31,8 @@ FORBIDDEN = (
     "huggingface_hub",
     "screens",
     "wizard.profile",
+    "wizard.profile_schema",
+    "wizard.profile_problems",
     "wizard.remote",
     "wizard.conformance",
 )

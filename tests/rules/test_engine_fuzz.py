@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from wizard.api import apply_fix, check_profile
 from wizard.gpus import names
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.rules.catalog import ALL_RULES, rule_for_location
 from wizard.rules.engine import first_sglang_error
 

@@ -12,7 +12,7 @@ import pytest
 
 from wizard.api import apply_fix, check_case, check_profile
 from wizard.conformance.models import public_model_configs, write_model_folders
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 
 
 @pytest.fixture(scope="module")

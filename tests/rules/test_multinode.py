@@ -23,7 +23,8 @@ from wizard.multinode import (
     parse_rendezvous,
     render_all_nodes,
 )
-from wizard.profile import Profile, load_profile, profile_from_toml, profile_to_toml
+from wizard.profile import load_profile, profile_from_toml, profile_to_toml
+from wizard.profile_schema import Profile
 from wizard.rules.catalog import rule_for_location
 from wizard.sglang.errors import RenderError
 from wizard.sglang.releases import load_release, release_names

@@ -11,8 +11,9 @@ import pytest
 from wizard.api import check_argv, check_profile
 from wizard.multinode import node_findings
 from wizard.profile import load_profile
-from wizard.rules.catalog import ALL_RULES, RULES_BY_ID
+from wizard.rules.catalog import ALL_RULES, CONTEXT_RULES, RULES_BY_ID, RUNTIME_RULES
 from wizard.rules.checks import CHECKS
+from wizard.rules.model import Rule
 from wizard.rules.report import Finding
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,3 +102,52 @@ def test_ngram_draft_tokens_follow_the_release_source() -> None:
     assert release_for("0.5.6").trait("ngram_draft_tokens") == (
         "speculative_ngram_max_match_window_size")
     assert isinstance(release_for("0.5.23").trait("ngram_draft_tokens"), int)
+
+
+# The engine's rules in registry order as they stood before wizard/rules/catalog.py was split into
+# topic modules (main at 9cf3fc4). The order decides which error SGLang reports first, so moving a
+# rule between modules must not move it here. A rule added since may stand anywhere: only these
+# ids' relative order is pinned.
+ORDER_BEFORE_SPLIT: tuple[str, ...] = (
+    "R-SPEC-V2-TOPK", "R-FA4-DECODE", "R-MODEL-TYPE-UNKNOWN", "R-DPATTN-TP-DIVISIBLE",
+    "R-FA4-PAGE", "R-DRAFT-SINK-WINDOW", "R-REJECTION-SAMPLING-TOPK", "R-ALGO-CHOICES",
+    "R-MAMBA-AUTO", "R-MAMBA-EXTRA-UNSUPPORTED", "R-MAMBA-EXTRA-NOT-HYBRID",
+    "R-MAMBA-EXTRA-NORADIX", "R-MAMBA-EXTRA-DEVICE", "R-MAMBA-TRACK-INTERVAL",
+    "R-MAMBA-EXTRA-PAGE", "R-MAMBA-FLA-CHUNK", "R-MAMBA-NOBUF-PAGE", "R-MAMBA-NOBUF-OVERLAP",
+    "R-MAMBA-NOBUF-SPEC", "R-MAMBA-NOBUF-PAGE-23", "R-MAMBA-NOBUF-OVERLAP-23",
+    "R-MAMBA-NOBUF-TRTLLM-23", "R-FLEX-NO-SPEC", "R-TRTLLM-MLA-GPU", "R-TRTLLM-MHA-GPU",
+    "R-TRTLLM-PAGE", "R-TRTLLM-MLA-PAGE", "R-MOE-RUNNER", "R-NEXTN-ALIAS",
+    "R-SKIP-DP-MLP-SYNC", "R-DFLASH-DPATTN", "R-DFLASH-PP", "R-DFLASH-DRAFT", "R-DFLASH-BLOCK",
+    "R-STANDALONE-DPATTN", "R-MAXREQ-48", "R-SPEC-V1-SELECT", "R-MIXED-CHUNK", "R-DRAFT-AUTO",
+    "R-DRAFT-NOT-NEEDED", "R-MTP-PAGE-FLASHINFER", "R-SPEC-STEPS-TRIO", "R-SPEC-AUTO-PARAMS",
+    "R-TOPK-NONE-TYPEERROR-TRTLLM", "R-TOPK-NONE-TYPEERROR", "R-TRTLLM-TOPK",
+    "R-TOPK1-DRAFT-REWRITE", "R-TOPK-PAGE", "R-NGRAM-DEVICE", "R-NGRAM-DEFAULTS",
+    "R-NGRAM-CORPUS", "R-NGRAM-CORPUS-LIMIT", "R-NGRAM-PAGE", "R-NGRAM-DPATTN", "R-PP-SPEC",
+    "R-PP-SPEC-ALGO", "R-CHUNKED-PAGE", "R-LORA-SPEC", "R-ADAPTIVE", "R-ADAPTIVE-STEPS",
+    "R-MLA-ROPE-FACTOR", "R-DRAFT-CONFIG-READ", "R-CONTEXT-LEN", "R-QUANT-MISMATCH",
+    "R-QUANT-UNKNOWN", "R-QUANT-ROCM", "R-GPT-OSS-ATTENTION", "R-HICACHE-NO-RADIX",
+    "R-MULTINODE-TP", "R-MULTINODE-DP", "R-ATTN-DP-WITH-DP", "R-MEMORY-NOFIT", "R-MEMORY-PLAN",
+    "R-V2-BEFORE-AUTO", "R-MAMBA-TRACK-INTERVAL-FINAL", "R-TREE-CAPACITY", "R-NEXTN-NO-MTP",
+    "R-DRAFT-MISSING", "R-EAGLE3-DRAFT-WITH-EAGLE", "R-DRAFT-HIDDEN-SIZE", "R-DRAFT-VOCAB",
+    "R-NODE-RANK", "R-DIST-INIT-ADDR", "R-DIST-INIT-FORMAT", "R-NODE-GPUS", "R-GPUS-TOO-FEW",
+    "R-VERSION-NEAREST", "R-GPU-ASSUMED", "R-FACTS-MISSING", "R-SPEC-V2-ENV",
+    "R-NEXTN-MULTI-LAYER", "R-DEPRECATED-FLAG",
+)
+RUNTIME_BEFORE_SPLIT: tuple[str, ...] = (
+    "R-MEMORY-NOFIT", "R-MEMORY-PLAN", "R-V2-BEFORE-AUTO", "R-MAMBA-TRACK-INTERVAL-FINAL",
+    "R-TREE-CAPACITY", "R-NEXTN-NO-MTP", "R-DRAFT-MISSING", "R-EAGLE3-DRAFT-WITH-EAGLE",
+    "R-DRAFT-HIDDEN-SIZE", "R-DRAFT-VOCAB", "R-NODE-RANK", "R-DIST-INIT-ADDR",
+    "R-DIST-INIT-FORMAT", "R-NODE-GPUS", "R-GPUS-TOO-FEW",
+)
+CONTEXT_BEFORE_SPLIT: tuple[str, ...] = (
+    "R-VERSION-NEAREST", "R-GPU-ASSUMED", "R-FACTS-MISSING", "R-SPEC-V2-ENV",
+    "R-NEXTN-MULTI-LAYER", "R-DEPRECATED-FLAG",
+)
+
+
+@pytest.mark.parametrize(("pinned", "rules"), [
+    (ORDER_BEFORE_SPLIT, ALL_RULES), (RUNTIME_BEFORE_SPLIT, RUNTIME_RULES),
+    (CONTEXT_BEFORE_SPLIT, CONTEXT_RULES)])
+def test_the_registry_keeps_its_order(pinned: tuple[str, ...], rules: tuple[Rule, ...]) -> None:
+    ids = [r.id for r in rules]
+    assert [i for i in ids if i in pinned] == list(pinned)

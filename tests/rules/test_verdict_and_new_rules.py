@@ -11,7 +11,9 @@ from pydantic import ValidationError
 
 from wizard.api import apply_fix, check_profile, load_facts
 from wizard.cli import main
-from wizard.profile import Profile, load_profile, problems_from_validation, profile_to_toml
+from wizard.profile import load_profile, profile_to_toml
+from wizard.profile_problems import problems_from_validation
+from wizard.profile_schema import Profile
 from wizard.secrets import protect_env, resolve_env
 from wizard.sglang.render import render_env, render_shell, render_yaml
 from wizard.verdict import algorithm_choices, verdict_of

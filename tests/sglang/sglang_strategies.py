@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.sglang.fields import FIELDS, FieldSpec, canonical_dest
 from wizard.sglang.flags import FlagTable
 

@@ -15,7 +15,7 @@ import subprocess
 import tokenize
 from pathlib import Path
 
-from wizard.profile import DEFAULT_SGLANG_VERSION, Profile
+from wizard.profile_schema import DEFAULT_SGLANG_VERSION, Profile
 from wizard.sglang.releases import default_version, release_names
 
 ROOT = Path(__file__).resolve().parents[2]

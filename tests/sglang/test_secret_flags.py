@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from wizard.profile import Profile, load_profile, profile_to_toml
+from wizard.profile import load_profile, profile_to_toml
+from wizard.profile_schema import Profile
 from wizard.remote import records
 from wizard.secrets import (
     mask_argv,

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sglang_strategies import NASTY, profiles
 
-from wizard.profile import Profile, builtin_profiles_dir, load_profile
+from wizard.profile import builtin_profiles_dir, load_profile
+from wizard.profile_schema import Profile
 from wizard.secrets import mask_argv, secret_argv_values
 from wizard.sglang.errors import RenderError
 from wizard.sglang.flags import load_table, secret_option_of

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wizard.model_info import MODEL_FILES, facts_from_files
+from wizard.model_files import MODEL_FILES
+from wizard.model_info import facts_from_files
 from wizard.remote.session import RemoteHost
 
 pytestmark = pytest.mark.ssh

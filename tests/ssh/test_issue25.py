@@ -160,7 +160,7 @@ def test_a_crash_of_a_known_rule_names_the_rules_fixes_not_the_generic_hint(
     of the launched profile offers for that rule, as the preflight's dry run already does."""
     from wizard import logstages
     from wizard.api import check_profile
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
     from wizard.remote.flow import with_rule_fixes
     from wizard.remote.session import CrashReport
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wizard.multinode import node_launches
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.remote.multinode import (
     GroupRecord,
     NodeGroup,

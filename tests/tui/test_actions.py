@@ -13,7 +13,8 @@ from screens.app import EXAMPLE_PROFILE, WizardApp
 from screens.dialogs import ExportYamlDialog, ImportCommandDialog, TextDialog
 from screens.messages import EditRequested
 from screens.widgets.effective import EffectiveTable
-from wizard.profile import Profile, load_profile
+from wizard.profile import load_profile
+from wizard.profile_schema import Profile
 from wizard.sglang.render import render_shell, render_yaml
 
 INCIDENT_1_TRY_1 = """SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server \\

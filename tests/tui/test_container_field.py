@@ -8,7 +8,7 @@ from pathlib import Path
 from screens.app import WizardApp
 from screens.forms import FieldInput
 from screens.widgets.command import CodeView
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 
 
 async def test_container_image_field_and_review(ready_dir: Path) -> None:

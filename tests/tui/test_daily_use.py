@@ -21,7 +21,8 @@ from screens.messages import EditRequested
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import FindingsPanel
 from screens.widgets.stepbar import StepBar
-from wizard.profile import Profile, load_profile, profile_to_toml
+from wizard.profile import load_profile, profile_to_toml
+from wizard.profile_schema import Profile
 from wizard.sglang.render import render_yaml
 
 

@@ -9,7 +9,7 @@ from textual.widgets import Select, Static
 
 from screens.app import WizardApp
 from screens.model import CustomGpuDialog
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 
 pytestmark = pytest.mark.tui
 

@@ -18,7 +18,7 @@ from textual.widgets import Log, Static
 from screens.app import WizardApp
 from screens.launch import LaunchScreen
 from screens.runs import RunsScreen
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.remote.connection import SshSettings
 
 from .conftest import qwen36_config, write_model

@@ -11,7 +11,7 @@ from screens.app import WizardApp
 from screens.widgets.findings import FindingsPanel
 from screens.widgets.stepbar import StepBar
 from wizard.api import check_profile
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.verdict import verdict_of
 
 MEMORY_RULES = {"R-MEMORY-PLAN", "R-MEMORY-NOFIT"}

@@ -20,7 +20,7 @@ from screens.app import WizardApp  # noqa: E402
 from screens.model_picker import DraftPicker, ModelPicker  # noqa: E402
 from wizard import api  # noqa: E402
 from wizard.hub import load_hub_facts  # noqa: E402
-from wizard.profile import Profile  # noqa: E402
+from wizard.profile_schema import Profile  # noqa: E402
 
 pytestmark = pytest.mark.tui
 

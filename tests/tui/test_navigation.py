@@ -11,7 +11,8 @@ from screens.app import STEPS, WizardApp
 from screens.dialogs import ConfirmDialog, SaveProfileDialog
 from screens.forms import FieldInput
 from screens.messages import EditRequested, InputRejected, ProfileSaved
-from wizard.profile import Profile, load_profile, profile_to_toml
+from wizard.profile import load_profile, profile_to_toml
+from wizard.profile_schema import Profile
 
 
 def _profile(model: Path | str = "/models/m") -> Profile:

@@ -16,7 +16,7 @@ from screens.app import EXAMPLE_PROFILE, WizardApp
 from screens.dialogs import ImportCommandDialog, UnsavedDialog
 from screens.widgets.findings import FindingsPanel
 from screens.widgets.stepbar import StepBar
-from wizard.profile import DEFAULT_SGLANG_VERSION, Profile
+from wizard.profile_schema import DEFAULT_SGLANG_VERSION, Profile
 
 from .test_daily_use import field, incident1, status
 

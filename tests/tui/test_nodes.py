@@ -20,7 +20,7 @@ from textual.widgets import Log, Static
 from screens.app import WizardApp
 from screens.dialogs import ConfirmDialog
 from screens.nodes import NodesScreen
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 from wizard.remote.connection import SshSettings
 
 pytestmark = [pytest.mark.ssh, pytest.mark.tui]

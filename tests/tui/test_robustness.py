@@ -10,7 +10,7 @@ from screens.app import WizardApp
 from screens.forms import FieldInput
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import explain
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 
 NASTY = ["-1", "99999999999999999999", '"a b', "=1"]
 

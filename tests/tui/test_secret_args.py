@@ -11,7 +11,7 @@ from textual.widgets import TextArea
 from screens.app import WizardApp
 from screens.dialogs import ImportCommandDialog, TextDialog
 from screens.forms import FieldInput
-from wizard.profile import Profile
+from wizard.profile_schema import Profile
 
 KEY = "skLIVE0123456789"
 REFERENCE = ["--api-key", "env:SGLANG_WIZARD_API_KEY"]

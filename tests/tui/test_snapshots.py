@@ -12,7 +12,8 @@ import pytest
 from textual.pilot import Pilot
 
 from screens.app import WizardApp
-from wizard.profile import Profile, profile_to_toml
+from wizard.profile import profile_to_toml
+from wizard.profile_schema import Profile
 
 from .conftest import qwen36_config, write_model
 

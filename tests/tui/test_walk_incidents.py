@@ -13,7 +13,8 @@ from screens.forms import FieldInput
 from screens.messages import FixRequested, ProfileChanged
 from screens.widgets.effective import EffectiveTable
 from screens.widgets.findings import FindingsPanel
-from wizard.profile import Profile, load_profile, profile_to_toml
+from wizard.profile import load_profile, profile_to_toml
+from wizard.profile_schema import Profile
 
 
 def detail_text(app: WizardApp) -> str:

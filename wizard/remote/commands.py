@@ -93,7 +93,8 @@ def _run(coro: Any) -> int:
 
 
 def _load(args: argparse.Namespace) -> tuple[LaunchPlan, Reach]:
-    from wizard.profile import ProfileError, load_profile
+    from wizard.profile import load_profile
+    from wizard.profile_problems import ProfileError
     from wizard.sglang.render import RenderError
 
     try:
@@ -188,7 +189,8 @@ def _fill_gpu(path: Path, edits: dict[str, object], say: Callable[[str], None]) 
     """Write the host's `[gpu]` kind and count into the profile file: only those lines change
     (comments, order and every other value stay as the user wrote them), the result is checked
     by loading it before it atomically replaces the file."""
-    from wizard.profile import ProfileError, atomic_write_text, load_profile, profile_from_toml
+    from wizard.profile import atomic_write_text, load_profile, profile_from_toml
+    from wizard.profile_problems import ProfileError
 
     try:
         before = load_profile(path)

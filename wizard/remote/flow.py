@@ -327,7 +327,8 @@ def gpu_edits_lines(profile: Any, edits: dict[str, Any]) -> list[str]:
 async def host_facts(host: RemoteHost, plan: LaunchPlan) -> tuple[Any, Any]:
     """`ModelFacts` of the model and draft folders as the host has them, or (None, None) when
     they cannot be read: the check then makes its assumptions and there is no memory plan."""
-    from wizard.model_info import MODEL_FILES, facts_from_files
+    from wizard.model_files import MODEL_FILES
+    from wizard.model_info import facts_from_files
 
     async def read(path: str) -> Any:
         files = await host.model_files(path, MODEL_FILES)

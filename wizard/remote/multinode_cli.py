@@ -20,7 +20,8 @@ from typing import Any, TextIO
 
 from wizard.errors import ToolInputError
 from wizard.multinode import is_multinode
-from wizard.profile import ProfileError, load_profile
+from wizard.profile import load_profile
+from wizard.profile_problems import ProfileError
 from wizard.sglang.errors import RenderError
 
 

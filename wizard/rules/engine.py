@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from wizard.rules import catalog as c
 from wizard.rules.checks import UNEVALUABLE
+from wizard.rules.gpu_memory import memory_plan
 from wizard.rules.model import Args, Ctx, Rule
 from wizard.rules.pipeline import ORDERS, Gated, Resolver, defaults_for
 from wizard.rules.report import Finding, Report, SglangRaise
@@ -177,7 +178,7 @@ def evaluate(ctx: Ctx) -> Report:
         findings=tuple(findings),
         effective=effective,
         typed=typed,
-        memory_plan=c.memory_plan(ctx, a),
+        memory_plan=memory_plan(ctx, a),
         model_source=ctx.facts.source if ctx.facts is not None else None,
     )
 

@@ -11,7 +11,7 @@ from wizard.rules.report import Finding, Fix, Severity, SglangRaise, Stage
 
 if TYPE_CHECKING:
     from wizard.gpus import GpuKind
-    from wizard.model_info import ModelFacts
+    from wizard.model_facts import ModelFacts
     from wizard.sglang.releases import Release
 
 

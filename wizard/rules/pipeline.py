@@ -17,7 +17,11 @@ from dataclasses import dataclass
 
 from wizard.rules import catalog as c
 from wizard.rules import multinode as mn
+from wizard.rules.common import algo, eagle_family
+from wizard.rules.draft import MULTI_LAYER_EAGLE_ARCHS
+from wizard.rules.hybrid import QWEN_HYBRID_SM100, extra_buffer_supported, is_hybrid, strategy
 from wizard.rules.model import Args, Ctx, Rule, auto_params
+from wizard.rules.speculative import adaptive_candidate_steps
 from wizard.sglang.releases import Release
 
 
@@ -194,7 +198,7 @@ _MLA_SM100_ARCHS = frozenset(
     }
 )
 # The pipeline releases' model_overrides/qwen3_5.py registers the SM100 override for these too.
-_QWEN_HYBRID_SM100_WIDE = c.QWEN_HYBRID_SM100 | {
+_QWEN_HYBRID_SM100_WIDE = QWEN_HYBRID_SM100 | {
     "InternS2PreviewForConditionalGeneration",
     "InternS2MobiusForConditionalGeneration",
 }
@@ -220,7 +224,7 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
             "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper
             else hip_backend or "triton"
         )
-    if arch in c.MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
+    if arch in MULTI_LAYER_EAGLE_ARCHS and a.get("speculative_algorithm") == "EAGLE":
         a.enable_multi_layer_eagle = True
     sets_page = bool(ctx.release.trait("qwen_hybrid_sm100_sets_page"))
     if arch in ctx.release.arch_set("hybrid_no_radix"):
@@ -229,7 +233,7 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
             "disable_radix_cache"):
         a.disable_overlap_schedule = True  # its mamba radix cache cannot overlap (that release)
     qwen_archs = (_QWEN_HYBRID_SM100_WIDE if sets_page
-                  else c.QWEN_HYBRID_SM100 & ctx.release.arch_set("qwen_hybrid_sm100"))
+                  else QWEN_HYBRID_SM100 & ctx.release.arch_set("qwen_hybrid_sm100"))
     overrides = bool(ctx.release.trait("qwen_hybrid_sm100_overrides_typed"))
     if arch in qwen_archs and ctx.gpu.is_sm100 and (
         a.get("attention_backend") is None or overrides
@@ -262,18 +266,18 @@ def _hip_hybrid_spec_no_radix(ctx: Ctx, a: Args) -> None:
     """Where the release has the ROCm branch beside R-MAMBA-NOBUF-SPEC's ValueError, a ROCm GPU
     gets the radix cache disabled instead of the refusal (extra_buffer is unsupported there)."""
     if (ctx.gpu.is_hip and ctx.release.traits.get("hip_hybrid_spec_disables_radix")
-            and c.is_hybrid(ctx) and c.strategy(a) == "no_buffer"
-            and not a.get("disable_radix_cache") and c.algo(a) is not None):
+            and is_hybrid(ctx) and strategy(a) == "no_buffer"
+            and not a.get("disable_radix_cache") and algo(a) is not None):
         a.disable_radix_cache = True
 
 
 def _mamba_auto_choose(ctx: Ctx, a: Args) -> None:
-    if not c.is_hybrid(ctx) or a.get("disable_radix_cache"):
+    if not is_hybrid(ctx) or a.get("disable_radix_cache"):
         return
     if a.get("mamba_scheduler_strategy") == "auto":
         wants_overlap = not a.get("disable_overlap_schedule")
         wants_paging = (a.get("page_size") or 0) > 1
-        if (wants_overlap or wants_paging) and c.extra_buffer_supported(ctx):
+        if (wants_overlap or wants_paging) and extra_buffer_supported(ctx):
             a.mamba_scheduler_strategy = "extra_buffer"
         else:
             a.mamba_scheduler_strategy = "no_buffer"
@@ -443,7 +447,7 @@ def _cpu_overlap(ctx: Ctx, a: Args) -> None:
 
 def _auto_params(ctx: Ctx, a: Args) -> None:
     if (
-        c.eagle_family(a)
+        eagle_family(a)
         and a.get("speculative_num_steps") is None
         and a.get("speculative_eagle_topk") is None
         and a.get("speculative_num_draft_tokens") is None
@@ -455,7 +459,7 @@ def _auto_params(ctx: Ctx, a: Args) -> None:
 
 def _topk1_fill(ctx: Ctx, a: Args) -> None:
     if (
-        c.eagle_family(a)
+        eagle_family(a)
         and a.get("speculative_eagle_topk") == 1
         and a.get("speculative_num_steps") is not None
         and a.get("speculative_num_draft_tokens") is None
@@ -490,7 +494,7 @@ def _adaptive_init(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_eagle_topk") is None:
         a.speculative_eagle_topk = 1
     if a.get("speculative_num_steps") is None:
-        candidates = c.adaptive_candidate_steps(ctx)
+        candidates = adaptive_candidate_steps(ctx)
         a.speculative_num_steps = candidates[len(candidates) // 2] if candidates else 3
     a.speculative_num_draft_tokens = a.speculative_num_steps + 1
 

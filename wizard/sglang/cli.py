@@ -19,14 +19,9 @@ from typing import Any
 from wizard.container import container_command, render_node_container, render_profile_container
 from wizard.errors import ToolInputError
 from wizard.multinode import node_launch, node_launches, render_all_nodes
-from wizard.profile import (
-    Profile,
-    ProfileError,
-    load_profile,
-    profile_to_toml,
-    protect_secrets,
-    save_profile,
-)
+from wizard.profile import load_profile, profile_to_toml, protect_secrets, save_profile
+from wizard.profile_problems import ProfileError
+from wizard.profile_schema import Profile
 from wizard.secrets import MASK, argv_references, is_secret_name, mask_argv, reference_name
 from wizard.sglang.errors import CommandError, RenderError
 from wizard.sglang.parse import parse_command

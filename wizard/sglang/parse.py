@@ -32,7 +32,7 @@ from wizard.sglang.versions import VersionError, effective_env, resolve_version
 if TYPE_CHECKING:  # pydantic is imported only when a profile is built (cold `check` stays fast)
     from pydantic import ValidationError
 
-    from wizard.profile import Profile
+    from wizard.profile_schema import Profile
 
 __all__ = [
     "CommandError",
@@ -378,7 +378,7 @@ def parse_command(text: str | Sequence[str], version: str | None = None) -> Impo
     """
     from pydantic import ValidationError
 
-    from wizard.profile import DEFAULT_SGLANG_VERSION, Profile
+    from wizard.profile_schema import DEFAULT_SGLANG_VERSION, Profile
 
     wanted = DEFAULT_SGLANG_VERSION if version is None else version
     try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from wizard.profile import Profile, field_default
+from wizard.profile_schema import Profile, field_default
 from wizard.secrets import (
     MASK,
     OptionOf,

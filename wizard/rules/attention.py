@@ -1,0 +1,271 @@
+"""Attention backends and page size: the backends a GPU or an architecture accepts (FA4, flex,
+TensorRT-LLM, GPT-OSS's sinks), the page sizes they force, and the chunked-prefill size that must be
+a multiple of the page size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from wizard.rules.common import attention_backends, variant
+from wizard.rules.model import SILENT, Args, Ctx, Rule, raises
+from wizard.rules.report import Fix
+
+FA4_DECODE = Rule(
+    id="R-FA4-DECODE",
+    title="fa4 is a prefill-only attention backend here",
+    severity="error",
+    why=(
+        "Releases whose FA4 kernels have no decode path refuse fa4 as the attention or decode "
+        "backend; only --prefill-attention-backend fa4 is accepted."
+    ),
+    sglang=raises("resolve", "ValueError"),
+    fields=("attention.backend",),
+    when=lambda ctx, a: "fa4" in (a.get("attention_backend"), a.get("decode_attention_backend")),
+    message=lambda ctx, a: (
+        "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` "
+        "instead."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use fa4 for prefill only", {"attention.backend": None,
+                                         "attention.prefill_backend": "fa4"}),
+        Fix("Let SGLang choose the attention backend", {"attention.backend": None}),
+    ],
+)
+
+
+FLEX_NO_SPEC = Rule(
+    id="R-FLEX-NO-SPEC",
+    title="Flex attention does not support speculative decoding",
+    severity="error",
+    why="The torch flex-attention backend has no tree-verify kernels.",
+    sglang=raises("resolve", "AssertionError"),
+    fields=("attention.backend", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        a.get("attention_backend") == "flex_attention"
+        and ctx.typed_value("speculative_algorithm") is not None
+    ),
+    message=lambda ctx, a: (
+        "Speculative decoding is currently not supported with Flex Attention backend"
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Let SGLang choose the attention backend", {"attention.backend": None})
+    ],
+)
+
+
+TRTLLM_MLA_GPU = Rule(
+    id="R-TRTLLM-MLA-GPU",
+    title="trtllm_mla needs a Blackwell GPU",
+    severity="error",
+    why="The TensorRT-LLM MLA kernels are only built for SM100/SM12x.",
+    sglang=raises("resolve", "ValueError"),
+    fields=("attention.backend",),
+    when=lambda ctx, a: (
+        "trtllm_mla" in (a.get("attention_backend"), a.get("decode_attention_backend"))
+        and not (ctx.gpu.is_sm100 or ctx.gpu.is_sm120)
+    ),
+    message=lambda ctx, a: (
+        "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Let SGLang choose the attention backend", {"attention.backend": None})
+    ],
+)
+
+
+TRTLLM_MHA_PREFILL_GPU = Rule(
+    id="R-TRTLLM-MHA-GPU",
+    title="trtllm_mha prefill needs a supported GPU",
+    severity="error",
+    why="The TensorRT-LLM MHA prefill kernels exist only for some GPU generations.",
+    sglang=raises("resolve", "ValueError"),
+    fields=("attention.backend", "attention.prefill_backend"),
+    when=lambda ctx, a: (
+        (a.get("prefill_attention_backend") or a.get("attention_backend")) == "trtllm_mha"
+        and not (
+            ctx.gpu.is_sm100
+            if variant(ctx, "R-TRTLLM-MHA-GPU") == 0
+            else (ctx.gpu.is_hopper or ctx.gpu.is_sm100 or ctx.gpu.is_sm120)
+        )
+    ),
+    message=lambda ctx, a: (
+        "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). Please use a "
+        "different prefill backend."
+        if variant(ctx, "R-TRTLLM-MHA-GPU") == 0
+        else "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs."
+    ),
+    fixes=lambda ctx, a: [
+        Fix(
+            "Let SGLang choose the attention backend",
+            {"attention.backend": None, "attention.prefill_backend": None},
+        )
+    ],
+)
+
+
+TRTLLM_PAGE = Rule(
+    id="R-TRTLLM-PAGE",
+    title="trtllm_mha forces page size 64",
+    severity="adjusted",
+    why="TensorRT-LLM MHA kernels only support some page sizes (16, 32, 64; later releases also 128: the release data lists them).",
+    sglang=SILENT,
+    fields=("attention.page_size",),
+    when=lambda ctx, a: (
+        "trtllm_mha" in attention_backends(a)
+        and a.get("page_size") not in ctx.release.trait("trtllm_mha_page_sizes")
+    ),
+    message=lambda ctx, a: f"trtllm_mha: page_size {a.get('page_size')} -> 64.",
+    apply=lambda ctx, a: a.__setitem__("page_size", 64),
+)
+
+
+TRTLLM_MLA_PAGE = Rule(
+    id="R-TRTLLM-MLA-PAGE",
+    title="trtllm_mla forces page size 64",
+    severity="adjusted",
+    why="TensorRT-LLM MLA kernels only support pages of 32 or 64 tokens.",
+    sglang=SILENT,
+    fields=("attention.page_size",),
+    when=lambda ctx, a: (
+        "trtllm_mla" in (a.get("attention_backend"), a.get("decode_attention_backend"))
+        and a.get("page_size") not in (32, 64)
+    ),
+    message=lambda ctx, a: f"trtllm_mla: page_size {a.get('page_size')} -> 64.",
+    apply=lambda ctx, a: a.__setitem__("page_size", 64),
+)
+
+
+FA4_PAGE_23 = Rule(
+    id="R-FA4-PAGE",
+    title="fa4 forces page size 128 on Blackwell",
+    severity="adjusted",
+    why=(
+        "The FA4 kernels on SM100 only support pages of 128 tokens for non-MLA models (skipped when a draft tree "
+        "with topk > 1 is typed, which needs page size 1)."
+    ),
+    sglang=SILENT,
+    fields=("attention.page_size", "attention.backend"),
+    when=lambda ctx, a: (
+        "fa4" in attention_backends(a)
+        and not ctx.is_mla
+        and ctx.gpu.is_sm100
+        and (ctx.typed_value("speculative_eagle_topk") or 0) <= 1
+        and a.get("page_size") != 128
+    ),
+    message=lambda ctx, a: f"fa4: page_size {a.get('page_size')} -> 128.",
+    apply=lambda ctx, a: a.__setitem__("page_size", 128),
+)
+
+
+def chunked_prefill(ctx: Ctx, a: Args) -> int:
+    """`chunked_prefill_size` as SGLang sets it: typed, else by GPU memory (and / dp with DP attention where the release splits it)."""
+    size = a.get("chunked_prefill_size")
+    if size is None:
+        mem = ctx.gpu.memory_mib
+        if mem < 20 * 1024:
+            size = 2048
+        elif mem < 35 * 1024:
+            size = ctx.release.trait("chunked_prefill_24gb")
+        elif mem < 60 * 1024:
+            size = 4096
+        elif mem < 160 * 1024:
+            size = 8192
+        else:
+            size = 16384
+    if (
+        ctx.release.trait("chunked_prefill_split_by_dp")
+        and a.get("enable_dp_attention")
+        and (a.get("dp_size") or 1) > 1
+    ):
+        size //= a.dp_size
+    return int(size)
+
+
+CHUNKED_PAGE = Rule(
+    id="R-CHUNKED-PAGE",
+    title="Chunked prefill size must be a multiple of the page size",
+    severity="error",
+    why=(
+        "Prefill chunks are cut on page boundaries: SGLang's default chunk (2k-16k tokens by GPU memory) is a power "
+        "of two, so a page size that is not a power of two (e.g. 48) fails its final argument check."
+    ),
+    sglang=raises("check", "AssertionError"),
+    fields=("attention.page_size", "memory.chunked_prefill_size"),
+    when=lambda ctx, a: (
+        a.get("disaggregation_mode") != "decode"
+        and isinstance(a.get("page_size"), int)
+        and a.page_size > 0
+        and (size := chunked_prefill(ctx, a)) > 0
+        and size % a.page_size != 0
+    ),
+    message=lambda ctx, a: (
+        f"chunked_prefill_size must be divisible by page_size ({chunked_prefill(ctx, a)} % {a.page_size} != 0)"
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Page size 64", {"attention.page_size": 64}),
+        Fix("Let SGLang choose the page size", {"attention.page_size": None}),
+    ],
+)
+
+
+def _arch_backends(ctx: Ctx) -> list[str]:
+    """The attention backends the release's architecture assert accepts for the target (GPT-OSS)."""
+    if ctx.arch != "GptOssForCausalLM":
+        return []
+    return list(ctx.release.trait("gpt_oss_attention_backends") or [])
+
+
+def _prefill_decode(a: Args) -> tuple[Any, Any]:
+    backend = a.get("attention_backend")
+    return (a.get("prefill_attention_backend") or backend,
+            a.get("decode_attention_backend") or backend)
+
+
+def _arch_backend_refused(ctx: Ctx, a: Args) -> bool:
+    allowed = _arch_backends(ctx)
+    if not allowed:
+        return False
+    prefill, decode = _prefill_decode(a)
+    return prefill not in allowed or decode not in allowed
+
+
+def _arch_backend_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
+    return [
+        Fix("Let SGLang choose the attention backends", {
+            "attention.backend": None, "attention.prefill_backend": None,
+            "attention.decode_backend": None}),
+        *(Fix(f"Use {name}", {"attention.backend": name, "attention.prefill_backend": None,
+                                "attention.decode_backend": None})
+          for name in ("triton", "fa3", "trtllm_mha") if name in _arch_backends(ctx)),
+    ]
+
+
+def _recover_arch_backend(ctx: Ctx, a: Args) -> None:
+    a.prefill_attention_backend = None
+    a.decode_attention_backend = None
+    a.attention_backend = (
+        "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper else "triton"
+    )
+
+
+GPT_OSS_ATTENTION = Rule(
+    id="R-GPT-OSS-ATTENTION",
+    title="GPT-OSS needs an attention backend with sinks and sliding window",
+    severity="error",
+    why=(
+        "GPT-OSS uses attention sinks and a sliding window; only some attention backends implement "
+        "both, and SGLang asserts that the prefill and the decode backend are among them (the list "
+        "is read from the release's source) in its model-specific step."
+    ),
+    sglang=raises("resolve", "AssertionError"),
+    fields=("attention.backend", "attention.prefill_backend", "attention.decode_backend"),
+    when=_arch_backend_refused,
+    message=lambda ctx, a: (
+        f"GptOssForCausalLM requires one of {_arch_backends(ctx)} attention backend, but got the "
+        f"following backends\n- Prefill: {_prefill_decode(a)[0]}\n- Decode: {_prefill_decode(a)[1]}\n"
+    ),
+    fixes=_arch_backend_fixes,
+    recover=_recover_arch_backend,
+)

@@ -1,0 +1,97 @@
+"""Parallelism: tp against the attention-DP size, pipeline parallelism with speculative decoding.
+(The multi-node checks are in wizard.rules.multinode.)
+"""
+
+from __future__ import annotations
+
+from wizard.rules.common import DP_ATTENTION_OFF, algo, attention_dp_size, dp_attention, variant
+from wizard.rules.model import Rule, raises
+from wizard.rules.report import Fix
+
+DPATTN_TP_DIVISIBLE = Rule(
+    id="R-DPATTN-TP-DIVISIBLE",
+    title="tp must be a multiple of the attention-DP size",
+    severity="error",
+    why=(
+        "DP attention splits the tensor-parallel group into dp attention groups, so tp must be divisible by "
+        "dp (releases with --attn-dp-size: by it). SGLang checks it with a bare assert in its data-parallel step, "
+        "before any speculative rule, so it hides them."
+    ),
+    sglang=raises("resolve", "AssertionError"),
+    fields=("parallel.tp", "parallel.dp", "parallel.attn_dp_size"),
+    when=lambda ctx, a: (
+        dp_attention(ctx, a)
+        and (a.get("tp_size") or 1)
+        % attention_dp_size(ctx, a)
+        != 0
+    ),
+    message=lambda ctx, a: (
+        f"tp {a.get('tp_size') or 1} is not a multiple of the attention-DP size "
+        f"{attention_dp_size(ctx, a)}: SGLang raises a bare AssertionError."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("DP size = tp", {"parallel.dp": a.get("tp_size") or 1}),
+        DP_ATTENTION_OFF,
+    ],
+)
+
+
+PP_SPEC_ALGO_23 = Rule(
+    id="R-PP-SPEC-ALGO",
+    title="Pipeline parallelism supports only EAGLE speculative decoding",
+    severity="error",
+    why="The releases that hold this relay draft state between pipeline stages only for the single-layer EAGLE worker (and DSPARK on PD prefill).",
+    sglang=raises("check", "AssertionError"),
+    fields=("parallel.pp", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        a.get("pp_size", 1) > 1
+        and algo(a) not in (None, "DSPARK")
+        and (algo(a) != "EAGLE" or bool(a.get("enable_multi_layer_eagle")))
+    ),
+    message=lambda ctx, a: (
+        "Pipeline parallelism currently only supports EAGLE (non-multi-layer) speculative decoding"
+    ),
+    fixes=lambda ctx, a: [Fix("pp 1 (use tp instead)", {"parallel.pp": 1})],
+)
+
+
+PP_SPEC = Rule(
+    id="R-PP-SPEC",
+    title="Pipeline parallelism with speculative decoding",
+    severity="error",
+    why=(
+        "Older releases refuse any speculative algorithm with pp > 1 in check_server_args (after a "
+        "successful resolution); newer ones allow EAGLE only on PD-prefill nodes or with "
+        "SGLANG_ENABLE_PP_SPEC=1."
+    ),
+    sglang=raises("check", "AssertionError"),
+    fields=("parallel.pp", "speculative.algorithm"),
+    when=lambda ctx, a: (
+        a.get("pp_size", 1) > 1
+        and (
+            (
+                algo(a) is not None
+                and (
+                    variant(ctx, "R-PP-SPEC") != 1
+                    or (
+                        algo(a) == "EAGLE"
+                        and not a.get("enable_multi_layer_eagle")
+                        and ctx.env.get("SGLANG_ENABLE_PP_SPEC", "").lower()
+                        not in ("1", "true", "yes", "y")
+                        and a.get("disaggregation_mode") != "prefill"
+                    )
+                )
+            )
+            # the wording that names mixed chunked prefill asserts it off too
+            or (variant(ctx, "R-PP-SPEC") == 2 and bool(a.get("enable_mixed_chunk")))
+        )
+    ),
+    message=lambda ctx, a: {
+        0: "Pipeline parallelism is not compatible with overlap schedule, speculative decoding",
+        2: "Pipeline parallelism is not compatible with overlap schedule, speculative decoding, "
+        "mixed chunked prefill.",
+    }.get(variant(ctx, "R-PP-SPEC"),
+          "PP + speculative decoding (MTP) is only supported on prefill nodes "
+          "(disaggregation-mode=prefill)"),
+    fixes=lambda ctx, a: [Fix("pp 1 (use tp instead)", {"parallel.pp": 1})],
+)
