@@ -73,6 +73,7 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "hip_hybrid_spec_disables_radix": False,
     "aiter_mem_fraction": {},
     "hip_gpt_oss_attention": None,
+    "extra_buffer_linear_attn": None,
 }
 
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
@@ -528,6 +529,14 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the draft-token count of SGLang's NGRAM handling")
     probed("hip_gpt_oss_attention", _hip_gpt_oss_attention(tree),
            "the is_hip() clause of GPT-OSS's attention backend default")
+    # 0.5.14: extra_buffer only with the triton linear-attention backend (else auto resolves to
+    # no_buffer and a typed extra_buffer is "not supported for" the model).
+    support = re.search(r"def _support_mamba_cache_extra_buffer\(.*?(?=\n    def )", server_args,
+                        re.S)
+    needed = re.search(r'return self\.linear_attn_backend == "(\w+)"', support.group(0)) if (
+        support) else None
+    probed("extra_buffer_linear_attn", needed.group(1) if needed else None,
+           "the linear-attention backend _support_mamba_cache_extra_buffer asks for")
     probed("model_config_at_args", _model_config_at_args(tree),
            "the ModelConfig constructions of the argument code and the ifs around them")
     # How the EAGLE family gets the overlapped worker (spec v2): `SGLANG_ENABLE_SPEC_V2`
@@ -581,7 +590,7 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
 
 
 _HIP_TEST = r"(?:is_hip\(\)|_is_hip|get_platform\(\)\.is_hip|current_platform\.is_hip)"
-_BACKEND_SET = r'(?:return|self\.attention_backend\s*=)\s*"(\w+)"'
+_BACKEND_SET = r'(?:return|(?:self|server_args)\.attention_backend\s*=)\s*"(\w+)"'
 
 
 def _branch_body(text: str, test: str) -> str | None:
@@ -603,9 +612,23 @@ def _hip_attention_default(tree: SourceTree) -> dict[str, Any]:
     """The default attention backend on ROCm, from the `is_hip()` branches of the block that
     picks it (between `# MHA architecture` and the end of the `# MLA architecture` branch):
     {"mha": backend, "mla": backend, "mla_heads": [per-rank KV head counts it needs],
-    "mla_other": backend otherwise}; {} where the argument code picks no default on ROCm (the
-    model runner does)."""
-    for text in tree.files.values():
+    "mla_other": backend otherwise}; where the argument code has no such block (0.5.1-0.5.4), the
+    model runner's (it picks the backend at load time; the argument code leaves it None, so the
+    effective value stays None and only the memory plan reads it); {} where neither has one."""
+    return _hip_backend_block(tree.files.values()) or _hip_backend_block(
+        [_model_runner_text(tree.root)])
+
+
+def _model_runner_text(root: Path) -> str:
+    """The model runner's source (0.5.1-0.5.4 pick the default attention backend and apply
+    aiter's mem-fraction step there, at load time, instead of in the argument code)."""
+    path = root / "sglang" / "srt" / "model_executor" / "model_runner.py"
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+def _hip_backend_block(texts: Any) -> dict[str, Any]:
+    """`_hip_attention_default` over some sources: the first with the MHA/MLA default block."""
+    for text in texts:
         start = text.find("# MHA architecture")
         middle = text.find("# MLA architecture", start)
         if start < 0 or middle < 0:
@@ -636,12 +659,14 @@ def _hip_attention_default(tree: SourceTree) -> dict[str, Any]:
 def _aiter_mem_fraction(tree: SourceTree) -> dict[str, Any]:
     """How the aiter backend shrinks the static pool on ROCm: {"above": context length it
     applies beyond, "scale": the factor mem_fraction_static is multiplied by, "honor_env": the
-    variable that keeps a typed fraction as it is (None: a typed one is scaled too)}; {} where
-    the argument code has no such step."""
-    for text in tree.files.values():
+    variable that keeps a typed fraction as it is (None: a typed one is scaled too)}, from the
+    argument code or else the model runner (0.5.1-0.5.4 scale it there, at load time); {}
+    where neither has the step."""
+    for text in [*tree.files.values(), _model_runner_text(tree.root)]:
         for match in re.finditer(r'attention_backend\s*==\s*"aiter"\s*:', text):
             window = text[match.end():match.end() + 2000]
-            above = re.match(r"\s*if\s+model_config\.context_len\s*>\s*(\d+)\s*:", window)
+            above = re.match(r"\s*if\s+(?:self\.)?model_config\.context_len\s*>\s*(\d+)\s*:",
+                             window)
             scale = re.search(r"mem_fraction_static\s*(?:\*=|=\s*[\w.]+\s*\*)\s*([0-9.]+)", window)
             if above is None or scale is None:
                 continue
@@ -1156,6 +1181,10 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
     cell = re.search(r"def _compute_cell_size\([\s\S]*?(?=\n    def |\nclass |\Z)", runner)
     out["nsa_scaled_cell"] = (bool(cell and "calculate_mla_kv_cache_dim" in cell.group(0)),
                               "calculate_mla_kv_cache_dim in _compute_cell_size")
+    out["aiter_moe_keeps_unshuffled"] = (
+        _aiter_moe_keeps_unshuffled(srt),
+        "the unquantized MoE's aiter weight shuffle (new Parameter) and the models whose "
+        "load_weights caches named_parameters()")
     chunked = re.search(_SMALL_CARD + r"(?:[^\n]*\n){0,12}?[^\n]*chunked_prefill_size\s*=\s*(\d+)",
                         args)
     if chunked:
@@ -1167,6 +1196,32 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
         out["small_card_graph_max_bs"] = ([int(graph.group(1)), int(graph.group(2))],
                                           "cuda_graph_max_bs of the gpu_mem < 35 GiB branch")
     return out
+
+
+def _aiter_moe_keeps_unshuffled(srt: Path) -> dict[str, Any]:
+    """ROCm with aiter: the unquantized MoE method's `process_weights_after_loading` replaces
+    `w13_weight` / `w2_weight` with shuffled copies (`torch.nn.Parameter(shuffle_weight(...))`)
+    when `_use_aiter` (its environment variable, e.g. SGLANG_USE_AITER); a model whose
+    `load_weights` caches `dict(self.named_parameters())` on itself keeps the unshuffled
+    tensors referenced, so the routed experts are held twice. {"env": variable, "archs": the
+    EntryClass architectures of those models}; {} where the shuffle keeps no second copy."""
+    unquant = srt / "layers" / "quantization" / "unquant.py"
+    if not unquant.is_file():
+        return {}
+    text = unquant.read_text(encoding="utf-8", errors="replace")
+    env = re.search(r'_use_aiter\s*=\s*get_bool_env_var\(\s*"(\w+)"', text)
+    shuffle = re.search(r"layer\.w13_weight\s*=\s*torch\.nn\.Parameter\(\s*shuffle_weight\(", text)
+    if env is None or shuffle is None:
+        return {}
+    archs: set[str] = set()
+    for path in sorted((srt / "models").glob("*.py")):
+        model = path.read_text(encoding="utf-8", errors="replace")
+        if not re.search(r"self\.\w+\s*=\s*dict\(self\.named_parameters\(\)\)", model):
+            continue
+        entry = re.search(r"^EntryClass\s*=\s*(\[[^\]]*\]|\w+)", model, re.M)
+        if entry:
+            archs.update(re.findall(r"\w+", entry.group(1)))
+    return {"env": env.group(1), "archs": sorted(archs)} if archs else {}
 
 
 def config_reader_trait(root: Path) -> tuple[str, str]:

@@ -45,12 +45,18 @@ def is_hybrid(ctx: Ctx) -> bool:
     return ctx.arch in release.arch_set("hybrid_extra_buffer") or ctx.arch in without
 
 
-def extra_buffer_supported(ctx: Ctx) -> bool:
-    """The arch supports the extra_buffer strategy in this release."""
+def extra_buffer_supported(ctx: Ctx, a: Args | None = None) -> bool:
+    """The arch supports the extra_buffer strategy in this release (and, where the release asks
+    for one, with the linear-attention backend of `a`: trait `extra_buffer_linear_attn`)."""
     release = ctx.release
     if release.trait("hybrid_lists") == "radix":
-        return ctx.arch in release.arch_set("mamba_extra_buffer")
-    return ctx.arch in release.arch_set("hybrid_extra_buffer")
+        listed = ctx.arch in release.arch_set("mamba_extra_buffer")
+    else:
+        listed = ctx.arch in release.arch_set("hybrid_extra_buffer")
+    needed = release.traits.get("extra_buffer_linear_attn")
+    if listed and needed and a is not None:
+        return a.get("linear_attn_backend") in (None, needed)
+    return listed
 
 
 def strategy(a: Args) -> str | None:
@@ -90,7 +96,7 @@ def _extra_unsupported(ctx: Ctx, a: Args) -> bool:
         return False
     if ctx.release.trait("extra_buffer_check_skips_disabled_radix") and a.get("disable_radix_cache"):
         return False
-    return is_hybrid(ctx) and not extra_buffer_supported(ctx)
+    return is_hybrid(ctx) and not extra_buffer_supported(ctx, a)
 
 
 MAMBA_EXTRA_UNSUPPORTED = Rule(

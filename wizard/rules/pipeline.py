@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from wizard.rules import catalog as c
 from wizard.rules import multinode as mn
-from wizard.rules.common import algo, eagle_family
+from wizard.rules.common import algo, eagle_family, hip_attention_backend
 from wizard.rules.draft import MULTI_LAYER_EAGLE_ARCHS
 from wizard.rules.hybrid import QWEN_HYBRID_SM100, extra_buffer_supported, is_hybrid, strategy
 from wizard.rules.model import Args, Ctx, Rule, auto_params
@@ -109,21 +109,6 @@ def _no_spec_or_topk_one(a: Args) -> bool:
     return topk is None or (topk == 1 and a.get("page_size") in (1, None))
 
 
-def _hip_attention_backend(ctx: Ctx, a: Args, hip: dict[str, object]) -> str:
-    """The `is_hip()` branches of SGLang's default backend, as the release data has them: one
-    backend for MHA models; for MLA models one backend when the KV heads per TP rank
-    (`get_num_kv_heads(tp_size)`: the config's KV heads // tp, at least 1) are in the release's
-    list, another otherwise."""
-    if not ctx.is_mla:
-        return str(hip.get("mha") or "triton")
-    heads_needed = list(hip.get("mla_heads") or [])  # type: ignore[call-overload]
-    total = ctx.facts.config_kv_heads if ctx.facts is not None else None
-    if not heads_needed or total is None:
-        return str(hip.get("mla") or "triton")
-    per_rank = max(1, total // int(a.get("tp_size") or 1))
-    return str(hip.get("mla") if per_rank in heads_needed else hip.get("mla_other"))
-
-
 def default_attention_backend(ctx: Ctx, a: Args) -> str:
     """SGLang's `_get_default_attn_backend` for the GPU kind, reading topk and page size as they are now."""
     gpu = ctx.gpu
@@ -131,7 +116,7 @@ def default_attention_backend(ctx: Ctx, a: Args) -> str:
         return "torch_native"
     hip = (ctx.release.traits.get("hip_attention_default") or {}) if gpu.is_hip else {}
     if hip:
-        return _hip_attention_backend(ctx, a, hip)
+        return hip_attention_backend(ctx, a, hip)
     if not ctx.is_mla:
         # `is_fa3_default_architecture`: the release's list (unknown model or list: assume fa3)
         fa3_archs = ctx.release.arch_set("fa3_default")
@@ -277,7 +262,7 @@ def _mamba_auto_choose(ctx: Ctx, a: Args) -> None:
     if a.get("mamba_scheduler_strategy") == "auto":
         wants_overlap = not a.get("disable_overlap_schedule")
         wants_paging = (a.get("page_size") or 0) > 1
-        if (wants_overlap or wants_paging) and extra_buffer_supported(ctx):
+        if (wants_overlap or wants_paging) and extra_buffer_supported(ctx, a):
             a.mamba_scheduler_strategy = "extra_buffer"
         else:
             a.mamba_scheduler_strategy = "no_buffer"

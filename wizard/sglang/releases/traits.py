@@ -20,6 +20,7 @@ class Traits:
     adaptive_steps_check: str
     adaptive_unsupported_flags: list[str]
     aiter_mem_fraction: dict[str, Any | None]
+    aiter_moe_keeps_unshuffled: dict[str, Any]
     attention_default: str
     breakable_deepep_reserve_mib: int
     chunked_prefill_24gb: int
@@ -30,6 +31,7 @@ class Traits:
     dflash_family_counts_as_topk_one: bool
     draft_in_static_pool: bool
     extra_buffer_check_skips_disabled_radix: bool
+    extra_buffer_linear_attn: str | None
     gpt_oss_attention_backends: list[str]
     gpt_oss_mxfp4_moe_runner: dict[str, str]
     graph_reserve_by_role: bool
