@@ -74,3 +74,39 @@ def test_the_first_form_of_the_gpt_oss_assert(models: dict[str, Path]) -> None:
     assert finding["message"] == ("GptOssForCausalLM requires one of ['triton', 'trtllm_mha', "
                                   "'fa3'] attention backend, but got 'flashinfer'")
     assert finding["sglang"]["where"] == "sglang/srt/server_args.py:2454"
+
+
+def test_the_hicache_decode_fallback_is_for_fa3_only_from_0_5_8(models: dict[str, Path]) -> None:
+    # 0.5.9-w00059 (MI300X x8, seed 2207): the hicache step only replaces a decode backend that
+    # would be fa3 (`effective_decode_backend == "fa3"`); aiter on ROCm is kept, decode stays None.
+    argv = ["--model-path", str(models["deepseek_v3"]), "--tp-size", "8",
+            "--enable-hierarchical-cache", "--mem-fraction-static", "0.85"]
+    report = _check("0.5.9", "MI300X", argv, 8)
+    assert report["effective"]["attention_backend"] == "aiter"
+    assert report["effective"]["decode_attention_backend"] is None
+    # 0.5.7 still replaces any unset decode backend (triton for MLA off SM100)
+    assert _check("0.5.7", "MI300X", argv, 8)["effective"]["decode_attention_backend"] == "triton"
+
+
+def test_0_5_9_disables_the_radix_cache_for_speculative_hybrids(models: dict[str, Path]) -> None:
+    # 0.5.9-w00054 (MI300X x8, seed 2207): "Disabling radix cache since speculative decoding for
+    # Qwen3_5MoeForConditionalGeneration is not supported with radix cache yet."
+    argv = ["--model-path", str(models["qwen35_35b_a3b"]), "--tp-size", "8", "--context-length",
+            "65536", "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path",
+            str(models["standalone_draft"]), "--speculative-num-steps=3",
+            "--speculative-eagle-topk=4", "--speculative-num-draft-tokens", "8"]
+    for gpu in ("MI300X", "H100"):
+        report = _check("0.5.9", gpu, argv, 8)
+        assert report["sglang_verdict"] == "ok"
+        assert report["effective"]["disable_radix_cache"] is True
+
+
+def test_0_5_14_extra_buffer_needs_the_triton_linear_attention(models: dict[str, Path]) -> None:
+    # 0.5.14-w00074 (MI300X x8, seed 2101): with --linear-attn-backend cutedsl the auto strategy
+    # is no_buffer, so ROCm's extra_buffer assert is not reached (real SGLang: accepted).
+    argv = ["--model-path", str(models["qwen3_next_80b"]), "--tp-size", "8"]
+    assert _check("0.5.14", "MI300X", argv, 8)["first_sglang_error"] == "R-MAMBA-EXTRA-DEVICE"
+    report = _check("0.5.14", "MI300X", [*argv, "--linear-attn-backend", "cutedsl"], 8)
+    assert report["sglang_verdict"] == "ok"
+    assert report["effective"]["mamba_radix_cache_strategy"] == "no_buffer"  # 0.5.14's name
+    assert report["effective"]["disable_overlap_schedule"] is True  # as SGLang resolved it

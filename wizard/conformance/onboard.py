@@ -74,6 +74,7 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "aiter_mem_fraction": {},
     "hip_gpt_oss_attention": None,
     "extra_buffer_linear_attn": None,
+    "nobuf_spec_disables_radix": False,
 }
 
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
@@ -523,6 +524,11 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            any(re.search(r"if is_hip\(\):\s*\n\s*# On ROCm, extra_buffer is unsupported", text)
                or "with radix cache on ROCm devices" in text for text in tree.files.values()),
            "the is_hip() branch beside the no_buffer speculative ValueError")
+    # 0.5.8-0.5.9: the no_buffer branch disables the radix cache for speculative decoding on
+    # a hybrid model on every platform (later releases refuse it: R-MAMBA-NOBUF-SPEC).
+    probed("nobuf_spec_disables_radix",
+           any("is not supported with radix cache yet" in text for text in tree.files.values()),
+           "the no_buffer branch's 'not supported with radix cache yet' rewrite")
     probed("aiter_mem_fraction", _aiter_mem_fraction(tree),
            'the `attention_backend == "aiter"` scaling of mem_fraction_static')
     probed("ngram_draft_tokens", _ngram_draft_tokens(tree),
@@ -813,11 +819,13 @@ def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:
 def _hicache_decode_fallback(tree: SourceTree) -> str:
     """How the hicache step picks an unset decode backend with the kernel I/O backend: "always"
     (older: flashinfer/triton whatever the backend), "fa3_only" (only when the decode backend
-    would be fa3; triton for models with attention sinks) or "none"."""
+    would be fa3, 0.5.8 on; triton for models with attention sinks) or "none"."""
     texts = "\n".join(tree.files.values())
     if "FlashAttention3 decode backend is not compatible with hierarchical cache" not in texts:
         return "none"
-    return "fa3_only" if 'effective_decode_backend != "fa3"' in texts else "always"
+    # `if effective_decode_backend != "fa3": return` (0.5.10 on) or `if effective_decode_backend
+    # == "fa3":` around the fallback (0.5.8-0.5.9): only a decode backend that would be fa3
+    return "fa3_only" if re.search(r'effective_decode_backend\s*[!=]=\s*"fa3"', texts) else "always"
 
 
 def _spec_moe_runner_default(tree: SourceTree) -> str | None:

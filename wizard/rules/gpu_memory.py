@@ -33,8 +33,9 @@ def more_requests_fixes(ctx: Ctx, a: Args, count: int) -> list[Fix]:
 
 def _plan_attention_backend(ctx: Ctx, a: Args) -> str | None:
     """The attention backend the pool is sized with: SGLang's resolved one, else on ROCm the
-    model runner's default where the release picks it there at load time (0.5.1-0.5.4: the
-    argument code leaves it None; `hip_attention_default` holds the runner's branches)."""
+    model runner's default where the release picks it there at load time (trait
+    `attention_default` "model_runner": the argument code leaves it None, and
+    `hip_attention_default` holds the runner's branches)."""
     backend = a.get("attention_backend")
     if backend is not None or not ctx.gpu.is_hip:
         return backend

@@ -249,9 +249,13 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
 
 def _hip_hybrid_spec_no_radix(ctx: Ctx, a: Args) -> None:
     """Where the release has the ROCm branch beside R-MAMBA-NOBUF-SPEC's ValueError, a ROCm GPU
-    gets the radix cache disabled instead of the refusal (extra_buffer is unsupported there)."""
-    if (ctx.gpu.is_hip and ctx.release.traits.get("hip_hybrid_spec_disables_radix")
-            and is_hybrid(ctx) and strategy(a) == "no_buffer"
+    gets the radix cache disabled instead of the refusal (extra_buffer is unsupported there);
+    releases whose no_buffer branch disables it for speculative decoding on every platform
+    (trait `nobuf_spec_disables_radix`: "... is not supported with radix cache yet") do the
+    same."""
+    disables = ctx.release.traits.get("nobuf_spec_disables_radix") or (
+        ctx.gpu.is_hip and ctx.release.traits.get("hip_hybrid_spec_disables_radix"))
+    if (disables and is_hybrid(ctx) and strategy(a) == "no_buffer"
             and not a.get("disable_radix_cache") and algo(a) is not None):
         a.disable_radix_cache = True
 
@@ -507,7 +511,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MAMBA_FLA_CHUNK,
     c.MAMBA_NOBUF_PAGE,
     c.MAMBA_NOBUF_OVERLAP,
-    R("ROCm: no radix cache for speculative hybrids", _hip_hybrid_spec_no_radix),
+    R("no radix cache for speculative hybrids (ROCm, or where located)", _hip_hybrid_spec_no_radix),
     c.MAMBA_NOBUF_SPEC,
     R("_handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,

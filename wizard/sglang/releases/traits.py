@@ -49,6 +49,7 @@ class Traits:
     ngram_disables_overlap: bool
     ngram_draft_tokens: Any | None
     ngram_sets_steps: bool
+    nobuf_spec_disables_radix: bool
     nsa_scaled_cell: bool
     prefill_graph_default: str
     prefill_graph_mla_reserve_mib: int
