@@ -181,7 +181,12 @@ class AlgorithmScreen(WizardScreen):
             if chosen.reason:
                 parts += [": ", chosen.reason]
             if chosen.needs_draft:
-                parts += ["\n\n", ("Needs a draft model: ", "bold"), "enter its path below (d)."]
+                draft_path = self.wizard.profile.speculative.draft_model_path
+                if draft_path:
+                    parts += ["\n\n", ("Draft model: ", "bold"), draft_path, " (d changes it)"]
+                else:
+                    parts += ["\n\n", ("Needs a draft model: ", "bold"),
+                              "enter its path below (d)."]
         note = getattr(self, "_note", None)
         if note:
             parts += ["\n\n", (note, "$text-warning")]

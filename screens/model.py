@@ -16,13 +16,19 @@ from textual.worker import get_current_worker
 from screens import core
 from screens.base import WizardScreen
 from screens.dialogs import DIALOG_CSS
-from screens.forms import FieldInput, OrderedInput
+from screens.forms import LABELS, FieldInput, OrderedInput
 from screens.launch import host_target
 from screens.messages import EditRequested, ModelFactsRead, RemoteFactsRead
 from screens.model_picker import DraftPick, DraftPicker, ModelPathSuggester, ModelPick, ModelPicker
 from screens.widgets.memory import memory_bar
 from wizard.profile_schema import Profile
 from wizard.rules.report import Report
+
+# the labels the Model step shows (undo and the findings name fields by them)
+for _path, _label in (("model.path", "Model path"), ("sglang_version", "SGLang"),
+                      ("gpu.kind", "GPU kind"), ("gpu.count", "GPU count"),
+                      ("ssh.host", "SSH host"), ("container.image", "Container")):
+    LABELS.setdefault(_path, _label)
 
 
 def _size(value: int | None, unit: str = "") -> str:

@@ -186,7 +186,10 @@ def describe(
             ("draft", spec.num_draft_tokens),
         )
     )
-    gpu = f"{profile.gpu.count or '?'} x {profile.gpu.kind}" if profile.gpu.kind else "not set"
+    kind = profile.gpu.kind
+    if kind and kind.lower().startswith("custom:"):
+        kind = core.gpu_label(kind)  # `custom sm89 48 GiB`, as the Model step shows it
+    gpu = f"{profile.gpu.count or '?'} x {kind}" if kind else "not set"
     parts += [
         "\nmodel      ",
         profile.model.path,

@@ -48,7 +48,8 @@ def main() -> int:
     """Write the screenshots."""
     models = _prepare()
     from screens.app import WizardApp
-    from wizard.profile import Profile, builtin_profiles_dir
+    from wizard.profile import builtin_profiles_dir
+    from wizard.profile_schema import Profile
 
     OUT.mkdir(parents=True, exist_ok=True)
     incident1 = Profile.model_validate(

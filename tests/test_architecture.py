@@ -100,10 +100,11 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
     # logs / stop / runs
     "wizard.logstages": (("wizard.rules.catalog",), _LOGS),
     "wizard.nvidia_smi": (("wizard.gpus",), _LOGS),
-    "wizard.remote.session": (("wizard.amd_smi",), _LOGS),
+    "wizard.remote.preflight": (("wizard.amd_smi",), _LOGS),
     "wizard.remote": (
         ("wizard.remote.burst", "wizard.remote.connection", "wizard.remote.nodes_flow",
-         "wizard.remote.records", "wizard.remote.session", "wizard.remote.watch"),
+         "wizard.remote.preflight", "wizard.remote.records", "wizard.remote.runs",
+         "wizard.remote.session", "wizard.remote.watch"),
         "`import wizard.remote` stays cheap: its public names load on first use"),
     "wizard.remote.cli": (("wizard.remote.commands",),
                           "the remote subcommands parse their options without asyncssh"),

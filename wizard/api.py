@@ -21,6 +21,7 @@ from wizard.gpus import GpuKind, lookup
 from wizard.limits import MAX_GPUS
 from wizard.model_files import ModelReadError, is_repo_id, resolve_model_dir
 from wizard.model_info import load_model_facts
+from wizard.rules.arg_sites import GENERIC
 from wizard.rules.checks import (
     ARGPARSE,
     ARGPARSE_CHOICE,
@@ -477,6 +478,7 @@ def check_profile(
         early.append(argparse_problem)
     else:
         early += _extra_field_findings(profile, version, extra)
+        report = _with_extra_args_drops(report, profile, version)
     covered = {
         path
         for f in report.findings
@@ -502,6 +504,31 @@ def check_profile(
             report, profile, gpu, gpus, paths_local, facts, draft_facts, fetch
         )
     return report
+
+
+def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Report:
+    """R-ARG-SITE findings get a fix per flag of their site typed in extra args: drop it (the
+    verification keeps the drops after which the finding is gone)."""
+    from dataclasses import replace
+
+    if not profile.extra_args or not any(f.rule == GENERIC.id for f in report.findings):
+        return report
+    release = load_release(version)
+    groups = group_pieces(load_table(version), profile.extra_args)
+    findings = []
+    for finding in report.findings:
+        site = next((s for s in release.generic_sites if finding.rule == GENERIC.id
+                     and finding.sglang is not None and s["where"] == finding.sglang.where), None)
+        if site is not None:
+            drops = []
+            for index, (match, _pieces) in enumerate(groups):
+                if match is None or match.action.server_field not in site["defaults"]:
+                    continue
+                rest = [p for i, (_, ps) in enumerate(groups) if i != index for p in ps]
+                drops.append(Fix(f"Drop {match.option} from extra args", {"extra_args": rest}))
+            finding = replace(finding, fixes=(*finding.fixes, *drops))
+        findings.append(finding)
+    return replace(report, findings=tuple(findings))
 
 
 def _with_verified_fixes(report: Report, profile: Profile, gpu: str | None, gpus: int | None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -28,7 +29,7 @@ examples:
   sglang-wizard check --sglang-version {default} --gpu A6000 -- \\
       SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server --model-path /m/Qwen3.6-27B \\
       --speculative-algorithm NEXTN --speculative-num-draft-tokens 1
-  sglang-wizard check --gpu A6000 --gpus 2 -- --model-path Qwen/Qwen3.6-27B --tp 2 \
+  sglang-wizard check --gpu A6000 --gpus 2 -- --model-path Qwen/Qwen3.6-27B --tp 2 \\
       --speculative-algorithm NEXTN          # a Hub id: its config.json is read (HF_* honoured)
   sglang-wizard check --gpu MI300X --gpus 8 -- --model-path /m/DeepSeek-V3 --tp 8
   sglang-wizard check --gpu custom:sm=8.6,mem=24GB -- --model-path /m/Qwen3-8B   # any other GPU
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jsonl:
         return _batch(args.jsonl, sys.stdout)
     words = list(args.target or [])
-    if len(words) == 1 and not words[0].lstrip().startswith("-") and " " not in words[0]:
+    if len(words) == 1 and _names_a_file(words[0]):
         report = _check_profile_file(words[0], args)
     elif words:
         report = _check_command(words, args)
@@ -92,6 +93,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(report))
     return 1 if report.verdict == "error" else 0
+
+
+def _names_a_file(word: str) -> bool:
+    """One word is a profile (a path or a name) unless it reads as a pasted command: a path with a
+    space (`My Profiles/x.toml`, a directory) is still a path when it exists or ends in .toml."""
+    if word.lstrip().startswith("-"):
+        return False
+    if " " not in word:
+        return True
+    if os.path.lexists(os.path.expanduser(word)):
+        return True
+    return word.rstrip().endswith(".toml") and "sglang" not in word
 
 
 def _check_profile_file(path: str, args: argparse.Namespace) -> Report:
@@ -245,7 +258,10 @@ def render_text(report: Report) -> str:
         out.extend(_finding_text(f, f is first))
     if report.effective:
         out.append("")
-        out.append("values SGLang will use (typed -> effective):")
+        # after an error the values are those of the launch with the errors fixed (each error
+        # rule recovers), as the TUI's table says; not what the refused launch would run
+        fixed = " once the errors are fixed" if first is not None else ""
+        out.append(f"values SGLang will use{fixed} (typed -> effective):")
         changed = report.changed()
         for name, value in report.effective.items():
             if value is None and name not in report.typed:

@@ -2,13 +2,15 @@
 
 Each area registers its subcommands from its own module (see `COMMAND_MODULES`): a module exposes
 `register(subparsers)` and sets `func` on its parsers; `func(args) -> int` is the exit code.
-Exit codes: 0 ok, 1 SGLang would refuse / the remote action failed, 2 the tool's own input errors.
+Exit codes: 0 ok, 1 SGLang would refuse / the remote action failed, 2 the tool's own input errors
+(141 when the reader of its output went away, as for any filter killed by SIGPIPE).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -72,7 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(func(args))
+        code = int(func(args))
+        sys.stdout.flush()  # inside the try: a reader that went away is handled below
+        return code
+    except BrokenPipeError:
+        # `sglang-wizard profiles list --json | head`: the reader closed the pipe. Quiet, like
+        # any filter killed by SIGPIPE (exit 141), and no second error when Python flushes.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except ToolInputError as exc:
         print(f"sglang-wizard: error: {exc}", file=sys.stderr)
         return 2

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard import limits
-from wizard.api import check_argv, draft_findings
+from wizard.api import check_argv, check_typed, draft_findings
 from wizard.choices import algorithm_options
 from wizard.errors import ToolInputError
 from wizard.gpus import GpuKind, UnknownGpuError, gpu_count_arg, gpu_kind_arg, lookup
@@ -246,6 +246,33 @@ def _plan_from_launch(
     return report.memory_plan, errors
 
 
+def _rocm_attention_backend(
+    target: ModelFacts, gpu: GpuKind, tp: int, draft: ModelFacts | None, s: dict[str, Any]
+) -> str | None:
+    """The attention backend SGLang picks by default on an AMD GPU (aiter for most models; it
+    scales the static pool above 8K context), as `check` resolves it; None on NVIDIA, where the
+    plan does not depend on it. Without it `inspect` planned a larger pool than `check`."""
+    if not gpu.is_hip:
+        return None
+    typed = {
+        "model_path": s["model_dir"],
+        "tp_size": tp,
+        "speculative_algorithm": s["algorithm"],
+        "speculative_eagle_topk": s["topk"],
+        "speculative_num_steps": s["num_steps"],
+        "speculative_num_draft_tokens": s["num_draft_tokens"],
+        "context_length": s["context_length"],
+        "kv_cache_dtype": s["kv_cache_dtype"],
+    }
+    report = check_typed(
+        {k: v for k, v in typed.items() if v is not None},
+        sglang_version=s["sglang_version"], gpu=gpu.spec, gpus=s["gpus"] or tp, facts=target,
+        draft_facts=draft, fetch=False,
+    )
+    backend = report.effective.get("attention_backend")
+    return str(backend) if backend else None
+
+
 def _draft_checks(
     target: ModelFacts, draft: ModelFacts | None, s: dict[str, Any]
 ) -> list[Finding]:
@@ -336,6 +363,7 @@ def run_inspect(args: argparse.Namespace) -> int:
                 chunked_prefill_size=s["chunked_prefill_size"],
                 disable_radix_cache=s["disable_radix_cache"],
                 mamba_extra_buffer=s["mamba_extra_buffer"],
+                attention_backend=_rocm_attention_backend(target, gpu, tp, draft, s),
             ))
         except ValueError as exc:
             raise ToolInputError(str(exc)) from None
@@ -468,10 +496,16 @@ def render_plan(p: MemoryPlan) -> str:
         layout += f", ep {p.ep}"
     lines = [f"Memory plan per GPU: {p.gpus} x {p.gpu}, {layout} (SGLang {p.sglang_version}): {word}"]
     lines.append(f"  {_bar(p)}  W weights S state K KV D draft A activations/graphs")
-    source = "nvidia-smi" if p.free_memory_source == "nvidia-smi" else f"card {p.gpu_total_gib:.1f}"
+    hip = p.context_label.startswith("HIP")
+    if p.free_memory_source == "nvidia-smi":
+        source = "amd-smi/rocm-smi" if hip else "nvidia-smi"
+    else:
+        source = f"card {p.gpu_total_gib:.1f}"
+        if p.driver_reserve_gib:
+            source += f" - {p.driver_reserve_gib:.2f} amdgpu driver"
     lines.append(
         f"  free before loading {p.free_before_load_gib:.1f} GiB ({source} - "
-        f"{p.context_reserve_gib:.2f} CUDA context/NCCL) x mem-fraction-static "
+        f"{p.context_reserve_gib:.2f} {p.context_label}) x mem-fraction-static "
         f"{p.mem_fraction_static:.3f} ({p.mem_fraction_source}) = static pool "
         f"{p.static_pool_gib:.1f} GiB"
     )

@@ -163,7 +163,9 @@ class StageTracker:
                 Stage.CUDA_GRAPH, int(m["done"]), int(m["total"]), elapsed_s, m["desc"]
             )
         elif _GRAPH_END.search(text):
-            event = self._progress(Stage.CUDA_GRAPH, 1, 1, elapsed_s, text.strip())
+            # Capture is over: complete in the batch counts already shown (not "1/1" after "7/7").
+            total = self.progress[1] if self.progress and self.stage is Stage.CUDA_GRAPH else 1
+            event = self._progress(Stage.CUDA_GRAPH, total, total, elapsed_s, text.strip())
         elif m := _UVICORN.search(text):
             self.uvicorn_url = m["url"]
         elif _READY.search(text):

@@ -366,6 +366,8 @@ class MemoryPlan:
     free_before_load_gib: float = 0.0
     free_memory_source: Literal["card", "nvidia-smi"] = "card"
     context_reserve_gib: float = 0.0
+    driver_reserve_gib: float = 0.0
+    context_label: str = "CUDA context/NCCL"
     kv_layout: str = ""
     kv_cell_bytes: int = 0
     swa_kv_tokens: int | None = None
@@ -654,6 +656,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     reserve_ctx = context_reserve_gib(gpu, tp)
     context_label = "HIP context/RCCL" if gpu.is_hip else "CUDA context/NCCL"
     tool = "amd-smi/rocm-smi" if gpu.is_hip else "nvidia-smi"
+    driver_held = 0.0
     if free_gib is not None:
         free_before = max(min(free_gib, total_gib) - reserve_ctx, 0.0)
         free_source: Literal["card", "nvidia-smi"] = "nvidia-smi"
@@ -665,6 +668,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         driver = driver_reserve_gib(gpu)
         free_before = total_gib - driver - reserve_ctx
         free_source = "card"
+        driver_held = driver
         held = f" minus {driver:.2f} GiB the amdgpu driver holds" if driver else ""
         assumptions.append(
             f"free memory before loading: card {total_gib:.2f} GiB{held} minus {reserve_ctx:.2f} "
@@ -994,6 +998,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         free_before_load_gib=free_before,
         free_memory_source=free_source,
         context_reserve_gib=reserve_ctx,
+        driver_reserve_gib=driver_held,
+        context_label=context_label,
         kv_layout=layout,
         kv_cell_bytes=cell,
         swa_kv_tokens=swa_tokens,

@@ -148,12 +148,20 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 2:]}"
 
 
+def _shown(root: Path) -> str:
+    """The folder for a message: as typed, and where that is when relative (`./model` reads as
+    `model`, which alone looks like a word of the sentence)."""
+    if root.is_absolute():
+        return _short(str(root))
+    return f"{_short(str(root))!r} ({_short(str(root.absolute()))})"
+
+
 def _resolve_model_dir(root: Path) -> Path:
     if not root.exists():
         raise ModelReadError(
             CONFIG_FILE,
             None,
-            f"model folder {root} does not exist",
+            f"model folder {_shown(root)} does not exist",
             "check the path (a model folder, or an HF cache folder models--ORG--NAME)",
         )
     if not root.is_dir():

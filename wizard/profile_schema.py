@@ -388,15 +388,49 @@ def _shm_size(value: str) -> str:
     return value
 
 
+# A named volume (`hf-cache:/root/.cache/huggingface`), as docker and podman name them.
+_VOLUME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _host_path_problem(host: str) -> str | None:
+    """Why `host` is neither a path docker and podman read as a folder (absolute, `~/` of the
+    launching shell, or `./` `../` from the launch directory) nor a volume name: they read
+    `models/x` as a volume name and refuse it at launch ("names must match ...")."""
+    if host.startswith(("/", "~", "./", "../")) or host in (".", "..") or _VOLUME_NAME.fullmatch(host):
+        return None
+    return (
+        f"{host!r} is neither a folder path nor a volume name: docker and podman refuse it "
+        "at launch (write /abs/path, ~/path or ./path)"
+    )
+
+
 def _mount(value: str) -> str:
     parts = value.split(":")
     options = parts[2] if len(parts) == 3 else None
+    allowed = '"HOST_PATH:CONTAINER_PATH" or "HOST_PATH:CONTAINER_PATH:ro" (container path absolute)'
     if len(parts) not in (2, 3) or not parts[0] or not _CONTAINER_PATH.fullmatch(parts[1]) or (
         options is not None and not set(options.split(",")) <= {"ro", "rw", "z", "Z"}
     ):
+        raise _NotAllowed(f"{value!r} is not a mount", allowed)
+    problem = _host_path_problem(parts[0])
+    if problem is not None:
+        raise _NotAllowed(f"{value!r}: {problem}", allowed + " or VOLUME_NAME:CONTAINER_PATH")
+    return value
+
+
+def _hf_cache(value: str) -> str:
+    problem = _host_path_problem(value) if value else None
+    if problem is not None:
+        raise _NotAllowed(problem, 'a folder: /abs/path, ~/path or ./path; "" to mount none')
+    return value
+
+
+def _image(value: str) -> str:
+    if value.startswith("-") or any(c.isspace() for c in value):
         raise _NotAllowed(
-            f"{value!r} is not a mount",
-            '"HOST_PATH:CONTAINER_PATH" or "HOST_PATH:CONTAINER_PATH:ro" (container path absolute)',
+            f"{value!r} is not an image reference",
+            "an image name without spaces, not starting with '-', e.g. "
+            f"lmsysorg/sglang:v{DEFAULT_SGLANG_VERSION}-cu129",
         )
     return value
 
@@ -414,7 +448,9 @@ class ContainerSection(_Section):
         default="docker",
         description="docker or podman on an SSH host; apptainer or enroot (Pyxis) for Slurm",
     )
-    image: NonEmptyStr = Field(description=f"e.g. lmsysorg/sglang:v{DEFAULT_SGLANG_VERSION}-cu129")
+    image: Annotated[NonEmptyStr, AfterValidator(_image)] = Field(
+        description=f"e.g. lmsysorg/sglang:v{DEFAULT_SGLANG_VERSION}-cu129"
+    )
     python: NonEmptyStr = Field(default="python3", description="the python inside the image")
     gpus: Literal["auto", "nvidia", "amd", "none"] = Field(
         default="auto",
@@ -430,7 +466,7 @@ class ContainerSection(_Section):
     mount_model: StrictBool = Field(
         default=True, description="mount host model/draft folders at the same path inside"
     )
-    hf_cache: StrictStr = Field(
+    hf_cache: Annotated[StrictStr, AfterValidator(_hf_cache)] = Field(
         default="~/.cache/huggingface",
         description='host HF cache mounted at /root/.cache/huggingface ("": not mounted)',
     )

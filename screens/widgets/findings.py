@@ -200,6 +200,13 @@ def with_labels(text: str) -> str:
     return text
 
 
+_NO_EXCEPTION = {
+    # a runtime trap raises nothing at start: it fails later (the CLI says the same)
+    "runtime": "not checked at start; fails or misbehaves later (model load, first decode)",
+    "wizard": "the wizard's own note (SGLang raises nothing)",
+}
+
+
 def explain(finding: Finding, version: str) -> Content:
     """The full explanation of a finding: what SGLang raises and where (second line), the
     numbered fixes (right below, so they show without scrolling at 80x24), then the message, the
@@ -212,7 +219,7 @@ def explain(finding: Finding, version: str) -> Content:
     ]
     raised = finding.sglang
     if raised is not None:
-        what = raised.exception or "no exception"
+        what = raised.exception or _NO_EXCEPTION.get(raised.stage, "no exception")
         parts += [
             (f" · {version}: ", "$text-muted"),
             (what, "bold $text-error" if raised.exception else "$text-muted"),

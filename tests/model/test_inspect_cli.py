@@ -142,3 +142,29 @@ def test_launch_flags_errors(tmp_path: Path, capsys) -> None:
     # Anything else argparse does not know still fails as before.
     with pytest.raises(SystemExit):
         main(["inspect", str(folder), "--bogus"])
+
+
+@pytest.mark.parametrize("gpu", ["MI300X", "MI355X", "custom:arch=gfx942,mem=192GB", "H100"])
+def test_inspect_plans_the_pool_check_plans(tmp_path: Path, capsys, gpu: str) -> None:
+    """On AMD `inspect --gpu MI300X` planned without the aiter backend SGLang picks by default, so
+    its static pool (0.801) was bigger than `check`'s for the same launch (0.681: aiter scales it
+    above 8K context)."""
+    folder = fam.qwen36_27b().write(tmp_path / "q")
+    code, out, _ = _run(capsys, str(folder), "--json", "--gpu", gpu, "--gpus", "2", "--tp", "2")
+    assert code in (0, 1)
+    inspected = json.loads(out)["memory"]
+    assert main(["check", "--json", "--gpu", gpu, "--gpus", "2", "--", "--model-path", str(folder),
+                 "--tp", "2"]) in (0, 1)
+    checked = json.loads(capsys.readouterr().out)["memory_plan"]
+    for key in ("mem_fraction_static", "static_pool_gib", "kv_tokens"):
+        assert inspected[key] == checked[key], key
+
+
+def test_a_missing_relative_folder_is_named_clearly(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new profile's `./model` was reported as "model folder model does not exist"."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "./model")
+    assert code == 2
+    assert f"model folder 'model' ({tmp_path / 'model'}) does not exist" in err

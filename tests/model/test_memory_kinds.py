@@ -94,3 +94,19 @@ def test_inspect_plans_on_amd_and_custom_kinds(tmp_path: Path, capsys: pytest.Ca
     assert "8 x MI300X" in out and "192.0" in out
     assert main(["inspect", str(folder), "--gpu", "custom:sm=8.6,mem=24GB", "--tp", "1"]) == 0
     assert "custom sm86 24 GiB" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind", ["MI300X", "MI355X", "custom:arch=gfx942,mem=192GB", "H100"])
+def test_rendered_plan_names_the_platforms_reserve_and_adds_up(kind: str, llama8b: ModelFacts) -> None:
+    """`inspect`'s plan line named "CUDA context/NCCL" on AMD kinds and left out the amdgpu
+    driver's share, so card - reserve did not give the free memory it printed."""
+    from wizard.inspect_cli import render_plan
+
+    gpu = lookup(kind)
+    plan = plan_memory(MemoryInputs(llama8b, gpu, 1, 1))
+    line = next(x for x in render_plan(plan).splitlines() if "free before loading" in x)
+    assert ("HIP context/RCCL" in line) == gpu.is_hip
+    assert ("CUDA context/NCCL" in line) == (not gpu.is_hip)
+    assert ("amdgpu driver" in line) == gpu.is_hip
+    held = plan.driver_reserve_gib + plan.context_reserve_gib
+    assert plan.free_before_load_gib == pytest.approx(plan.gpu_total_gib - held)

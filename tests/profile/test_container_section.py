@@ -65,3 +65,36 @@ def test_edits_create_and_remove_the_optional_table() -> None:
     assert profile.with_edits({"container.image": None}).container is None
     with pytest.raises(Exception, match=r"container\.image"):  # a key without the image: refused
         profile.with_edits({"container.runtime": "podman"})
+
+
+def test_image_host_paths_and_named_volumes(tmp_path: Path) -> None:
+    """`image = "x y"` and `image = "--privileged"` were accepted (the second becomes a runtime
+    option), and a host path like `data/x` (podman: "names must match ...") failed only at launch."""
+    lines = problems(
+        '[container]\nimage = "--privileged"\nmounts = ["data/sets:/datasets:ro"]\n'
+        'hf_cache = "cache/hf"\n',
+        tmp_path,
+    )
+    joined = "\n".join(lines)
+    assert ":5: container.image: '--privileged' is not an image reference" in joined
+    assert ":6: container.mounts[0]: 'data/sets:/datasets:ro': 'data/sets' is neither" in joined
+    assert ":7: container.hf_cache: 'cache/hf' is neither" in joined
+    assert any(":5: container.image: 'a b' is not an image reference" in p
+               for p in problems('[container]\nimage = "a b"\n', tmp_path))
+    ok = profile_from_toml(
+        BASE + '[container]\nimage = "i"\nmounts = ["hf-vol:/v", "~/d:/d", "./w:/w", "/a:/a:ro"]\n'
+        'hf_cache = ""\n'
+    ).container
+    assert ok is not None and len(ok.mounts) == 4
+
+
+def test_a_render_refusal_names_file_line_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`command` on a bridge-network profile said "c.toml: network = ..." with no line or key."""
+    from wizard.cli import main
+
+    path = tmp_path / "c.toml"
+    path.write_text(BASE + '[container]\nimage = "i"\nnetwork = "bridge"\n')
+    assert main(["command", str(path)]) == 2
+    assert f"{path}:6: container.network: network = \"bridge\" publishes" in capsys.readouterr().err

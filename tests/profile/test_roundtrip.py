@@ -116,9 +116,18 @@ SPECIAL: dict[str, st.SearchStrategy[Any]] = {
     "GpuSection.kind": st.none() | GPU_KIND,
     "NodeEntry.gpu_kind": st.none() | GPU_KIND,
     "ContainerSection.shm_size": st.none() | st.from_regex(r"[1-9][0-9]{0,5}[kmgKMG]?", fullmatch=True),
+    # an image reference has no whitespace and does not start with "-" (it would be an option)
+    "ContainerSection.image": TEXT.filter(
+        lambda t: bool(t) and not t.startswith("-") and not any(c.isspace() for c in t)),
+    # a host folder is a path (/, ~, ./) or a volume name; `data/x` is neither (refused)
+    "ContainerSection.hf_cache": st.sampled_from(["", "~/.cache/huggingface", "/hf", "./hf"])
+    | st.builds(lambda t: "/" + t, TEXT),
     "ContainerSection.mounts": st.lists(
-        st.builds(lambda h, c, ro: f"{h}:/{c}{ro}", TEXT.filter(lambda t: bool(t) and ":" not in t
-                  and "\x00" not in t),
+        st.builds(lambda h, c, ro: f"{h}:/{c}{ro}",
+                  st.sampled_from(["/", "~/", "./"]).flatmap(
+                      lambda prefix: TEXT.map(lambda t: prefix + t))
+                  .filter(lambda t: ":" not in t and "\x00" not in t)
+                  | st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,8}", fullmatch=True),
                   st.text(st.characters(codec="utf-8", exclude_characters=":\x00"), max_size=8),
                   st.sampled_from(["", ":ro", ":rw"])),
         max_size=3),

@@ -141,3 +141,67 @@ def test_tool_input_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "bad.toml:5" in err and "num_step" in err
     assert main(["check"]) == 2
     assert main(["check", "--jsonl", str(tmp_path / "nope.jsonl")]) == 2
+
+
+def test_a_path_with_a_space_is_a_profile_not_a_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check "My Profiles/x.toml"` and `check "odd dir"` were read as a pasted launch command
+    ("no SGLang launch command found"), unlike `command` and `profiles show` with the same path."""
+    folder = tmp_path / "my profiles"
+    folder.mkdir()
+    good = folder / "qwen 27b.toml"
+    good.write_text('schema_version = 1\n[model]\npath = "/m"\n')
+    assert main(["check", str(good)]) == 0
+    assert "SGLang would START" in capsys.readouterr().out
+    assert main(["check", str(folder)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert main(["check", str(folder / "missing one.toml")]) == 2
+    assert "file not found" in capsys.readouterr().err
+    # a pasted one-string command with spaces is still a command
+    assert main(["check", "python -m sglang.launch_server --model-path /m"]) == 0
+
+
+@pytest.mark.parametrize("args", [["profiles", "list", "--json"], ["check", "--json", "qwen3.6-27b-mtp-a6000"]])
+def test_a_closed_pipe_is_quiet(args: list[str], tmp_path: Path) -> None:
+    """`sglang-wizard profiles list --json | head` printed a BrokenPipeError traceback. The read end
+    is closed before the process starts, so every write fails (no timing involved)."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    env = {**os.environ, "SGLANG_WIZARD_PROFILES_DIR": str(tmp_path)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "wizard.cli", *args], stdout=write,
+                              stderr=subprocess.PIPE, env=env, timeout=120, check=False)
+    finally:
+        os.close(write)
+    assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 141
+
+
+def test_help_examples_keep_their_line_continuations(capsys: pytest.CaptureFixture[str]) -> None:
+    """`check --help` printed "--tp 2       --speculative-algorithm NEXTN" on one line (a `\\`
+    lost in the epilog): every example line that goes on ends with a backslash."""
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = capsys.readouterr().out
+    assert "--tp 2 \\\n      --speculative-algorithm NEXTN" in out
+    assert "--tp 2       --speculative" not in out
+
+
+def test_values_after_a_refusal_say_they_are_those_of_the_fixed_launch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Incident 1 try 1: `check` listed "mamba_scheduler_strategy: extra_buffer (SGLang's
+    choice)" under "values SGLang will use" while its own finding said auto becomes no_buffer;
+    the values are those once the errors are fixed (the TUI's table says so)."""
+    code = main(["check", "--gpu", "H100", "--", "--model-path", "/m", "--speculative-algorithm",
+                 "EAGLE", "--speculative-draft-model-path", "/d", "--speculative-eagle-topk", "1"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "values SGLang will use once the errors are fixed (typed -> effective):" in out
+    assert main(["check", "--gpu", "H100", "--", "--model-path", "/m"]) == 0
+    assert "values SGLang will use (typed -> effective):" in capsys.readouterr().out

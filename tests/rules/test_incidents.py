@@ -260,3 +260,22 @@ def test_memory_plan_is_a_warning_with_profile_fixes(qwen36: str) -> None:
         [*argv, "--max-running-requests", "16"], sglang_version="0.5.11", gpu="H200", gpus=2
     )
     assert all(f.rule != "R-MEMORY-PLAN" for f in roomy.findings)
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--speculative-num-draft-tokens", "2"), "--speculative-num-draft-tokens is set:"),
+        (("--speculative-eagle-topk", "1"), "--speculative-eagle-topk is set:"),
+        (
+            ("--speculative-num-draft-tokens", "2", "--speculative-eagle-topk", "1"),
+            "--speculative-eagle-topk and --speculative-num-draft-tokens are set:",
+        ),
+    ],
+)
+def test_incident2_trio_message_is_grammatical(flags: tuple[str, ...], said: str) -> None:
+    """Incident 2 try 2 typed topk and draft tokens: the message said "... and ... is set"."""
+    argv = _argv("/m", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "/d", *flags)
+    report = check_argv(argv, sglang_version="0.5.23", gpu="H100", gpus=1)
+    trio = next(f for f in report.findings if f.rule == "R-SPEC-STEPS-TRIO")
+    assert said in trio.message

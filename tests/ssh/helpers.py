@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from wizard.remote.session import LaunchRequest, LogChunk, RemoteHost
+from wizard.remote.runs import LaunchRequest, LogChunk
+from wizard.remote.session import RemoteHost
 
 REPO = Path(__file__).resolve().parents[2]
 STAND_IN = REPO / "tests" / "fixtures" / "stand_in"

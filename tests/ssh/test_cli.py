@@ -206,7 +206,7 @@ def test_preflight_offers_the_host_gpus_and_fill_gpu_writes_them(
     original = load_profile(profile)
     assert main(["preflight", str(profile), "--skip-dry-run", *cli_args]) == 0
     out = capsys.readouterr().out
-    assert "[gpu] the profile says ? x no kind; the host has 4 x custom:sm=8.6,mem=24564MiB,name=NVIDIA RTX A5000" in out
+    assert "[gpu] the profile names no GPUs; the host has 4 x custom:sm=8.6,mem=24564MiB,name=NVIDIA RTX A5000" in out
     assert "preflight --fill-gpu writes it" in out
     assert profile.read_text() == before  # only offered
     assert main(["preflight", str(profile), "--skip-dry-run", "--fill-gpu", *cli_args]) == 0

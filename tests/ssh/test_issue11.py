@@ -16,7 +16,8 @@ import pytest
 
 from wizard.cli import main
 from wizard.logstages import Stage, StageTracker
-from wizard.remote.session import LogChunk, RemoteHost
+from wizard.remote.runs import LogChunk
+from wizard.remote.session import RemoteHost
 from wizard.remote.watch import RunWatcher, watch_run
 
 from .conftest import SshLab

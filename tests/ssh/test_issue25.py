@@ -162,7 +162,7 @@ def test_a_crash_of_a_known_rule_names_the_rules_fixes_not_the_generic_hint(
     from wizard.api import check_profile
     from wizard.profile_schema import Profile
     from wizard.remote.flow import with_rule_fixes
-    from wizard.remote.session import CrashReport
+    from wizard.remote.runs import CrashReport
 
     profile = Profile.model_validate({
         "sglang_version": "0.5.11",

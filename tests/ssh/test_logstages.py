@@ -211,3 +211,13 @@ def test_crash_maps_to_the_rule_catalog() -> None:
     unknown = explain_crash(tb, None, None)  # without a version nothing is guessed
     assert unknown.rule_id is None and "AssertionError" in unknown.summary()
     assert "without a Python traceback" in explain_crash(None, None, "0.5.11").summary()
+
+
+def test_graph_capture_end_keeps_the_batch_counts() -> None:
+    """`logs --follow` printed "capturing CUDA graphs 7/7" and then "1/1" at "Capture cuda graph
+    end" (the weights stage already kept its "15/15")."""
+    _, events = feed_all(STARTUP_0_5_11)
+    graph = [(e.done, e.total) for e in events if e.stage is Stage.CUDA_GRAPH and e.total]
+    assert graph == [(1, 4), (4, 4), (4, 4)]
+    weights = [(e.done, e.total) for e in events if e.stage is Stage.WEIGHTS and e.total]
+    assert weights[-1] == (15, 15)

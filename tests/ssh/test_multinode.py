@@ -18,7 +18,7 @@ from wizard.remote.multinode import (
     group_record,
     launch_requests,
 )
-from wizard.remote.session import PreflightRequest
+from wizard.remote.preflight import PreflightRequest
 
 from .conftest import SshLab
 from .helpers import REMOTE_PYTHON, STAND_IN, USER, alive, model_dir, stand_in_env

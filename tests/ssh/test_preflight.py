@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wizard.remote.session import PreflightRequest, RemoteHost
+from wizard.remote.preflight import PreflightRequest
+from wizard.remote.session import RemoteHost
 
 from .helpers import REMOTE_PYTHON, STAND_IN, model_dir, stand_in_env
 from .sshd_harness import free_port

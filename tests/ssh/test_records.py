@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wizard.remote.preflight import PreflightRequest, build_preflight_report, compare_effective
 from wizard.remote.records import (
     RunRecord,
     RunRecords,
@@ -18,14 +19,8 @@ from wizard.remote.records import (
     profile_hash,
     split_secret_env,
 )
-from wizard.remote.session import (
-    PreflightRequest,
-    _last_line_end,
-    build_preflight_report,
-    compare_effective,
-    render_command_text,
-    split_log_lines,
-)
+from wizard.remote.runs import render_command_text
+from wizard.remote.session import _last_line_end, split_log_lines
 
 
 def test_secret_names() -> None:

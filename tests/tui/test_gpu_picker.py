@@ -80,3 +80,55 @@ async def test_escape_keeps_the_kind(ready_dir: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.profile.gpu.kind == "custom:arch=gfx942,mem=131072MiB"
+
+
+async def test_undo_names_the_gpu_kind_by_its_label(ready_dir: Path) -> None:
+    """ctrl+z after picking a GPU kind said "Undid the change of gpu.kind." (the profile key),
+    where every field of the Parameters step is named by its label."""
+    app = _start(ready_dir)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await app.action_goto("model")
+        await pilot.pause()
+        app.screen.query_one("#gpu-kind", Select).value = "MI355X"
+        await pilot.pause()
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert app.profile.gpu.kind == "H100"
+        said = [str(n.message) for n in app._notifications]
+        assert "Undid the change of GPU kind." in said, said
+
+
+async def test_algorithm_details_show_the_draft_once_it_is_given(
+    ready_dir: Path, models: dict[str, Path]
+) -> None:
+    """With a draft path typed, the Algorithm step still said "Needs a draft model: enter its
+    path below (d)."."""
+    from textual.widgets import OptionList
+
+    start = Profile.model_validate({
+        "model": {"path": str(models["kimi"])}, "gpu": {"kind": "H200", "count": 8},
+        "parallel": {"tp": 8},
+        "speculative": {"algorithm": "EAGLE3", "draft_model_path": str(models["eagle3"])},
+    })
+    app = WizardApp(initial=start, ready_dir=ready_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.action_goto("algorithm")
+        await pilot.pause()
+        listing = app.screen.query_one("#algo-list", OptionList)
+        listing.highlighted = next(i for i in range(listing.option_count)
+                                   if listing.get_option_at_index(i).id == "EAGLE3")
+        await pilot.pause()
+        text = str(app.screen.query_one("#algo-detail", Static).render())
+        assert "Needs a draft model" not in text
+        assert f"Draft model: {models['eagle3']}" in text
+
+
+def test_the_start_preview_names_a_custom_kind_as_the_model_step_does() -> None:
+    """The Start preview showed "2 x custom:sm=8.9,mem=49152MiB" where the Model step shows
+    "custom sm89 48 GiB"."""
+    from screens.start import describe
+
+    profile = Profile.model_validate(
+        {"model": {"path": "/m"}, "gpu": {"kind": "custom:sm=8.9,mem=48GB", "count": 2}})
+    text = describe("p", profile, None).plain
+    assert "2 x custom sm89 48 GiB" in text and "mem=49152MiB" not in text

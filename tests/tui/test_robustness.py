@@ -64,3 +64,28 @@ async def test_nasty_values_in_every_field_keep_the_app_alive(
         await pilot.pause()
         assert app.is_running
         assert app.report is not None
+
+
+def test_a_runtime_error_is_not_called_no_exception(models: dict[str, Path]) -> None:
+    """The explanation of a runtime trap (a draft of the wrong hidden size: SGLang starts, then
+    fails loading it) said "0.5.11: no exception" under a red "✗ error"."""
+    from wizard.api import check_profile
+
+    profile = Profile.model_validate(
+        {
+            "model": {"path": str(models["qwen36"])},
+            "speculative": {"algorithm": "EAGLE3", "draft_model_path": str(models["eagle3"]),
+                            "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4},
+            "hybrid": {"cache_strategy": "extra_buffer"},
+            "gpu": {"kind": "H100", "count": 1},
+        }
+    )
+    report = check_profile(profile)
+    runtime = [f for f in report.findings
+               if f.sglang is not None and f.sglang.stage == "runtime" and f.severity == "error"
+               and f.sglang.exception is None]
+    assert runtime, [f.rule for f in report.findings]
+    for finding in runtime:
+        text = explain(finding, "0.5.11").plain
+        assert "no exception" not in text
+        assert "not checked at start" in text

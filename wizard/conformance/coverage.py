@@ -88,10 +88,12 @@ def load_reasons() -> list[tuple[re.Pattern[str], str]]:
     return [(re.compile(entry["pattern"], re.I), entry["reason"]) for entry in data["reasons"]]
 
 
-def coverage(tree: SourceTree, sites: dict[str, dict[str, Any]]) -> Coverage:
-    """Count the reachable raise sites of `tree` and match each against rules and reasons."""
+def coverage(tree: SourceTree, sites: dict[str, dict[str, Any]],
+             generic: set[str] | frozenset[str] = frozenset()) -> Coverage:
+    """Count the reachable raise sites of `tree` and match each against rules and reasons
+    (`generic`: the `file:line` of the R-ARG-SITE sites, rules as well)."""
     functions = reachable_functions(tree)
-    covered = {s["where"] for s in sites.values()}
+    covered = {s["where"] for s in sites.values()} | set(generic)
     reasons = load_reasons()
     reachable = rules = 0
     reasoned: list[tuple[str, str, str]] = []

@@ -28,6 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from wizard.conformance.arg_sites import extract_sites, rule_order
 from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
 from wizard.conformance.probes_wide import (
@@ -1485,7 +1486,11 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
     for name, loc in sorted(arch_where.items()):
         review.append(f"archs   {name}: {len(archs[name])} from {loc}")
 
-    review.extend(coverage(tree, sites).lines())
+    generic = extract_sites(tree, flags, sites)
+    review.append(f"generic {len(generic.sites)} sites of R-ARG-SITE (checks over flags as typed); "
+                  f"{len(generic.skipped)} raise sites left out")
+    review.extend(f"generic-skip {line}" for line in generic.skipped)
+    review.extend(coverage(tree, sites, {s["where"] for s in generic.sites}).lines())
     covered = {s["where"] for s in sites.values()}
     for where, text in tree.raise_sites():
         if where not in covered and _speculative(text):
@@ -1514,6 +1519,8 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
                          for a in flags.get("actions", []) if a.get("dest") != "help"}),
         "auto_params": auto_params_table(tree),
         "model_types": sorted((model_types or {}).get("model_types", [])),
+        "rule_seq": rule_order(generic, sites),
+        "generic_sites": generic.sites,
     }
     return data, review
 
@@ -1684,7 +1691,7 @@ def site_packages(python: Path) -> Path:
 
 def review_summary(review: list[str]) -> str:
     """The review list, grouped by kind, for the terminal."""
-    order = ("coverage", "absent", "fuzzy", "unreasoned", "uncovered", "trait", "archs",
+    order = ("coverage", "generic", "absent", "fuzzy", "unreasoned", "uncovered", "trait", "archs",
              "unmodelled")
     lines = sorted(review, key=lambda line: (next((i for i, k in enumerate(order)
                                                     if line.startswith(k)), 9), line))

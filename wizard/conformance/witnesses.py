@@ -302,11 +302,17 @@ WITNESSES: tuple[Witness, ...] = (
     W("R-FACTS-MISSING", "--model-path /nonexistent/model-folder",
       {"--model-path": "{llama}"}, sglang=False),
     W("R-SPEC-V2-ENV", f"{EAGLE} {CHAIN}", {"@env": {}}, env={SPEC_V2: "1"}, sglang=False),
+    W("R-SPEC-NO-ALGO", "--model-path {llama} --speculative-num-draft-tokens 4",
+      {"--speculative-num-draft-tokens": None}, sglang=False),
 )
 BY_RULE: dict[str, Witness] = {w.rule: w for w in WITNESSES}
 
 # Rule ids without a witness, and why.
 EXCLUDED: dict[str, str] = {
+    "R-ARG-SITE": "a family, not one statement: each release has its own sites (generic_sites, "
+                  "read from its source by add-release); the extractor is checked against "
+                  "Python running the extracted code (tests/conformance/test_arg_sites.py) and "
+                  "the family against real SGLang by the wide sweeps (docs/conformance.md)",
     "R-MEMORY-PLAN": "needs real model sizes (the tiny configs always fit); tested with real "
                      "configs in tests/rules and tests/model",
     "R-MEMORY-NOFIT": "a run-time failure (out of memory at start-up), not an argument check: "
@@ -319,6 +325,14 @@ EXCLUDED: dict[str, str] = {
                             "runner fakes ROCm now and tests/conformance/test_rocm_fake.py "
                             "checks it on real 0.5.11 (MI300X), but the witness fixtures hold "
                             "CUDA cases only so far",
+    "R-DRAFT-FACTS-MISSING": "the wizard's own note that the draft checks were skipped (an "
+                             "unreadable draft config); it gives way to R-DRAFT-CONFIG-READ on "
+                             "the releases that open the draft at start, so it fires on some "
+                             "releases only; tested in tests/rules/test_spec_without_algorithm.py",
+    "R-SIZE-NOT-POSITIVE": "SGLang's argument code accepts tp/pp/dp 0 and a static fraction "
+                           "of 0; the failure comes when the workers or the memory pool start, "
+                           "which the CPU runner never does; tested in "
+                           "tests/rules/test_sizes_not_positive.py",
     "R-GPUS-TOO-FEW": "SGLang accepts the arguments; the failure (invalid device ordinal) "
                       "happens only when the workers start on the GPUs, which the CPU runner "
                       "never does; tested in tests/rules/test_gpu_kinds.py",

@@ -14,12 +14,12 @@ from typing import Any
 
 _EXPORTS = {
     "RemoteHost": "wizard.remote.session",
-    "LaunchRequest": "wizard.remote.session",
-    "PreflightRequest": "wizard.remote.session",
-    "PreflightReport": "wizard.remote.session",
-    "LogChunk": "wizard.remote.session",
-    "RunStatus": "wizard.remote.session",
-    "StopResult": "wizard.remote.session",
+    "LaunchRequest": "wizard.remote.runs",
+    "PreflightRequest": "wizard.remote.preflight",
+    "PreflightReport": "wizard.remote.preflight",
+    "LogChunk": "wizard.remote.runs",
+    "RunStatus": "wizard.remote.runs",
+    "StopResult": "wizard.remote.runs",
     "HostKeyPolicy": "wizard.remote.connection",
     "HostSpec": "wizard.remote.connection",
     "SshSettings": "wizard.remote.connection",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 
-from wizard.remote.session import LogChunk
+from wizard.remote.runs import LogChunk
 
 _STARTUP = (
     "[2026-11-29 10:00:00] server_args=ServerArgs(model_path='/models/Qwen3.6-27B', tp_size=2, "

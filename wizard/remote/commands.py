@@ -23,7 +23,8 @@ from wizard.remote import flow
 from wizard.remote.connection import HostSpecError, RemoteError
 from wizard.remote.flow import LaunchPlan, Reach, reach_for_profile
 from wizard.remote.records import RunRecord, RunRecords, mask_text, secret_values
-from wizard.remote.session import LogChunk, RemoteHost, RunNotFoundError, RunStatus
+from wizard.remote.runs import LogChunk, RunStatus
+from wizard.remote.session import RemoteHost, RunNotFoundError
 from wizard.remote.watch import RunWatcher, watch_run
 
 # ---------------------------------------------------------------------------------- plumbing

@@ -23,16 +23,15 @@ import asyncssh
 
 from wizard.container import mounts, run_words, shell_word
 from wizard.remote.connection import RemoteError
-from wizard.remote.records import split_secret_env
-from wizard.remote.session import (
+from wizard.remote.preflight import (
     PreflightCheck,
     PreflightReport,
     PreflightRequest,
-    RemoteHost,
-    agent_source,
     build_preflight_report,
     preflight_payload,
 )
+from wizard.remote.records import split_secret_env
+from wizard.remote.session import RemoteHost, agent_source
 
 #: Where the secrets FIFO is mounted inside the container (read once by the boot code).
 SECRETS_PATH = "/run/sglang-wizard/secrets"

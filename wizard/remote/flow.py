@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
+from wizard.remote.preflight import PreflightReport, PreflightRequest, compare_effective
 from wizard.remote.records import (
     RunRecord,
     RunRecords,
@@ -26,14 +27,8 @@ from wizard.remote.records import (
     profile_hash,
     secret_values,
 )
-from wizard.remote.session import (
-    LaunchRequest,
-    PreflightReport,
-    PreflightRequest,
-    RemoteHost,
-    RunStatus,
-    compare_effective,
-)
+from wizard.remote.runs import LaunchRequest, RunStatus
+from wizard.remote.session import RemoteHost
 from wizard.remote.watch import ChunkCallback, TickCallback, WatchResult, watch_run
 
 Say = Callable[[str], None]
@@ -313,12 +308,15 @@ def gpu_edits_lines(profile: Any, edits: dict[str, Any]) -> list[str]:
     the TOML that fills them in."""
     if not edits:
         return []
-    now = f"{profile.gpu.count or '?'} x {profile.gpu.kind or 'no kind'}"
+    if profile.gpu.kind is None and profile.gpu.count is None:
+        now = "names no GPUs"
+    else:
+        now = f"says {profile.gpu.count or '?'} x {profile.gpu.kind or 'no kind'}"
     toml = ", ".join(
         f'{key.split(".")[1]} = {value!r}'.replace("'", '"') for key, value in edits.items()
     )
     return [
-        f"  [gpu] the profile says {now}; the host has "
+        f"  [gpu] the profile {now}; the host has "
         f"{edits.get('gpu.count', profile.gpu.count)} x {edits.get('gpu.kind', profile.gpu.kind)}: "
         f"in [gpu] set {toml} (preflight --fill-gpu writes it to the profile)"
     ]

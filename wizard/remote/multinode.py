@@ -34,19 +34,17 @@ from wizard.files import write_text
 from wizard.multinode import IFNAME_VARS, NodeLaunch, format_rendezvous, parse_rendezvous
 from wizard.remote.connection import HostKeyPolicy, RemoteError, SshSettings
 from wizard.remote.container import launch_spec, run_preflight
+from wizard.remote.preflight import PreflightCheck, PreflightReport, PreflightRequest
 from wizard.remote.records import RunRecord, RunRecords, mask_argv, mask_env, new_run_id, state_dir
-from wizard.remote.session import (
+from wizard.remote.runs import (
     CrashReport,
     LaunchRequest,
     LogChunk,
-    PreflightCheck,
-    PreflightReport,
-    PreflightRequest,
     ReadyReport,
-    RemoteHost,
     RunStatus,
     StopResult,
 )
+from wizard.remote.session import RemoteHost
 from wizard.remote.watch import RunWatcher
 from wizard.secrets import UnsetSecretError, resolve_argv, resolve_env
 

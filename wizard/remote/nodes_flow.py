@@ -42,8 +42,10 @@ from wizard.remote.multinode import (
     launch_requests,
     save_node_records,
 )
+from wizard.remote.preflight import PreflightRequest
 from wizard.remote.records import RunRecords, api_key_of, new_run_id, profile_hash
-from wizard.remote.session import PreflightRequest, RemoteHost, StopResult
+from wizard.remote.runs import StopResult
+from wizard.remote.session import RemoteHost
 from wizard.secrets import UnsetSecretError, resolve_argv, resolve_env
 
 # ------------------------------------------------------------------------------------ events

@@ -4,6 +4,9 @@ All remote work goes through a small stdlib program (`agent.py`) sent with each 
 host needs nothing installed but Python (which SGLang needs anyway) and bash. Argv and env
 travel as JSON on stdin, never through a shell, so paths with spaces, quotes, `$()` or newlines
 arrive byte-exact.
+
+What a launch asks for and what the host answers about a run are plain data in
+`wizard.remote.runs`; the checks before a launch in `wizard.remote.preflight`.
 """
 
 from __future__ import annotations
@@ -13,14 +16,14 @@ import contextlib
 import json
 import shlex
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import asyncssh
 
-from wizard import logstages, nvidia_smi
+from wizard import logstages
 from wizard.remote.connection import (
     Hop,
     HostKeyPolicy,
@@ -33,17 +36,31 @@ from wizard.remote.connection import (
     resolve_chain,
     stall_timeout_s,
 )
-from wizard.remote.records import (
-    mask_argv,
-    mask_env,
-    new_run_id,
-    secret_values,
-    split_secret_argv,
-    split_secret_env,
+from wizard.remote.preflight import (
+    PreflightReport,
+    PreflightRequest,
+    build_preflight_report,
+    preflight_payload,
+)
+from wizard.remote.records import new_run_id, secret_values, split_secret_argv, split_secret_env
+from wizard.remote.runs import (
+    CommandResult,
+    CrashReport,
+    LaunchRequest,
+    LogChunk,
+    ReadyReport,
+    RunStatus,
+    StopResult,
+    render_command_text,
+    render_container_text,
 )
 
 AGENT_EXIT_NOT_FOUND = 3
+
+
 MAX_PARTIAL_LINE = 1 << 20
+
+
 EFFECTIVE_KEYS: tuple[str, ...] = (
     "speculative_algorithm",
     "speculative_num_steps",
@@ -61,337 +78,9 @@ EFFECTIVE_KEYS: tuple[str, ...] = (
 
 
 @cache
-def dry_run_runner_source() -> str:
-    """Source of the conformance runner (`wizard/conformance/sglang_runner.py`), which runs
-    SGLang's real argument code; on a GPU host it runs without fakes (real GPUs, no weights)."""
-    return (Path(__file__).resolve().parents[1] / "conformance" / "sglang_runner.py").read_text()
-
-
-@cache
 def agent_source() -> str:
     """The source text of the remote agent."""
     return (Path(__file__).with_name("agent.py")).read_text()
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """Exit status and output of a remote command."""
-
-    exit_status: int
-    stdout: str
-    stderr: str
-
-
-@dataclass(frozen=True)
-class LogChunk:
-    """Complete log lines from byte `offset` to `end_offset` (the resume point)."""
-
-    offset: int
-    end_offset: int
-    lines: list[str]
-    reconnected: bool = False
-    partial: str = ""
-    """Text after the last line end, not complete yet (a progress bar's newest state): shown at
-    once, delivered again as a line when it completes (its bytes are not in `end_offset`)."""
-
-
-@dataclass(frozen=True)
-class RunStatus:
-    """A run directory on the host as the agent sees it now."""
-
-    run_id: str
-    run_dir: str
-    pgid: int | None
-    alive: bool
-    processes: list[int]
-    exit_code: int | None
-    stopped: dict[str, Any] | None
-    log_size: int
-    meta: dict[str, Any]
-    leftover: list[int] = field(default_factory=list)
-    """Processes of the run still alive after the server itself ended (e.g. after a SIGKILL)."""
-    server_exit: dict[str, Any] | None = None
-    """`{"pid", "code", "signal"}` of the server process, as its log filter saw it end."""
-    tail_offset: int | None = None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RunStatus:
-        """Build from the agent's JSON."""
-        return cls(
-            run_id=str(data["run_id"]),
-            run_dir=str(data["run_dir"]),
-            pgid=data.get("pgid"),
-            alive=bool(data.get("alive")),
-            processes=list(data.get("processes") or []),
-            exit_code=data.get("exit_code"),
-            stopped=data.get("stopped"),
-            log_size=int(data.get("log_size") or 0),
-            meta=dict(data.get("meta") or {}),
-            leftover=list(data.get("leftover") or []),
-            server_exit=data.get("server_exit"),
-            tail_offset=data.get("tail_offset"),
-        )
-
-    @property
-    def container(self) -> str | None:
-        """The container's name for a container run."""
-        box = self.meta.get("container")
-        return str(box.get("name")) if isinstance(box, dict) and box.get("name") else None
-
-    @property
-    def signal(self) -> int | None:
-        """The signal that ended the server (9 for SIGKILL, e.g. by the OOM killer), if any."""
-        value = (self.server_exit or {}).get("signal")
-        if value is None and self.exit_code is not None and 128 < self.exit_code < 160:
-            value = self.exit_code - 128
-        return int(value) if value else None
-
-    @property
-    def state(self) -> str:
-        """running | stopped | exited(N) | killed(SIGNAME) | unknown, plus `, N left` for
-        processes that outlived the server."""
-        left = f", {len(self.leftover)} process(es) left" if self.leftover else ""
-        if self.alive:
-            return "running"
-        if self.stopped:
-            return "stopped" + left
-        if self.signal is not None and not self.stopped:
-            return f"killed({signal_name(self.signal)})" + left
-        if self.exit_code is not None:
-            return f"exited({self.exit_code})" + left
-        return "unknown" + left
-
-
-def signal_name(number: int) -> str:
-    """`SIGKILL` for 9 (the name on this machine; Linux numbering on the host is the same)."""
-    import signal as _signal
-
-    try:
-        return _signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-@dataclass(frozen=True)
-class StopResult:
-    """What `stop` did and what it confirmed afterwards."""
-
-    run_id: str
-    was_running: bool
-    killed: bool
-    processes_before: list[int]
-    remaining: list[int]
-    gpu_checked: bool
-    gpu_holders_left: list[int]
-    container: str | None = None
-    """The run's container (a container run), which stop removes."""
-    container_removed: bool | None = None
-
-    @property
-    def clean(self) -> bool:
-        """No process of the run left, no GPU memory held by one of them, no container left."""
-        return (
-            not self.remaining and not self.gpu_holders_left and self.container_removed is not False
-        )
-
-
-@dataclass
-class LaunchRequest:
-    """What the core hands to a launch: argv after `python -m sglang.launch_server`, env, python."""
-
-    argv: list[str]
-    env: dict[str, str] = field(default_factory=dict)
-    python: str = "python3"
-    profile_toml: str = ""
-    port: int | None = None
-    workdir: str | None = None
-    run_id: str | None = None
-    profile_hash: str | None = None
-    container: dict[str, Any] | None = None
-    """A container launch (`wizard.remote.container.launch_spec`): the runtime's words; None
-    runs `python` on the host."""
-
-
-@dataclass
-class PreflightRequest:
-    """What preflight checks: python/env, port, model and draft paths, the argv for the dry run."""
-
-    python: str = "python3"
-    env: dict[str, str] = field(default_factory=dict)
-    port: int | None = None
-    model_path: str | None = None
-    draft_model_path: str | None = None
-    argv: list[str] | None = None  # None: no remote dry run
-    # extra arguments for the conformance runner; a host without GPUs (tests) may pass --fake-gpu
-    dry_run_runner_args: list[str] = field(default_factory=list)
-    min_free_disk_bytes: int = 1 << 30
-    dry_run_timeout_s: float = 300.0
-    container: Any = None
-    """A profile with a `[container]` table: the checks run inside its image
-    (`wizard.remote.container.preflight`); None checks `python` on the host."""
-    on_progress: Callable[[str], None] | None = None
-    """Lines of a long step as they come (a container image being pulled)."""
-    pull_result: dict[str, Any] | None = None
-    """A pull of the container image already made for this launch (`{"rc", "out"}`): not again."""
-
-
-@dataclass(frozen=True)
-class PreflightCheck:
-    """One row of the preflight table."""
-
-    name: str
-    ok: bool
-    detail: str
-    blocking: bool = True
-
-
-@dataclass
-class PreflightReport:
-    """All preflight results; `blocking` lists what stops the launch."""
-
-    checks: list[PreflightCheck]
-    python_version: str | None
-    sglang_version: str | None
-    gpus: nvidia_smi.GpuReport
-    dry_run_effective: dict[str, Any] | None = None
-    dry_run_crash: logstages.CrashExplanation | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def blocking(self) -> list[PreflightCheck]:
-        """Failed checks that stop the launch."""
-        return [c for c in self.checks if not c.ok and c.blocking]
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing blocks the launch."""
-        return not self.blocking
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """A value where the host's SGLang and the local check differ."""
-
-    key: str
-    local: Any
-    remote: Any
-
-
-def compare_effective(local: Mapping[str, Any], remote: Mapping[str, Any]) -> list[Disagreement]:
-    """Keys both sides report with different values (strings compared case-insensitively)."""
-
-    def norm(value: Any) -> Any:
-        return value.lower() if isinstance(value, str) else value
-
-    return [
-        Disagreement(key, local[key], remote[key])
-        for key in sorted(set(local) & set(remote))
-        if norm(local[key]) != norm(remote[key])
-    ]
-
-
-@dataclass(frozen=True)
-class ReadyReport:
-    """What the running server answered through the SSH connection."""
-
-    health_status: int
-    generate_status: int
-    generated_text: str
-    speculative: dict[str, Any]
-    avg_spec_accept_length: float | None
-    info_status: int = 200
-
-    @property
-    def problem(self) -> str | None:
-        """Why the server is not really ready (None when it answered everything)."""
-        statuses = {
-            "/health": self.health_status,
-            "/generate": self.generate_status,
-            "/get_server_info": self.info_status,
-        }
-        refused = [path for path, code in statuses.items() if code in (401, 403)]
-        if refused:
-            codes = ", ".join(f"HTTP {statuses[p]} on {p}" for p in refused)
-            return f"server refused the API key ({codes})"
-        del statuses["/get_server_info"]  # optional: only a refusal there counts
-        failed = [f"HTTP {code} on {path}" for path, code in statuses.items() if code != 200]
-        return f"the server answered {', '.join(failed)}" if failed else None
-
-    def summary_lines(self) -> list[str]:
-        """What the server answered, for the terminal: /health and the test prompt, then the
-        speculative values it reports (one node or rank 0 of several say the same)."""
-        lines = [f"  /health: {self.health_status}; test prompt -> "
-                 + (repr(self.generated_text) if self.generate_status == 200
-                    else f"HTTP {self.generate_status}")]
-        if self.speculative:
-            values = ", ".join(
-                f"{k.removeprefix('speculative_')}={v}" for k, v in self.speculative.items()
-            )
-            lines.append(f"  speculative values the server reports: {values}")
-        if self.avg_spec_accept_length is not None:
-            lines.append(f"  average accept length: {self.avg_spec_accept_length:.2f}")
-        return lines
-
-
-@dataclass(frozen=True)
-class CrashReport:
-    """The last traceback and OOM lines found in the whole log, mapped to a rule when known."""
-
-    explanation: logstages.CrashExplanation
-    traceback_line: int | None
-    log_size: int
-    status: RunStatus | None = None
-    kernel: dict[str, Any] | None = None
-    """`{"readable", "oom", "line"}`: the kernel log about a SIGKILLed server (OOM killer)."""
-
-    def killed_lines(self, run_id: str, stop_hint: str) -> list[str]:
-        """What to say about a server that died by a signal and the processes it left."""
-        lines: list[str] = []
-        status = self.status
-        if status is None:
-            return lines
-        number = status.signal
-        if number is not None:
-            name = signal_name(number)
-            pid = (status.server_exit or {}).get("pid")
-            lines.append(f"the server (pid {pid}) was killed by {name} (signal {number})")
-            kernel = self.kernel or {}
-            if number == 9:
-                if kernel.get("oom"):
-                    lines.append(f"the kernel's OOM killer killed it: {kernel.get('line')}")
-                elif kernel.get("readable"):
-                    lines.append("the kernel log does not mention it: not the OOM killer")
-                else:
-                    lines.append(
-                        "SIGKILL is what the kernel's OOM killer sends when the host runs out of "
-                        "RAM; the kernel log (dmesg) is not readable here to confirm it"
-                    )
-        if status.leftover:
-            lines.append(
-                f"processes of the run still alive: {' '.join(map(str, status.leftover))} "
-                f"(they may hold GPU memory); stop them with: {stop_hint}"
-            )
-        return lines
-
-
-def preflight_payload(request: PreflightRequest, python: str, port: int | None) -> dict[str, Any]:
-    """The agent's preflight input for `request`: which python, env, port and paths to check,
-    and SGLang's own dry run of the argv when one is given (on the host or inside the image)."""
-    paths = {}
-    if request.model_path:
-        paths["model"] = request.model_path
-    if request.draft_model_path:
-        paths["draft"] = request.draft_model_path
-    payload: dict[str, Any] = {"python": python, "env": request.env, "port": port, "paths": paths}
-    if request.argv is not None:
-        case = {"id": "dry-run", "argv": list(request.argv), "env": request.env}
-        payload["dry_run"] = {
-            "code": dry_run_runner_source(),
-            "args": ["--timeout", str(request.dry_run_timeout_s), *request.dry_run_runner_args],
-            "stdin": json.dumps(case) + "\n",
-            "timeout": request.dry_run_timeout_s + 60,
-        }
-    return payload
 
 
 class RemoteHost:
@@ -981,184 +670,3 @@ async def _read_all(stream: Any) -> str:
     except (asyncssh.Error, OSError):
         return ""
     return data.decode(errors="replace") if isinstance(data, bytes) else str(data)
-
-
-def render_command_text(python: str, argv: Sequence[str], env: Mapping[str, str]) -> str:
-    """A readable, correctly quoted shell command (secret env values and flags masked)."""
-    masked_env = mask_env(env)
-    env_part = " ".join(f"{k}={shlex.quote(v)}" for k, v in masked_env.items())
-    command = shlex.join([python, "-m", "sglang.launch_server", *mask_argv(argv)])
-    header = "#!/bin/sh\n# Written by sglang-wizard for reading; secrets are masked (***).\n"
-    return header + (f"env {env_part} " if env_part else "") + command + "\n"
-
-
-def render_container_text(container: Mapping[str, Any], argv: Sequence[str]) -> str:
-    """The container launch as readable text for the run directory (secrets masked; the wizard
-    hands secrets to the container through a FIFO, not through these words)."""
-    words = [*container["runtime"], "run", *container["run_args"], container["image"],
-             container["python"], "-m", "sglang.launch_server", *mask_argv(argv)]
-    return ("#!/bin/sh\n# Written by sglang-wizard for reading; secrets are masked (***) and "
-            "reach the container through a pipe.\n" + shlex.join(words) + "\n")
-
-
-def _dry_run_check(
-    dry: Mapping[str, Any], sglang_version: str | None
-) -> tuple[dict[str, Any] | None, logstages.CrashExplanation | None, PreflightCheck]:
-    """Read the conformance runner's JSON result line (or explain why there is none)."""
-    result: dict[str, Any] | None = None
-    for line in reversed(str(dry.get("out", "")).splitlines()):
-        try:
-            parsed = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(parsed, dict) and "verdict" in parsed:
-            result = parsed
-            break
-    if result is None or result.get("runner_error"):
-        err = (str(dry.get("err", "")) or str(dry.get("out", ""))).strip()
-        reason = (result or {}).get("message") or err[-800:] or f"exit {dry.get('rc')}"
-        check = PreflightCheck("dry run", False, f"the dry run could not run on the host: {reason}")
-        return None, None, check
-    version = str(result.get("sglang_version") or sglang_version or "")
-    if result.get("verdict") == "ok":
-        warnings = result.get("warnings") or []
-        note = f" ({len(warnings)} warning(s))" if warnings else ""
-        check = PreflightCheck(
-            "dry run", True, f"the host's SGLang {version} accepts the arguments{note}"
-        )
-        return dict(result.get("effective") or {}), None, check
-    exception = str(result.get("exception") or "error")
-    message = str(result.get("message") or "")
-    where = result.get("where")
-    traceback = logstages.traceback_from_location(str(where), exception, message) if where else None
-    crash = logstages.explain_crash(traceback, logstages.detect_oom(message), version or None)
-    place = f" at {where}" if where else ""
-    detail = f"{exception}{': ' + message if message else ''}{place} (stage {result.get('stage')})"
-    if crash.rule_id:
-        detail += f"; rule {crash.rule_id}: {crash.explanation}"
-    check = PreflightCheck(
-        "dry run", False, f"the host's SGLang {version} refuses the arguments: {detail}"
-    )
-    return None, crash, check
-
-
-def read_gpu_report(raw: Mapping[str, Any]) -> nvidia_smi.GpuReport:
-    """The host's GPUs from the agent's raw tool outputs: nvidia-smi, else amd-smi / rocm-smi."""
-    from wizard import amd_smi
-
-    for key in ("amd_smi", "rocm_smi"):
-        if isinstance(raw.get(key), Mapping):
-            return amd_smi.build_report(dict(raw[key]))
-    smi = raw.get("nvidia_smi") or {}
-    gpu_out = (smi.get("gpus") or {}).get("out", "")
-    apps_out = (smi.get("apps") or {}).get("out", "")
-    commands = {int(k): v for k, v in (smi.get("commands") or {}).items()}
-    return nvidia_smi.build_report(gpu_out, apps_out, commands)
-
-
-def build_preflight_report(raw: Mapping[str, Any], request: PreflightRequest) -> PreflightReport:
-    """Turn the agent's raw preflight JSON into checks (pure: tested without a host)."""
-    checks: list[PreflightCheck] = []
-    versions = raw.get("versions") or {}
-    python_version = versions.get("python")
-    sglang_version = versions.get("sglang")
-    checks.append(
-        PreflightCheck(
-            "python",
-            python_version is not None,
-            f"{request.python}: Python {python_version}"
-            if python_version
-            else f"{request.python} did not run: {versions.get('error')}",
-        )
-    )
-    import_ok = bool(versions.get("import_ok", sglang_version is not None))
-    if sglang_version and import_ok:
-        detail = f"SGLang {sglang_version} (selects the rule set; sglang.srt.server_args imports)"
-    else:
-        where = f" (installed: {sglang_version})" if sglang_version else ""
-        detail = f"SGLang is not importable with {request.python}{where}: {versions.get('error')}"
-        frames = [
-            line.strip()
-            for line in str(versions.get("traceback") or "").splitlines()
-            if line.strip().startswith('File "') and '"<string>"' not in line
-        ]
-        if frames:
-            detail += f" (raised at {frames[-1]})"
-    checks.append(PreflightCheck("sglang", bool(sglang_version) and import_ok, detail))
-    gpus = read_gpu_report(raw)
-    if gpus.error:
-        checks.append(PreflightCheck("gpus", False, gpus.error))
-    else:
-        names = ", ".join(
-            f"{g.index}: {g.name} {g.memory_used_mib}/{g.memory_total_mib} MiB" for g in gpus.gpus
-        )
-        kind = gpus.kind()
-        known = f" = {kind.describe()}" if kind is not None else " (kind not known: set gpu.kind)"
-        checks.append(
-            PreflightCheck("gpus", gpus.count > 0, f"{gpus.count} GPU(s){known} ({gpus.tool}): {names}")
-        )
-        held_mib = {g.index: g.memory_used_mib for g in gpus.gpus if g.memory_used_mib > 2048}
-        if gpus.tool != "nvidia-smi" and held_mib:
-            checks.append(
-                PreflightCheck(
-                    "gpu memory free",
-                    False,
-                    "memory already in use (left-overs of a crashed run?): "
-                    + "; ".join(f"GPU {i} holds {m} MiB" for i, m in held_mib.items())
-                    + f" ({gpus.tool}). Stop what holds it (sglang-wizard stop RUN, or "
-                    "`amd-smi process` to find the pid) before launching.",
-                )
-            )
-        if gpus.processes:
-            held = "; ".join(
-                f"pid {p.pid} on GPU {p.gpu_index} holds {p.used_memory_mib} MiB ({p.command or 'unknown command'})"
-                for p in gpus.processes
-            )
-            checks.append(
-                PreflightCheck(
-                    "gpu memory free",
-                    False,
-                    f"processes already hold GPU memory (left-overs of a crashed run?): {held}. "
-                    "Stop them (sglang-wizard stop RUN, or kill PID) before launching.",
-                )
-            )
-    port = raw.get("port") or {}
-    if request.port is not None:
-        free = port.get("free")
-        checks.append(
-            PreflightCheck(
-                "port",
-                bool(free),
-                f"port {request.port} is free"
-                if free
-                else f"port {request.port} is already in use on the host: "
-                "choose another --port or stop the server holding it",
-            )
-        )
-    for name, info in (raw.get("paths") or {}).items():
-        label = "model path" if name == "model" else "draft model path"
-        if info.get("error"):
-            checks.append(PreflightCheck(label, False, f"{info['path']}: {info['error']}"))
-        else:
-            arch = (info.get("config_json") or {}).get("architectures")
-            checks.append(
-                PreflightCheck(label, True, f"{info['path']}: config.json ok, architectures {arch}")
-            )
-    disk = raw.get("disk") or {}
-    free_bytes = int(disk.get("free_bytes") or 0)
-    checks.append(
-        PreflightCheck(
-            "disk for logs",
-            free_bytes >= request.min_free_disk_bytes,
-            f"{free_bytes / 2**30:.1f} GiB free in {disk.get('path')}",
-        )
-    )
-    effective: dict[str, Any] | None = None
-    crash: logstages.CrashExplanation | None = None
-    dry = raw.get("dry_run")
-    if dry is not None:
-        effective, crash, dry_check = _dry_run_check(dry, sglang_version)
-        checks.append(dry_check)
-    return PreflightReport(
-        checks, python_version, sglang_version, gpus, effective, crash, dict(raw)
-    )

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from wizard import logstages
-from wizard.remote.session import CrashReport, LogChunk, ReadyReport, RemoteHost, RunStatus
+from wizard.remote.runs import CrashReport, LogChunk, ReadyReport, RunStatus
+from wizard.remote.session import RemoteHost
 
 _STAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 

@@ -16,6 +16,8 @@ The rules are data (id, versions, what SGLang raises where, why, fixes), one top
 - `wizard.rules.inputs`: the wizard's own inputs (release data, GPU kind, model facts,
   deprecated flags);
 - `wizard.rules.multinode`: launches over several nodes;
+- `wizard.rules.arg_sites`: R-ARG-SITE, the generic family: SGLang's checks of flags as typed,
+  one site list per release read from its source (`generic_sites` in the release data);
 - `wizard.rules.common`: what several topics read (algorithm, backends, DP attention, wording).
 
 `rule_for_location` finds the rule behind a `file:line` from an SGLang traceback: the line numbers
@@ -40,6 +42,7 @@ from wizard.rules.algorithms import (
     NGRAM_TOPK,
     STANDALONE_DPATTN,
 )
+from wizard.rules.arg_sites import GENERIC
 from wizard.rules.attention import (
     CHUNKED_PAGE,
     FA4_DECODE,
@@ -55,6 +58,7 @@ from wizard.rules.cache import HICACHE_NO_RADIX
 from wizard.rules.checks import CHECKS
 from wizard.rules.draft import (
     DRAFT_AUTO,
+    DRAFT_FACTS_MISSING,
     DRAFT_HIDDEN_MISMATCH,
     DRAFT_MISSING,
     DRAFT_NOT_NEEDED,
@@ -85,10 +89,21 @@ from wizard.rules.hybrid import (
     MAMBA_TRACK_INTERVAL,
     TRACK_INTERVAL_FINAL,
 )
-from wizard.rules.inputs import DEPRECATED_FLAG, FACTS_MISSING, GPU_ASSUMED, VERSION_NEAREST
+from wizard.rules.inputs import (
+    DEPRECATED_FLAG,
+    FACTS_MISSING,
+    GPU_ASSUMED,
+    SPEC_WITHOUT_ALGORITHM,
+    VERSION_NEAREST,
+)
 from wizard.rules.model import Check, Rule
 from wizard.rules.model_config import CONTEXT_LEN, MLA_ROPE_FACTOR, MODEL_TYPE_UNKNOWN
-from wizard.rules.parallelism import DPATTN_TP_DIVISIBLE, PP_SPEC, PP_SPEC_ALGO_23
+from wizard.rules.parallelism import (
+    DPATTN_TP_DIVISIBLE,
+    PP_SPEC,
+    PP_SPEC_ALGO_23,
+    SIZE_NOT_POSITIVE,
+)
 from wizard.rules.quantization import QUANT_MISMATCH, QUANT_ROCM, QUANT_UNKNOWN
 from wizard.rules.speculative import (
     ADAPTIVE_OFF,
@@ -116,6 +131,7 @@ from wizard.rules.speculative import (
 from wizard.sglang.releases import release_for
 
 RUNTIME_RULES: tuple[Rule, ...] = (
+    SIZE_NOT_POSITIVE,
     MEMORY_NO_FIT,
     MEMORY_PLAN,
     V2_TREE,
@@ -137,6 +153,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     SPEC_V2_ENV,
     MULTI_LAYER_EAGLE,
     DEPRECATED_FLAG,
+    SPEC_WITHOUT_ALGORITHM,
+    DRAFT_FACTS_MISSING,
 )
 
 
@@ -209,6 +227,7 @@ ALL_RULES: tuple[Rule, ...] = (
     QUANT_ROCM,
     GPT_OSS_ATTENTION,
     HICACHE_NO_RADIX,
+    GENERIC,  # R-ARG-SITE: one id for every site the release data lists (wizard/rules/arg_sites.py)
     *mn.CHECK_RULES,
     *RUNTIME_RULES,
     *CONTEXT_RULES,

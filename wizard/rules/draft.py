@@ -6,7 +6,7 @@ draft MoE runner, the draft sink window, multi-layer EAGLE).
 from __future__ import annotations
 
 from wizard.rules.common import algo, eagle_family, variant
-from wizard.rules.model import RUNTIME, SILENT, Ctx, Rule, raises
+from wizard.rules.model import RUNTIME, SILENT, WIZARD, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
 NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
@@ -333,4 +333,30 @@ DRAFT_PATH_MISSING_23 = Rule(
     fixes=lambda ctx, a: [
         Fix("Fix the draft model path", {"speculative.draft_model_path": "/path/to/draft"})
     ],
+)
+
+
+DRAFT_FACTS_MISSING = Rule(
+    id="R-DRAFT-FACTS-MISSING",
+    title="Draft config not readable",
+    severity="info",
+    why=(
+        "The draft checks read the draft's config.json: whether it is an EAGLE-3 head, its hidden "
+        "size and vocabulary against the target's. Releases that do not open it during argument "
+        "resolution start and then fail loading a draft path that does not exist."
+    ),
+    sglang=WIZARD,
+    fields=("speculative.draft_model_path",),
+    when=lambda ctx, a: (
+        ctx.draft_error is not None
+        and ctx.typed_value("speculative_algorithm") is not None
+        and ctx.typed_value("speculative_draft_model_path") is not None
+        # where SGLang itself opens it at start, R-DRAFT-CONFIG-READ says so as an error
+        and not (DRAFT_PATH_MISSING_23.holds_for(ctx.release) and DRAFT_PATH_MISSING_23.when(ctx, a))
+    ),
+    message=lambda ctx, a: (
+        f"not checked: the draft's kind, hidden size and vocabulary (draft config not read: "
+        f"{ctx.draft_error}). If the path is on the GPU host, check it there (`sglang-wizard "
+        "inspect DRAFT_PATH`); if it is wrong, SGLang fails when it loads the draft."
+    ),
 )

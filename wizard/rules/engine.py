@@ -4,13 +4,14 @@ anything heavy, well under a millisecond per check."""
 
 from __future__ import annotations
 
+from wizard.rules import arg_sites as g
 from wizard.rules import catalog as c
 from wizard.rules.checks import UNEVALUABLE
 from wizard.rules.gpu_memory import memory_plan
 from wizard.rules.model import Args, Ctx, Rule
 from wizard.rules.pipeline import ORDERS, Gated, Resolver, defaults_for
 from wizard.rules.report import Finding, Report, SglangRaise
-from wizard.sglang.fields import release_dest
+from wizard.sglang.fields import canonical_dest, release_dest
 from wizard.sglang.releases import Release
 
 # Fields reported as effective values (canonical names; output uses the version's spelling).
@@ -96,6 +97,17 @@ def _steps(release: Release) -> tuple[tuple[Rule, ...], tuple[Rule | Resolver, .
     return cached
 
 
+_PLACED: dict[str, g.Placed] = {}
+
+
+def _placed(release: Release) -> g.Placed:
+    """The release's generic sites (R-ARG-SITE), compiled and placed among its steps."""
+    placed = _PLACED.get(release.name)
+    if placed is None:
+        placed = _PLACED[release.name] = g.place(release, _steps(release)[1], canonical_dest)
+    return placed
+
+
 def rules_in(release: Release) -> tuple[Rule, ...]:
     """Every rule the engine evaluates for `release` (context, resolution order, runtime)."""
     context, order, runtime = _steps(release)
@@ -141,7 +153,24 @@ def evaluate(ctx: Ctx) -> Report:
         order += 1
         if rule.when(ctx, a):
             findings.append(_finding(rule, ctx, a, order))
-    for step in steps:
+    # R-ARG-SITE: the sites read only flags nothing rewrites, so they are evaluated once on the
+    # values as typed; each holding site is reported at its place on the launch path.
+    placed = _placed(ctx.release)
+    platforms = g.platforms_of(ctx)
+    holding = placed.compiled.holding(a, platforms) if placed.compiled.sites else []
+    due: dict[int, list[int]] = {}
+    for index in holding:
+        due.setdefault(placed.before[index], []).append(index)
+    for position, step in enumerate(steps):
+        for index in due.get(position, ()):
+            order += 1
+            findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
+                                           canonical_dest))
+        if placed.late[position]:  # sites over fields SGLang has resolved by this step
+            for index in placed.late_holding(position, a, platforms):
+                order += 1
+                findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
+                                               canonical_dest))
         order += 1
         try:
             if not isinstance(step, Rule):
@@ -157,6 +186,9 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
+    for index in (*due.get(len(steps), ()), *placed.late_holding(len(steps), a, platforms)):
+        order += 1
+        findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest))
     for rule in runtime:
         order += 1
         try:

@@ -109,3 +109,57 @@ DEPRECATED_FLAG = Rule(
         _deprecation_text(option, new) for option, new in _deprecated_typed(ctx)),
     fixes=_deprecated_fixes,
 )
+
+
+_SPEC_TUNING = (
+    ("speculative_num_steps", "--speculative-num-steps", "speculative.num_steps"),
+    ("speculative_eagle_topk", "--speculative-eagle-topk", "speculative.eagle_topk"),
+    ("speculative_num_draft_tokens", "--speculative-num-draft-tokens",
+     "speculative.num_draft_tokens"),
+    ("speculative_draft_model_path", "--speculative-draft-model-path",
+     "speculative.draft_model_path"),
+)
+
+
+def _spec_without_algorithm(ctx: Ctx) -> list[tuple[str, str, str]]:
+    """The speculative flags typed while no --speculative-algorithm is given."""
+    if ctx.typed_value("speculative_algorithm") is not None:
+        return []
+    return [entry for entry in _SPEC_TUNING if ctx.typed_value(entry[0]) is not None]
+
+
+def _spec_without_algorithm_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
+    fixes: list[Fix] = []
+    draft = ctx.draft_facts
+    if ctx.typed_value("speculative_draft_model_path") is not None and draft is not None:
+        if "eagle3" in (draft.architecture or "").lower():
+            fixes.append(Fix("Use EAGLE3 (the draft is an EAGLE-3 head)",
+                             {"speculative.algorithm": "EAGLE3"}))
+    elif ctx.facts is not None and ctx.facts.mtp_layers > 0:
+        fixes.append(Fix("Use NEXTN (the model's built-in MTP layers)",
+                         {"speculative.algorithm": "NEXTN"}))
+    fixes.append(Fix("Drop the speculative flags (plain decoding)",
+                     {field: None for _n, _o, field in _spec_without_algorithm(ctx)}))
+    return fixes
+
+
+SPEC_WITHOUT_ALGORITHM = Rule(
+    id="R-SPEC-NO-ALGO",
+    title="Speculative flags without an algorithm",
+    severity="warning",
+    why=(
+        "SGLang reads the speculative flags only when --speculative-algorithm is given; without it "
+        "the server starts with plain decoding and says nothing, so a benchmark of draft depths "
+        "measures no speculative decoding at all."
+    ),
+    sglang=SILENT,
+    fields=("speculative.algorithm",),
+    when=lambda ctx, a: bool(_spec_without_algorithm(ctx)),
+    message=lambda ctx, a: (
+        " and ".join(option for _n, option, _f in _spec_without_algorithm(ctx))
+        + " given without --speculative-algorithm: SGLang ignores "
+        + ("it" if len(_spec_without_algorithm(ctx)) == 1 else "them")
+        + " and runs plain decoding."
+    ),
+    fixes=_spec_without_algorithm_fixes,
+)

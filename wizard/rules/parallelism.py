@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from wizard.rules.common import DP_ATTENTION_OFF, algo, attention_dp_size, dp_attention, variant
-from wizard.rules.model import Rule, raises
+from wizard.rules.model import RUNTIME, Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
 DPATTN_TP_DIVISIBLE = Rule(
@@ -94,4 +94,52 @@ PP_SPEC = Rule(
           "PP + speculative decoding (MTP) is only supported on prefill nodes "
           "(disaggregation-mode=prefill)"),
     fixes=lambda ctx, a: [Fix("pp 1 (use tp instead)", {"parallel.pp": 1})],
+)
+
+
+_SIZES = (
+    ("tp_size", "--tp-size", "parallel.tp"),
+    ("pp_size", "--pp-size", "parallel.pp"),
+    ("dp_size", "--dp-size", "parallel.dp"),
+)
+
+
+def _not_positive(ctx: Ctx) -> list[str]:
+    """The sizes typed below 1 and a static fraction of 0 or less, as `--flag value`."""
+    out = [f"{option} {ctx.typed_value(name)}" for name, option, _field in _SIZES
+           if isinstance(ctx.typed_value(name), int) and ctx.typed_value(name) < 1]
+    fraction = ctx.typed_value("mem_fraction_static")
+    if isinstance(fraction, int | float) and fraction <= 0:
+        out.append(f"--mem-fraction-static {fraction}")
+    return out
+
+
+def _not_positive_fixes(ctx: Ctx, a: Args) -> list[Fix]:
+    edits: dict[str, object] = {field: 1 for name, _option, field in _SIZES
+                                if isinstance(ctx.typed_value(name), int)
+                                and ctx.typed_value(name) < 1}
+    fraction = ctx.typed_value("mem_fraction_static")
+    if isinstance(fraction, int | float) and fraction <= 0:
+        edits["memory.mem_fraction_static"] = None
+    return [Fix("Use 1 for the sizes and let SGLang choose the memory fraction", edits)]
+
+
+SIZE_NOT_POSITIVE = Rule(
+    id="R-SIZE-NOT-POSITIVE",
+    title="A size of 0 or less",
+    severity="error",
+    why=(
+        "SGLang's argument code does not check that tp, pp and dp are at least 1 or that "
+        "--mem-fraction-static is above 0 (0 % n == 0 passes its divisibility asserts): it "
+        "starts no GPU worker for a size of 0 and waits or fails after start, and with no static "
+        "pool it stops with \"Not enough memory\"."
+    ),
+    sglang=RUNTIME,
+    fields=("parallel.tp", "parallel.pp", "parallel.dp", "memory.mem_fraction_static"),
+    when=lambda ctx, a: bool(_not_positive(ctx)),
+    message=lambda ctx, a: (
+        ", ".join(_not_positive(ctx)) + ": SGLang accepts the arguments and cannot run them "
+        "(no GPU worker, or no memory for the KV cache)."
+    ),
+    fixes=_not_positive_fixes,
 )

@@ -295,6 +295,22 @@ MIXED_CHUNK_OFF = Rule(
 )
 
 
+def _trio_message(a: Args) -> str:
+    typed = [
+        n
+        for n, v in (
+            ("--speculative-eagle-topk", a.get("speculative_eagle_topk")),
+            ("--speculative-num-draft-tokens", a.get("speculative_num_draft_tokens")),
+        )
+        if v is not None
+    ]
+    verb = "are" if len(typed) > 1 else "is"
+    return (
+        f"--speculative-num-steps is unset but {' and '.join(typed)} {verb} set: "
+        "SGLang raises a bare AssertionError."
+    )
+
+
 SPEC_STEPS_TRIO = Rule(
     id="R-SPEC-STEPS-TRIO",
     title="Steps, topk and draft tokens: all three or none",
@@ -315,18 +331,7 @@ SPEC_STEPS_TRIO = Rule(
             or a.get("speculative_num_draft_tokens") is not None
         )
     ),
-    message=lambda ctx, a: (
-        "--speculative-num-steps is unset but "
-        + " and ".join(
-            n
-            for n, v in (
-                ("--speculative-eagle-topk", a.get("speculative_eagle_topk")),
-                ("--speculative-num-draft-tokens", a.get("speculative_num_draft_tokens")),
-            )
-            if v is not None
-        )
-        + " is set: SGLang raises a bare AssertionError."
-    ),
+    message=lambda ctx, a: _trio_message(a),
     fixes=trio_fixes,
     recover=_recover_trio,
 )

@@ -20,7 +20,8 @@ from wizard.container import container_command, render_node_container, render_pr
 from wizard.errors import ToolInputError
 from wizard.multinode import node_launch, node_launches, render_all_nodes
 from wizard.profile import load_profile, profile_to_toml, protect_secrets, save_profile
-from wizard.profile_problems import ProfileError
+from wizard.profile_paths import find_profile
+from wizard.profile_problems import ProfileError, line_for, locate_keys
 from wizard.profile_schema import Profile
 from wizard.secrets import MASK, argv_references, is_secret_name, mask_argv, reference_name
 from wizard.sglang.errors import CommandError, RenderError
@@ -103,6 +104,22 @@ def register(subparsers: Any) -> None:
     imp.set_defaults(func=run_import)
 
 
+def _located(reference: str, exc: RenderError) -> str:
+    """`FILE:LINE: FIELD: MESSAGE` for a profile that loads but cannot be rendered (the line of
+    the field when the file names it, as for a load error)."""
+    if exc.field is None:
+        return f"{reference}: {exc.message}"
+    path = Path(reference)
+    if not path.is_file():
+        path = find_profile(reference) or path
+    try:
+        line = line_for(exc.field, locate_keys(path.read_text(encoding="utf-8-sig")))
+    except (OSError, UnicodeDecodeError, ValueError):
+        line = None
+    where = f"{reference}:{line}" if line is not None else reference
+    return f"{where}: {exc.field}: {exc.message}"
+
+
 def _check_version(version: str | None) -> None:
     if version is None:
         return
@@ -142,7 +159,7 @@ def run_command(args: argparse.Namespace) -> int:
             text = render_shell(profile, multiline=not args.single_line, version=version,
                                 show_secrets=args.show_secrets) + "\n"
     except RenderError as exc:
-        raise ToolInputError(f"{args.profile}: {exc.message}") from None
+        raise ToolInputError(_located(args.profile, exc)) from None
     sys.stdout.write(text)
     return 0
 
@@ -285,6 +302,6 @@ def _run_node_command(args: argparse.Namespace, profile: Any, version: str) -> i
             else:
                 text = launch.shell(multiline=not args.single_line) + "\n"
     except RenderError as exc:
-        raise ToolInputError(f"{args.profile}: {exc.message}") from None
+        raise ToolInputError(_located(args.profile, exc)) from None
     sys.stdout.write(text)
     return 0

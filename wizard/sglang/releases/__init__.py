@@ -74,6 +74,11 @@ class Release:
     # `auto_choose_speculative_params` as read from the source: per algorithm, per architecture
     # list (first match wins), default.
     auto_params: Mapping[str, Any] = field(default_factory=dict)
+    # The generic rule family's sites (`wizard.rules.arg_sites`): SGLang's checks over flags no
+    # resolution step rewrites, in launch-path order; `rule_seq`: the launch-path order of the
+    # hand-written rules' located statements (where the generic findings go between them).
+    generic_sites: tuple[Mapping[str, Any], ...] = ()
+    rule_seq: Mapping[str, int] = field(default_factory=dict)
 
     def site(self, rule_id: str) -> Site | None:
         """The located statement of a rule in this release (None: the rule is not here)."""
@@ -184,6 +189,8 @@ def load_release(name: str) -> Release:
         model_types=frozenset(data.get("model_types", ())),
         auto_params=dict(data.get("auto_params") or {}),
         behaviour=_behaviour(data),
+        generic_sites=tuple(data.get("generic_sites", ())),
+        rule_seq=dict(data.get("rule_seq", {})),
     )
 
 

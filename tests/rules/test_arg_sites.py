@@ -1,0 +1,117 @@
+"""R-ARG-SITE (`wizard/rules/arg_sites.py`): SGLang's checks of flags as typed, read from each
+release's data, reported with SGLang's exception, words and `file:line`, in launch-path order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wizard.api import check_argv, check_profile
+from wizard.profile import load_profile
+from wizard.rules.arg_sites import GENERIC, compile_condition
+from wizard.rules.engine import first_sglang_error
+from wizard.sglang.releases import load_release, release_names
+
+ROOT = Path(__file__).resolve().parents[2]
+M = ["--model-path", "/models/none"]
+
+
+def _site(version: str, text: str) -> dict[str, object]:
+    return next(dict(s) for s in load_release(version).generic_sites
+                if s["message"] and str(s["message"][0]).startswith(text))
+
+
+@pytest.mark.parametrize(("version", "argv", "text", "stage", "near_miss"), [
+    ("0.5.15", ["--kv-canary-sweep-interval", "5"],
+     "--kv-canary-sweep-interval requires --kv-canary in {log, raise}", "check",
+     ["--kv-canary", "log"]),
+    ("0.5.23", ["--kv-canary-sweep-interval", "5"],
+     "--kv-canary-sweep-interval requires --kv-canary in {log, raise}", "check",
+     ["--kv-canary", "raise"]),
+    ("0.5.15", ["--enable-ssl-refresh"],
+     "--enable-ssl-refresh requires --ssl-certfile and --ssl-keyfile to be specified.", "resolve",
+     ["--ssl-certfile", "c.pem", "--ssl-keyfile", "k.pem"]),
+    ("0.5.6.post1", ["--disaggregation-mode", "prefill",
+                     "--disaggregation-decode-enable-offload-kvcache"],
+     "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode "
+     "side.", "resolve", ["--disaggregation-mode", "decode", "--hicache-storage-backend", "file"]),
+])
+def test_site_fires_with_sglangs_words_and_line(version: str, argv: list[str], text: str,
+                                                stage: str, near_miss: list[str]) -> None:
+    report = check_argv([*M, *argv], sglang_version=version, gpu="H100", gpus=1)
+    first = first_sglang_error(report)
+    assert first is not None and first.rule == GENERIC.id
+    assert first.message == text
+    site = _site(version, text)
+    assert first.sglang is not None
+    assert (first.sglang.stage, first.sglang.exception, first.sglang.where) == (
+        stage, "ValueError", site["where"])
+    assert first.sglang.message == text
+    missed = check_argv([*M, *argv, *near_miss], sglang_version=version, gpu="H100", gpus=1)
+    assert not [f for f in missed.findings if f.rule == GENERIC.id]
+
+
+def test_placeholders_take_the_typed_value() -> None:
+    report = check_argv([*M, "--enable-mamba-cache-stochastic-rounding", "--mamba-ssm-dtype",
+                         "float32"], sglang_version="0.5.15", gpu="B200", gpus=1)
+    first = first_sglang_error(report)
+    assert first is not None and first.rule == GENERIC.id
+    assert first.message.startswith(
+        "Stochastic rounding for the Mamba SSM cache requires --mamba-ssm-dtype float16, "
+        "got 'float32'.")
+
+
+def test_platform_probes_follow_the_gpu_kind() -> None:
+    """0.5.15 refuses the DeepSeek-V4 FP4 indexer off SM100 (`is_sm100_supported()`)."""
+    argv = [*M, "--enable-deepseek-v4-fp4-indexer"]
+    on_h100 = check_argv(argv, sglang_version="0.5.15", gpu="H100", gpus=1)
+    on_b200 = check_argv(argv, sglang_version="0.5.15", gpu="B200", gpus=1)
+    assert [f.message for f in on_h100.findings if f.rule == GENERIC.id] == [
+        "--enable-deepseek-v4-fp4-indexer requires SM100 GPUs with DeepGEMM FP4 indexer support."]
+    assert not [f for f in on_b200.findings if f.rule == GENERIC.id]
+
+
+def test_first_error_follows_the_launch_path() -> None:
+    """0.5.15's _handle_cache_compatibility raises R-HICACHE-NO-RADIX before its offload check;
+    the offload check comes before check_server_args' kv-canary check."""
+    both = check_argv([*M, "--enable-hierarchical-cache", "--disable-radix-cache",
+                       "--disaggregation-decode-enable-offload-kvcache",
+                       "--kv-canary-sweep-interval", "5"],
+                      sglang_version="0.5.15", gpu="H100", gpus=1)
+    errors = [(f.rule, f.message[:40]) for f in both.errors]
+    assert errors[0][0] == "R-HICACHE-NO-RADIX"
+    generic = [m for rule, m in errors if rule == GENERIC.id]
+    assert generic == ["The argument disaggregation-decode-enabl",  # outside decode mode
+                       "The argument disaggregation-decode-enabl",  # without a storage backend
+                       "--kv-canary-sweep-interval requires --kv"]
+
+
+def test_no_site_is_also_a_hand_written_rule() -> None:
+    for version in release_names():
+        release = load_release(version)
+        located = {s.where for s in release.sites.values()}
+        assert not located & {s["where"] for s in release.generic_sites}, version
+
+
+def test_conditions_are_data_not_code() -> None:
+    with pytest.raises(ValueError, match="not a condition node"):
+        compile_condition(["call", "__import__", "os"], {})
+    with pytest.raises(ValueError, match="not a literal"):
+        compile_condition(["const", {"x": 1}], {})
+    holds = compile_condition(["and", ["flag", "a"], ["cmp", "in", ["flag", "b"],
+                                                      ["const", ["x", "y"]]]], {"a": False})
+    assert holds({"a": True, "b": "y"}, frozenset()) and not holds({"b": "y"}, frozenset())
+
+
+def test_the_fix_drops_the_flag_from_extra_args() -> None:
+    ready = load_profile(ROOT / "profiles" / "deepseek-v3-fp8-2x8-h100.toml")
+    profile = ready.with_edits({"sglang_version": "0.5.15", "extra_args": [
+        "--kv-canary-sweep-interval", "5", "--enable-ssl-refresh"]})
+    report = check_profile(profile)
+    generic = [f for f in report.findings if f.rule == GENERIC.id]
+    assert [[fix.label for fix in f.fixes] for f in generic] == [
+        ["Drop --enable-ssl-refresh from extra args"],
+        ["Drop --kv-canary-sweep-interval from extra args"]]
+    fixed = profile.with_edits(generic[0].fixes[0].edits)
+    assert fixed.extra_args == ["--kv-canary-sweep-interval", "5"]

@@ -1,0 +1,588 @@
+"""The generic rule family's sites: every `raise` / `assert` of a release's argument code whose
+condition is a pure expression over flags no resolution step has rewritten by then.
+
+`add-release` calls `extract_sites` on the release's source (stdlib `ast` only). The launch path
+is walked in call order from SGLang's entry points (`ServerArgs.__post_init__`, `resolve_once`,
+`check_server_args`): statements in source order, a call followed into every argument-code
+function of that name (a class name into its `__init__`), each function once. Every statement
+gets a sequence number; a site's number is its order on the launch path, so the first error is
+the first site that holds.
+
+A site is kept when the whole path to it is known:
+
+* the `if` tests around it in its function and around the call of every function on the way
+  (taken or not taken), the earlier `return`s of those functions (not taken), and for an
+  `assert` its negated test, are all *pure*: `self.<flag>` (`server_args.` / `cfg.` / `view.`
+  in the hooks) of a flag of the release's table, literals and literal tuples, `and` / `or` /
+  `not`, comparisons, `in`, `is None`, truthiness, `.lower()` / `.upper()` of a flag, and the
+  platform probes `is_cuda()` / `is_hip()` / `is_npu()` ... (answered by the GPU kind);
+* no flag it reads is written before it: an assignment `<x>.<flag> = ...`, `setattr(x,
+  "<flag>", ...)`, a `"<flag>"` dict key or subscript, a `<flag>=` keyword of a call, anywhere
+  earlier on the path or in any argument-code function the walk does not reach (the model
+  override registries are called by reference);
+* it is not inside a loop or a `try`, in a function called from more than one place, or already
+  a hand-written rule's located statement (`sites`: de-duplicated by `file:line`);
+* it does not hold on the release's defaults alone (it would refuse every launch: a guard the
+  walk cannot see).
+
+The condition is stored as a small JSON expression tree (`wizard.rules.arg_sites` compiles it),
+the message as its literal parts with the flags' placeholders (`{"flag": ..., "conv": "r"}`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from wizard.conformance.locate import SourceTree, _assert_line
+from wizard.rules.arg_sites import PLATFORM_PROBES, RESOLVED_FIELDS, compile_condition
+from wizard.sglang.fields import canonical_dest
+
+RECEIVERS = frozenset({"self", "cfg", "server_args", "args", "sa", "view"})
+STR_METHODS = frozenset({"lower", "upper", "strip"})
+ENTRY_POINTS = ("__post_init__", "resolve_once", "check_server_args")
+_WRITERS = frozenset({"replace", "update", "dict", "setdefault", "set", "_replace"})
+_LOGGING = frozenset({"warning", "warn", "info", "debug", "error", "exception", "critical"})
+
+
+class Impure(Exception):
+    """The expression reads something other than flags and literals."""
+
+
+@dataclass
+class _Fn:
+    path: str
+    cls: str | None
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.cls}.{self.node.name}" if self.cls else self.node.name
+
+    @property
+    def reads_flags(self) -> bool:
+        """Its `self.` / `server_args.` attributes are ServerArgs fields."""
+        if self.path.endswith("server_args.py"):
+            return self.cls in (None, "ServerArgs")
+        return "/arg_groups/" in self.path and self.cls is None
+
+
+@dataclass
+class _Cond:
+    node: ast.expr | None  # None: a condition the walk cannot read (loop, try, impure call guard)
+    negate: bool
+    seq: int
+    fn: _Fn | None
+    text: str = ""
+
+
+@dataclass
+class _Site:
+    fn: _Fn
+    node: ast.Raise | ast.Assert
+    seq: int
+    stage: str
+    conds: list[_Cond]
+    multi: bool = False
+
+
+@dataclass
+class _Walk:
+    tree: SourceTree
+    flags: frozenset[str]
+    functions: dict[str, list[_Fn]] = field(default_factory=dict)
+    classes: dict[str, list[_Fn]] = field(default_factory=dict)  # class name -> its __init__
+    seq: int = 0
+    visited: dict[int, int] = field(default_factory=dict)  # id(node) -> calls seen
+    active: set[int] = field(default_factory=set)
+    sites: list[_Site] = field(default_factory=list)
+    writes: dict[str, int] = field(default_factory=dict)  # flag -> first seq written
+    lines: dict[str, int] = field(default_factory=dict)  # file:line of a statement -> its seq
+    # (function, local name) -> (value, seq): a local bound once, at the function's top level
+    bindings: dict[tuple[int, str], tuple[ast.expr, int]] = field(default_factory=dict)
+
+
+def _functions(tree: SourceTree) -> Iterator[_Fn]:
+    for path, module in tree.trees.items():
+        for node in module.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield _Fn(path, None, node)
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        yield _Fn(path, node.name, item)
+
+
+def _written(node: ast.AST, flags: frozenset[str]) -> set[str]:
+    """The flags a statement (or expression) may write."""
+    out: set[str] = set()
+
+    def target(t: ast.AST) -> None:
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+            out.add(t.attr)  # `x.flag = ...` (not `self.hf_config.flag = ...`)
+        elif isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant):
+            out.add(str(t.slice.value))
+        elif isinstance(t, ast.Tuple | ast.List):
+            for elt in t.elts:
+                target(elt)
+        elif isinstance(t, ast.Starred):
+            target(t.value)
+
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assign):
+            for t in sub.targets:
+                target(t)
+        elif isinstance(sub, ast.AugAssign | ast.AnnAssign) and (
+                not isinstance(sub, ast.AnnAssign) or sub.value is not None):
+            target(sub.target)
+        elif isinstance(sub, ast.Dict):
+            out.update(str(k.value) for k in sub.keys if isinstance(k, ast.Constant))
+        elif isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else "")
+            if name in _LOGGING:
+                continue
+            if name == "setattr" and len(sub.args) >= 2 and isinstance(sub.args[1], ast.Constant):
+                out.add(str(sub.args[1].value))
+            if name in _WRITERS or "declare" in name or "override" in name:
+                # declare_resolution(sa, source, field=value), dataclasses.replace(sa, field=...)
+                out.update(k.arg for k in sub.keywords if k.arg and not (
+                    isinstance(k.value, ast.Attribute) and k.value.attr == k.arg))
+    return out & flags
+
+
+def _calls(node: ast.AST) -> Iterator[ast.Call]:
+    """Calls in an expression or simple statement, nested calls' arguments first."""
+    found = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    yield from sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _callees(walk: _Walk, call: ast.Call) -> list[_Fn]:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else (
+        func.id if isinstance(func, ast.Name) else None)
+    out: list[_Fn] = []
+    if name is not None:
+        out += walk.functions.get(name, [])
+        out += walk.classes.get(name, [])
+    for arg in call.args:  # run_hook(handle_x, server_args), run_post_process_pass(sa, fn)
+        if isinstance(arg, ast.Name):
+            out += walk.functions.get(arg.id, [])
+    return out
+
+
+def _visit_calls(walk: _Walk, node: ast.AST, guard: list[_Cond], stage: str) -> None:
+    for call in _calls(node):
+        for callee in _callees(walk, call):
+            _visit_function(walk, callee, guard, stage)
+
+
+def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> None:
+    key = id(fn.node)
+    if key in walk.active:
+        return
+    if key in walk.visited:
+        walk.visited[key] += 1
+        for site in walk.sites:
+            if site.fn.node is fn.node:
+                site.multi = True
+        return
+    walk.visited[key] = 1
+    walk.active.add(key)
+    once = _bound_once(fn.node)
+    exits: list[list[_Cond]] = []
+    for stmt in fn.node.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in once):
+            once[stmt.targets[0].id] = stmt.value
+    _block(walk, fn, fn.node.body, guard, [], exits, stage, once)
+    walk.active.discard(key)
+
+
+def _bound_once(function: ast.AST) -> dict[str, ast.expr | None]:
+    """Local names assigned exactly once in the function, by a plain top-level `name = ...`."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(function):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+        elif isinstance(node, ast.arg):
+            names.append(node.arg)
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    top = {stmt.targets[0].id for stmt in getattr(function, "body", [])
+           if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+           and isinstance(stmt.targets[0], ast.Name)}
+    return {name: None for name, n in counts.items() if n == 1 and name in top}
+
+
+def _unknown(walk: _Walk, fn: _Fn, text: str) -> _Cond:
+    return _Cond(None, False, walk.seq, fn, text)
+
+
+def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path: list[_Cond],
+           exits: list[list[_Cond]], stage: str,
+           once: dict[str, ast.expr | None] | None = None) -> None:
+    for stmt in body:
+        walk.seq += 1
+        seq = walk.seq
+        walk.lines.setdefault(f"{fn.path}:{stmt.lineno}", seq)
+        if isinstance(stmt, ast.Assert):
+            walk.lines.setdefault(f"{fn.path}:{_assert_line(stmt)}", seq)
+        elif isinstance(stmt, ast.If):
+            for compare in (n for n in ast.walk(stmt.test) if isinstance(n, ast.Compare)):
+                walk.lines.setdefault(f"{fn.path}:{compare.lineno}", seq)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        here = [*guard, *[_exit_cond(ex, seq, fn) for ex in exits], *path]
+        for flag in _written_head(stmt, walk.flags):
+            walk.writes.setdefault(flag, seq)
+        if isinstance(stmt, ast.If):
+            _visit_calls(walk, stmt.test, here, stage)
+            test = _Cond(stmt.test, False, seq, fn)
+            _block(walk, fn, stmt.body, guard, [*path, test], exits, stage)
+            _block(walk, fn, stmt.orelse, guard, [*path, _Cond(stmt.test, True, seq, fn)], exits,
+                   stage)
+        elif isinstance(stmt, ast.Return):
+            if stmt.value is not None:
+                _visit_calls(walk, stmt.value, here, stage)
+            exits.append(list(path))
+        elif isinstance(stmt, ast.Raise | ast.Assert):
+            conds = list(here)
+            if isinstance(stmt, ast.Assert):
+                conds.append(_Cond(stmt.test, True, seq, fn))
+            walk.sites.append(_Site(fn, stmt, seq, stage, conds))
+        elif isinstance(stmt, ast.Try) and _reraises(stmt):
+            # `try: ... except BaseException: <cleanup>; raise`: the body's errors propagate
+            _block(walk, fn, stmt.body, guard, path, exits, stage)
+            for sub in (*[h.body for h in stmt.handlers], stmt.orelse, stmt.finalbody):
+                _block(walk, fn, sub, [*guard, *path, _unknown(walk, fn, "Try")], [], [], stage)
+        elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.Try | ast.Match
+                        | getattr(ast, "TryStar", ast.Try)):
+            blocked = [*here, _unknown(walk, fn, type(stmt).__name__.lower())]
+            for head in _heads(stmt):
+                _visit_calls(walk, head, blocked, stage)
+            inner_exits: list[list[_Cond]] = []
+            for sub in _bodies(stmt):
+                _block(walk, fn, sub, [*guard, *path, _unknown(walk, fn, type(stmt).__name__)],
+                       [], inner_exits, stage)
+            if inner_exits:
+                exits.append([_unknown(walk, fn, "return inside a loop or try")])
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
+            for item in stmt.items:
+                _visit_calls(walk, item.context_expr, here, stage)
+            _block(walk, fn, stmt.body, guard, path, exits, stage)
+        else:
+            _visit_calls(walk, stmt, here, stage)
+            if (once and isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+                    and once.get(stmt.targets[0].id) is stmt.value):
+                walk.bindings[(id(fn.node), stmt.targets[0].id)] = (stmt.value, seq)
+
+
+def _reraises(stmt: ast.Try) -> bool:
+    """Every handler ends in a bare `raise` (and there is no `else`): errors pass through."""
+    return bool(stmt.handlers) and not stmt.orelse and all(
+        h.body and isinstance(h.body[-1], ast.Raise) and h.body[-1].exc is None
+        for h in stmt.handlers)
+
+
+def _exit_cond(path: list[_Cond], seq: int, fn: _Fn) -> _Cond:
+    """`not (the path of an earlier return)`: one node when the path is one condition."""
+    if not path:
+        return _Cond(None, False, seq, fn, "unconditional return")
+    if any(c.node is None for c in path):
+        return _Cond(None, False, seq, fn, "return under an unreadable condition")
+    if len(path) == 1:
+        c = path[0]
+        return _Cond(c.node, not c.negate, c.seq, c.fn)
+    # not (a and b) == (not a) or (not b): kept as a synthetic BoolOp over the parts
+    parts: list[ast.expr] = [c.node if c.negate else ast.UnaryOp(ast.Not(), c.node)
+                             for c in path if c.node is not None]
+    return _Cond(ast.BoolOp(ast.Or(), parts), False, max(c.seq for c in path), path[0].fn)
+
+
+def _heads(stmt: ast.stmt) -> list[ast.AST]:
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return [stmt.iter]
+    if isinstance(stmt, ast.While):
+        return [stmt.test]
+    if isinstance(stmt, ast.Match):
+        return [stmt.subject]
+    return []
+
+
+def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        return [stmt.body, *[h.body for h in stmt.handlers], stmt.orelse,  # type: ignore[attr-defined]
+                stmt.finalbody]  # type: ignore[attr-defined]
+    if isinstance(stmt, ast.Match):
+        return [case.body for case in stmt.cases]
+    return [stmt.body, stmt.orelse]  # type: ignore[attr-defined]
+
+
+def _written_head(stmt: ast.stmt, flags: frozenset[str]) -> set[str]:
+    """Writes of a statement itself (a compound statement's head; its bodies are walked)."""
+    if isinstance(stmt, ast.If | ast.While):
+        return _written(stmt.test, flags)
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return _written(stmt.iter, flags)
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        out: set[str] = set()
+        for item in stmt.items:
+            out |= _written(item.context_expr, flags)
+        return out
+    if isinstance(stmt, ast.Try | ast.Match) or type(stmt).__name__ == "TryStar":
+        return set()
+    return _written(stmt, flags)
+
+
+# ------------------------------------------------------------------------------- expressions
+
+_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+        ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+
+
+class _Reader:
+    """Converts an `ast` condition into the JSON tree, or raises `Impure`."""
+
+    def __init__(self, walk: _Walk, fn: _Fn | None, seq: int) -> None:
+        self.walk, self.fn, self.seq = walk, fn, seq
+        self.read: set[str] = set()
+        self.resolved: set[str] = set()
+
+    def flag(self, node: ast.Attribute) -> list[Any]:
+        if not (isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
+                and self.fn is not None and self.fn.reads_flags):
+            raise Impure(ast.unparse(node))
+        name = node.attr
+        if name not in self.walk.flags:
+            raise Impure(f"{ast.unparse(node)} (not a flag)")
+        written = self.walk.writes.get(name)
+        if written is not None and written < self.seq:
+            if canonical_dest(name) not in RESOLVED_FIELDS:
+                raise Impure(f"{name} is written before")
+            self.resolved.add(name)  # a field the engine resolves: read where the site stands
+        self.read.add(name)
+        return ["flag", name]
+
+    def expr(self, node: ast.expr) -> list[Any]:
+        if (isinstance(node, ast.Attribute) and node.attr in PLATFORM_PROBES
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "get_platform" and not node.value.args):
+            return ["platform", node.attr]  # get_platform().is_npu
+        if isinstance(node, ast.Attribute) and _is_view_call(node.value):
+            # `resolved_view(server_args).flag`: the record's field as resolved so far
+            return self.flag(ast.Attribute(ast.Name("self", ast.Load()), node.attr, ast.Load()))
+        if isinstance(node, ast.Attribute):
+            return self.flag(node)
+        if isinstance(node, ast.Name) and self.fn is not None:
+            bound = self.walk.bindings.get((id(self.fn.node), node.id))
+            if bound is None:
+                raise Impure(node.id)
+            value, seq = bound
+            inner = _Reader(self.walk, self.fn, seq)
+            tree = inner.expr(value)
+            self.read |= inner.read
+            self.resolved |= inner.resolved
+            return tree
+        if isinstance(node, ast.Constant) and (node.value is None or isinstance(
+                node.value, bool | int | float | str)):
+            return ["const", node.value]
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            values = [self.expr(e) for e in node.elts]
+            if all(v[0] == "const" for v in values):
+                return ["const", [v[1] for v in values]]
+            raise Impure(ast.unparse(node))
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.Not):
+                return ["not", self.expr(node.operand)]
+            if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and \
+                    isinstance(node.operand.value, int | float):
+                return ["const", -node.operand.value]
+        if isinstance(node, ast.BoolOp):
+            kind = "and" if isinstance(node.op, ast.And) else "or"
+            return [kind, *[self.expr(v) for v in node.values]]
+        if isinstance(node, ast.Compare):
+            parts: list[list[Any]] = []
+            left = self.expr(node.left)
+            for cmpop, right_node in zip(node.ops, node.comparators, strict=True):
+                right = self.expr(right_node)
+                parts.append(["cmp", _CMP[type(cmpop)], left, right])
+                left = right
+            return parts[0] if len(parts) == 1 else ["and", *parts]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr" and len(node.args) == 3 and not node.keywords
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in RECEIVERS
+                and isinstance(node.args[1], ast.Constant) and str(node.args[1].value)[:1] == "_"
+                and isinstance(node.args[2], ast.Constant)):
+            # `getattr(self, "_resolution_finished", False)`: a private marker a fresh record
+            # does not have yet (set by the resolution itself), so its default
+            return ["const", node.args[2].value]
+        if isinstance(node, ast.Call) and not node.args and not node.keywords:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in STR_METHODS:
+                return ["str", func.attr, self.expr(func.value)]
+            name = func.id if isinstance(func, ast.Name) else (
+                func.attr if isinstance(func, ast.Attribute) else "")
+            if name.lstrip("_") in PLATFORM_PROBES:  # is_hip(), _is_hip()
+                return ["platform", name.lstrip("_")]
+
+        raise Impure(ast.unparse(node))
+
+
+def _is_view_call(node: ast.expr) -> bool:
+    """`resolved_view(server_args)` / `resolving_view(cfg)`: a view of the record itself."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id.endswith("_view") and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], ast.Name) and node.args[0].id in RECEIVERS)
+
+
+def _condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str], set[str]]:
+    parts: list[list[Any]] = []
+    read: set[str] = set()
+    resolved: set[str] = set()
+    for cond in conds:
+        if cond.node is None:
+            raise Impure(cond.text or "unreadable")
+        reader = _Reader(walk, cond.fn, cond.seq)
+        tree = reader.expr(cond.node)
+        read |= reader.read
+        resolved |= reader.resolved
+        parts.append(["not", tree] if cond.negate else tree)
+    if not parts:
+        raise Impure("unconditional")
+    return (parts[0] if len(parts) == 1 else ["and", *parts]), read, resolved
+
+
+def _message(node: ast.expr | None, flags: frozenset[str]) -> list[Any] | None:
+    """The message's literal parts and flag placeholders; None when it is not a literal."""
+    if node is None:
+        return []
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        out: list[Any] = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                out.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                inner = value.value
+                spec = ast.unparse(value.format_spec)[2:-1] if value.format_spec else None
+                conv = chr(value.conversion) if value.conversion and value.conversion > 0 else None
+                if (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
+                        and inner.value.id in RECEIVERS and inner.attr in flags):
+                    out.append({"flag": inner.attr, "conv": conv, "spec": spec})
+                else:
+                    out.append("{" + ast.unparse(inner) + "}")
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _message(node.left, flags), _message(node.right, flags)
+        return None if left is None or right is None else [*left, *right]
+    return None
+
+
+def _message_arg(node: ast.Raise | ast.Assert) -> tuple[str | None, ast.expr | None, bool]:
+    """(exception class, message expression, usable)."""
+    if isinstance(node, ast.Assert):
+        return "AssertionError", node.msg, True
+    exc = node.exc
+    if not isinstance(exc, ast.Call):
+        return None, None, False
+    func = exc.func
+    name = func.attr if isinstance(func, ast.Attribute) else (
+        func.id if isinstance(func, ast.Name) else None)
+    if name is None or not name[:1].isupper():
+        return None, None, False
+    return name, (exc.args[0] if exc.args else None), True
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The generic sites of one release and the review lines (why a site was left out)."""
+
+    sites: list[dict[str, Any]]
+    seq_of: dict[str, int]  # file:line of every statement walked -> its order on the path
+    skipped: list[str]
+
+
+def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
+                  located: dict[str, dict[str, Any]]) -> Extraction:
+    """The generic sites of the release whose source is `tree` (see the module docstring)."""
+    actions = [a for a in flag_table.get("actions", []) if a.get("dest") not in (None, "help")]
+    defaults = {a["dest"]: a.get("default") for a in actions}
+    walk = _Walk(tree, frozenset(defaults))
+    for fn in _functions(tree):
+        walk.functions.setdefault(fn.node.name, []).append(fn)
+        if fn.node.name == "__init__" and fn.cls:
+            walk.classes.setdefault(fn.cls, []).append(fn)
+    entries = [fn for name in ENTRY_POINTS for fn in walk.functions.get(name, [])
+               if fn.cls == "ServerArgs" and fn.path.endswith("server_args.py")]
+    has_resolve_once = any(fn.node.name == "resolve_once" for fn in entries)
+    for fn in entries:
+        stage = {"__post_init__": "argparse" if has_resolve_once else "resolve",
+                 "resolve_once": "resolve", "check_server_args": "check"}[fn.node.name]
+        _visit_function(walk, fn, [], stage)
+    # Functions the walk never reaches by name (override registries, called by reference)
+    # may run at any point: their writes count as before everything.
+    for fn in _functions(tree):
+        if id(fn.node) not in walk.visited:
+            for flag in _written(fn.node, walk.flags):
+                walk.writes[flag] = -1
+    taken = {site["where"] for site in located.values()}
+    out: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    seq_of = walk.lines
+    for site in walk.sites:
+        node = site.node
+        line = _assert_line(node) if isinstance(node, ast.Assert) else node.lineno
+        where = f"{site.fn.path}:{line}"
+        if where in taken:
+            continue
+        if not site.fn.reads_flags:
+            continue
+        exception, message_node, usable = _message_arg(node)
+        if not usable:
+            skipped.append(f"{where}: raises a prebuilt or lower-case exception")
+            continue
+        if site.multi:
+            skipped.append(f"{where}: {site.fn.qualname} is called from more than one place")
+            continue
+        try:
+            condition, read, resolved = _condition(walk, site.conds)
+        except Impure as why:
+            skipped.append(f"{where}: guard {str(why)[:100]}")
+            continue
+        flag_defaults = {name: defaults[name] for name in sorted(read)}
+        test = compile_condition(condition, flag_defaults)
+        try:  # (a resolved field's flag default is not what the site reads: not checked)
+            on_defaults = not resolved and test({}, frozenset({"is_cuda", "is_cuda_alike"}))
+        except (TypeError, ValueError, AttributeError):
+            on_defaults = False
+        if on_defaults:
+            skipped.append(f"{where}: holds on the defaults alone")
+            continue
+        message = _message(message_node, walk.flags)
+        out.append({
+            "where": where,
+            "function": site.fn.qualname,
+            "stage": site.stage,
+            "seq": site.seq,
+            "exception": exception,
+            "bare": isinstance(node, ast.Assert) and node.msg is None,
+            "condition": condition,
+            "defaults": flag_defaults,
+            "resolved": sorted(resolved),
+            "message": message,
+            "source": ast.unparse(node).split("\n", 1)[0][:200],
+        })
+    return Extraction(out, seq_of, skipped)
+
+
+def rule_order(extraction: Extraction, located: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """The launch-path order of each hand-written rule's located statement (rules whose
+    statement the walk does not reach are left out)."""
+    return {rule_id: extraction.seq_of[site["where"]] for rule_id, site in sorted(located.items())
+            if site["where"] in extraction.seq_of}

@@ -1,0 +1,337 @@
+"""The generic rule family R-ARG-SITE: SGLang's `if <flags>: raise` / `assert <flags>` sites over
+flags no resolution step rewrites, read from each release's source by `add-release`
+(`wizard.conformance.arg_sites`) and stored in the release data (`generic_sites`).
+
+Each site's condition is a small JSON expression tree over flags (no Python source is stored).
+For a release, all its sites are compiled once into one function that returns the sites holding
+for a launch's values (plain dict reads and comparisons, a few microseconds), evaluated on the
+arguments as typed (the flags they read are the ones nothing rewrites before the site). The
+engine emits a holding site's finding at its place on the launch path: before the first
+hand-written rule whose located statement comes later in SGLang's call order (`rule_seq`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from wizard.rules.model import Args, Ctx, Raises, Rule
+from wizard.rules.report import Finding, Fix, SglangRaise
+from wizard.sglang.fields import BY_DEST
+
+if TYPE_CHECKING:
+    from wizard.sglang.releases import Release
+
+PLATFORM_PROBES: frozenset[str] = frozenset({
+    "is_cuda", "is_hip", "is_cuda_alike", "is_npu", "is_xpu", "is_hpu", "is_musa", "is_mps",
+    "is_sm90_supported", "is_sm100_supported",
+})
+# Fields the engine resolves in SGLang's order (its effective table, plus the MoE runner): a
+# site may read them after SGLang rewrote them; it is then evaluated where it stands, on the
+# values the engine has resolved by that step.
+RESOLVED_FIELDS: frozenset[str] = frozenset({
+    "attention_backend", "prefill_attention_backend", "decode_attention_backend", "page_size",
+    "device", "disable_overlap_schedule", "disable_radix_cache", "enable_dp_attention",
+    "tp_size", "dp_size", "pp_size", "attn_dp_size", "speculative_algorithm",
+    "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
+    "moe_runner_backend", "speculative_moe_runner_backend", "mamba_scheduler_strategy",
+})  # not enable_mixed_chunk: the releases that turn it off for EAGLE are not all read yet
+_OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"})
+_STR_METHODS = frozenset({"lower", "upper", "strip"})
+_CAUGHT = (TypeError, ValueError, AttributeError, KeyError)
+
+
+_PLATFORMS: dict[str, frozenset[str]] = {}
+
+
+def platforms_of(ctx: Ctx) -> frozenset[str]:
+    """The platform probes that answer True on the launch's GPU kind."""
+    gpu = ctx.gpu
+    cached = _PLATFORMS.get(gpu.name)
+    if cached is not None:
+        return cached
+    out = set()
+    if gpu.is_cuda:
+        out |= {"is_cuda", "is_cuda_alike"}
+    if gpu.is_hip:
+        out |= {"is_hip", "is_cuda_alike"}
+    if gpu.is_hopper:
+        out.add("is_sm90_supported")
+    if gpu.is_sm100:
+        out.add("is_sm100_supported")
+    _PLATFORMS[gpu.name] = frozenset(out)
+    return _PLATFORMS[gpu.name]
+
+
+def _const(value: Any) -> str:
+    if isinstance(value, list):
+        return "(" + "".join(_const(v) + ", " for v in value) + ")"
+    if value is None or isinstance(value, bool | int | float | str):
+        return repr(value)
+    raise ValueError(f"not a literal: {value!r}")
+
+
+def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int]) -> str:
+    """Python expression text of a validated condition tree (whitelisted nodes only)."""
+    kind = tree[0]
+    if kind == "flag":
+        name = str(tree[1])
+        slot = slots.setdefault(name, len(slots))
+        return f"_g({keys.get(name, name)!r}, _D[{slot}])"
+    if kind == "const":
+        return _const(tree[1])
+    if kind == "not":
+        return f"(not {_source(tree[1], keys, slots)})"
+    if kind in ("and", "or"):
+        return "(" + f" {kind} ".join(_source(t, keys, slots) for t in tree[1:]) + ")"
+    if kind == "cmp" and tree[1] in _OPS:
+        return f"({_source(tree[2], keys, slots)} {tree[1]} {_source(tree[3], keys, slots)})"
+    if kind == "str" and tree[1] in _STR_METHODS:
+        return f"{_source(tree[2], keys, slots)}.{tree[1]}()"
+    if kind == "platform" and tree[1] in PLATFORM_PROBES:
+        return f"({tree[1]!r} in _P)"
+    raise ValueError(f"not a condition node: {tree!r}")
+
+
+def _cost(tree: Any) -> int:
+    """2 for a subtree with a method call, 1 with a platform probe, else 0."""
+    if not isinstance(tree, list) or not tree:
+        return 0
+    if tree[0] == "str":
+        return 2
+    if tree[0] == "platform":
+        return 1
+    return max((_cost(t) for t in tree[1:]), default=0)
+
+
+def _cheap_first(tree: Sequence[Any]) -> Sequence[Any]:
+    """A top-level conjunction flattened, its plain flag tests first: whether it holds does not
+    depend on the order (a conjunct that raises counts as not holding either way), and most
+    sites then stop at their first, falsy, flag."""
+    if tree[0] != "and":
+        return tree
+    parts: list[Any] = []
+    for part in tree[1:]:
+        parts.extend(_cheap_first(part)[1:] if part[0] == "and" else [part])
+    return ["and", *sorted(parts, key=_cost)]
+
+
+def compile_condition(tree: Sequence[Any], defaults: Mapping[str, Any],
+                      keys: Mapping[str, str] | None = None,
+                      ) -> Callable[[Mapping[str, Any], frozenset[str]], bool]:
+    """One condition as a function of (values by name, platform probes that hold); a flag
+    missing from the values takes its default."""
+    slots: dict[str, int] = {}
+    text = _source(tree, keys or {}, slots)
+    values = tuple(defaults.get(name) for name in slots)
+    code = f"def _t(a, _P):\n    _g = a.get\n    return bool({text})\n"
+    scope: dict[str, Any] = {"_D": values, "__builtins__": {"bool": bool}}
+    exec(compile(code, "<R-ARG-SITE>", "exec"), scope)
+    return scope["_t"]
+
+
+@dataclass(frozen=True)
+class GenericSite:
+    """One site of the release data, ready to report."""
+
+    index: int
+    where: str
+    function: str
+    stage: str
+    seq: int
+    exception: str
+    bare: bool
+    flags: tuple[str, ...]  # canonical names of the flags it reads
+    dests: tuple[str, ...]  # the same flags as the release spells them
+    condition: Any
+    defaults: Mapping[str, Any]
+    message: tuple[Any, ...] | None
+    source: str
+    resolved: bool  # reads a field SGLang rewrites before it (evaluated at its step)
+
+
+Test = Callable[[Mapping[str, Any], frozenset[str]], bool]
+
+
+@dataclass(frozen=True)
+class CompiledSites:
+    """A release's sites; one function says which of the sites over typed flags hold, and each
+    site over resolved fields has its own test (run at its step)."""
+
+    sites: tuple[GenericSite, ...]
+    holding: Callable[[Mapping[str, Any], frozenset[str]], list[int]]
+    late: Mapping[int, Test]
+
+
+def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
+                  ) -> CompiledSites:
+    """All of a release's sites in one generated function returning the indices that hold
+    (a site whose values SGLang itself would crash on is not reported)."""
+    slots: dict[str, int] = {}
+    defaults: dict[str, Any] = {}
+    lines = ["def _holding(a, _P):", "    _g = a.get", "    out = []"]
+    sites = []
+    late: dict[int, Test] = {}
+    for index, entry in enumerate(entries):
+        keys = {name: canonical(name) for name in entry["defaults"]}
+        resolved = bool(entry.get("resolved"))
+        if resolved:
+            late[index] = compile_condition(entry["condition"], entry["defaults"], keys)
+        else:
+            for name, value in entry["defaults"].items():
+                defaults.setdefault(name, value)
+            text = _source(_cheap_first(entry["condition"]), keys, slots)
+            lines += ["    try:", f"        if {text}: out.append({index})",
+                      "    except _E:", "        pass"]
+        sites.append(GenericSite(index, entry["where"], entry["function"], entry["stage"],
+                                 int(entry["seq"]), entry["exception"], bool(entry["bare"]),
+                                 tuple(keys[n] for n in entry["defaults"]),
+                                 tuple(entry["defaults"]), entry["condition"],
+                                 dict(entry["defaults"]),
+                                 tuple(entry["message"]) if entry["message"] is not None
+                                 else None, entry["source"], resolved))
+    lines.append("    return out")
+    scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
+                             "__builtins__": {}}
+    exec(compile("\n".join(lines) + "\n", "<R-ARG-SITE>", "exec"), scope)
+    return CompiledSites(tuple(sites), scope["_holding"], late)
+
+
+def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callable[[str], str],
+          ) -> str:
+    if isinstance(part, str):
+        return part
+    value = a.get(canonical(part["flag"]))
+    conv = part.get("conv")
+    shown: Any = repr(value) if conv == "r" else ascii(value) if conv == "a" else value
+    try:
+        return format(shown, part.get("spec") or "")
+    except (TypeError, ValueError):
+        return str(shown)
+
+
+def site_message(site: GenericSite, a: Mapping[str, Any], canonical: Callable[[str], str]) -> str:
+    """SGLang's message with the flags' values filled in (the statement when not a literal)."""
+    if site.message is None:
+        return site.source
+    return "".join(_fill(part, a, site, canonical) for part in site.message)
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+_TESTS: dict[int, Test] = {}  # id(site) -> its own test (sites live as long as the process)
+
+
+def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str]) -> list[str]:
+    """The site's flags (canonical) whose value set back to the default makes it not hold:
+    the flags a fix can drop. The model path is never one (a launch needs it)."""
+    test = _TESTS.get(id(site))
+    if test is None:
+        test = _TESTS[id(site)] = compile_condition(
+            site.condition, site.defaults, dict(zip(site.dests, site.flags, strict=True)))
+    out = []
+    for dest, name in zip(site.dests, site.flags, strict=True):
+        default = site.defaults.get(dest)
+        if name == "model_path" or a.get(name, default) == default:
+            continue
+        try:
+            holds = test({**a, name: default}, platforms)
+        except _CAUGHT:
+            holds = False
+        if not holds:
+            out.append(name)
+    return out
+
+
+def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any]) -> list[Fix]:
+    """Unset each culprit flag that has a profile field (flags typed in extra args get their
+    drop fix in `wizard.api`, which knows the extra args)."""
+    out = []
+    for name in culprits(site, a, platforms_of(ctx)):
+        spec = BY_DEST.get(name)
+        if spec is not None and ctx.typed.get(name) is not None:
+            out.append(Fix(f"Unset {_option(name)}", {spec.path: None}))
+    return out
+
+
+GENERIC = Rule(
+    id="R-ARG-SITE",
+    title="SGLang refuses this combination of flags",
+    severity="error",
+    why=(
+        "A check in SGLang's argument code over flags as typed (no resolution step rewrites "
+        "them first), read from the release's source: the condition, exception and message "
+        "are SGLang's own at that file and line."
+    ),
+    sglang=Raises("resolve"),
+    fields=("extra_args",),
+    when=lambda ctx, a: False,  # the engine evaluates the release's sites (`holding_findings`)
+    message=lambda ctx, a: "",
+)
+
+
+def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
+                 canonical: Callable[[str], str]) -> Finding:
+    """The finding of a holding site: SGLang's exception, words and `file:line`."""
+    message = site_message(site, a, canonical)
+    flags = ", ".join(_option(n) for n in site.flags)
+    stage: Any = site.stage
+    return Finding(
+        rule=GENERIC.id,
+        severity=GENERIC.severity,
+        title=GENERIC.title,
+        message=message or site.source,
+        explanation=(f"{GENERIC.why} Here: {site.function} in {site.where} reads {flags}."),
+        fields=GENERIC.fields,
+        sglang=SglangRaise(stage, site.exception, site.where, site.bare,
+                           site.source if site.bare else message),
+        fixes=tuple(_fixes(site, ctx, a)),
+        order=order,
+    )
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A release's compiled sites and, per site, the index of the engine step it goes before;
+    `late[i]`: the sites over resolved fields tested before step i."""
+
+    compiled: CompiledSites
+    before: tuple[int, ...]
+    late: tuple[tuple[tuple[int, Test], ...], ...]
+
+    def late_holding(self, position: int, a: Mapping[str, Any], platforms: frozenset[str],
+                     ) -> list[int]:
+        """The sites over resolved fields standing before step `position` that hold now."""
+        out = []
+        for index, test in self.late[position]:
+            try:
+                if test(a, platforms):
+                    out.append(index)
+            except _CAUGHT:
+                continue
+        return out
+
+
+def _position(seqs: Sequence[int | None], seq: int) -> int:
+    """Right after the step whose located statement is the last before `seq` on SGLang's launch
+    path (the engine's order is SGLang's only where witnessed, so the nearest neighbour is
+    the safest anchor); before the first located step when none comes earlier."""
+    earlier = [(s, i) for i, s in enumerate(seqs) if s is not None and s < seq]
+    if earlier:
+        return max(earlier)[1] + 1
+    later = [i for i, s in enumerate(seqs) if s is not None]
+    return min(later) if later else len(seqs)
+
+
+def place(release: Release, steps: Sequence[object], canonical: Callable[[str], str]) -> Placed:
+    """Compile the release's sites and give each the index of the step it is reported before."""
+    compiled = compile_sites(release.generic_sites, canonical)
+    seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
+    before = tuple(_position(seqs, site.seq) for site in compiled.sites)
+    late: list[list[tuple[int, Test]]] = [[] for _ in range(len(steps) + 1)]
+    for index, test in compiled.late.items():
+        late[before[index]].append((index, test))
+    return Placed(compiled, before, tuple(tuple(x) for x in late))
