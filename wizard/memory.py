@@ -209,6 +209,26 @@ def _aiter_scale(inputs: MemoryInputs, given: bool) -> tuple[float, str] | None:
         f"context length above {step['above']} ({context})")
 
 
+def _aiter_workspace_gib(inputs: MemoryInputs, rows: int, context: int, attn_tp: int) -> float:
+    """GiB of the aiter backend's MHA decode workspace (trait `aiter_mha_workspace`, read from
+    the wheel): `rows` requests x heads per rank x context partitions x (head dim x 4 B + 2 x 4 B);
+    0 off ROCm, for another backend, for MLA models or where the release has no such buffer."""
+    target = inputs.target
+    if not (getattr(inputs.gpu, "is_hip", False) and inputs.attention_backend == "aiter"):
+        return 0.0
+    if target.attention == "MLA":
+        return 0.0
+    try:
+        step = dict(release_for(inputs.sglang_version).traits.get("aiter_mha_workspace") or {})
+    except (ValueError, KeyError, OSError):
+        return 0.0
+    if not step.get("partition"):
+        return 0.0
+    partitions = math.ceil(context / int(step["partition"]))
+    heads = max(target.num_attention_heads // max(attn_tp, 1), 1)
+    return rows * heads * partitions * (target.head_dim * 4 + 8) / GIB
+
+
 def aiter_moe_copy_step(version: str) -> dict[str, Any]:
     """The release's aiter MoE weight shuffle that keeps a second copy (trait
     `aiter_moe_keeps_unshuffled`, read from the wheel): {"env": the variable that turns aiter on,
@@ -883,12 +903,20 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         graph_bs * 2 / 1024 * (2 if algo in DRAFT_ALGORITHMS else 1)
     )
     outside_draft = 0.0 if acc.draft_in_static_pool else draft_gib
+    aiter_gib = _aiter_workspace_gib(inputs, req_rows, ctx or 4096, attn_tp)
+    if aiter_gib:
+        assumptions.append(
+            f"aiter attention workspace: {req_rows:,} requests x "
+            f"{max(target.num_attention_heads // max(attn_tp, 1), 1)} heads x the context in "
+            f"partitions x (head dim x 4 + 8) B = {aiter_gib:.2f} GiB outside the static pool, "
+            "allocated when the backend starts")
     need_gib = (
         WORKSPACE_GIB + req_to_token_gib + activation_gib + graph_gib + outside_draft + draft_kv_gib
+        + aiter_gib
     )
     headroom = reserve_gib - need_gib
     # Below this the process cannot even start: everything allocated before it serves.
-    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib
+    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib + aiter_gib
 
     # --- hierarchical cache: a host copy of the KV pool --------------------------------------
     # SGLang's `mem_cache/memory_pool_host.py` `HostKVCache.__init__`: `hicache_size` GB per
@@ -930,8 +958,9 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         verdict = "will_not_fit"
         reasons.append(
             f"outside the static pool {reserve_gib:.1f} GiB must hold at least "
-            f"{minimum_gib:.1f} GiB (attention workspace, req-to-token table "
-            f"{req_to_token_gib:.2f}"
+            f"{minimum_gib:.1f} GiB (attention workspace"
+            + (f" incl. aiter's {aiter_gib:.1f}" if aiter_gib else "")
+            + f", req-to-token table {req_to_token_gib:.2f}"
             + (f", draft weights {outside_draft:.1f}" if outside_draft else "")
             + (f", draft KV {draft_kv_gib:.1f}" if draft_kv_gib else "")
             + ")"

@@ -341,7 +341,7 @@ ROWS: tuple[LogRow, ...] = (
         "2507-5-layers --tensor-parallel-size 1 --disable-cuda-graph; the log: 'Load weight "
         "begin. avail mem=287.20 GB', 'Load weight end. ... mem usage=12.79 GB', 'KV Cache is "
         "allocated. #tokens: 21985288, K size: 104.83 GB, V size: 104.83 GB', then an OOM when "
-        "the aiter backend allocates its workspace (not planned by the wizard). mem_fraction "
+        "the aiter backend allocates its 65 GiB MHA workspace (the plan: will not fit). mem_fraction "
         "0.77435 = 0.911 x 0.85 (aiter, context 262144 > 8192); 12.79 GiB = 6.96 GiB of weights "
         "+ 5.63 GiB of experts held twice (aiter's shuffle; qwen3_moe caches its parameters)",
     ),

@@ -182,3 +182,10 @@ def test_launches_that_started_are_not_refused(row: LogRow, tmp_path: Path) -> N
     plan = _plan(row, tmp_path)
     assert plan.verdict != "will_not_fit", plan.reasons
     assert plan.headroom_gib >= 0, plan.reasons
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if not r.started], ids=lambda r: r.name)
+def test_launches_that_failed_at_start_are_refused(row: LogRow, tmp_path: Path) -> None:
+    """A logged launch that ran out of memory at start (after its KV cache line) is one the plan
+    says will not fit."""
+    assert _plan(row, tmp_path).verdict == "will_not_fit"

@@ -70,3 +70,16 @@ def test_the_model_runner_picks_aiter_and_scales_the_pool_on_old_releases(
     cuda = check_case({"id": 2, "sglang_version": "0.5.4", "gpu": "H100", "gpus": 1,
                        "argv": argv, "env": {}})
     assert cuda["memory_plan"]["mem_fraction_static"] == pytest.approx(0.8)
+
+
+def test_the_aiter_workspace_that_ran_the_mi355x_log_out_of_memory(
+        qwen3_moe_5_layers: Path) -> None:
+    """sglang#18262: after the KV line the aiter backend allocates its MHA decode workspace,
+    4,096 requests x 32 heads x 1,024 partitions of 256 tokens x (128 x 4 + 8) B = 65 GiB, more
+    than the 64.7 GiB outside the static pool: HIP out of memory at start."""
+    plan = _plan(qwen3_moe_5_layers, "0.5.7", use_aiter=True)
+    assert plan.verdict == "will_not_fit"
+    assert any("aiter's 65.0" in r for r in plan.reasons)
+    shorter = _plan(qwen3_moe_5_layers, "0.5.7", use_aiter=True, context_length=32768)
+    assert shorter.verdict != "will_not_fit"  # 8 partitions' worth: 8.1 GiB
+    assert _plan(qwen3_moe_5_layers, "0.5.7", "H100").verdict != "will_not_fit"

@@ -1190,6 +1190,9 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
     cell = re.search(r"def _compute_cell_size\([\s\S]*?(?=\n    def |\nclass |\Z)", runner)
     out["nsa_scaled_cell"] = (bool(cell and "calculate_mla_kv_cache_dim" in cell.group(0)),
                               "calculate_mla_kv_cache_dim in _compute_cell_size")
+    out["aiter_mha_workspace"] = (
+        _aiter_mha_workspace(srt),
+        "the MHA workspace_buffer of the aiter attention backend (aiter_backend.py)")
     out["aiter_moe_keeps_unshuffled"] = (
         _aiter_moe_keeps_unshuffled(srt),
         "the unquantized MoE's aiter weight shuffle (new Parameter) and the models whose "
@@ -1205,6 +1208,22 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
         out["small_card_graph_max_bs"] = ([int(graph.group(1)), int(graph.group(2))],
                                           "cuda_graph_max_bs of the gpu_mem < 35 GiB branch")
     return out
+
+
+def _aiter_mha_workspace(srt: Path) -> dict[str, Any]:
+    """The aiter backend's paged-decode workspace for MHA models, allocated when the backend
+    starts (after the KV pool): `max_bs * num_head * max_num_partitions * head_dim` fp32 values
+    plus two fp32 values per (request, head, partition), with `max_num_partitions` = the context
+    length in partitions of `_AITER_PARTITION_SIZE_ROCM` tokens: {"partition": that size}; {}
+    where the backend has no such buffer."""
+    path = srt / "layers" / "attention" / "aiter_backend.py"
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    size = re.search(r"^_AITER_PARTITION_SIZE_ROCM\s*=\s*(\d+)", text, re.M)
+    shape = re.search(r"max_bs \* self\.num_head \* self\.max_num_partitions \* self\.head_dim",
+                      text)
+    return {"partition": int(size.group(1))} if size and shape else {}
 
 
 def _aiter_moe_keeps_unshuffled(srt: Path) -> dict[str, Any]:

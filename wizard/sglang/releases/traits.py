@@ -20,6 +20,7 @@ class Traits:
     adaptive_steps_check: str
     adaptive_unsupported_flags: list[str]
     aiter_mem_fraction: dict[str, Any | None]
+    aiter_mha_workspace: dict[str, int]
     aiter_moe_keeps_unshuffled: dict[str, Any]
     attention_default: str
     breakable_deepep_reserve_mib: int
