@@ -148,14 +148,26 @@ def _check_command(words: list[str], args: argparse.Namespace) -> Report:
 
 def _batch(source: str, out: TextIO) -> int:
     if source == "-":
-        return _batch_lines(sys.stdin, source, out)
+        buffer = getattr(sys.stdin, "buffer", None)
+        return _batch_lines(sys.stdin if buffer is None else _utf8_lines(buffer), source, out)
     try:
-        with open(source, encoding="utf-8") as handle:
-            return _batch_lines(handle, source, out)
+        with open(source, "rb") as handle:
+            return _batch_lines(_utf8_lines(handle), source, out)
     except OSError as exc:
         raise ToolInputError(f"{source}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ToolInputError(f"{source}: not UTF-8 text (JSON lines must be UTF-8)") from None
+
+
+_NOT_UTF8 = "\x00not UTF-8\x00"  # stands for a line whose bytes are not UTF-8 (JSON has no NUL)
+
+
+def _utf8_lines(raw: Iterable[bytes]) -> Iterable[str]:
+    """Lines as text; a line that is not UTF-8 becomes a marker (that line's input error, the
+    batch goes on; read as text it aborted a file's batch and garbled a value from stdin)."""
+    for number, line in enumerate(raw, start=1):
+        try:
+            yield line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError:
+            yield _NOT_UTF8 + line.decode("utf-8", "replace")
 
 
 def _batch_lines(lines: Iterable[str], source: str, out: TextIO) -> int:
@@ -168,6 +180,13 @@ def _batch_lines(lines: Iterable[str], source: str, out: TextIO) -> int:
         if not line.strip():
             continue
         case: Any = None
+        if line.startswith(_NOT_UTF8):
+            line = line[len(_NOT_UTF8):]
+            result = _input_error(None, line, f"{source}:{number}: not UTF-8 text (JSON lines "
+                                  "must be UTF-8)", number)
+            out.write(json.dumps(result, default=str) + "\n")
+            worst = 2
+            continue
         try:
             case = json.loads(line)
             result = check_case(case)

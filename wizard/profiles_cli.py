@@ -260,6 +260,22 @@ def _targets(references: list[str]) -> list[tuple[str, Path | None, str | None]]
     return targets
 
 
+def _stdin_text(label: str) -> str:
+    """Standard input as text, checked like a file: bytes that are not UTF-8 are "not UTF-8
+    text" at their line (read as text they became a garbled value of some key)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream without bytes underneath (already decoded)
+        return sys.stdin.read()
+    raw = buffer.read()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ProfileError(
+            label, [Problem(None, line, "not UTF-8 text", "TOML files must be UTF-8")]
+        ) from None
+
+
 def _validate_one(label: str, path: Path | None, error: str | None) -> dict[str, Any]:
     problems: list[Problem] = []
     if error is not None:
@@ -267,7 +283,7 @@ def _validate_one(label: str, path: Path | None, error: str | None) -> dict[str,
     else:
         try:
             if path is None:
-                profile_from_toml(sys.stdin.read(), label)
+                profile_from_toml(_stdin_text(label), label)
             else:
                 load_profile(path)
         except ProfileError as exc:

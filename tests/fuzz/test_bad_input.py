@@ -227,6 +227,25 @@ def test_a_bad_batch_line_does_not_lose_the_lines_after_it(
     assert reports[2]["verdict"] == "ok"
 
 
+def test_a_batch_line_that_is_not_utf8_is_that_lines_input_error(
+    workdir: Path, model_dirs: dict[str, str]
+) -> None:
+    """A Latin-1 byte in one line ended the whole batch ("cases.jsonl: not UTF-8 text", no report
+    at all); from stdin it was checked with a garbled model path. Now that line is an input
+    error and the lines after it are checked."""
+    good = json.dumps({"id": "last", "argv": ["--model-path", model_dirs["llama"]], "gpu": "H100"})
+    source = workdir / "cases.jsonl"
+    source.write_bytes(b'{"id": "latin1", "argv": ["--model-path", "/m\xe9"]}\n'
+                       + good.encode() + b"\n")
+    outcome = run_cli(["check", "--jsonl", str(source)])
+    _ok(outcome, 2)
+    reports = [json.loads(line) for line in outcome.out.splitlines()]
+    assert [r["id"] for r in reports] == ["latin1", "last"]
+    assert reports[0]["verdict"] == "input-error" and reports[0]["line"] == 1
+    assert "cases.jsonl:1: not UTF-8 text" in str(reports[0]["error"])
+    assert reports[1]["verdict"] == "ok"
+
+
 @pytest.mark.parametrize("value", ['"x"', "2.5", "-1", "0", "true", "NaN", "1e400", "4294967297",
                                    "[8]", '{"n": 8}'])
 def test_batch_gpus_must_be_a_count(workdir: Path, value: str) -> None:

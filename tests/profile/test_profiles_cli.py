@@ -183,6 +183,19 @@ def test_validate_stdin(
     assert "<stdin>:3: model.path: must not be empty" in capsys.readouterr().out
 
 
+def test_validate_stdin_that_is_not_utf8(
+    saved: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cat latin1.toml | profiles validate -` said model.path "contains a character that cannot
+    be saved as UTF-8, got "/m\ufffd"" where the same file says "not UTF-8 text" at its line."""
+    raw = b'schema_version = 1\n[model]\npath = "/m\xff\xfe"\n'
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+    assert main(["profiles", "validate", "-"]) == 2
+    out = capsys.readouterr().out
+    assert "<stdin>:3: not UTF-8 text (allowed: TOML files must be UTF-8)" in out
+    assert "cannot be saved" not in out
+
+
 def test_validate_unknown_name_is_reported_with_the_others(
     saved: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -115,3 +115,23 @@ def test_the_fix_drops_the_flag_from_extra_args() -> None:
         ["Drop --kv-canary-sweep-interval from extra args"]]
     fixed = profile.with_edits(generic[0].fixes[0].edits)
     assert fixed.extra_args == ["--kv-canary-sweep-interval", "5"]
+
+
+def test_a_resolved_field_is_read_as_sglang_resolves_it() -> None:
+    """0.5.4.post3's PD-multiplexing asserts run in check_server_args, after SGLang set the
+    chunked prefill size from GPU memory: untyped, it is not -1, so the chunked-prefill assert
+    fires first (real 0.5.4.post3 on H800, seed 7120351 case w00045); typed -1 passes it, and
+    then the overlap assert reads the resolved overlap switch."""
+    base = [*M, "--enable-pdmux"]
+    first = first_sglang_error(check_argv(base, sglang_version="0.5.4.post3", gpu="H100",
+                                          gpus=1))
+    assert first is not None and first.rule == GENERIC.id
+    assert first.message == "PD-Multiplexing is not compatible with chunked prefill."
+    assert first.sglang is not None and first.sglang.exception == "AssertionError"
+    no_chunk = first_sglang_error(check_argv([*base, "--chunked-prefill-size", "-1"],
+                                             sglang_version="0.5.4.post3", gpu="H100", gpus=1))
+    assert no_chunk is not None
+    assert no_chunk.message == "PD-Multiplexing is not compatible with overlap schedule."
+    clean = check_argv([*base, "--chunked-prefill-size", "-1", "--disable-overlap-schedule"],
+                       sglang_version="0.5.4.post3", gpu="H100", gpus=1)
+    assert not [f for f in clean.findings if f.rule == GENERIC.id]

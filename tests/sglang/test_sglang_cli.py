@@ -44,6 +44,18 @@ def test_command_unsupported_version_warns(capsys: pytest.CaptureFixture[str]) -
     assert "using the 0.5.23 release data" in capsys.readouterr().err
 
 
+def test_import_stdin_that_is_not_utf8(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import -` of a Latin-1 command said "Input should be a valid string, unable to parse raw
+    data as a unicode string (profile field model.path)"; --from-file says "not UTF-8 text"."""
+    raw = b"python -m sglang.launch_server \\\n  --model-path /m\xff\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+    assert main(["import", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "<stdin>:2: not UTF-8 text" in err and "unicode string" not in err
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [

@@ -94,7 +94,8 @@ def test_renames_name_the_release_the_flag_tables_show() -> None:
     """The release of a rename is read from the flag tables, not written beside the flag."""
     assert rename_for("--mamba-radix-cache-strategy", "0.5.13") == (
         "--mamba-radix-cache-strategy is the SGLang 0.5.14 spelling; "
-        "in 0.5.13 use --mamba-scheduler-strategy"
+        "in 0.5.13 use --mamba-scheduler-strategy, or choose SGLang 0.5.14 or newer as the "
+        "version if the host runs it"  # a 0.5.23 command pasted on 0.5.11: both ways out
     )
     assert "deprecated since SGLang 0.5.14" in (
         rename_for("--mamba-scheduler-strategy", "0.5.15") or "")

@@ -381,6 +381,9 @@ class _Reader:
         if isinstance(node, ast.Name) and self.fn is not None:
             bound = self.walk.bindings.get((id(self.fn.node), node.id))
             if bound is None:
+                constant = _module_constant(self.walk.tree, self.fn.path, node.id)
+                if constant is not None:  # `_METHODS = ("a", "b")` at the module's top level
+                    return ["const", constant]
                 raise Impure(node.id)
             value, seq = bound
             inner = _Reader(self.walk, self.fn, seq)
@@ -431,6 +434,32 @@ class _Reader:
                 return ["platform", name.lstrip("_")]
 
         raise Impure(ast.unparse(node))
+
+
+def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
+    """A module-level name bound once to a literal (a tuple / list / set of literals, a
+    string, a number) and never rebound in the module, else None."""
+    module = tree.trees.get(path)
+    if module is None:
+        return None
+    values = [stmt.value for stmt in module.body if isinstance(stmt, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)]
+    values += [stmt.value for stmt in module.body if isinstance(stmt, ast.AnnAssign)
+               and isinstance(stmt.target, ast.Name) and stmt.target.id == name and stmt.value]
+    stored = sum(1 for n in ast.walk(module) if isinstance(n, ast.Name) and n.id == name
+                 and isinstance(n.ctx, ast.Store))
+    if len(values) != 1 or stored != 1:
+        return None
+    try:
+        value = ast.literal_eval(values[0])
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if isinstance(value, tuple | list | set | frozenset):
+        items = list(value)
+        if all(v is None or isinstance(v, bool | int | float | str) for v in items):
+            return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
+        return None
+    return value if isinstance(value, bool | int | float | str) else None
 
 
 def _is_view_call(node: ast.expr) -> bool:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wizard.rules.attention import chunked_prefill
 from wizard.rules.model import Args, Ctx, Raises, Rule
 from wizard.rules.report import Finding, Fix, SglangRaise
 from wizard.sglang.fields import BY_DEST
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 
 PLATFORM_PROBES: frozenset[str] = frozenset({
     "is_cuda", "is_hip", "is_cuda_alike", "is_npu", "is_xpu", "is_hpu", "is_musa", "is_mps",
-    "is_sm90_supported", "is_sm100_supported",
+    "is_sm90_supported", "is_sm100_supported", "is_sm120_supported",
+    "is_sm90", "is_sm100", "is_sm120",  # `get_platform().is_sm100`
 })
 # Fields the engine resolves in SGLang's order (its effective table, plus the MoE runner): a
 # site may read them after SGLang rewrote them; it is then evaluated where it stands, on the
@@ -36,6 +38,7 @@ RESOLVED_FIELDS: frozenset[str] = frozenset({
     "tp_size", "dp_size", "pp_size", "attn_dp_size", "speculative_algorithm",
     "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
     "moe_runner_backend", "speculative_moe_runner_backend", "mamba_scheduler_strategy",
+    "chunked_prefill_size",  # the engine computes it where read (`attention.chunked_prefill`)
 })  # not enable_mixed_chunk: the releases that turn it off for EAGLE are not all read yet
 _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"})
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
@@ -57,9 +60,11 @@ def platforms_of(ctx: Ctx) -> frozenset[str]:
     if gpu.is_hip:
         out |= {"is_hip", "is_cuda_alike"}
     if gpu.is_hopper:
-        out.add("is_sm90_supported")
+        out |= {"is_sm90_supported", "is_sm90"}
     if gpu.is_sm100:
-        out.add("is_sm100_supported")
+        out |= {"is_sm100_supported", "is_sm100"}
+    if gpu.is_sm120:
+        out |= {"is_sm120_supported", "is_sm120"}
     _PLATFORMS[gpu.name] = frozenset(out)
     return _PLATFORMS[gpu.name]
 
@@ -301,14 +306,21 @@ class Placed:
     compiled: CompiledSites
     before: tuple[int, ...]
     late: tuple[tuple[tuple[int, Test], ...], ...]
+    reads_chunked: tuple[bool, ...]
 
-    def late_holding(self, position: int, a: Mapping[str, Any], platforms: frozenset[str],
+    def late_holding(self, position: int, ctx: Ctx, a: Args, platforms: frozenset[str],
                      ) -> list[int]:
         """The sites over resolved fields standing before step `position` that hold now."""
-        out = []
-        for index, test in self.late[position]:
+        out: list[int] = []
+        sites = self.late[position]
+        if not sites:
+            return out
+        values: Mapping[str, Any] = a
+        if self.reads_chunked[position]:  # SGLang's own value: typed, else by GPU memory
+            values = {**a, "chunked_prefill_size": chunked_prefill(ctx, a)}
+        for index, test in sites:
             try:
-                if test(a, platforms):
+                if test(values, platforms):
                     out.append(index)
             except _CAUGHT:
                 continue
@@ -332,6 +344,8 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
     before = tuple(_position(seqs, site.seq) for site in compiled.sites)
     late: list[list[tuple[int, Test]]] = [[] for _ in range(len(steps) + 1)]
+    chunked = [False] * (len(steps) + 1)
     for index, test in compiled.late.items():
         late[before[index]].append((index, test))
-    return Placed(compiled, before, tuple(tuple(x) for x in late))
+        chunked[before[index]] |= "chunked_prefill_size" in compiled.sites[index].flags
+    return Placed(compiled, before, tuple(tuple(x) for x in late), tuple(chunked))

@@ -167,7 +167,7 @@ def evaluate(ctx: Ctx) -> Report:
             findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
                                            canonical_dest))
         if placed.late[position]:  # sites over fields SGLang has resolved by this step
-            for index in placed.late_holding(position, a, platforms):
+            for index in placed.late_holding(position, ctx, a, platforms):
                 order += 1
                 findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
                                                canonical_dest))
@@ -186,7 +186,7 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
-    for index in (*due.get(len(steps), ()), *placed.late_holding(len(steps), a, platforms)):
+    for index in (*due.get(len(steps), ()), *placed.late_holding(len(steps), ctx, a, platforms)):
         order += 1
         findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest))
     for rule in runtime:

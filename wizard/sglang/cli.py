@@ -210,7 +210,15 @@ def _read_source(args: argparse.Namespace) -> tuple[str | list[str], str]:
         except OSError as exc:
             raise ToolInputError(f"{path}: cannot read: {exc.strerror}") from None
     if words == ["-"]:
-        return sys.stdin.read(), "<stdin>"
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # a text stream without bytes underneath (already decoded)
+            return sys.stdin.read(), "<stdin>"
+        raw = buffer.read()
+        try:
+            return raw.decode("utf-8"), "<stdin>"
+        except UnicodeDecodeError as exc:  # as --from-file says it, with the line
+            line = raw[: exc.start].count(b"\n") + 1
+            raise ToolInputError(f"<stdin>:{line}: not UTF-8 text") from None
     if not words:
         raise ToolInputError(
             "no command given: use `import -- python -m sglang.launch_server ...`, "

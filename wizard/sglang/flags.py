@@ -811,7 +811,9 @@ def rename_for(option: str, version: str) -> str | None:
         if option == change.new and action is None and change.old in table.by_option:
             has = releases_with_option(change.new)
             if has and version_key(supported) < version_key(has[0]):
-                return f"{option} is the SGLang {has[0]} spelling; in {supported} use {change.old}"
+                return (f"{option} is the SGLang {has[0]} spelling; in {supported} use "
+                        f"{change.old}, or choose SGLang {has[0]} or newer as the version if "
+                        "the host runs it")
     return None
 
 
