@@ -26,10 +26,11 @@ from wizard.model_files import ModelReadError
 from wizard.model_info import load_model_facts
 from wizard.profile import load_profile
 from wizard.profile_problems import ProfileError
+from wizard.rules.common import hip_default_backend
 from wizard.rules.report import Finding
 from wizard.sglang.errors import CommandError
 from wizard.sglang.parse import split_launch
-from wizard.sglang.releases import default_version
+from wizard.sglang.releases import default_version, release_for
 from wizard.sglang.versions import VersionError, resolve_version
 
 DEFAULT_VERSION = default_version()
@@ -270,7 +271,15 @@ def _rocm_attention_backend(
         draft_facts=draft, fetch=False,
     )
     backend = report.effective.get("attention_backend")
-    return str(backend) if backend else None
+    if backend:
+        return str(backend)
+    # Releases whose model runner picks the backend at load time (the argument code leaves it
+    # None): its ROCm branches, as `check`'s memory plan reads them.
+    traits = release_for(s["sglang_version"]).traits
+    hip = traits.get("hip_attention_default") or {}
+    if traits.get("attention_default", "server_args") == "server_args" or not hip:
+        return None
+    return hip_default_backend(hip, target.attention == "MLA", target.config_kv_heads, tp)
 
 
 def _draft_checks(

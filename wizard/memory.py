@@ -209,6 +209,55 @@ def _aiter_scale(inputs: MemoryInputs, given: bool) -> tuple[float, str] | None:
         f"context length above {step['above']} ({context})")
 
 
+def _aiter_workspace_gib(inputs: MemoryInputs, rows: int, context: int, attn_tp: int) -> float:
+    """GiB of the aiter backend's MHA decode workspace (trait `aiter_mha_workspace`, read from
+    the wheel): `rows` requests x heads per rank x context partitions x (head dim x 4 B + 2 x 4 B);
+    0 off ROCm, for another backend, for MLA models or where the release has no such buffer."""
+    target = inputs.target
+    if not (getattr(inputs.gpu, "is_hip", False) and inputs.attention_backend == "aiter"):
+        return 0.0
+    if target.attention == "MLA":
+        return 0.0
+    try:
+        step = dict(release_for(inputs.sglang_version).traits.get("aiter_mha_workspace") or {})
+    except (ValueError, KeyError, OSError):
+        return 0.0
+    if not step.get("partition"):
+        return 0.0
+    partitions = math.ceil(context / int(step["partition"]))
+    heads = max(target.num_attention_heads // max(attn_tp, 1), 1)
+    return rows * heads * partitions * (target.head_dim * 4 + 8) / GIB
+
+
+def aiter_moe_copy_step(version: str) -> dict[str, Any]:
+    """The release's aiter MoE weight shuffle that keeps a second copy (trait
+    `aiter_moe_keeps_unshuffled`, read from the wheel): {"env": the variable that turns aiter on,
+    "archs": the models whose cached parameter dict keeps the unshuffled experts}; {} where
+    the release has none."""
+    try:
+        return dict(release_for(version).traits.get("aiter_moe_keeps_unshuffled") or {})
+    except (ValueError, KeyError, OSError):
+        return {}
+
+
+def _aiter_moe_copy_gib(inputs: MemoryInputs, weights: _Weights, tp: int, share: float,
+                        ) -> tuple[float, str] | None:
+    """GiB per GPU of unquantized routed experts ROCm's aiter shuffle leaves held twice, with
+    why; None where it does not apply (CUDA, aiter off, another model, quantized experts)."""
+    if not (getattr(inputs.gpu, "is_hip", False) and inputs.use_aiter):
+        return None
+    step = aiter_moe_copy_step(inputs.sglang_version)
+    if inputs.target.architecture not in (step.get("archs") or ()):
+        return None
+    held = weights.routed_unquantized / tp * share / GIB
+    if held <= 0:
+        return None
+    return held, (
+        f"+{held:.2f} GiB: with {step.get('env')} SGLang {inputs.sglang_version} shuffles the "
+        f"{inputs.target.architecture} experts into new tensors for aiter while the model's "
+        "cached parameter dict keeps the unshuffled ones (the routed experts are held twice)")
+
+
 def is_multimodal(target: ModelFacts) -> bool:
     """The checkpoint has a vision tower (SGLang's `model_config.is_multimodal` for it)."""
     return bool(target.params_estimate and target.params_estimate.vision) or bool(
@@ -412,6 +461,7 @@ class _Weights:
     vision: float
     source: Literal["index", "estimate"]
     dense_mlp: float = 0.0  # dense MLP layers of an MoE model: split by --moe-dense-tp-size
+    routed_unquantized: float = 0.0  # routed experts stored unquantized (part of layers_sharded)
 
     def layers_per_gpu(
         self,
@@ -527,6 +577,7 @@ class MemoryInputs:
     max_mamba_cache_size: int | None = None
     attention_backend: str | None = None  # as SGLang resolved it (ROCm's aiter scales the pool)
     aiter_honor_env: bool = False  # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set
+    use_aiter: bool = False  # SGLANG_USE_AITER is set (AMD's SGLang images set it)
 
     def cache_key(self) -> tuple[Any, ...]:
         """A hashable key: the model facts by identity, every other input by value."""
@@ -689,8 +740,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         fraction_source = "given"
     aiter = _aiter_scale(inputs, given=fraction_source == "given")
     if aiter is not None:
-        fraction = round(fraction * aiter[0], 3)
-        assumptions.append(f"mem_fraction_static {fraction:.3f} {aiter[1]}")
+        fraction = fraction * aiter[0]  # `mem_fraction_static *= 0.85`: not rounded again
+        assumptions.append(f"mem_fraction_static {fraction:.5g} {aiter[1]}")
     static_gib = free_before * fraction
     reserve_gib = free_before - static_gib
 
@@ -709,6 +760,10 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         ) / GIB
         + load_overhead_gib
     )
+    aiter_copy = _aiter_moe_copy_gib(inputs, weights, tp, stage_layers / max(target.num_layers, 1))
+    if aiter_copy is not None:
+        weights_gib += aiter_copy[0]
+        assumptions.append(f"weights {aiter_copy[1]}")
     # --cpu-offload-gb: SGLang's offloader moves decoder-layer parameters to pinned host memory
     # until that many GiB per process are offloaded (`utils/offloader.py` `maybe_offload_to_cpu`,
     # `cpu_offload_gb * 1024**3`); the embedding, head and norms stay on the GPU.
@@ -848,12 +903,20 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         graph_bs * 2 / 1024 * (2 if algo in DRAFT_ALGORITHMS else 1)
     )
     outside_draft = 0.0 if acc.draft_in_static_pool else draft_gib
+    aiter_gib = _aiter_workspace_gib(inputs, req_rows, ctx or 4096, attn_tp)
+    if aiter_gib:
+        assumptions.append(
+            f"aiter attention workspace: {req_rows:,} requests x "
+            f"{max(target.num_attention_heads // max(attn_tp, 1), 1)} heads x the context in "
+            f"partitions x (head dim x 4 + 8) B = {aiter_gib:.2f} GiB outside the static pool, "
+            "allocated when the backend starts")
     need_gib = (
         WORKSPACE_GIB + req_to_token_gib + activation_gib + graph_gib + outside_draft + draft_kv_gib
+        + aiter_gib
     )
     headroom = reserve_gib - need_gib
     # Below this the process cannot even start: everything allocated before it serves.
-    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib
+    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib + aiter_gib
 
     # --- hierarchical cache: a host copy of the KV pool --------------------------------------
     # SGLang's `mem_cache/memory_pool_host.py` `HostKVCache.__init__`: `hicache_size` GB per
@@ -895,8 +958,9 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         verdict = "will_not_fit"
         reasons.append(
             f"outside the static pool {reserve_gib:.1f} GiB must hold at least "
-            f"{minimum_gib:.1f} GiB (attention workspace, req-to-token table "
-            f"{req_to_token_gib:.2f}"
+            f"{minimum_gib:.1f} GiB (attention workspace"
+            + (f" incl. aiter's {aiter_gib:.1f}" if aiter_gib else "")
+            + f", req-to-token table {req_to_token_gib:.2f}"
             + (f", draft weights {outside_draft:.1f}" if outside_draft else "")
             + (f", draft KV {draft_kv_gib:.1f}" if draft_kv_gib else "")
             + ")"
@@ -1233,10 +1297,16 @@ def _weights(
         kv = 2 * facts.hidden_size * facts.head_dim * facts.full_attention_layers
         duplicated = linear(kv, f"{layer}.self_attn.k_proj") * (1 - facts.num_kv_heads / tp)
     dense = 0.0
+    routed_unquantized = 0.0
     if facts.moe is not None:
         dense = linear(parts.dense_mlp, "model.layers.0.mlp.down_proj") * scale
+        experts = f"{layer}.mlp.experts.3.down_proj"
+        if not (online_fp8 or quantization is not None
+                or (facts.quant is not None and facts.quant.quantizes(experts))):
+            routed_unquantized = linear(parts.routed_experts, experts) * scale
     return _Weights(
         dense_mlp=dense,
+        routed_unquantized=routed_unquantized,
         layers_sharded=body - dense,
         attention=attention,
         layers_replicated=small + duplicated,

@@ -50,6 +50,9 @@ class LogRow:
     # shows up as a failing test that asks for the row to be moved back into the gate).
     known_miss: tuple[str, ...] = ()
     note: str = ""
+    attention_backend: str | None = None  # as SGLang resolved it (ROCm: aiter scales the pool)
+    env: dict[str, str] = field(default_factory=dict)  # the launch's SGLANG_* variables
+    started: bool = True  # False: the log ends in a start-up error after the KV cache line
 
 
 def _qwq_32b() -> dict[str, Any]:
@@ -149,6 +152,31 @@ def _qwen35_397b_fp8() -> dict[str, Any]:
 
 
 _R1_CONFIG, _R1_FILES = _deepseek_r1_fp4()
+
+def _qwen3_30b_a3b_2507_5_layers() -> dict[str, Any]:
+    """fxmarty/Qwen_Qwen3-30B-A3B-Instruct-2507-5-layers: Qwen/Qwen3-30B-A3B-Instruct-2507 cut
+    to 5 decoder layers (the rest as the public config; the log's K size per token, 5,120 B,
+    is 5 layers x 4 KV heads x 128 x 2 B)."""
+    return {
+        "architectures": ["Qwen3MoeForCausalLM"],
+        "model_type": "qwen3_moe",
+        "hidden_size": 2048,
+        "intermediate_size": 6144,
+        "moe_intermediate_size": 768,
+        "num_experts": 128,
+        "num_experts_per_tok": 8,
+        "decoder_sparse_step": 1,
+        "mlp_only_layers": [],
+        "num_hidden_layers": 5,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "max_position_embeddings": 262144,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+
 
 ROWS: tuple[LogRow, ...] = (
     LogRow(
@@ -290,5 +318,31 @@ ROWS: tuple[LogRow, ...] = (
             "weights, free memory and KV layout: the part of the server_args line with the fraction "
             "was not found, so the 2,206,208 KV tokens are not compared"
         ),
+    ),
+    LogRow(
+        name="Qwen3-30B-A3B-2507 5 layers bf16, 1x MI355X, tp 1, aiter",
+        config=_qwen3_30b_a3b_2507_5_layers(),
+        gpu="MI355X",
+        gpus=1,
+        tp=1,
+        mem_fraction=None,
+        version="0.5.7",
+        source="github.com/sgl-project/sglang/issues/18262 (rocm/sgl-dev:v0.5.7-rocm700-mi35x-"
+        "20260121 at abf13ccc on MI355X, 2026-02-04)",
+        free_before_gib=287.20,
+        weights_gib=12.79,
+        kv_tokens=21985288,
+        kv_bytes_per_token=104.83 * 2 * 2**30 / 21985288,
+        disable_cuda_graph=True,
+        attention_backend="aiter",  # SGLang's default for MHA on ROCm (trait hip_attention_default)
+        env={"SGLANG_USE_AITER": "1"},  # set by AMD's SGLang images
+        started=False,
+        note="python3 -m sglang.launch_server --model-path fxmarty/Qwen_Qwen3-30B-A3B-Instruct-"
+        "2507-5-layers --tensor-parallel-size 1 --disable-cuda-graph; the log: 'Load weight "
+        "begin. avail mem=287.20 GB', 'Load weight end. ... mem usage=12.79 GB', 'KV Cache is "
+        "allocated. #tokens: 21985288, K size: 104.83 GB, V size: 104.83 GB', then an OOM when "
+        "the aiter backend allocates its 65 GiB MHA workspace (the plan: will not fit). mem_fraction "
+        "0.77435 = 0.911 x 0.85 (aiter, context 262144 > 8192); 12.79 GiB = 6.96 GiB of weights "
+        "+ 5.63 GiB of experts held twice (aiter's shuffle; qwen3_moe caches its parameters)",
     ),
 )

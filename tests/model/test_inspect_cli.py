@@ -168,3 +168,23 @@ def test_a_missing_relative_folder_is_named_clearly(
     code, _, err = _run(capsys, "./model")
     assert code == 2
     assert f"model folder 'model' ({tmp_path / 'model'}) does not exist" in err
+
+
+@pytest.mark.parametrize("model", ["llama", "deepseek"])
+def test_inspect_plans_the_pool_check_plans_on_releases_whose_runner_picks_aiter(
+        tmp_path: Path, capsys, model: str) -> None:
+    """0.5.4 picks the ROCm backend (aiter; MLA only with 16 or 128 KV heads per rank) in its
+    model runner and scales the pool there: `check` leaves the effective backend None, and both
+    plans take the runner's choice."""
+    family = fam.llama31_8b() if model == "llama" else fam.deepseek_v3()
+    folder = family.write(tmp_path / model)
+    code, out, _ = _run(capsys, str(folder), "--json", "--gpu", "MI355X", "--gpus", "8", "--tp",
+                        "8", "--sglang-version", "0.5.4")
+    assert code in (0, 1)
+    inspected = json.loads(out)["memory"]
+    assert main(["check", "--json", "--gpu", "MI355X", "--gpus", "8", "--sglang-version",
+                 "0.5.4", "--", "--model-path", str(folder), "--tp", "8"]) in (0, 1)
+    checked = json.loads(capsys.readouterr().out)["memory_plan"]
+    for key in ("mem_fraction_static", "static_pool_gib", "kv_tokens"):
+        assert inspected[key] == checked[key], key
+    assert any("aiter" in a for a in checked["assumptions"])

@@ -72,6 +72,7 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "attention_default": "server_args",
     "spec_v2_switch": "env",
     "mla_sm100_default": True,
+    "model_config_at_args": [],
 }
 
 # Switches with no resolution-order default: a probe of the release's source sets them, and a
@@ -86,6 +87,7 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "hip_hybrid_spec_disables_radix": False,
     "aiter_mem_fraction": {},
     "hip_gpt_oss_attention": None,
+    "nobuf_spec_disables_radix": False,
 }
 
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
@@ -535,12 +537,19 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            any(re.search(r"if is_hip\(\):\s*\n\s*# On ROCm, extra_buffer is unsupported", text)
                or "with radix cache on ROCm devices" in text for text in tree.files.values()),
            "the is_hip() branch beside the no_buffer speculative ValueError")
+    # 0.5.8-0.5.9: the no_buffer branch disables the radix cache for speculative decoding on
+    # a hybrid model on every platform (later releases refuse it: R-MAMBA-NOBUF-SPEC).
+    probed("nobuf_spec_disables_radix",
+           any("is not supported with radix cache yet" in text for text in tree.files.values()),
+           "the no_buffer branch's 'not supported with radix cache yet' rewrite")
     probed("aiter_mem_fraction", _aiter_mem_fraction(tree),
            'the `attention_backend == "aiter"` scaling of mem_fraction_static')
     probed("ngram_draft_tokens", _ngram_draft_tokens(tree),
            "the draft-token count of SGLang's NGRAM handling")
     probed("hip_gpt_oss_attention", _hip_gpt_oss_attention(tree),
            "the is_hip() clause of GPT-OSS's attention backend default")
+    probed("model_config_at_args", _model_config_at_args(tree),
+           "the ModelConfig constructions of the argument code and the ifs around them")
     # How the EAGLE family gets the overlapped worker (spec v2): `SGLANG_ENABLE_SPEC_V2`
     # (0.5.4.post1-0.5.20), the `--enable-beta-spec` flag (0.5.3.post2-0.5.4), not at all (0.5.1-
     # 0.5.3.post1 disable the overlap scheduler unconditionally), or always (0.5.21+).
@@ -608,7 +617,7 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
 
 
 _HIP_TEST = r"(?:is_hip\(\)|_is_hip|get_platform\(\)\.is_hip|current_platform\.is_hip)"
-_BACKEND_SET = r'(?:return|self\.attention_backend\s*=)\s*"(\w+)"'
+_BACKEND_SET = r'(?:return|(?:self|server_args)\.attention_backend\s*=)\s*"(\w+)"'
 
 
 def _branch_body(text: str, test: str) -> str | None:
@@ -630,9 +639,23 @@ def _hip_attention_default(tree: SourceTree) -> dict[str, Any]:
     """The default attention backend on ROCm, from the `is_hip()` branches of the block that
     picks it (between `# MHA architecture` and the end of the `# MLA architecture` branch):
     {"mha": backend, "mla": backend, "mla_heads": [per-rank KV head counts it needs],
-    "mla_other": backend otherwise}; {} where the argument code picks no default on ROCm (the
-    model runner does)."""
-    for text in tree.files.values():
+    "mla_other": backend otherwise}; where the argument code has no such block (0.5.1-0.5.4), the
+    model runner's (it picks the backend at load time; the argument code leaves it None, so the
+    effective value stays None and only the memory plan reads it); {} where neither has one."""
+    return _hip_backend_block(tree.files.values()) or _hip_backend_block(
+        [_model_runner_text(tree.root)])
+
+
+def _model_runner_text(root: Path) -> str:
+    """The model runner's source (0.5.1-0.5.4 pick the default attention backend and apply
+    aiter's mem-fraction step there, at load time, instead of in the argument code)."""
+    path = root / "sglang" / "srt" / "model_executor" / "model_runner.py"
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+def _hip_backend_block(texts: Any) -> dict[str, Any]:
+    """`_hip_attention_default` over some sources: the first with the MHA/MLA default block."""
+    for text in texts:
         start = text.find("# MHA architecture")
         middle = text.find("# MLA architecture", start)
         if start < 0 or middle < 0:
@@ -663,12 +686,14 @@ def _hip_attention_default(tree: SourceTree) -> dict[str, Any]:
 def _aiter_mem_fraction(tree: SourceTree) -> dict[str, Any]:
     """How the aiter backend shrinks the static pool on ROCm: {"above": context length it
     applies beyond, "scale": the factor mem_fraction_static is multiplied by, "honor_env": the
-    variable that keeps a typed fraction as it is (None: a typed one is scaled too)}; {} where
-    the argument code has no such step."""
-    for text in tree.files.values():
+    variable that keeps a typed fraction as it is (None: a typed one is scaled too)}, from the
+    argument code or else the model runner (0.5.1-0.5.4 scale it there, at load time); {}
+    where neither has the step."""
+    for text in [*tree.files.values(), _model_runner_text(tree.root)]:
         for match in re.finditer(r'attention_backend\s*==\s*"aiter"\s*:', text):
             window = text[match.end():match.end() + 2000]
-            above = re.match(r"\s*if\s+model_config\.context_len\s*>\s*(\d+)\s*:", window)
+            above = re.match(r"\s*if\s+(?:self\.)?model_config\.context_len\s*>\s*(\d+)\s*:",
+                             window)
             scale = re.search(r"mem_fraction_static\s*(?:\*=|=\s*[\w.]+\s*\*)\s*([0-9.]+)", window)
             if above is None or scale is None:
                 continue
@@ -694,6 +719,69 @@ def _hip_gpt_oss_attention(tree: SourceTree) -> str | None:
             if found:
                 return found.group(1)
     return None
+
+
+_MODEL_CONFIG_BUILDS = ("ModelConfig.from_server_args", "self.get_model_config")
+_UNSET_FRACTION = re.compile(r"self\.mem_fraction_static is None")
+
+
+def _model_config_at_args(tree: SourceTree) -> list[str] | None:
+    """Where the argument code first builds the model config (whose `__init__` checks the
+    context length and the quantization) when the user typed --mem-fraction-static:
+    ["runtime"] where every construction in `server_args.py` sits under `if
+    self.mem_fraction_static is None` (a typed fraction skips it; the scheduler's model config
+    then fails at start-up), else the steps of `__post_init__` from the first one that builds it
+    outside that branch (directly or through the methods it calls) on, in their order: e.g.
+    `_handle_hicache`, later than the memory step that builds it for an unset fraction. None
+    where `__post_init__` calls no `_handle_*` steps or builds no model config (the hook
+    pipeline: the template keeps the order)."""
+    module = tree.trees.get("sglang/srt/server_args.py")
+    if module is None:
+        return None
+    cls = next((n for n in module.body
+                if isinstance(n, ast.ClassDef) and n.name == "ServerArgs"), None)
+    if cls is None:
+        return None
+    methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+    direct: dict[str, bool] = {}  # method -> builds outside the unset-fraction branch
+    calls: dict[str, list[str]] = {}
+    any_build = False
+
+    def visit(node: ast.AST, owner: str, under_unset: bool) -> None:
+        nonlocal any_build
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name in _MODEL_CONFIG_BUILDS and owner != "get_model_config":
+                any_build = True
+                if not under_unset:
+                    direct[owner] = True
+            elif name.startswith("self.") and name[5:] in methods:
+                calls.setdefault(owner, []).append(name[5:])
+        for field_name, value in ast.iter_fields(node):
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    visit(child, owner, under_unset or (
+                        isinstance(node, ast.If) and field_name == "body"
+                        and _UNSET_FRACTION.fullmatch(ast.unparse(node.test)) is not None))
+
+    for name, method in methods.items():
+        visit(method, name, False)
+    if not any_build:
+        return None
+
+    def builds(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if direct.get(name):
+            return True
+        return any(callee not in seen and builds(callee, seen | {name})
+                   for callee in calls.get(name, ()))
+
+    if not direct:
+        return ["runtime"]
+    steps = [c for c in calls.get("__post_init__", ()) if c.startswith("_handle_")]
+    if not steps or direct.get("__post_init__"):
+        return None
+    first = next((i for i, step in enumerate(steps) if builds(step)), None)
+    return ["runtime"] if first is None else steps[first:]
 
 
 def _ngram_draft_tokens(tree: SourceTree) -> int | str | None:
@@ -752,11 +840,13 @@ def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:
 def _hicache_decode_fallback(tree: SourceTree) -> str:
     """How the hicache step picks an unset decode backend with the kernel I/O backend: "always"
     (older: flashinfer/triton whatever the backend), "fa3_only" (only when the decode backend
-    would be fa3; triton for models with attention sinks) or "none"."""
+    would be fa3, 0.5.8 on; triton for models with attention sinks) or "none"."""
     texts = "\n".join(tree.files.values())
     if "FlashAttention3 decode backend is not compatible with hierarchical cache" not in texts:
         return "none"
-    return "fa3_only" if 'effective_decode_backend != "fa3"' in texts else "always"
+    # `if effective_decode_backend != "fa3": return` (0.5.10 on) or `if effective_decode_backend
+    # == "fa3":` around the fallback (0.5.8-0.5.9): only a decode backend that would be fa3
+    return "fa3_only" if re.search(r'effective_decode_backend\s*[!=]=\s*"fa3"', texts) else "always"
 
 
 def _spec_moe_runner_default(tree: SourceTree) -> str | None:
@@ -1120,6 +1210,13 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
     cell = re.search(r"def _compute_cell_size\([\s\S]*?(?=\n    def |\nclass |\Z)", runner)
     out["nsa_scaled_cell"] = (bool(cell and "calculate_mla_kv_cache_dim" in cell.group(0)),
                               "calculate_mla_kv_cache_dim in _compute_cell_size")
+    out["aiter_mha_workspace"] = (
+        _aiter_mha_workspace(srt),
+        "the MHA workspace_buffer of the aiter attention backend (aiter_backend.py)")
+    out["aiter_moe_keeps_unshuffled"] = (
+        _aiter_moe_keeps_unshuffled(srt),
+        "the unquantized MoE's aiter weight shuffle (new Parameter) and the models whose "
+        "load_weights caches named_parameters()")
     chunked = re.search(_SMALL_CARD + r"(?:[^\n]*\n){0,12}?[^\n]*chunked_prefill_size\s*=\s*(\d+)",
                         args)
     if chunked:
@@ -1131,6 +1228,48 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
         out["small_card_graph_max_bs"] = ([int(graph.group(1)), int(graph.group(2))],
                                           "cuda_graph_max_bs of the gpu_mem < 35 GiB branch")
     return out
+
+
+def _aiter_mha_workspace(srt: Path) -> dict[str, Any]:
+    """The aiter backend's paged-decode workspace for MHA models, allocated when the backend
+    starts (after the KV pool): `max_bs * num_head * max_num_partitions * head_dim` fp32 values
+    plus two fp32 values per (request, head, partition), with `max_num_partitions` = the context
+    length in partitions of `_AITER_PARTITION_SIZE_ROCM` tokens: {"partition": that size}; {}
+    where the backend has no such buffer."""
+    path = srt / "layers" / "attention" / "aiter_backend.py"
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    size = re.search(r"^_AITER_PARTITION_SIZE_ROCM\s*=\s*(\d+)", text, re.M)
+    shape = re.search(r"max_bs \* self\.num_head \* self\.max_num_partitions \* self\.head_dim",
+                      text)
+    return {"partition": int(size.group(1))} if size and shape else {}
+
+
+def _aiter_moe_keeps_unshuffled(srt: Path) -> dict[str, Any]:
+    """ROCm with aiter: the unquantized MoE method's `process_weights_after_loading` replaces
+    `w13_weight` / `w2_weight` with shuffled copies (`torch.nn.Parameter(shuffle_weight(...))`)
+    when `_use_aiter` (its environment variable, e.g. SGLANG_USE_AITER); a model whose
+    `load_weights` caches `dict(self.named_parameters())` on itself keeps the unshuffled
+    tensors referenced, so the routed experts are held twice. {"env": variable, "archs": the
+    EntryClass architectures of those models}; {} where the shuffle keeps no second copy."""
+    unquant = srt / "layers" / "quantization" / "unquant.py"
+    if not unquant.is_file():
+        return {}
+    text = unquant.read_text(encoding="utf-8", errors="replace")
+    env = re.search(r'_use_aiter\s*=\s*get_bool_env_var\(\s*"(\w+)"', text)
+    shuffle = re.search(r"layer\.w13_weight\s*=\s*torch\.nn\.Parameter\(\s*shuffle_weight\(", text)
+    if env is None or shuffle is None:
+        return {}
+    archs: set[str] = set()
+    for path in sorted((srt / "models").glob("*.py")):
+        model = path.read_text(encoding="utf-8", errors="replace")
+        if not re.search(r"self\.\w+\s*=\s*dict\(self\.named_parameters\(\)\)", model):
+            continue
+        entry = re.search(r"^EntryClass\s*=\s*(\[[^\]]*\]|\w+)", model, re.M)
+        if entry:
+            archs.update(re.findall(r"\w+", entry.group(1)))
+    return {"env": env.group(1), "archs": sorted(archs)} if archs else {}
 
 
 def config_reader_trait(root: Path) -> tuple[str, str]:

@@ -219,6 +219,8 @@ WITNESSES: tuple[Witness, ...] = (
       {"--attention-backend": "triton"}),
     W("R-HICACHE-NO-RADIX", "--model-path {llama} --enable-hierarchical-cache "
       "--disable-radix-cache", {"--disable-radix-cache": None}),
+    W("R-MIS-BACKEND", "--model-path {llama} --enable-mis --attention-backend triton",
+      {"--attention-backend": "flashinfer"}),
     W("R-DETERMINISTIC-BACKEND", "--model-path {llama} --enable-deterministic-inference "
       "--attention-backend torch_native", {"--attention-backend": "triton"}),
     W("R-DETERMINISTIC-MLA", "--model-path {dsv3} --enable-deterministic-inference "

@@ -223,12 +223,29 @@ def _prefill_decode(a: Args) -> tuple[Any, Any]:
             a.get("decode_attention_backend") or backend)
 
 
+def _gpt_oss_checks_one_backend(ctx: Ctx) -> bool:
+    """The first form of the assert (variants 2-3 of its anchors) checks only
+    `attention_backend`, not the prefill and decode backends."""
+    return variant(ctx, "R-GPT-OSS-ATTENTION") >= 2
+
+
 def _arch_backend_refused(ctx: Ctx, a: Args) -> bool:
     allowed = _arch_backends(ctx)
     if not allowed:
         return False
+    if _gpt_oss_checks_one_backend(ctx):
+        return a.get("attention_backend") not in allowed
     prefill, decode = _prefill_decode(a)
     return prefill not in allowed or decode not in allowed
+
+
+def _arch_backend_message(ctx: Ctx, a: Args) -> str:
+    if _gpt_oss_checks_one_backend(ctx):
+        return (f"GptOssForCausalLM requires one of {_arch_backends(ctx)} attention backend, but "
+                f"got '{a.get('attention_backend')}'")
+    return (f"GptOssForCausalLM requires one of {_arch_backends(ctx)} attention backend, but got "
+            f"the following backends\n- Prefill: {_prefill_decode(a)[0]}\n- Decode: "
+            f"{_prefill_decode(a)[1]}\n")
 
 
 def _arch_backend_fixes(ctx: Ctx, a: Args) -> Sequence[Fix]:
@@ -262,10 +279,50 @@ GPT_OSS_ATTENTION = Rule(
     sglang=raises("resolve", "AssertionError"),
     fields=("attention.backend", "attention.prefill_backend", "attention.decode_backend"),
     when=_arch_backend_refused,
-    message=lambda ctx, a: (
-        f"GptOssForCausalLM requires one of {_arch_backends(ctx)} attention backend, but got the "
-        f"following backends\n- Prefill: {_prefill_decode(a)[0]}\n- Decode: {_prefill_decode(a)[1]}\n"
-    ),
+    message=_arch_backend_message,
     fixes=_arch_backend_fixes,
     recover=_recover_arch_backend,
+)
+
+
+def _mis_backends(a: Args) -> tuple[Any, Any]:
+    """(prefill, decode) attention backends as SGLang's scoring step reads them: a split backend
+    falls back to the common one."""
+    common = a.get("attention_backend")
+    return (a.get("prefill_attention_backend") or common,
+            a.get("decode_attention_backend") or common)
+
+
+def _recover_mis(ctx: Ctx, a: Args) -> None:
+    a.attention_backend = "flashinfer"
+    a.prefill_attention_backend = None
+    a.decode_attention_backend = None
+
+
+MIS_BACKEND = Rule(
+    id="R-MIS-BACKEND",
+    title="Multi-item scoring needs the flashinfer attention backend",
+    severity="error",
+    why=(
+        "Multi-item scoring (`--enable-mis`) builds a custom attention mask that only the "
+        "flashinfer backend implements; SGLang turns off what else it cannot use (CUDA graphs, "
+        "the radix cache, chunked prefill) but asserts on the attention backend, prefill and "
+        "decode, as resolved by then (the GPU's default included), rather than change it."
+    ),
+    sglang=raises("resolve", "AssertionError"),
+    fields=("attention.backend", "attention.prefill_backend", "attention.decode_backend",
+            "extra_args"),
+    when=lambda ctx, a: bool(a.get("enable_mis"))
+    and _mis_backends(a) != ("flashinfer", "flashinfer"),
+    message=lambda ctx, a: (
+        "Multi-item scoring requires flashinfer attention backend for custom attention mask "
+        "support. Please set --attention-backend flashinfer when using --enable-mis. Current "
+        "backends: prefill={}, decode={}".format(*_mis_backends(a))
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use the flashinfer attention backend", {
+            "attention.backend": "flashinfer", "attention.prefill_backend": None,
+            "attention.decode_backend": None}),
+    ],
+    recover=_recover_mis,
 )

@@ -50,6 +50,7 @@ from wizard.rules.attention import (
     FA4_PAGE_23,
     FLEX_NO_SPEC,
     GPT_OSS_ATTENTION,
+    MIS_BACKEND,
     TRTLLM_MHA_PREFILL_GPU,
     TRTLLM_MLA_GPU,
     TRTLLM_MLA_PAGE,
@@ -229,6 +230,7 @@ ALL_RULES: tuple[Rule, ...] = (
     QUANT_ROCM,
     GPT_OSS_ATTENTION,
     HICACHE_NO_RADIX,
+    MIS_BACKEND,
     GENERIC,  # R-ARG-SITE: one id for every site the release data lists (wizard/rules/arg_sites.py)
     *mn.CHECK_RULES,
     *RUNTIME_RULES,

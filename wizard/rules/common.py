@@ -61,3 +61,25 @@ DP_ATTENTION_OFF = Fix(
 
 def _set(**edits: object) -> dict[str, object]:
     return {k.replace("__", "."): v for k, v in edits.items()}
+
+
+def hip_default_backend(hip: dict[str, object], is_mla: bool, config_kv_heads: int | None,
+                        tp: int) -> str:
+    """The `is_hip()` branches of SGLang's default backend, as the release data has them: one
+    backend for MHA models; for MLA models one backend when the KV heads per TP rank
+    (`get_num_kv_heads(tp_size)`: the config's KV heads // tp, at least 1) are in the release's
+    list, another otherwise."""
+    if not is_mla:
+        return str(hip.get("mha") or "triton")
+    heads_needed = list(hip.get("mla_heads") or [])  # type: ignore[call-overload]
+    if not heads_needed or config_kv_heads is None:
+        return str(hip.get("mla") or "triton")
+    per_rank = max(1, config_kv_heads // max(tp, 1))
+    return str(hip.get("mla") if per_rank in heads_needed else hip.get("mla_other"))
+
+
+def hip_attention_backend(ctx: Ctx, a: Args, hip: dict[str, object]) -> str:
+    """`hip_default_backend` for the launch being checked."""
+    return hip_default_backend(hip, ctx.is_mla,
+                               ctx.facts.config_kv_heads if ctx.facts is not None else None,
+                               int(a.get("tp_size") or 1))

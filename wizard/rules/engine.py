@@ -45,6 +45,44 @@ EFFECTIVE_FIELDS: tuple[str, ...] = (
 EFFECTIVE_FIELDS_ATTN_DP: tuple[str, ...] = (*EFFECTIVE_FIELDS, "attn_dp_size")
 
 
+# The checks of SGLang's ModelConfig.__init__ (context length, MLA rope factor, quantization).
+MODEL_CONFIG_RULES = frozenset({
+    "R-CONTEXT-LEN", "R-MLA-ROPE-FACTOR", "R-QUANT-MISMATCH", "R-QUANT-UNKNOWN", "R-QUANT-ROCM",
+})
+
+
+def _typed_fraction_build(ctx: Ctx) -> list[str]:
+    """Where SGLang builds the model config when the user typed --mem-fraction-static (trait
+    `model_config_at_args`, read from the release: ["runtime"], or the steps from the one that
+    builds it on); [] where the fraction changes nothing."""
+    if ctx.typed.get("mem_fraction_static") is None:
+        return []
+    return list(ctx.release.traits.get("model_config_at_args") or [])
+
+
+def _model_config_deferred(ctx: Ctx) -> bool:
+    """The argument code builds no model config for a typed fraction (its checks run when the
+    scheduler builds the model at start-up, after the arguments were accepted)."""
+    return _typed_fraction_build(ctx) == ["runtime"]
+
+
+def _order_for(ctx: Ctx, steps: tuple[Rule | Resolver, ...]) -> tuple[Rule | Resolver, ...]:
+    """The resolution order of this launch: with a typed fraction the model config's checks
+    move to the first step that builds it then (before the wizard's first step among the
+    release's steps from that one on)."""
+    build = _typed_fraction_build(ctx)
+    if not build or build == ["runtime"]:
+        return steps
+    later = set(build)
+    moved = [s for s in steps if isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES]
+    kept = [s for s in steps if not (isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES)]
+    at = next((i for i, s in enumerate(kept) if isinstance(s, Resolver) and s.name in later),
+              None)
+    if at is None or not moved:
+        return steps
+    return (*kept[:at], *moved, *kept[at:])
+
+
 _STEPS: dict[str, tuple[tuple[Rule, ...], tuple[Rule | Resolver, ...], tuple[Rule, ...]]] = {}
 
 
@@ -81,6 +119,8 @@ def rules_in(release: Release) -> tuple[Rule, ...]:
 def _finding(rule: Rule, ctx: Ctx, a: Args, order: int) -> Finding:
     message = rule.message(ctx, a)
     shown = rule.sglang.for_release(ctx.release, rule.id, message)
+    if rule.id in MODEL_CONFIG_RULES and _model_config_deferred(ctx):
+        shown = SglangRaise("runtime", shown.exception, shown.where, shown.bare, shown.message)
     return Finding(
         rule=rule.id,
         severity=rule.severity,
@@ -106,6 +146,7 @@ def _internal(step: object, ctx: Ctx, exc: Exception, order: int) -> Finding:
 def evaluate(ctx: Ctx) -> Report:
     """Run every rule of `ctx.release` in SGLang's order; the first error is the one SGLang raises first."""
     context, steps, runtime = _steps(ctx.release)
+    steps = _order_for(ctx, steps)
     a = Args(defaults_for(ctx.release))
     a.update(ctx.typed)
     findings: list[Finding] = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from wizard.rules.common import algo, attention_dp_size, dp_attention
+from wizard.rules.common import algo, attention_dp_size, dp_attention, hip_attention_backend
 from wizard.rules.hybrid import strategy
 from wizard.rules.model import RUNTIME, Args, Ctx, Raises, Rule
 from wizard.rules.report import Fix
@@ -29,6 +29,25 @@ def more_requests_fixes(ctx: Ctx, a: Args, count: int) -> list[Fix]:
         if after.verdict != "fits":
             return []
     return [Fix(f"Set max running requests to {count}", {"memory.max_running_requests": count})]
+
+
+def _plan_attention_backend(ctx: Ctx, a: Args) -> str | None:
+    """The attention backend the pool is sized with: SGLang's resolved one, else on ROCm the
+    model runner's default where the release picks it there at load time (trait
+    `attention_default` "model_runner": the argument code leaves it None, and
+    `hip_attention_default` holds the runner's branches)."""
+    backend = a.get("attention_backend")
+    if backend is not None or not ctx.gpu.is_hip:
+        return backend
+    if ctx.release.traits.get("attention_default", "server_args") == "server_args":
+        return None
+    hip = ctx.release.traits.get("hip_attention_default") or {}
+    return hip_attention_backend(ctx, a, hip) if hip else None
+
+
+def _env_true(ctx: Ctx, name: str | None) -> bool:
+    """SGLang's `get_bool_env_var`: the variable is "1" or "true" (any case)."""
+    return bool(name) and str(ctx.env.get(str(name), "")).lower() in ("1", "true")
 
 
 def memory_inputs(ctx: Ctx, a: Args) -> Any:
@@ -74,9 +93,11 @@ def memory_inputs(ctx: Ctx, a: Args) -> Any:
         swa_full_tokens_ratio=a.get("swa_full_tokens_ratio"),
         cpu_offload_gb=float(a.get("cpu_offload_gb") or 0),
         max_total_tokens=a.get("max_total_tokens"),
-        attention_backend=a.get("attention_backend"),
+        attention_backend=_plan_attention_backend(ctx, a),
         aiter_honor_env=ctx.env.get("SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION", "").lower()
         in ("1", "true"),
+        use_aiter=_env_true(ctx, (ctx.release.traits.get("aiter_moe_keeps_unshuffled") or {})
+                            .get("env")),
         **_memory_flag_inputs(a),
     )
 

@@ -45,17 +45,21 @@ def is_hybrid(ctx: Ctx) -> bool:
     return ctx.arch in release.arch_set("hybrid_extra_buffer") or ctx.arch in without
 
 
-def extra_buffer_supported(ctx: Ctx) -> bool:
-    """The arch supports the extra_buffer strategy in this release (with the linear-attention
-    backend it needs, where the release's check reads one)."""
+def extra_buffer_supported(ctx: Ctx, a: Args | None = None) -> bool:
+    """The arch supports the extra_buffer strategy in this release, with the linear-attention
+    backend it needs where the release's check reads one (trait `extra_buffer_linear_backend`;
+    the backend of `a` when given, else the typed one)."""
     release = ctx.release
     if release.trait("hybrid_lists") == "radix":
-        supported = ctx.arch in release.arch_set("mamba_extra_buffer")
+        listed = ctx.arch in release.arch_set("mamba_extra_buffer")
     else:
-        supported = ctx.arch in release.arch_set("hybrid_extra_buffer")
+        listed = ctx.arch in release.arch_set("hybrid_extra_buffer")
     needed = release.traits.get("extra_buffer_linear_backend")
-    typed = ctx.typed_value("linear_attn_backend")
-    return supported and not (needed and typed is not None and typed != needed)
+    if not (listed and needed):
+        return listed
+    backend = (a.get("linear_attn_backend") if a is not None
+               else ctx.typed_value("linear_attn_backend"))
+    return backend in (None, needed)
 
 
 def strategy(a: Args) -> str | None:
@@ -95,7 +99,7 @@ def _extra_unsupported(ctx: Ctx, a: Args) -> bool:
         return False
     if ctx.release.trait("extra_buffer_check_skips_disabled_radix") and a.get("disable_radix_cache"):
         return False
-    return is_hybrid(ctx) and not extra_buffer_supported(ctx)
+    return is_hybrid(ctx) and not extra_buffer_supported(ctx, a)
 
 
 MAMBA_EXTRA_UNSUPPORTED = Rule(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from wizard.rules import catalog as c
 from wizard.rules import deterministic as det
 from wizard.rules import multinode as mn
-from wizard.rules.common import algo, eagle_family
+from wizard.rules.common import algo, eagle_family, hip_attention_backend
 from wizard.rules.draft import MULTI_LAYER_EAGLE_ARCHS
 from wizard.rules.hybrid import QWEN_HYBRID_SM100, extra_buffer_supported, is_hybrid, strategy
 from wizard.rules.model import Args, Ctx, Rule, auto_params
@@ -126,21 +126,6 @@ def _no_spec_or_topk_one(a: Args) -> bool:
     return topk is None or (topk == 1 and a.get("page_size") in (1, None))
 
 
-def _hip_attention_backend(ctx: Ctx, a: Args, hip: dict[str, object]) -> str:
-    """The `is_hip()` branches of SGLang's default backend, as the release data has them: one
-    backend for MHA models; for MLA models one backend when the KV heads per TP rank
-    (`get_num_kv_heads(tp_size)`: the config's KV heads // tp, at least 1) are in the release's
-    list, another otherwise."""
-    if not ctx.is_mla:
-        return str(hip.get("mha") or "triton")
-    heads_needed = list(hip.get("mla_heads") or [])  # type: ignore[call-overload]
-    total = ctx.facts.config_kv_heads if ctx.facts is not None else None
-    if not heads_needed or total is None:
-        return str(hip.get("mla") or "triton")
-    per_rank = max(1, total // int(a.get("tp_size") or 1))
-    return str(hip.get("mla") if per_rank in heads_needed else hip.get("mla_other"))
-
-
 def default_attention_backend(ctx: Ctx, a: Args) -> str:
     """SGLang's `_get_default_attn_backend` for the GPU kind, reading topk and page size as they are now."""
     gpu = ctx.gpu
@@ -148,7 +133,7 @@ def default_attention_backend(ctx: Ctx, a: Args) -> str:
         return "torch_native"
     hip = (ctx.release.traits.get("hip_attention_default") or {}) if gpu.is_hip else {}
     if hip:
-        return _hip_attention_backend(ctx, a, hip)
+        return hip_attention_backend(ctx, a, hip)
     if not ctx.is_mla:
         # `is_fa3_default_architecture`: the release's list (unknown model or list: assume fa3)
         fa3_archs = ctx.release.arch_set("fa3_default")
@@ -286,9 +271,13 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
 
 def _hip_hybrid_spec_no_radix(ctx: Ctx, a: Args) -> None:
     """Where the release has the ROCm branch beside R-MAMBA-NOBUF-SPEC's ValueError, a ROCm GPU
-    gets the radix cache disabled instead of the refusal (extra_buffer is unsupported there)."""
-    if (ctx.gpu.is_hip and ctx.release.traits.get("hip_hybrid_spec_disables_radix")
-            and is_hybrid(ctx) and strategy(a) == "no_buffer"
+    gets the radix cache disabled instead of the refusal (extra_buffer is unsupported there);
+    releases whose no_buffer branch disables it for speculative decoding on every platform
+    (trait `nobuf_spec_disables_radix`: "... is not supported with radix cache yet") do the
+    same."""
+    disables = ctx.release.traits.get("nobuf_spec_disables_radix") or (
+        ctx.gpu.is_hip and ctx.release.traits.get("hip_hybrid_spec_disables_radix"))
+    if (disables and is_hybrid(ctx) and strategy(a) == "no_buffer"
             and not a.get("disable_radix_cache") and algo(a) is not None):
         a.disable_radix_cache = True
 
@@ -299,7 +288,7 @@ def _mamba_auto_choose(ctx: Ctx, a: Args) -> None:
     if a.get("mamba_scheduler_strategy") == "auto":
         wants_overlap = not a.get("disable_overlap_schedule")
         wants_paging = (a.get("page_size") or 0) > 1
-        if (wants_overlap or wants_paging) and extra_buffer_supported(ctx):
+        if (wants_overlap or wants_paging) and extra_buffer_supported(ctx, a):
             a.mamba_scheduler_strategy = "extra_buffer"
         else:
             a.mamba_scheduler_strategy = "no_buffer"
@@ -550,7 +539,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.MAMBA_FLA_CHUNK,
     c.MAMBA_NOBUF_PAGE,
     c.MAMBA_NOBUF_OVERLAP,
-    R("ROCm: no radix cache for speculative hybrids", _hip_hybrid_spec_no_radix),
+    R("no radix cache for speculative hybrids (ROCm, or where located)", _hip_hybrid_spec_no_radix),
     c.MAMBA_NOBUF_SPEC,
     *_deterministic_at("before_default"),
     R("_handle_attention_backend_compatibility", _attention_default),
@@ -563,6 +552,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.FA4_DECODE,
     R("_handle_page_size", _page_default),
     R("_handle_multi_item_scoring", _multi_item_scoring),
+    c.MIS_BACKEND,
     R("_handle_hicache", _hicache_decode),
     R("_handle_data_parallelism", _dp_off_without_dp),
     c.DPATTN_TP_DIVISIBLE,
@@ -648,6 +638,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     R("attention page rules", _attention_misc),
     R("_page_size_default", _page_default),
     R("handle_multi_item_scoring", _multi_item_scoring),
+    c.MIS_BACKEND,
     R("handle_hicache", _hicache_decode),
     mn.ATTN_DP_WITH_DP,  # handle_data_parallelism raises before its tp % attn_dp assert
     R("handle_data_parallelism", _dp_off_without_dp_pipeline),

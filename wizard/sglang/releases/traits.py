@@ -20,6 +20,8 @@ class Traits:
     adaptive_steps_check: str
     adaptive_unsupported_flags: list[str]
     aiter_mem_fraction: dict[str, Any | None]
+    aiter_mha_workspace: dict[str, int]
+    aiter_moe_keeps_unshuffled: dict[str, Any]
     attention_default: str
     breakable_deepep_reserve_mib: int
     chunked_prefill_24gb: int
@@ -46,10 +48,12 @@ class Traits:
     mis_disables_radix: bool
     mixed_chunk_off_algorithms: list[str]
     mla_sm100_default: bool
+    model_config_at_args: list[str]
     moe_runner_sm100: list[dict[str, Any]]
     ngram_disables_overlap: bool
     ngram_draft_tokens: Any | None
     ngram_sets_steps: bool
+    nobuf_spec_disables_radix: bool
     nsa_scaled_cell: bool
     prefill_graph_default: str
     prefill_graph_mla_reserve_mib: int
