@@ -20,6 +20,7 @@ import json
 import os
 import random
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,12 @@ LIVE = todays_choice(supported_versions())
 Run = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]
 
 
+def _say(message: str) -> None:
+    """Progress of the background runs, to the session's own stdout: a test that swaps
+    `sys.stdout` / `sys.stderr` meanwhile (in-process CLI runs) must not receive these lines."""
+    print(message, file=sys.__stdout__, flush=True)
+
+
 def _run_release(version: str, models: dict[str, Path], cache: Path,
                  env: dict[str, str]) -> Run:
     """Generated and named cases of one release in one runner pass (one SGLang import).
@@ -72,13 +79,13 @@ def _run_release(version: str, models: dict[str, Path], cache: Path,
     the environment are the ones the session started with."""
     pin_cache_dir(cache)
     started = time.monotonic()
-    ensure_venv(version, log=print)
+    ensure_venv(version, log=_say)
     built = time.monotonic()
     generated = generate(version, CASES_PER_VERSION, SEED, models)
     named = named_cases(version, models)
-    results = run_until_finished(version, generated + named, jobs=1, log=print, base_env=env)
-    print(f"SGLang {version}: venv {built - started:.0f}s, {len(generated)} generated (seed "
-          f"{SEED}) + {len(named)} named cases {time.monotonic() - built:.0f}s", flush=True)
+    results = run_until_finished(version, generated + named, jobs=1, log=_say, base_env=env)
+    _say(f"SGLang {version}: venv {built - started:.0f}s, {len(generated)} generated (seed "
+         f"{SEED}) + {len(named)} named cases {time.monotonic() - built:.0f}s")
     return generated, named, results
 
 
