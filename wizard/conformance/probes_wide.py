@@ -258,18 +258,26 @@ def radix_disables_overlap(tree: Any) -> list[str]:
     return sorted(found)
 
 
+def _named_strings(stmt: ast.AST) -> tuple[str, list[str]] | None:
+    """`name = [strings]` (or a tuple of strings): the name and the strings, else None."""
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.List | ast.Tuple)):
+        values = [e.value for e in stmt.value.elts
+                  if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if len(values) == len(stmt.value.elts):
+            return stmt.targets[0].id, values
+    return None
+
+
 def _module_lists(tree: Any) -> dict[str, list[str]]:
     """Module-level `NAME = [strings]` of the argument code (last one wins)."""
     found: dict[str, list[str]] = {}
     for rel in sorted(tree.trees):
         for stmt in tree.trees[rel].body:
-            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)
-                    and isinstance(stmt.value, ast.List | ast.Tuple)):
-                values = [e.value for e in stmt.value.elts
-                          if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-                if len(values) == len(stmt.value.elts):
-                    found[stmt.targets[0].id] = values
+            listed = _named_strings(stmt)
+            if listed is not None:
+                found[listed[0]] = listed[1]
     return found
 
 
@@ -277,13 +285,9 @@ def _module_lists_in(node: ast.AST) -> dict[str, list[str]]:
     """`name = [strings]` assignments anywhere under `node` (a function's own lists)."""
     found: dict[str, list[str]] = {}
     for stmt in ast.walk(node):
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name)
-                and isinstance(stmt.value, ast.List | ast.Tuple)):
-            values = [e.value for e in stmt.value.elts
-                      if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-            if len(values) == len(stmt.value.elts):
-                found[stmt.targets[0].id] = values
+        listed = _named_strings(stmt)
+        if listed is not None:
+            found[listed[0]] = listed[1]
     return found
 
 
