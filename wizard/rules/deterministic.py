@@ -118,8 +118,8 @@ def _mla_message(ctx: Ctx, a: Args) -> str:
     site = ctx.release.site("R-DETERMINISTIC-MLA")
     variant = site.variant if site is not None else 0
     models = "absorbed-MLA models" if variant == 1 else "DeepSeek models"
-    # the wordings print the radix list, the backends in words ("fa3 and triton", 0.5.4.post1)
-    # or the handler's own list (0.5.16)
+    # the located wording (anchor variant) prints the radix list, the backends in words
+    # ("fa3 and triton") or the handler's own list
     backends = (" and ".join(det.get("mla_backends") or ()) if variant == 2
                 else str(det.get("mla_backends")) if variant == 3
                 else str(det.get("radix_backends")))
