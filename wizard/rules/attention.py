@@ -218,6 +218,8 @@ def _arch_backends(ctx: Ctx) -> list[str]:
 
 
 def _prefill_decode(a: Args) -> tuple[Any, Any]:
+    """(prefill, decode) attention backends as SGLang reads them: a split one falls back to the
+    common backend."""
     backend = a.get("attention_backend")
     return (a.get("prefill_attention_backend") or backend,
             a.get("decode_attention_backend") or backend)
@@ -285,14 +287,6 @@ GPT_OSS_ATTENTION = Rule(
 )
 
 
-def _mis_backends(a: Args) -> tuple[Any, Any]:
-    """(prefill, decode) attention backends as SGLang's scoring step reads them: a split backend
-    falls back to the common one."""
-    common = a.get("attention_backend")
-    return (a.get("prefill_attention_backend") or common,
-            a.get("decode_attention_backend") or common)
-
-
 def _recover_mis(ctx: Ctx, a: Args) -> None:
     a.attention_backend = "flashinfer"
     a.prefill_attention_backend = None
@@ -313,11 +307,11 @@ MIS_BACKEND = Rule(
     fields=("attention.backend", "attention.prefill_backend", "attention.decode_backend",
             "extra_args"),
     when=lambda ctx, a: bool(a.get("enable_mis"))
-    and _mis_backends(a) != ("flashinfer", "flashinfer"),
+    and _prefill_decode(a) != ("flashinfer", "flashinfer"),
     message=lambda ctx, a: (
         "Multi-item scoring requires flashinfer attention backend for custom attention mask "
         "support. Please set --attention-backend flashinfer when using --enable-mis. Current "
-        "backends: prefill={}, decode={}".format(*_mis_backends(a))
+        "backends: prefill={}, decode={}".format(*_prefill_decode(a))
     ),
     fixes=lambda ctx, a: [
         Fix("Use the flashinfer attention backend", {
