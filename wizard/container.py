@@ -206,6 +206,14 @@ def _port_of(argv: Sequence[str], profile: Profile) -> int:
     return profile.server.port or 30000
 
 
+def exec_word(word: str, home: str) -> str:
+    """`word` for an argv run without a shell: a leading `~/` (alone, or as a mount's host part
+    before `:`) becomes `home`, as the shell would have expanded it."""
+    if word.startswith("~/"):
+        return home.rstrip("/") + word[1:]
+    return word
+
+
 def shell_word(word: str) -> str:
     """A word for a shell, quoted, with a leading `~/` left for the shell to expand."""
     if word.startswith("~/"):

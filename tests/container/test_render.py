@@ -113,6 +113,25 @@ def test_cli_command_prints_the_container_command(
     assert "-e HF_TOKEN" in shell and "hf_literal_value_123" not in shell
 
 
+def test_argv_json_expands_the_home_no_shell_will_expand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """argv-json is run without a shell: `~/` in a mount is this machine's home there, while
+    the shell text keeps `~/` for the shell."""
+    monkeypatch.setenv("HOME", "/home/ml user")
+    path = tmp_path / "p.toml"
+    path.write_text(
+        'schema_version = 1\n[model]\npath = "/m"\n[container]\nruntime = "podman"\n'
+        'image = "img:1"\nmounts = ["~/data:/data:ro"]\n')
+    assert main(["command", str(path), "--format", "argv-json"]) == 0
+    words = json.loads(capsys.readouterr().out)["container"]
+    assert "/home/ml user/.cache/huggingface:/root/.cache/huggingface" in words
+    assert "/home/ml user/data:/data:ro" in words
+    assert not any(word.startswith("~") for word in words)
+    assert main(["command", str(path)]) == 0
+    assert "-v ~/data:/data:ro" in capsys.readouterr().out
+
+
 def test_in_image_failures_are_explained() -> None:
     from wizard.remote.container import explain_in_image
 

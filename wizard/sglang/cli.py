@@ -12,11 +12,17 @@ message naming the file/line or flag and what to type instead.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from wizard.container import container_command, render_node_container, render_profile_container
+from wizard.container import (
+    container_command,
+    exec_word,
+    render_node_container,
+    render_profile_container,
+)
 from wizard.errors import ToolInputError
 from wizard.multinode import node_launch, node_launches, render_all_nodes
 from wizard.profile import load_profile, profile_to_toml, protect_secrets, save_profile
@@ -170,7 +176,8 @@ def _with_container_json(text: str, profile: Profile, version: str) -> str:
 
     data = json.loads(text)
     command = container_command(profile, render_argv(profile, version), profile.env, detach=False)
-    data["container"] = command.argv
+    home = os.path.expanduser("~")
+    data["container"] = [exec_word(word, home) for word in command.argv]
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
