@@ -59,7 +59,7 @@ def algorithm_options(
     names = [n for n in order if n in known]
     options: list[AlgorithmOption] = []
     for name in names:
-        available, reason = True, "ok"
+        available, reason, auto = True, "ok", False
         if name == "NEXTN" and target is None:
             available, reason = False, "inspect the model first"
         elif name in ("EAGLE", "EAGLE3", "STANDALONE", "DFLASH"):
@@ -83,7 +83,7 @@ def algorithm_options(
                 "needs --uno-lora-path; no draft model" if draft is None else "takes no draft model",
             )
         if available and ask_engine and target is not None and (
-                name == "NEXTN" or draft is not None):
+                name == "NEXTN" or draft is not None or auto):
             errors = [f for f in draft_findings(target, draft, algorithm=name,
                                                 sglang_version=sglang_version)
                       if f.severity == "error"]

@@ -1347,6 +1347,111 @@ def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
     return sorted(found), "is_draft_model branches of configs/model_config.py"
 
 
+def _draft_class_overrides(module: ast.Module, names: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Target architecture -> the draft classes `configs/model_config.py` swaps in for it
+    (`if is_draft_model and ...architectures[0] == X: ...architectures[0] = "XNextN"`)."""
+    out: dict[str, set[str]] = {}
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp)
+                and isinstance(node.test.op, ast.And)):
+            continue
+        values = node.test.values
+        if not any((isinstance(v, ast.Name) and v.id == "is_draft_model")
+                   or (isinstance(v, ast.Attribute) and v.attr == "is_draft_model") for v in values):
+            continue
+        targets: set[str] = set()
+        for value in values:
+            if (isinstance(value, ast.Compare) and len(value.ops) == 1
+                    and isinstance(value.left, ast.Subscript)
+                    and isinstance(value.left.value, ast.Attribute)
+                    and value.left.value.attr == "architectures"):
+                targets |= _string_set(value.comparators[0], names)
+        classes = {
+            sub.value.value
+            for statement in node.body for sub in ast.walk(statement)
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Constant)
+            and isinstance(sub.value.value, str) and len(sub.targets) == 1
+            and isinstance(sub.targets[0], ast.Subscript)
+            and isinstance(sub.targets[0].value, ast.Attribute)
+            and sub.targets[0].value.attr == "architectures"
+        }
+        for target in targets:
+            out.setdefault(target, set()).update(classes)
+    return out
+
+
+def _model_classes(root: Path) -> dict[str, list[tuple[list[str], set[str]]]]:
+    """Every class of `sglang/srt/models`: name -> [(base names, the attributes it defines:
+    methods, class attributes and `self.X = ...` assignments)] (a name may repeat across files)."""
+    classes: dict[str, list[tuple[list[str], set[str]]]] = {}
+    for path in sorted((root / "sglang" / "srt" / "models").rglob("*.py")):
+        try:
+            module = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except SyntaxError:
+            continue
+        for node in module.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [b.id if isinstance(b, ast.Name) else b.attr
+                     for b in node.bases if isinstance(b, ast.Name | ast.Attribute)]
+            defined: set[str] = set()
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    defined.add(item.name)
+                elif isinstance(item, ast.Assign | ast.AnnAssign):
+                    for target in (item.targets if isinstance(item, ast.Assign) else [item.target]):
+                        if isinstance(target, ast.Name):
+                            defined.add(target.id)
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Assign | ast.AnnAssign):
+                    for target in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                        if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                                and target.value.id == "self"):
+                            defined.add(target.attr)
+            classes.setdefault(node.name, []).append((bases, defined))
+    return classes
+
+
+def _class_may_define(classes: dict[str, list[tuple[list[str], set[str]]]], name: str,
+                      attribute: str, seen: frozenset[str] = frozenset()) -> bool:
+    """`attribute` may exist on class `name` (itself or a base found in the models); an unknown
+    class counts as defining it, so only a sure absence is reported."""
+    if name in seen:
+        return False
+    if name not in classes:
+        return name not in ("Module", "object")
+    return any(attribute in defined
+               or any(_class_may_define(classes, base, attribute, seen | {name}) for base in bases)
+               for bases, defined in classes[name])
+
+
+def eagle3_unusable_mtp_archs(root: Path) -> tuple[list[str], str] | None:
+    """The targets whose own MTP / NextN draft class cannot serve EAGLE3: the EAGLE3 branch of the
+    draft worker calls `model.set_embed(embed)` (unless `load_lm_head_from_target`) and reads
+    `model.hot_token_id`, which an MTP class without them does not have (AttributeError after the
+    weights load). None when the worker has no such branch."""
+    srt = root / "sglang" / "srt"
+    config = srt / "configs" / "model_config.py"
+    workers = [p for p in sorted((srt / "speculative").glob("*.py"))
+               if ".set_embed(" in (text := p.read_text(encoding="utf-8", errors="replace"))
+               and "is_eagle3()" in text and ".hot_token_id" in text]
+    if not config.is_file() or not workers:
+        return None
+    module = ast.parse(config.read_text(encoding="utf-8", errors="replace"))
+    overrides = _draft_class_overrides(module, _module_string_collections(root))
+    classes = _model_classes(root)
+    unusable = []
+    for target, drafts in overrides.items():
+        def usable(cls: str) -> bool:
+            embed = (_class_may_define(classes, cls, "set_embed")
+                     or _class_may_define(classes, cls, "load_lm_head_from_target"))
+            return embed and _class_may_define(classes, cls, "hot_token_id")
+        if drafts and not any(usable(cls) for cls in drafts):
+            unusable.append(target)
+    where = ", ".join(str(p.relative_to(root)) for p in workers)
+    return sorted(unusable), f"draft classes of configs/model_config.py without set_embed / hot_token_id ({where})"
+
+
 def hybrid_swa(root: Path) -> tuple[str, list[str] | None, str]:
     """Which models SGLang runs with a hybrid sliding-window KV pool: ("list", the architectures,
     where) when `configs/model_config.py` lists them (`is_hybrid_swa_model`'s set, or the first
@@ -1514,6 +1619,9 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
     mtp = mtp_draft_archs(tree.root)
     if mtp is not None:
         archs["mtp_draft"], arch_where["mtp_draft"] = mtp
+    eagle3 = eagle3_unusable_mtp_archs(tree.root)
+    if eagle3 is not None:
+        archs["eagle3_unusable_mtp"], arch_where["eagle3_unusable_mtp"] = eagle3
     _rule, swa_archs, swa_where = hybrid_swa(tree.root)
     if swa_archs is not None:
         archs["hybrid_swa"], arch_where["hybrid_swa"] = swa_archs, swa_where

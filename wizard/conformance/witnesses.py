@@ -288,6 +288,8 @@ WITNESSES: tuple[Witness, ...] = (
     W("R-EAGLE3-DRAFT-WITH-EAGLE", "--model-path {llama} --speculative-algorithm EAGLE "
       f"--speculative-draft-model-path {{eagle3_draft}} {CHAIN}",
       {"--speculative-algorithm": "EAGLE3"}),
+    W("R-EAGLE3-OWN-MTP", f"--model-path {{dsv3}} --speculative-algorithm EAGLE3 {CHAIN}",
+      {"--speculative-algorithm": "EAGLE"}),
     W("R-DRAFT-HIDDEN-SIZE", "--model-path {llama} --speculative-algorithm EAGLE "
       f"--speculative-draft-model-path {{standalone_draft}} {CHAIN}",
       {"--speculative-draft-model-path": "{eagle_draft}"}),

@@ -6,7 +6,7 @@ draft MoE runner, the draft sink window, multi-layer EAGLE).
 from __future__ import annotations
 
 from wizard.rules.common import algo, eagle_family, variant
-from wizard.rules.model import RUNTIME, SILENT, WIZARD, Ctx, Rule, raises
+from wizard.rules.model import RUNTIME, SILENT, WIZARD, Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
 NO_MTP_WARNING_ARCHS = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
@@ -257,6 +257,41 @@ EAGLE3_DRAFT_AS_EAGLE = Rule(
         f"{str(ctx.typed_value('speculative_algorithm')).upper()}."
     ),
     fixes=lambda ctx, a: [Fix("Use EAGLE3", {"speculative.algorithm": "EAGLE3"})],
+)
+
+
+def _own_mtp_as_eagle3(ctx: Ctx, a: Args) -> bool:
+    """EAGLE3 whose draft is the target checkpoint itself (auto-filled or typed), on a target
+    whose MTP / NextN draft class has no EAGLE-3 interface in this release."""
+    return (
+        algo(a) == "EAGLE3"
+        and ctx.arch in ctx.release.arch_set("eagle3_unusable_mtp")
+        and a.get("speculative_draft_model_path") is not None
+        and a.get("speculative_draft_model_path") == a.get("model_path")
+    )
+
+
+EAGLE3_OWN_MTP = Rule(
+    id="R-EAGLE3-OWN-MTP",
+    title="EAGLE3 cannot use the checkpoint's own MTP layer as its draft",
+    severity="error",
+    why=(
+        "With the target as its draft, SGLang loads the checkpoint's MTP / NextN layer, a draft class without "
+        "the EAGLE-3 interface: the EAGLE3 branch of the draft worker calls its set_embed and reads its "
+        "hot_token_id, so the server fails with an AttributeError after loading the weights. The built-in MTP "
+        "layer runs under EAGLE (NEXTN); EAGLE3 needs an EAGLE-3 draft checkpoint."
+    ),
+    sglang=RUNTIME,
+    fields=("speculative.algorithm", "speculative.draft_model_path"),
+    when=_own_mtp_as_eagle3,
+    message=lambda ctx, a: (
+        f"{ctx.arch}'s own MTP layer has no EAGLE-3 head: EAGLE3 fails at start after the weights load; "
+        "use EAGLE (NEXTN) for the built-in MTP, or give an EAGLE-3 draft."
+    ),
+    fixes=lambda ctx, a: [
+        Fix("Use EAGLE (the built-in MTP layer)",
+            {"speculative.algorithm": "EAGLE", "speculative.draft_model_path": None}),
+    ],
 )
 
 
