@@ -103,6 +103,8 @@ class Accounting:
 
     spec_reserve_mib: int  # the mem-fraction heuristic's speculative term (STANDALONE: 6 GiB)
     draft_in_static_pool: bool  # draft weights are loaded before the KV cache is sized
+    # the draft's own embedding and head are freed only after the KV cache is sized
+    draft_head_shared_after_sizing: bool
     nsa_scaled_cell: bool  # the token count uses the fp8 NSA layout (scales + bf16 rope)
     small_card_chunked: int  # default chunked prefill on 20-35 GiB cards
     small_card_graph_bs: tuple[int, int]  # default cuda_graph_max_bs there (tp<4, tp>=4)
@@ -124,6 +126,7 @@ def accounting(version: str) -> Accounting:
     return Accounting(
         spec_reserve_mib=traits.spec_reserve_mib,
         draft_in_static_pool=traits.draft_in_static_pool,
+        draft_head_shared_after_sizing=traits.draft_head_shared_after_sizing,
         nsa_scaled_cell=traits.nsa_scaled_cell,
         small_card_chunked=traits.chunked_prefill_24gb,
         small_card_graph_bs=(graph_bs[0], graph_bs[1]),
@@ -404,6 +407,8 @@ class MemoryPlan:
     prefill_graph_note: str = ""
     hicache_host_gib: float = 0.0
     hicache_host_total_gib: float = 0.0
+    draft_placeholder_gib: float = 0.0  # the draft's own embedding + head while the pool is sized
+    draft_loaded_gib: float = 0.0  # the draft as loaded (its "Load weight end ... mem usage")
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md."""
@@ -781,6 +786,20 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
 
     # --- draft / MTP ---------------------------------------------------------------------------
     draft_gib = 0.0
+    # The EAGLE / MTP draft model builds its own vocabulary-sized embedding and head,
+    # unquantized (the MTP layers of the checkpoint hold neither), and swaps them for the
+    # target's in `init_lm_head` (`set_embed_and_head`, then `empty_cache`). Where that runs in
+    # the draft worker's `alloc_memory_pool` (`speculative/eagle_worker_v2.py`), the scheduler
+    # has already sized the KV cache (`Scheduler.init_memory_pools`: `init_target_memory_pool`
+    # first), so both copies are in the static pool then and freed after it (trait
+    # `draft_head_shared_after_sizing`).
+    own_head_gib = 0.0
+    plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else target.dtype)
+    unquantized = plain * target.vocab_size * target.hidden_size
+    mtp_head_gib = (
+        unquantized / (1 if attention_dp else tp)
+        + (0 if target.tie_word_embeddings else unquantized / head_tp)
+    ) / GIB
     draft_kind: str | None = None
     draft_kv_per_token = 0
     kv_elem = _kv_bytes(kv_cache_dtype, dtype or target.dtype)
@@ -789,16 +808,26 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             draft_kind = f"draft model {draft.architecture or draft.family}"
             dw = _weights(draft, dtype=dtype or target.dtype, quantization=None, tp=attn_tp)
             full = dw.per_gpu(tp, 1, attn_tp, draft.num_layers)
-            shared = dw.embedding if algo == "EAGLE3" else dw.embedding + dw.lm_head
+            # The vocabulary embedding it takes from the target (`dw.embedding` of an EAGLE-3
+            # draft also holds its fc and wider qkv input, which stay), and the head unless
+            # EAGLE-3 (its own draft-vocabulary head stays).
+            draft_dtype = dtype or target.dtype
+            own_embedding = (
+                _unquantized_bytes(draft_dtype if draft_dtype != "auto" else draft.dtype)
+                * draft.vocab_size * draft.hidden_size
+            )
+            shared = own_embedding if algo == "EAGLE3" else own_embedding + dw.lm_head
             if algo in ("STANDALONE", "DFLASH"):
                 shared = 0.0
             draft_gib = max(full - shared / tp, 0.0) / GIB
+            own_head_gib = shared / tp / GIB
             draft_kv_per_token = _kv_cell(draft, attn_tp, kv_elem, layers=draft.num_layers)[0]
             if algo in ("EAGLE", "EAGLE3"):
                 draft_kv_per_token = _kv_cell(draft, attn_tp, kv_elem, layers=1)[0]
         elif weights.mtp_total > 0:
             draft_kind = f"{target.mtp_layers} MTP layer(s) of the checkpoint"
             draft_gib = weights.mtp_total / tp / GIB
+            own_head_gib = mtp_head_gib
             draft_kv_per_token = _kv_cell(target, attn_tp, kv_elem, layers=1)[0]
         elif algo == "NEXTN":
             draft_kind = "MTP layer (not found in config.json: counted as one decoder layer)"
@@ -806,6 +835,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
                 target.num_layers, 1
             )
             draft_gib = per_layer / GIB
+            own_head_gib = mtp_head_gib
             draft_kv_per_token = _kv_cell(target, attn_tp, kv_elem, layers=1)[0]
             assumptions.append("no MTP layer count in config.json; one decoder layer assumed")
 
@@ -829,7 +859,16 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         kv_per_token = int(kv_per_token + swa_ratio * swa_one)
         layout += f" + {stage_swa} sliding-window layers at {swa_ratio:g} x the tokens"
     draft_counted_gib = draft_gib if acc.draft_in_static_pool else 0.0
-    rest_gib = static_gib - weights_gib - draft_counted_gib
+    placeholder_gib = 0.0
+    if acc.draft_in_static_pool and acc.draft_head_shared_after_sizing and own_head_gib > 0:
+        placeholder_gib = own_head_gib
+        assumptions.append(
+            f"the draft's own embedding and head ({placeholder_gib:.2f} GiB per GPU, unquantized) "
+            "are resident while SGLang sizes the KV cache and freed after it (`init_lm_head` "
+            "runs in the draft worker's `alloc_memory_pool`): counted in the static pool, "
+            "free outside it afterwards"
+        )
+    rest_gib = static_gib - weights_gib - draft_counted_gib - placeholder_gib
     mamba_per_req = _mamba_state_per_request(target, attn_tp, pp)
     spec_mamba_gib = 0.0
     mamba_pool_gib = 0.0
@@ -914,7 +953,9 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         WORKSPACE_GIB + req_to_token_gib + activation_gib + graph_gib + outside_draft + draft_kv_gib
         + aiter_gib
     )
-    headroom = reserve_gib - need_gib
+    # The draft's own embedding and head, counted in the static pool, are free again once the
+    # draft's pool is allocated: room outside the pool for what runs after (graphs, activations).
+    headroom = reserve_gib + placeholder_gib - need_gib
     # Below this the process cannot even start: everything allocated before it serves.
     minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib + aiter_gib
 
@@ -941,8 +982,9 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     if rest_gib <= 0:
         verdict = "will_not_fit"
         reasons.append(
-            f"the weights need {weights_gib + draft_counted_gib:.1f} GiB per GPU, "
-            f"{weights_gib + draft_counted_gib - static_gib:.1f} GiB more than the static pool"
+            f"the weights need {weights_gib + draft_counted_gib + placeholder_gib:.1f} GiB per GPU, "
+            f"{weights_gib + draft_counted_gib + placeholder_gib - static_gib:.1f} GiB more than "
+            "the static pool"
         )
     elif kv_tokens <= 0:
         verdict = "will_not_fit"
@@ -1044,6 +1086,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         prefill_graph_note=prefill_graph_note,
         hicache_host_gib=host_gib,
         hicache_host_total_gib=host_gib * gpus,
+        draft_placeholder_gib=placeholder_gib,
+        draft_loaded_gib=draft_gib + own_head_gib,
     )
     if _with_suggestions:
         def replan(**changes: Any) -> MemoryPlan:

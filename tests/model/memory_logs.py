@@ -53,6 +53,26 @@ class LogRow:
     attention_backend: str | None = None  # as SGLang resolved it (ROCm: aiter scales the pool)
     env: dict[str, str] = field(default_factory=dict)  # the launch's SGLANG_* variables
     started: bool = True  # False: the log ends in a start-up error after the KV cache line
+    disaggregation_mode: str = "null"
+    page_size: int | None = None
+    enable_hierarchical_cache: bool = False
+    hicache_ratio: float = 2.0
+    hicache_host_gb: float | None = None  # "Allocating N GB host memory for hierarchical KV cache"
+    # The log's own weights + KV over its free memory give the fraction (the command line is not
+    # in the excerpt): its KV tokens are printed but kept out of the gate (not a prediction).
+    fraction_read_back: bool = False
+    # Speculative decoding: the draft's config (None: the checkpoint's MTP layers), its
+    # "Load weight end ... mem usage=" (the draft as loaded) and the draft KV cell.
+    algorithm: str | None = None
+    draft_config: dict[str, Any] | None = None
+    num_steps: int | None = None
+    topk: int | None = None
+    num_draft_tokens: int | None = None
+    draft_weights_gib: float | None = None
+    draft_kv_bytes_per_token: float | None = None
+    dtype: str | None = None  # --dtype
+    # --max-total-tokens: the logged KV tokens are the cap (held exactly, outside the gate).
+    max_total_tokens: int | None = None
 
 
 def _qwq_32b() -> dict[str, Any]:
@@ -152,6 +172,65 @@ def _qwen35_397b_fp8() -> dict[str, Any]:
 
 
 _R1_CONFIG, _R1_FILES = _deepseek_r1_fp4()
+
+
+def _mimo_7b_rl() -> dict[str, Any]:
+    """XiaomiMiMo/MiMo-7B-RL (its config.json: a Qwen2-style 36-layer model with one MTP layer;
+    the log's K size per token, 73,728 B, is 36 layers x 8 KV heads x 128 x 2 B)."""
+    return {
+        "architectures": ["MiMoForCausalLM"],
+        "model_type": "mimo",
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 151680,
+        "max_position_embeddings": 32768,
+        "num_nextn_predict_layers": 1,
+        "attention_bias": True,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+
+
+def _llama31_8b_eagle3() -> dict[str, Any]:
+    """jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B: one Llama layer at the target width with a
+    32,000-token draft vocabulary (the log warns of its derived context length, 2048)."""
+    return {
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "draft_vocab_size": 32000,
+        "max_position_embeddings": 2048,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+
+
+def _qwen3_4b() -> dict[str, Any]:
+    """Qwen/Qwen3-4B (its published config.json: 36 layers, 8 KV heads of 128, tied embedding;
+    the log prints context_len=40960 and type=Qwen3ForCausalLM)."""
+    return {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": 2560,
+        "intermediate_size": 9728,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "max_position_embeddings": 40960,
+        "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
+    }
+
 
 def _qwen3_30b_a3b_2507_5_layers() -> dict[str, Any]:
     """fxmarty/Qwen_Qwen3-30B-A3B-Instruct-2507-5-layers: Qwen/Qwen3-30B-A3B-Instruct-2507 cut
@@ -344,5 +423,115 @@ ROWS: tuple[LogRow, ...] = (
         "the aiter backend allocates its 65 GiB MHA workspace (the plan: will not fit). mem_fraction "
         "0.77435 = 0.911 x 0.85 (aiter, context 262144 > 8192); 12.79 GiB = 6.96 GiB of weights "
         "+ 5.63 GiB of experts held twice (aiter's shuffle; qwen3_moe caches its parameters)",
+    ),
+    LogRow(
+        name="Qwen3-4B bf16 PD prefill + HiCache, 1x 48 GB Ada, tp 1",
+        config=_qwen3_4b(),
+        gpu="L40S",
+        gpus=1,
+        tp=1,
+        mem_fraction=0.5,
+        version="0.5.9",
+        source=(
+            "github.com/sgl-project/sglang/issues/21395 (PD disaggregation with the Mooncake "
+            "store as HiCache L3, 2026-03-25)"
+        ),
+        # "Load weight end. elapsed=2.01 s, type=Qwen3ForCausalLM, dtype=torch.bfloat16,
+        # avail mem=36.61 GB, mem usage=7.56 GB." (free before = the sum)
+        free_before_gib=36.61 + 7.56,
+        weights_gib=7.56,
+        kv_tokens=105600,  # "KV Cache is allocated. #tokens: 105600, K size: 7.26 GB, V size: 7.26 GB"
+        kv_bytes_per_token=7.26 * 2 * 2**30 / 105600,
+        disaggregation_mode="prefill",
+        page_size=64,
+        enable_hierarchical_cache=True,
+        hicache_ratio=1.0,
+        hicache_host_gb=15.58,  # "Allocating 15.58 GB host memory for hierarchical KV cache."
+        fraction_read_back=True,
+        note=(
+            "the excerpt starts at the weights: no command line. Read from the log: SGLang 0.5.9 "
+            "(the only release whose 'Load weight end' prints both elapsed= and dtype=), a 48 GB "
+            "Ada card (44.17 GiB free before loading; L40S, L40 and L20 are the same card for the "
+            "plan), fraction 0.5 ((7.56 + 14.52) / 44.17 = 0.4999), host pool = the device pool "
+            "plus one 64-token page (--hicache-ratio 1, or a --hicache-size just above the pool: "
+            "105,664 x 147,456 B = 15.58 GB; a ratio of 2 would log 31.2 GB); the title says PD "
+            "and only a prefill server took HiCache then. Holds the weights, free memory and the "
+            "host pool; the KV tokens follow from the read-back fraction and stay out of the gate"
+        ),
+    ),
+    LogRow(
+        name="Llama-3.1-8B fp16 + EAGLE-3 draft, 1x H100, docs CI",
+        config=fam.llama31_8b().config,
+        gpu="H100",
+        gpus=1,
+        tp=1,
+        mem_fraction=0.6,
+        version="0.4.7",
+        source=(
+            "SGLang's executed docs, backend/speculative_decoding.html as built 2025-06-17 "
+            "(github.com/wxsms/sgl-project.github.io, a mirror of sgl-project.github.io): cell "
+            "'EAGLE-3 Decoding'"
+        ),
+        # "Load weight begin. avail mem=78.50 GB"; "Load weight end. type=LlamaForCausalLM,
+        # dtype=torch.float16, avail mem=63.48 GB, mem usage=15.02 GB."
+        free_before_gib=78.50,
+        weights_gib=15.02,
+        kv_tokens=20480,  # "KV Cache is allocated. #tokens: 20480, K size: 1.25 GB, V size: 1.25 GB"
+        kv_bytes_per_token=1.25 * 2 * 2**30 / 20480,
+        algorithm="EAGLE3",
+        draft_config=_llama31_8b_eagle3(),
+        num_steps=5,
+        topk=8,
+        num_draft_tokens=32,
+        # "Load weight end. type=LlamaForCausalLMEagle3, dtype=torch.float16, ... mem usage=1.82 GB."
+        draft_weights_gib=1.82,
+        draft_kv_bytes_per_token=0.04 * 2 * 2**30 / 20480,  # "#tokens: 20480, K size: 0.04 GB"
+        dtype="float16",
+        max_total_tokens=20480,
+        disable_cuda_graph=True,
+        note=(
+            "the cell's command (--speculative-algorithm EAGLE3 --speculative-num-steps 5 "
+            "--speculative-eagle-topk 8 --speculative-num-draft-tokens 32 --mem-fraction 0.6 "
+            "--cuda-graph-max-bs 2 --dtype float16) plus what the docs harness adds, as the "
+            "logged server_args show: max_total_tokens=20480, max_running_requests=200, "
+            "disable_cuda_graph=True. The card is not printed: 78.50 GB free before loading is "
+            "an 80 GB H100 (the CI's). The draft as loaded = its layer + its own 128,256-token "
+            "embedding + its 32,000-token head"
+        ),
+    ),
+    LogRow(
+        name="MiMo-7B-RL bf16 + its MTP layer, 1x H100, docs CI",
+        config=_mimo_7b_rl(),
+        gpu="H100",
+        gpus=1,
+        tp=1,
+        mem_fraction=0.5,
+        version="0.4.7",
+        source=(
+            "SGLang's executed docs, backend/speculative_decoding.html as built 2025-06-17 "
+            "(github.com/wxsms/sgl-project.github.io): cell 'Multi Token Prediction'"
+        ),
+        # "Load weight begin. avail mem=78.50 GB"; "Load weight end. type=MiMoForCausalLM,
+        # dtype=torch.bfloat16, avail mem=64.28 GB, mem usage=14.21 GB."
+        free_before_gib=78.50,
+        weights_gib=14.21,
+        kv_tokens=20480,  # "KV Cache is allocated. #tokens: 20480, K size: 1.41 GB, V size: 1.41 GB"
+        kv_bytes_per_token=1.41 * 2 * 2**30 / 20480,
+        algorithm="EAGLE",  # with no draft path: the checkpoint's MTP layer (MiMoMTP)
+        num_steps=1,
+        topk=1,
+        num_draft_tokens=2,
+        # "Load weight end. type=MiMoMTP, dtype=torch.bfloat16, avail mem=57.83 GB, mem usage=2.71 GB."
+        draft_weights_gib=2.71,
+        max_total_tokens=20480,
+        disable_cuda_graph=True,
+        note=(
+            "python3 -m sglang.launch_server --model-path XiaomiMiMo/MiMo-7B-RL --trust-remote-code "
+            "--speculative-algorithm EAGLE --speculative-num-steps 1 --speculative-eagle-topk 1 "
+            "--speculative-num-draft-tokens 2 --mem-fraction 0.5, with the harness's "
+            "max_total_tokens=20480 and disable_cuda_graph=True. The draft as loaded: the MTP "
+            "layer + its own bf16 embedding and head, 151,680 x 4,096 x 2 B each (2.31 GiB of "
+            "the 2.71), swapped for the target's after loading"
+        ),
     ),
 )

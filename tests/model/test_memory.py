@@ -119,10 +119,53 @@ def test_incident2_on_0523_keeps_no_spec_reserve(tmp_path: Path) -> None:
     # 0.5.14+ loads the draft before sizing the KV cache: it comes out of the static pool.
     assert new.draft_in_static_pool and not old.draft_in_static_pool
     smaller_reserve = (new.mem_fraction_static - old.mem_fraction_static) * new.free_before_load_gib
+    # The draft's own embedding and head come out of the pool and are free again afterwards.
     assert new.headroom_gib == pytest.approx(
-        old.headroom_gib - smaller_reserve + old.draft_weights_gib, abs=0.3
+        old.headroom_gib - smaller_reserve + old.draft_weights_gib + new.draft_placeholder_gib,
+        abs=0.3,
     )
     assert new.verdict == "fits"
+
+
+def test_draft_embedding_and_head_sit_in_the_pool_while_sglang_sizes_it(tmp_path: Path) -> None:
+    """0.5.14+ (trait `draft_head_shared_after_sizing`): the MTP draft builds its own bf16
+    embedding and head (vocabulary over tp each) and swaps them for the target's only in
+    `alloc_memory_pool`, after the KV cache is sized: the pool loses them, the room outside gets
+    them back. sglang PR 32468's 0.5.19 log on a 27B of this shape at tp 2: the draft's
+    "mem usage=2.57 GB", of which 124,160 x 5,120 x 2 B twice are these two copies."""
+    target = _facts(fam.qwen36_27b, tmp_path)
+    kw: dict[str, object] = {"algorithm": "NEXTN", "num_draft_tokens": 2, "mem_fraction": 0.85}
+    old = plan_memory(MemoryInputs(target, A6000, 2, 2, sglang_version="0.5.13", **kw))
+    new = plan_memory(MemoryInputs(target, A6000, 2, 2, sglang_version="0.5.14", **kw))
+    copies = 2 * 124_160 * 5_120 * 2 / GIB
+    assert old.draft_placeholder_gib == 0
+    assert new.draft_placeholder_gib == pytest.approx(copies)
+    assert any("own embedding and head" in a for a in new.assumptions)
+    # The static pool holds weights, draft, the two copies, then recurrent state and KV.
+    held = new.weights_gib + new.draft_weights_gib + copies
+    state = new.mamba_pool_gib + new.spec_mamba_buffer_gib + new.kv_budget_gib
+    assert held + state == pytest.approx(new.static_pool_gib, abs=0.01)
+    # ... and outside it the copies are free again once the draft's pool exists.
+    need = (new.workspace_gib + new.req_to_token_gib + new.activation_estimate_gib
+            + new.cuda_graph_estimate_gib + new.draft_kv_gib)
+    assert new.headroom_gib == pytest.approx(new.reserve_gib + copies - need, abs=0.01)
+
+
+def test_draft_own_head_counts_for_separate_drafts_and_dp_attention(tmp_path: Path) -> None:
+    """An EAGLE-3 draft keeps its own (small-vocabulary) head and gives up only the embedding;
+    under DP attention the MTP draft's embedding is whole on every rank, like the target's
+    (`VocabParallelEmbedding(enable_tp=not dp attention)`)."""
+    target = _facts(fam.kimi_k25_int4, tmp_path)
+    draft = _facts(fam.kimi_k25_eagle3_draft, tmp_path)
+    eagle3 = plan_memory(MemoryInputs(target, PRO6000, 8, 8, algorithm="EAGLE3", draft=draft,
+                                      num_draft_tokens=2, sglang_version="0.5.23"))
+    embedding = draft.vocab_size * draft.hidden_size * 2 / 8 / GIB
+    assert eagle3.draft_placeholder_gib == pytest.approx(embedding, rel=0.01)
+    r1 = _facts(fam.deepseek_v3, tmp_path)
+    dp = plan_memory(MemoryInputs(r1, lookup("H200"), 8, 8, algorithm="NEXTN", dp=8,
+                                  enable_dp_attention=True, sglang_version="0.5.23"))
+    one = r1.vocab_size * r1.hidden_size * 2 / GIB
+    assert dp.draft_placeholder_gib == pytest.approx(one + one / 8, rel=0.01)
 
 
 # --- incident 3: Kimi-K2.5 INT4 + EAGLE-3 draft, 8x RTX PRO 6000, tp 8 ---------------------------

@@ -1181,6 +1181,8 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
       (`reserved_mem += N * 1024` beside STANDALONE's; 0 when the heuristic has none);
     * `draft_in_static_pool`: the draft weights are counted in the static pool (the KV-cache
       sizing's error says "draft weights are now counted");
+    * `draft_head_shared_after_sizing`: the EAGLE / MTP draft's own embedding and head are
+      replaced by the target's only after the KV cache is sized (`_draft_head_shared_after_sizing`);
     * `nsa_scaled_cell`: the pool's cell size uses `calculate_mla_kv_cache_dim` (the fp8 NSA
       layout) in `pool_configurator._compute_cell_size`;
     * `chunked_prefill_24gb` / `small_card_graph_max_bs`: the default chunked prefill and decode
@@ -1207,6 +1209,9 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
                   srt / "mem_cache" / "kv_cache_configurator.py") if p.is_file())
     out["draft_in_static_pool"] = ("draft weights are now counted" in runner,
                                    "the KV-cache sizing's 'draft weights are now counted'")
+    out["draft_head_shared_after_sizing"] = (
+        _draft_head_shared_after_sizing(srt),
+        "EagleDraftWorker.alloc_memory_pool calls init_lm_head (speculative/eagle_worker_v2.py)")
     cell = re.search(r"def _compute_cell_size\([\s\S]*?(?=\n    def |\nclass |\Z)", runner)
     out["nsa_scaled_cell"] = (bool(cell and "calculate_mla_kv_cache_dim" in cell.group(0)),
                               "calculate_mla_kv_cache_dim in _compute_cell_size")
@@ -1228,6 +1233,24 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
         out["small_card_graph_max_bs"] = ([int(graph.group(1)), int(graph.group(2))],
                                           "cuda_graph_max_bs of the gpu_mem < 35 GiB branch")
     return out
+
+
+def _draft_head_shared_after_sizing(srt: Path) -> bool:
+    """The EAGLE / MTP draft model builds its own vocabulary-sized `embed_tokens` and `lm_head`
+    (unquantized) and gives them up for the target's in `init_lm_head` (`set_embed_and_head`,
+    then `empty_cache`). True where that call sits in the draft worker's `alloc_memory_pool`,
+    which the scheduler runs after `init_target_memory_pool` has sized the KV cache from the
+    free memory (`Scheduler.init_memory_pools`): the two copies are resident while the pool is
+    sized and freed only after it. False where `init_lm_head` runs in the worker's `__init__`
+    (before the draft's pool is allocated) or the release has no such worker."""
+    path = srt / "speculative" / "eagle_worker_v2.py"
+    if not path.is_file():
+        return False
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for body in re.findall(r"\n    def alloc_memory_pool\([\s\S]*?(?=\n    def |\nclass |\Z)", text):
+        if re.search(r"^\s*self\.init_lm_head\(\)", body, re.M):
+            return True
+    return False
 
 
 def _aiter_mha_workspace(srt: Path) -> dict[str, Any]:

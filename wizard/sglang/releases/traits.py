@@ -32,6 +32,7 @@ class Traits:
     deterministic_inference: dict[str, Any | None]
     dflash_disables_overlap: bool
     dflash_family_counts_as_topk_one: bool
+    draft_head_shared_after_sizing: bool
     draft_in_static_pool: bool
     extra_buffer_check_skips_disabled_radix: bool
     extra_buffer_linear_backend: str | None
