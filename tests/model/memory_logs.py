@@ -73,6 +73,9 @@ class LogRow:
     dtype: str | None = None  # --dtype
     # --max-total-tokens: the logged KV tokens are the cap (held exactly, outside the gate).
     max_total_tokens: int | None = None
+    # "max_total_num_tokens=..., max_running_requests=N": the request slots SGLang sized the
+    # request table (req_to_token) with.
+    logged_max_running_requests: int | None = None
 
 
 def _qwq_32b() -> dict[str, Any]:
@@ -344,6 +347,7 @@ ROWS: tuple[LogRow, ...] = (
         kv_tokens=580364,  # "KV Cache is allocated. #tokens: 580364, K size: 4.15 GB, V size: 4.15 GB"
         kv_bytes_per_token=4.15 * 2 * 2**30 / 580364,
         mamba_slots=82,  # "Mamba Cache is allocated. max_mamba_cache_size: 82"
+        logged_max_running_requests=1,  # "max_total_num_tokens=580364, ..., max_running_requests=1"
         cpu_offload_gb=400,
         context_length=8192,
         max_running_requests=1,
@@ -447,6 +451,8 @@ ROWS: tuple[LogRow, ...] = (
         enable_hierarchical_cache=True,
         hicache_ratio=1.0,
         hicache_host_gb=15.58,  # "Allocating 15.58 GB host memory for hierarchical KV cache."
+        # "max_total_num_tokens=105600, ..., max_running_requests=2048, context_len=40960"
+        logged_max_running_requests=2048,
         fraction_read_back=True,
         note=(
             "the excerpt starts at the weights: no command line. Read from the log: SGLang 0.5.9 "
@@ -488,6 +494,8 @@ ROWS: tuple[LogRow, ...] = (
         draft_kv_bytes_per_token=0.04 * 2 * 2**30 / 20480,  # "#tokens: 20480, K size: 0.04 GB"
         dtype="float16",
         max_total_tokens=20480,
+        max_running_requests=200,  # the harness's, in the logged server_args
+        logged_max_running_requests=200,
         disable_cuda_graph=True,
         note=(
             "the cell's command (--speculative-algorithm EAGLE3 --speculative-num-steps 5 "
@@ -524,6 +532,8 @@ ROWS: tuple[LogRow, ...] = (
         # "Load weight end. type=MiMoMTP, dtype=torch.bfloat16, avail mem=57.83 GB, mem usage=2.71 GB."
         draft_weights_gib=2.71,
         max_total_tokens=20480,
+        max_running_requests=200,  # the harness's, in the logged server_args
+        logged_max_running_requests=200,
         disable_cuda_graph=True,
         note=(
             "python3 -m sglang.launch_server --model-path XiaomiMiMo/MiMo-7B-RL --trust-remote-code "

@@ -249,3 +249,13 @@ def test_draft_as_loaded_follows_the_log(row: LogRow, tmp_path: Path) -> None:
         logged_k = row.draft_kv_bytes_per_token * row.kv_tokens / 2 / 2**30
         planned_k = plan.draft_kv_bytes_per_token * row.kv_tokens / 2 / 2**30
         assert round(planned_k, 2) == pytest.approx(logged_k, abs=0.005)
+
+
+@pytest.mark.parametrize(
+    "row", [r for r in ROWS if r.logged_max_running_requests], ids=lambda r: r.name
+)
+def test_request_table_rows_follow_sglang(row: LogRow, tmp_path: Path) -> None:
+    """The request slots SGLang logs ("max_running_requests=N" beside max_total_num_tokens): the
+    rows of the plan's request table (`_resolve_max_num_reqs`: the given value, else
+    `clamp(tokens / context x 512, 2048, 4096)`; a decode server would add its transfer rows)."""
+    assert _plan(row, tmp_path).req_to_token_rows == row.logged_max_running_requests
