@@ -437,6 +437,9 @@ class MemoryPlan:
             parts = f"{self.weights_gib:.1f} GiB weights"
             if self.draft_in_static_pool and self.draft_weights_gib:
                 parts += f" + {self.draft_weights_gib:.1f} GiB draft"
+            if self.draft_placeholder_gib:
+                parts += (f" + {self.draft_placeholder_gib:.1f} GiB of the draft's own embedding "
+                          "and head (freed after the KV cache is sized)")
             if self.mamba_pool_gib or self.spec_mamba_buffer_gib:
                 parts += " + recurrent state"
             head = (

@@ -373,3 +373,13 @@ def test_req_to_token_table_counts_outside_the_pool(tmp_path: Path) -> None:
     # 2048-4096 request slots x (context 131072 + 4) x int32.
     assert plan.req_to_token_gib == pytest.approx(2048 * (131072 + 4) * 4 / GIB, rel=0.5)
     assert plan.verdict == "fits"
+
+
+def test_a_plan_without_kv_room_names_the_draft_copies(tmp_path: Path) -> None:
+    """When the pool has no room for the KV cache on 0.5.14+, the summary's sum names the draft's
+    own embedding and head it counts (what is held adds up to the parts it names)."""
+    target = _facts(fam.qwen36_27b, tmp_path)
+    plan = plan_memory(MemoryInputs(target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2,
+                                    mem_fraction=0.6, sglang_version="0.5.23"))
+    assert plan.verdict == "will_not_fit" and plan.draft_placeholder_gib > 2
+    assert "draft's own embedding and head" in plan.summary()
