@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memory_logs import ROWS, LogRow
@@ -23,30 +24,33 @@ from wizard.memory import (
     context_reserve_gib,
     plan_memory,
 )
+from wizard.model_facts import ModelFacts
 from wizard.model_info import load_model_facts
+
+
+def _facts(folder: Path, files: dict[str, Any]) -> ModelFacts:
+    """The facts of a model folder holding these JSON files (config.json and its companions)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_text(json.dumps(data), encoding="utf-8")
+    return load_model_facts(folder)
 
 
 def _plan(
     row: LogRow, tmp_path: Path, *, logged_free: bool = False, max_total_tokens: int | None = None
 ) -> MemoryPlan:
     folder = tmp_path / row.name.split(",")[0].replace(" ", "_")
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(row.config), encoding="utf-8")
-    for name, data in row.extra_files.items():
-        (folder / name).write_text(json.dumps(data), encoding="utf-8")
+    target = _facts(folder, {"config.json": row.config, **row.extra_files})
     draft = None
     if row.draft_config is not None:
-        draft_folder = folder.with_name(folder.name + "-draft")
-        draft_folder.mkdir(parents=True, exist_ok=True)
-        (draft_folder / "config.json").write_text(json.dumps(row.draft_config), encoding="utf-8")
-        draft = load_model_facts(draft_folder)
+        draft = _facts(folder.with_name(folder.name + "-draft"), {"config.json": row.draft_config})
     gpu = lookup(row.gpu)
     free = None
     if logged_free and row.free_before_gib is not None:
         # nvidia-smi's free memory before the launch = what SGLang saw + its own context.
         free = row.free_before_gib + context_reserve_gib(gpu, row.tp)
     return plan_memory(MemoryInputs(
-        load_model_facts(folder),
+        target,
         gpu,
         row.gpus,
         row.tp,
