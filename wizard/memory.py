@@ -959,8 +959,12 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     # The draft's own embedding and head, counted in the static pool, are free again once the
     # draft's pool is allocated: room outside the pool for what runs after (graphs, activations).
     headroom = reserve_gib + placeholder_gib - need_gib
-    # Below this the process cannot even start: everything allocated before it serves.
-    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft + draft_kv_gib + aiter_gib
+    # Below this the process cannot even start: everything allocated before it serves. A draft
+    # loaded after the pool is sized holds its own embedding and head while its KV pool is
+    # allocated (the draft `TpModelWorker` is built before `init_lm_head` swaps them: 0.5.11
+    # `eagle_worker.py` / `eagle_worker_v2.py` `__init__`).
+    outside_draft_peak = outside_draft + (own_head_gib if outside_draft else 0.0)
+    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft_peak + draft_kv_gib + aiter_gib
 
     # --- hierarchical cache: a host copy of the KV pool --------------------------------------
     # SGLang's `mem_cache/memory_pool_host.py` `HostKVCache.__init__`: `hicache_size` GB per
@@ -1006,7 +1010,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"{minimum_gib:.1f} GiB (attention workspace"
             + (f" incl. aiter's {aiter_gib:.1f}" if aiter_gib else "")
             + f", req-to-token table {req_to_token_gib:.2f}"
-            + (f", draft weights {outside_draft:.1f}" if outside_draft else "")
+            + (f", draft weights as loaded {outside_draft_peak:.1f}" if outside_draft else "")
             + (f", draft KV {draft_kv_gib:.1f}" if draft_kv_gib else "")
             + ")"
         )
@@ -1576,6 +1580,12 @@ def _candidates(
                 break
     if plan.headroom_gib < TIGHT_HEADROOM_GIB and plan.static_pool_gib > plan.weights_gib:
         deficit = TIGHT_HEADROOM_GIB - plan.headroom_gib + 1.0
+        if not plan.draft_in_static_pool:
+            # A draft loaded outside the pool first needs room for itself as loaded (its own
+            # embedding and head included) beside its KV pool and the request table.
+            start = (plan.workspace_gib + plan.req_to_token_gib + plan.draft_loaded_gib
+                     + plan.draft_kv_gib)
+            deficit = max(deficit, start - plan.reserve_gib + 1.0)
         lower = round(plan.mem_fraction_static - deficit / total, 2)
         if plan.weights_gib + 1 < lower * total:
             out.append(

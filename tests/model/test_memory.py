@@ -383,3 +383,27 @@ def test_a_plan_without_kv_room_names_the_draft_copies(tmp_path: Path) -> None:
                                     mem_fraction=0.6, sglang_version="0.5.23"))
     assert plan.verdict == "will_not_fit" and plan.draft_placeholder_gib > 2
     assert "draft's own embedding and head" in plan.summary()
+
+
+def test_a_draft_loaded_after_the_pool_needs_room_for_its_own_head_to_start(tmp_path: Path) -> None:
+    """Before 0.5.14 the draft loads after the KV cache is sized, outside the pool, and allocates
+    its KV pool before `init_lm_head` gives up its own embedding and head: the room outside the
+    pool must hold them then, or the start fails (a reserve between the two sums will not fit)."""
+    target = _facts(fam.qwen36_27b, tmp_path)
+
+    def plan_at(fraction: float):
+        return plan_memory(MemoryInputs(
+            target, A6000, 2, 2, algorithm="NEXTN", num_draft_tokens=2, mem_fraction=fraction,
+            context_length=4096, max_running_requests=8, sglang_version="0.5.11",
+        ))
+
+    plan = plan_at(0.9)
+    own = plan.draft_loaded_gib - plan.draft_weights_gib
+    assert own == pytest.approx(2 * 124_160 * 5_120 * 2 / GIB)
+    for _ in range(3):  # the draft KV follows the pool: settle the fraction on the boundary
+        without = plan.workspace_gib + plan.req_to_token_gib + plan.draft_weights_gib + plan.draft_kv_gib
+        fraction = 1 - (without + own / 2) / plan.free_before_load_gib
+        plan = plan_at(fraction)
+    assert without < plan.reserve_gib < without + own
+    assert plan.verdict == "will_not_fit"
+    assert any("draft weights as loaded" in r for r in plan.reasons)
