@@ -961,8 +961,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     headroom = reserve_gib + placeholder_gib - need_gib
     # Below this the process cannot even start: everything allocated before it serves. A draft
     # loaded after the pool is sized holds its own embedding and head while its KV pool is
-    # allocated (the draft `TpModelWorker` is built before `init_lm_head` swaps them: 0.5.11
-    # `eagle_worker.py` / `eagle_worker_v2.py` `__init__`).
+    # allocated (the draft `TpModelWorker` is built before `init_lm_head` swaps them in the
+    # `__init__` of `eagle_worker.py` / `eagle_worker_v2.py`; see docs/inspect.md).
     outside_draft_peak = outside_draft + (own_head_gib if outside_draft else 0.0)
     minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft_peak + draft_kv_gib + aiter_gib
 
