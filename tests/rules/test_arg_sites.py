@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from wizard.api import check_argv, check_profile
+from wizard.api import apply_fix, check_argv, check_profile
 from wizard.profile import load_profile
 from wizard.rules.arg_sites import GENERIC, compile_condition
 from wizard.rules.engine import first_sglang_error
+from wizard.sglang.parse import parse_command
 from wizard.sglang.releases import load_release, release_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,6 +116,39 @@ def test_the_fix_drops_the_flag_from_extra_args() -> None:
         ["Drop --kv-canary-sweep-interval from extra args"]]
     fixed = profile.with_edits(generic[0].fixes[0].edits)
     assert fixed.extra_args == ["--kv-canary-sweep-interval", "5"]
+
+
+def test_the_fix_drops_the_flag_from_a_command() -> None:
+    """`check -- COMMAND`: a site's flag that no profile field holds gets a drop fix too; its edit
+    is the `extra_args` of the profile `import` makes of the command, and applying it (to that
+    profile, or as the command without the flag) removes the finding and only that one."""
+    argv = [*M, "--tp", "2", "--kv-canary-sweep-interval", "5", "--enable-ssl-refresh"]
+    report = check_argv(argv, sglang_version="0.5.15", gpu="H100")
+    generic = [f for f in report.findings if f.rule == GENERIC.id]
+    assert [[fix.label for fix in f.fixes] for f in generic] == [
+        ["Drop --enable-ssl-refresh from the command"],
+        ["Drop --kv-canary-sweep-interval from the command"]]
+    imported = parse_command(argv, "0.5.15").profile
+    assert imported.extra_args == argv[4:]
+    for finding in generic:
+        fixed = apply_fix(imported, finding.fixes[0])
+        after = check_profile(fixed, gpu="H100")
+        messages = {f.message for f in after.findings if f.rule == GENERIC.id}
+        assert finding.message not in messages and len(messages) == 1
+        rest = check_argv([*argv[:4], *fixed.extra_args], sglang_version="0.5.15", gpu="H100")
+        assert finding.message not in {f.message for f in rest.findings}
+
+
+def test_a_command_drop_is_offered_only_when_it_removes_the_finding() -> None:
+    """A flag of the site whose default still makes it hold is not offered: 0.5.15's
+    `--enable-ssl-refresh` check reads the certificate flags too, and dropping a typed
+    `--ssl-keyfile` leaves that refusal (it does remove the keyfile's own, earlier one)."""
+    argv = [*M, "--enable-ssl-refresh", "--ssl-keyfile", "k.pem"]
+    report = check_argv(argv, sglang_version="0.5.15", gpu="H100")
+    generic = [f for f in report.findings if f.rule == GENERIC.id]
+    assert [(f.message[:30], [fix.label for fix in f.fixes]) for f in generic] == [
+        ("--ssl-keyfile requires --ssl-c", ["Drop --ssl-keyfile from the command"]),
+        ("--enable-ssl-refresh requires ", ["Drop --enable-ssl-refresh from the command"])]
 
 
 def test_a_resolved_field_is_read_as_sglang_resolves_it() -> None:
