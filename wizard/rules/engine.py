@@ -163,15 +163,17 @@ def evaluate(ctx: Ctx) -> Report:
     due: dict[int, list[int]] = {}
     for index in holding:
         due.setdefault(placed.before[index], []).append(index)
+    replayed: dict[str, Any] = {}  # the release's replayed writes of fields not resolved here
     for position, step in enumerate(steps):
         for index in due.get(position, ()):
             order += 1
             findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
                                            canonical_dest))
         if placed.late[position]:  # sites over fields SGLang has resolved by this step
-            for index in placed.late_holding(position, ctx, a, platforms):
+            for index in placed.late_holding(position, ctx, a, platforms, replayed):
                 order += 1
-                findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
+                findings.append(g.site_finding(placed.compiled.sites[index], ctx,
+                                               g.with_replayed(a, replayed), order,
                                                canonical_dest))
         order += 1
         try:
@@ -188,9 +190,13 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
-    for index in (*due.get(len(steps), ()), *placed.late_holding(len(steps), ctx, a, platforms)):
+    for index in due.get(len(steps), ()):
         order += 1
         findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest))
+    for index in placed.late_holding(len(steps), ctx, a, platforms, replayed):
+        order += 1
+        findings.append(g.site_finding(placed.compiled.sites[index], ctx,
+                                       g.with_replayed(a, replayed), order, canonical_dest))
     for rule in runtime:
         order += 1
         try:
