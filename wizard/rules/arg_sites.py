@@ -22,6 +22,7 @@ from wizard.rules.report import Finding, Fix, SglangRaise
 from wizard.sglang.fields import BY_DEST
 
 if TYPE_CHECKING:
+    from wizard.gpus import GpuKind
     from wizard.sglang.releases import Release
 
 PLATFORM_PROBES: frozenset[str] = frozenset({
@@ -51,7 +52,11 @@ _PLATFORMS: dict[str, frozenset[str]] = {}
 
 def platforms_of(ctx: Ctx) -> frozenset[str]:
     """The platform probes that answer True on the launch's GPU kind."""
-    gpu = ctx.gpu
+    return platforms_for(ctx.gpu)
+
+
+def platforms_for(gpu: GpuKind) -> frozenset[str]:
+    """The platform probes that answer True on a GPU kind."""
     cached = _PLATFORMS.get(gpu.name)
     if cached is not None:
         return cached
@@ -366,24 +371,31 @@ class Placed:
         if replayed is None:
             replayed = {}
         merged: Mapping[str, Any] = {**values, **replayed} if replayed else values
+        unknown = {k for k, v in replayed.items() if v is _UNKNOWN} if replayed else set()
         arch = ctx.arch
         sites = self.compiled.sites
         for _seq, index, write in items:
             if write is not None:
-                if any(replayed.get(name) is _UNKNOWN for name in write.flags):
-                    replayed[write.field] = _UNKNOWN
+                if unknown and not unknown.isdisjoint(write.flags):
+                    new: Any = _UNKNOWN
                 else:
                     try:
-                        if write.test(merged, platforms):
-                            replayed[write.field] = write.value(merged, platforms)
+                        if not write.test(merged, platforms):
+                            continue
+                        new = write.value(merged, platforms)
                     except _CAUGHT:
-                        replayed[write.field] = _UNKNOWN
+                        new = _UNKNOWN
+                replayed[write.field] = new
+                if new is _UNKNOWN:
+                    unknown.add(write.field)
+                else:
+                    unknown.discard(write.field)
                 merged = {**values, **replayed}
                 continue
             site = sites[index]
             if site.unknown_archs and (arch is None or arch in site.unknown_archs):
                 continue
-            if replayed and any(replayed.get(name) is _UNKNOWN for name in site.flags):
+            if unknown and not unknown.isdisjoint(site.flags):
                 continue
             try:
                 if self.compiled.late[index](merged, platforms):

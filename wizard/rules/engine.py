@@ -110,6 +110,11 @@ def _placed(release: Release) -> g.Placed:
     return placed
 
 
+def compiled_sites(release: Release) -> tuple[g.GenericSite, ...]:
+    """The release's R-ARG-SITE sites as the engine evaluates them."""
+    return _placed(release).compiled.sites
+
+
 def rules_in(release: Release) -> tuple[Rule, ...]:
     """Every rule the engine evaluates for `release` (context, resolution order, runtime)."""
     context, order, runtime = _steps(release)
