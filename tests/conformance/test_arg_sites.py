@@ -77,6 +77,10 @@ class ServerArgs:
             raise ValueError("c needs a kind")
         self._check_twice()
         run_post_process_pass(self, _mode_pass)
+        if self.count > 1 and self.offload:
+            self.items = [str(n) for n in range(self.count)]
+        if self.items and self.enable_b and self.kind == "log":
+            raise ValueError("b cannot take items")
         if self.mode == "decode" and self.enable_b and self.size is None:
             raise ValueError("b cannot decode")
 
@@ -140,16 +144,20 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
             [(s["seq"], 0, s, compile_condition(s["condition"], s["defaults"]), None)
              for s in sites]
             + [(w["seq"], 1, w, compile_condition(w["condition"], w["defaults"]),
-                compile_condition(w["value"], w["defaults"], value=True)) for w in writes],
+                None if w["value"] is None
+                else compile_condition(w["value"], w["defaults"], value=True)) for w in writes],
             key=lambda t: (t[0], t[1]))
     now = dict(values)
     abstained: set[str] = set()
     for _seq, kind, entry, test, value in _COMPILED[key]:
         if kind == 1:
-            if test(now, frozenset()):
-                now[entry["field"]] = value(now, frozenset())
+            if any(now.get(n) is _UNKNOWN for n in entry["defaults"]):
+                now[entry["field"]] = _UNKNOWN
+            elif test(now, frozenset()):
+                now[entry["field"]] = _UNKNOWN if value is None else value(now, frozenset())
             continue
-        if arch in entry.get("unknown_archs", ()):
+        if arch in entry.get("unknown_archs", ()) or any(
+                now.get(n) is _UNKNOWN for n in entry["defaults"]):
             abstained.add(entry["where"])
             continue
         if test(now, frozenset()):
@@ -158,6 +166,7 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
 
 
 _COMPILED: dict[tuple[int, int], list[Any]] = {}
+_UNKNOWN = object()
 
 
 def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path) -> None:
@@ -168,13 +177,14 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
     assert sorted(messages.values()) == sorted([
         "--enable-x requires --cert and --key.", "offload needs decode, got {mode}",
         "size must be 1 or 2", "count needs kind", "c needs a mode", "page was rewritten",
-        "c needs a kind", "size 3 cannot offload", "b cannot decode"])
+        "c needs a kind", "size 3 cannot offload", "b cannot decode", "b cannot take items"])
     by_message = {messages[s["where"]]: s for s in sites}
     # the rewritten page and kind are replayed; kind also has an override for two architectures
     assert by_message["page was rewritten"]["resolved"] == ["page"]
     assert by_message["c needs a kind"]["unknown_archs"] == ["DeepseekV3ForCausalLM",
                                                             "KimiK2ForCausalLM"]
-    assert {w["field"] for w in extraction.writes} == {"page", "kind", "mode"}
+    assert {w["field"] for w in extraction.writes} == {"page", "kind", "mode", "items"}
+    assert [w["value"] for w in extraction.writes if w["field"] == "items"] == [None]
     # the post-process pass's local: `mode` as typed, "decode" when count > 1 and it was null
     assert by_message["b cannot decode"]["resolved"] == ["mode"]
     assert by_message["c needs a mode"]["resolved"] == ["mode"]

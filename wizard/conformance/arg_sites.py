@@ -100,6 +100,7 @@ class _Write:
     conds: list[_Cond] | None
     value: ast.expr | None
     archs: frozenset[str] | None = None
+    partial: bool = False  # `conds` is only the function's own part of the path (a later call)
 
 
 @dataclass
@@ -290,7 +291,8 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> Non
                for flag, log in walk.write_log.items()}
         for written in _written(fn.node, walk.flags):
             again = [_Write(written, walk.seq, fn, [c for c in w.conds or [] if c.fn is not None
-                                                    and c.fn.node is fn.node], None)
+                                                    and c.fn.node is fn.node], None,
+                            partial=True)
                      for w in own.get(written, [])]
             walk.write_log.setdefault(written, []).extend(
                 again or [_Write(written, walk.seq, fn, None, None)])
@@ -565,6 +567,8 @@ class _Reader:
             if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and \
                     isinstance(node.operand.value, int | float):
                 return ["const", -node.operand.value]
+        if isinstance(node, ast.IfExp):  # `"a" if x else "b"`
+            return ["ite", self.expr(node.test), self.expr(node.body), self.expr(node.orelse)]
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             return ["op", _ARITH[type(node.op)], self.expr(node.left), self.expr(node.right)]
         if isinstance(node, ast.BoolOp):
@@ -703,8 +707,9 @@ def _arch_scope(walk: _Walk, conds: list[_Cond]) -> frozenset[str] | None:
 
 def _replayable(walk: _Walk, name: str, seq: int) -> set[str]:
     """Make `name`, written before `seq`, readable there: every write before it must be one the
-    engine can replay (a plain write of a readable value under a readable path, kept in
-    `walk.replayed`) or one limited to some architectures (returned: a site reading the field
+    engine can replay (a write under a readable path, kept in `walk.replayed`: its value when
+    readable, else the field is unknown once the path holds) or one limited to some
+    architectures (returned: a site reading the field
     is not reported for those models, nor for a model whose architecture is unknown).
     Raises `Impure` otherwise."""
     archs: set[str] = set()
@@ -722,14 +727,12 @@ def _replayable(walk: _Walk, name: str, seq: int) -> set[str]:
             archs |= set(entry["archs"])
             continue
         try:
-            if write.value is None or write.conds is None:
+            if write.conds is None or write.partial:
                 raise Impure(f"{name} is written before")
             walk.replayed[key] = None
             inner: set[str] = set()
             condition, read, resolved = (_condition(walk, write.conds, inner) if write.conds
                                          else (["const", True], set(), set()))
-            reader = _Reader(walk, write.fn, write.seq)
-            value = reader.expr(write.value)
         except Impure as why:
             walk.replayed.pop(key, None)
             scope = _arch_scope(walk, write.conds) if write.conds else None
@@ -737,9 +740,17 @@ def _replayable(walk: _Walk, name: str, seq: int) -> set[str]:
                 raise Impure(f"{name} is written before ({str(why)[:60]})") from None
             archs |= scope
             continue
-        inner |= reader.archs
-        read |= reader.read
-        resolved |= reader.resolved
+        value: list[Any] | None = None  # a value it cannot read: unknown after the write
+        if write.value is not None:
+            reader = _Reader(walk, write.fn, write.seq)
+            try:
+                value = reader.expr(write.value)
+            except Impure:
+                pass
+            else:
+                inner |= reader.archs
+                read |= reader.read
+                resolved |= reader.resolved
         archs |= inner
         walk.replayed[key] = {
             "field": name, "seq": write.seq, "condition": condition, "value": value,

@@ -176,8 +176,9 @@ class GenericSite:
 
 @dataclass(frozen=True)
 class GenericWrite:
-    """A plain write of a field the engine does not resolve (`x.field = value` under a
-    readable path), replayed where it stands for the sites after it."""
+    """A write of a field the engine does not resolve (`x.field = value` under a readable
+    path), replayed where it stands for the sites after it (a value the data does not hold
+    makes the field unknown, and the sites reading it are not reported)."""
 
     field: str  # canonical name
     seq: int
@@ -245,8 +246,14 @@ def compile_writes(entries: Sequence[Mapping[str, Any]], canonical: Callable[[st
         out.append(GenericWrite(
             canonical(entry["field"]), int(entry["seq"]), tuple(keys.values()),
             compile_condition(entry["condition"], entry["defaults"], keys),
-            compile_condition(entry["value"], entry["defaults"], keys, value=True)))
+            compile_condition(entry["value"], entry["defaults"], keys, value=True)
+            if entry["value"] is not None else _unknown_value))
     return tuple(out)
+
+
+def _unknown_value(a: Mapping[str, Any], platforms: frozenset[str]) -> Any:
+    """The value of a write SGLang computes in a way the data does not hold: unknown."""
+    return _UNKNOWN
 
 
 def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callable[[str], str],
