@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -587,54 +587,32 @@ def check_argv(
         typed, sglang_version=sglang_version, env=env, gpu=gpu, gpus=gpus, paths_local=paths_local
     )
     if command_fixes and any(f.rule == GENERIC.id for f in report.findings):
-        report = _with_command_drops(report, list(argv), version, typed, gpu_kind,
-                                     lambda rest: check_argv(
-            rest, sglang_version=sglang_version, env=env, gpu=gpu, gpus=gpus,
-            paths_local=paths_local, command_fixes=False))
+        report = _with_command_drops(report, list(argv), version)
     return report
 
 
-def _with_command_drops(report: Report, argv: list[str], version: str,
-                        values: Mapping[str, Any], gpu_kind: GpuKind,
-                        recheck: Callable[[list[str]], Report]) -> Report:
+def _with_command_drops(report: Report, argv: list[str], version: str) -> Report:
     """R-ARG-SITE findings of a command get a fix per flag of their site typed on it that no
     profile field holds (a field's flag has its `Unset` fix already): drop it. The edit is the
     one a profile imported from the command takes (`import`: such flags go to `extra_args`, in
-    order, as typed). Kept only when the finding is then gone: for a site over flags as typed,
-    when the site's condition no longer holds with the flag at its default (`culprits`, exact
-    there); for a site over resolved fields, when the command without the flag, checked again,
-    no longer has it."""
+    order, as typed). Offered for the site's culprits (`Report.site_culprits`): the flags whose
+    default makes its condition fail on the values SGLang has at the site, so the command
+    without the flag no longer has the finding."""
     from dataclasses import replace
 
-    from wizard.rules.arg_sites import culprits, platforms_for
-    from wizard.rules.engine import compiled_sites
-
-    release = load_release(version)
-    sites = {site.where: site for site in compiled_sites(release)}
-    platforms = platforms_for(gpu_kind)
     groups = group_pieces(load_table(version), argv)
     extra = [index for index, (match, _) in enumerate(groups) if match is not None and not (
         (spec := BY_DEST.get(canonical_dest(match.action.server_field))) is not None
         and spec.dest_for(version) == match.action.server_field)]
     findings = []
     for finding in report.findings:
-        site = next((s for s in release.generic_sites if finding.rule == GENERIC.id
-                     and finding.sglang is not None and s["where"] == finding.sglang.where), None)
-        if site is not None:
+        where = finding.sglang.where if finding.sglang is not None else None
+        if finding.rule == GENERIC.id and where in report.site_culprits:
+            culprits = set(report.site_culprits[where])
             drops = []
-            compiled = sites[site["where"]]
-            typed_culprits = None if compiled.resolved else set(
-                culprits(compiled, values, platforms))
             for index in extra:
                 match, _pieces = groups[index]
-                if match is None or match.action.server_field not in site["defaults"]:
-                    continue
-                if typed_culprits is not None:
-                    if canonical_dest(match.action.server_field) not in typed_culprits:
-                        continue
-                elif any(f.rule == finding.rule and f.message == finding.message
-                         for f in recheck([p for i, (_, ps) in enumerate(groups) if i != index
-                                           for p in ps]).findings):
+                if match is None or canonical_dest(match.action.server_field) not in culprits:
                     continue
                 rest = [p for i in extra if i != index for p in groups[i][1]]
                 drops.append(Fix(f"Drop {match.option} from the command", {"extra_args": rest}))

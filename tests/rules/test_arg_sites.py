@@ -169,3 +169,37 @@ def test_a_resolved_field_is_read_as_sglang_resolves_it() -> None:
     clean = check_argv([*base, "--chunked-prefill-size", "-1", "--disable-overlap-schedule"],
                        sglang_version="0.5.4.post3", gpu="H100", gpus=1)
     assert not [f for f in clean.findings if f.rule == GENERIC.id]
+
+
+@pytest.mark.parametrize(("version", "argv", "where"), [
+    # the attention CP size as typed (only DeepSeek's overrides rewrite it): 0.5.23 refuses it
+    # at parallel_hook.py:159 (real 0.5.23, L4 x4, seed 31203 case w00069)
+    ("0.5.23", ["--tp", "4", "--attn-cp-size", "1024"], "arg_groups/parallel_hook.py:159"),
+    # the same check in 0.5.11's monolith (real 0.5.11, A100-40GB, seed 5120612 case w00000)
+    ("0.5.11", ["--attention-context-parallel-size", "1024"], "server_args.py:2894"),
+    # the lp dispatch needs an a2a backend: moe_a2a_backend replayed (none) on 0.5.23 (real
+    # 0.5.23, L40S x2, seed 5120601 case w00134)
+    ("0.5.23", ["--tp-size", "2", "--ep-dispatch-algorithm", "lp", "--enable-eplb"],
+     "arg_groups/parallel_hook.py:783"),
+    # a function called from two places, read at its first call (real 0.5.23, A10G x8, seed
+    # 5120601 case w00066)
+    ("0.5.23", ["--tp", "8", "--prefill-only-disable-kv-cache"],
+     "arg_groups/kv_cache_hook.py:880"),
+])
+def test_sites_after_rewrites_fire_and_their_drops_remove_them(
+        models: dict[str, str], version: str, argv: list[str], where: str) -> None:
+    """Sites reading a field SGLang rewrites first are read on the replayed values; a command's
+    drop fixes each remove their finding (the command without the flag checked again)."""
+    command = ["--model-path", models["llama"], *argv]
+    report = check_argv(command, sglang_version=version, gpu="H100", gpus=8)
+    first = first_sglang_error(report)
+    assert first is not None and first.rule == GENERIC.id
+    assert first.sglang is not None and first.sglang.where == f"sglang/srt/{where}"
+    for finding in (f for f in report.findings if f.rule == GENERIC.id):
+        for fix in finding.fixes:
+            assert fix.label.startswith("Drop ") and fix.label.endswith(" from the command")
+            at = command.index(fix.label.split()[1])
+            width = 1 if at + 1 == len(command) or command[at + 1].startswith("--") else 2
+            rest = command[:at] + command[at + width:]
+            after = check_argv(rest, sglang_version=version, gpu="H100", gpus=8)
+            assert finding.message not in {f.message for f in after.findings}, (fix.label, rest)

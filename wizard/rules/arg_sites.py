@@ -304,11 +304,15 @@ def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str])
     return out
 
 
-def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any]) -> list[Fix]:
+def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any],
+           sink: dict[str, tuple[str, ...]] | None = None) -> list[Fix]:
     """Unset each culprit flag that has a profile field (flags typed in extra args get their
-    drop fix in `wizard.api`, which knows the extra args)."""
+    drop fix in `wizard.api`, which knows the extra args; `sink` gets the culprits for it)."""
     out = []
-    for name in culprits(site, a, platforms_of(ctx)):
+    found = culprits(site, a, platforms_of(ctx))
+    if sink is not None:
+        sink[site.where] = tuple(found)
+    for name in found:
         spec = BY_DEST.get(name)
         if spec is not None and ctx.typed.get(name) is not None:
             out.append(Fix(f"Unset {_option(name)}", {spec.path: None}))
@@ -332,8 +336,10 @@ GENERIC = Rule(
 
 
 def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
-                 canonical: Callable[[str], str]) -> Finding:
-    """The finding of a holding site: SGLang's exception, words and `file:line`."""
+                 canonical: Callable[[str], str],
+                 sink: dict[str, tuple[str, ...]] | None = None) -> Finding:
+    """The finding of a holding site: SGLang's exception, words and `file:line` (`sink`: its
+    culprit flags by `file:line`)."""
     message = site_message(site, a, canonical)
     flags = ", ".join(_option(n) for n in site.flags)
     stage: Any = site.stage
@@ -346,7 +352,7 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
         fields=GENERIC.fields,
         sglang=SglangRaise(stage, site.exception, site.where, site.bare,
                            site.source if site.bare else message),
-        fixes=tuple(_fixes(site, ctx, a)),
+        fixes=tuple(_fixes(site, ctx, a, sink)),
         order=order,
     )
 

@@ -169,17 +169,18 @@ def evaluate(ctx: Ctx) -> Report:
     for index in holding:
         due.setdefault(placed.before[index], []).append(index)
     replayed: dict[str, Any] = {}  # the release's replayed writes of fields not resolved here
+    culprits: dict[str, tuple[str, ...]] = {}  # R-ARG-SITE: the flags a drop fix may drop
     for position, step in enumerate(steps):
         for index in due.get(position, ()):
             order += 1
             findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
-                                           canonical_dest))
+                                           canonical_dest, culprits))
         if placed.late[position]:  # sites over fields SGLang has resolved by this step
             for index in placed.late_holding(position, ctx, a, platforms, replayed):
                 order += 1
                 findings.append(g.site_finding(placed.compiled.sites[index], ctx,
                                                g.with_replayed(a, replayed), order,
-                                               canonical_dest))
+                                               canonical_dest, culprits))
         order += 1
         try:
             if not isinstance(step, Rule):
@@ -197,11 +198,13 @@ def evaluate(ctx: Ctx) -> Report:
             findings.append(_internal(step, ctx, exc, order))
     for index in due.get(len(steps), ()):
         order += 1
-        findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest))
+        findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest,
+                                       culprits))
     for index in placed.late_holding(len(steps), ctx, a, platforms, replayed):
         order += 1
         findings.append(g.site_finding(placed.compiled.sites[index], ctx,
-                                       g.with_replayed(a, replayed), order, canonical_dest))
+                                       g.with_replayed(a, replayed), order, canonical_dest,
+                                       culprits))
     for rule in runtime:
         order += 1
         try:
@@ -226,6 +229,7 @@ def evaluate(ctx: Ctx) -> Report:
         memory_plan=memory_plan(ctx, a),
         model_source=ctx.facts.source if ctx.facts is not None else None,
         depends_on=depends_on(ctx, effective),
+        site_culprits=culprits,
     )
 
 
