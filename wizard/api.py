@@ -572,8 +572,10 @@ def check_argv(
     gpu: str | None = None,
     gpus: int | None = None,
     paths_local: bool = True,
+    command_fixes: bool = True,
 ) -> Report:
-    """Check the flags after `python -m sglang.launch_server`, exactly as typed for that version."""
+    """Check the flags after `python -m sglang.launch_server`, exactly as typed for that version.
+    (`command_fixes`: R-ARG-SITE findings get their drop-the-flag fixes, each verified.)"""
     version, _ = resolve_version(sglang_version)
     gpu_kind, _assumed = _gpu_for(gpu)
     try:
@@ -582,9 +584,42 @@ def check_argv(
         finding = _argparse_finding(exc)
         return Report(sglang_version, version, gpu_kind.name, (finding,), {}, {})
     typed = {canonical_dest(k): v for k, v in vars(namespace).items()}
-    return check_typed(
+    report = check_typed(
         typed, sglang_version=sglang_version, env=env, gpu=gpu, gpus=gpus, paths_local=paths_local
     )
+    if command_fixes and any(f.rule == GENERIC.id for f in report.findings):
+        report = _with_command_drops(report, list(argv), version)
+    return report
+
+
+def _with_command_drops(report: Report, argv: list[str], version: str) -> Report:
+    """R-ARG-SITE findings of a command get a fix per flag of their site typed on it that no
+    profile field holds (a field's flag has its `Unset` fix already): drop it. The edit is the
+    one a profile imported from the command takes (`import`: such flags go to `extra_args`, in
+    order, as typed). Offered for the site's culprits (`Report.site_culprits`): the flags whose
+    default makes its condition fail on the values SGLang has at the site, so the command
+    without the flag no longer has the finding."""
+    from dataclasses import replace
+
+    groups = group_pieces(load_table(version), argv)
+    extra = [index for index, (match, _) in enumerate(groups) if match is not None and not (
+        (spec := BY_DEST.get(canonical_dest(match.action.server_field))) is not None
+        and spec.dest_for(version) == match.action.server_field)]
+    findings = []
+    for finding in report.findings:
+        where = finding.sglang.where if finding.sglang is not None else None
+        if finding.rule == GENERIC.id and where in report.site_culprits:
+            culprits = set(report.site_culprits[where])
+            drops = []
+            for index in extra:
+                match, _pieces = groups[index]
+                if match is None or canonical_dest(match.action.server_field) not in culprits:
+                    continue
+                rest = [p for i in extra if i != index for p in groups[i][1]]
+                drops.append(Fix(f"Drop {match.option} from the command", {"extra_args": rest}))
+            finding = replace(finding, fixes=(*finding.fixes, *drops))
+        findings.append(finding)
+    return replace(report, findings=tuple(findings))
 
 
 def report_json(report: Report, case_id: Any = None) -> dict[str, Any]:

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from wizard.api import check_argv, check_profile
+from wizard.api import apply_fix, check_argv, check_profile
 from wizard.profile import load_profile
 from wizard.rules.arg_sites import GENERIC, compile_condition
 from wizard.rules.engine import first_sglang_error
+from wizard.sglang.parse import parse_command
 from wizard.sglang.releases import load_release, release_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,6 +118,39 @@ def test_the_fix_drops_the_flag_from_extra_args() -> None:
     assert fixed.extra_args == ["--kv-canary-sweep-interval", "5"]
 
 
+def test_the_fix_drops_the_flag_from_a_command() -> None:
+    """`check -- COMMAND`: a site's flag that no profile field holds gets a drop fix too; its edit
+    is the `extra_args` of the profile `import` makes of the command, and applying it (to that
+    profile, or as the command without the flag) removes the finding and only that one."""
+    argv = [*M, "--tp", "2", "--kv-canary-sweep-interval", "5", "--enable-ssl-refresh"]
+    report = check_argv(argv, sglang_version="0.5.15", gpu="H100")
+    generic = [f for f in report.findings if f.rule == GENERIC.id]
+    assert [[fix.label for fix in f.fixes] for f in generic] == [
+        ["Drop --enable-ssl-refresh from the command"],
+        ["Drop --kv-canary-sweep-interval from the command"]]
+    imported = parse_command(argv, "0.5.15").profile
+    assert imported.extra_args == argv[4:]
+    for finding in generic:
+        fixed = apply_fix(imported, finding.fixes[0])
+        after = check_profile(fixed, gpu="H100")
+        messages = {f.message for f in after.findings if f.rule == GENERIC.id}
+        assert finding.message not in messages and len(messages) == 1
+        rest = check_argv([*argv[:4], *fixed.extra_args], sglang_version="0.5.15", gpu="H100")
+        assert finding.message not in {f.message for f in rest.findings}
+
+
+def test_a_command_drop_is_offered_only_when_it_removes_the_finding() -> None:
+    """A flag of the site whose default still makes it hold is not offered: 0.5.15's
+    `--enable-ssl-refresh` check reads the certificate flags too, and dropping a typed
+    `--ssl-keyfile` leaves that refusal (it does remove the keyfile's own, earlier one)."""
+    argv = [*M, "--enable-ssl-refresh", "--ssl-keyfile", "k.pem"]
+    report = check_argv(argv, sglang_version="0.5.15", gpu="H100")
+    generic = [f for f in report.findings if f.rule == GENERIC.id]
+    assert [(f.message[:30], [fix.label for fix in f.fixes]) for f in generic] == [
+        ("--ssl-keyfile requires --ssl-c", ["Drop --ssl-keyfile from the command"]),
+        ("--enable-ssl-refresh requires ", ["Drop --enable-ssl-refresh from the command"])]
+
+
 def test_a_resolved_field_is_read_as_sglang_resolves_it() -> None:
     """0.5.4.post3's PD-multiplexing asserts run in check_server_args, after SGLang set the
     chunked prefill size from GPU memory: untyped, it is not -1, so the chunked-prefill assert
@@ -135,3 +169,37 @@ def test_a_resolved_field_is_read_as_sglang_resolves_it() -> None:
     clean = check_argv([*base, "--chunked-prefill-size", "-1", "--disable-overlap-schedule"],
                        sglang_version="0.5.4.post3", gpu="H100", gpus=1)
     assert not [f for f in clean.findings if f.rule == GENERIC.id]
+
+
+@pytest.mark.parametrize(("version", "argv", "where"), [
+    # the attention CP size as typed (only DeepSeek's overrides rewrite it): 0.5.23 refuses it
+    # at parallel_hook.py:159 (real 0.5.23, L4 x4, seed 31203 case w00069)
+    ("0.5.23", ["--tp", "4", "--attn-cp-size", "1024"], "arg_groups/parallel_hook.py:159"),
+    # the same check in 0.5.11's monolith (real 0.5.11, A100-40GB, seed 5120612 case w00000)
+    ("0.5.11", ["--attention-context-parallel-size", "1024"], "server_args.py:2894"),
+    # the lp dispatch needs an a2a backend: moe_a2a_backend replayed (none) on 0.5.23 (real
+    # 0.5.23, L40S x2, seed 5120601 case w00134)
+    ("0.5.23", ["--tp-size", "2", "--ep-dispatch-algorithm", "lp", "--enable-eplb"],
+     "arg_groups/parallel_hook.py:783"),
+    # a function called from two places, read at its first call (real 0.5.23, A10G x8, seed
+    # 5120601 case w00066)
+    ("0.5.23", ["--tp", "8", "--prefill-only-disable-kv-cache"],
+     "arg_groups/kv_cache_hook.py:880"),
+])
+def test_sites_after_rewrites_fire_and_their_drops_remove_them(
+        models: dict[str, str], version: str, argv: list[str], where: str) -> None:
+    """Sites reading a field SGLang rewrites first are read on the replayed values; a command's
+    drop fixes each remove their finding (the command without the flag checked again)."""
+    command = ["--model-path", models["llama"], *argv]
+    report = check_argv(command, sglang_version=version, gpu="H100", gpus=8)
+    first = first_sglang_error(report)
+    assert first is not None and first.rule == GENERIC.id
+    assert first.sglang is not None and first.sglang.where == f"sglang/srt/{where}"
+    for finding in (f for f in report.findings if f.rule == GENERIC.id):
+        for fix in finding.fixes:
+            assert fix.label.startswith("Drop ") and fix.label.endswith(" from the command")
+            at = command.index(fix.label.split()[1])
+            width = 1 if at + 1 == len(command) or command[at + 1].startswith("--") else 2
+            rest = command[:at] + command[at + width:]
+            after = check_argv(rest, sglang_version=version, gpu="H100", gpus=8)
+            assert finding.message not in {f.message for f in after.findings}, (fix.label, rest)

@@ -38,7 +38,7 @@ from typing import Any
 
 from wizard.conformance.locate import SourceTree, _assert_line
 from wizard.rules.arg_sites import PLATFORM_PROBES, RESOLVED_FIELDS, compile_condition
-from wizard.sglang.fields import canonical_dest
+from wizard.sglang.fields import SERVER_ARGS_FIELDS, canonical_dest
 
 RECEIVERS = frozenset({"self", "cfg", "server_args", "args", "sa", "view"})
 STR_METHODS = frozenset({"lower", "upper", "strip"})
@@ -89,6 +89,21 @@ class _Site:
 
 
 @dataclass
+class _Write:
+    """One write of a flag on the launch path: `value` None when it is not a plain
+    `x.flag = <expr>` / `declare_resolution(x, ..., flag=<expr>)` / `setattr(x, "flag", <expr>)`;
+    `archs`: the architectures a model-override registry runs it for (`@_register_for(...)`)."""
+
+    flag: str
+    seq: int
+    fn: _Fn | None
+    conds: list[_Cond] | None
+    value: ast.expr | None
+    archs: frozenset[str] | None = None
+    partial: bool = False  # `conds` is only the function's own part of the path (a later call)
+
+
+@dataclass
 class _Walk:
     tree: SourceTree
     flags: frozenset[str]
@@ -99,6 +114,9 @@ class _Walk:
     active: set[int] = field(default_factory=set)
     sites: list[_Site] = field(default_factory=list)
     writes: dict[str, int] = field(default_factory=dict)  # flag -> first seq written
+    write_log: dict[str, list[_Write]] = field(default_factory=dict)  # flag -> every write
+    # (flag, seq) of a write replayed for the sites after it -> its entry of `generic_writes`
+    replayed: dict[tuple[str, int], dict[str, Any] | None] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)  # file:line of a statement -> its seq
     # (function, local name) -> (value, seq): a local bound once, at the function's top level
     bindings: dict[tuple[int, str], tuple[ast.expr, int]] = field(default_factory=dict)
@@ -154,6 +172,83 @@ def _written(node: ast.AST, flags: frozenset[str]) -> set[str]:
     return out & flags
 
 
+def _write_values(stmt: ast.stmt, flags: frozenset[str]) -> dict[str, ast.expr | None]:
+    """The value expression of each flag a simple statement writes in a plain form (None for
+    a flag it writes otherwise, or more than once)."""
+    if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor | ast.With | ast.AsyncWith
+                  | ast.Try | ast.Match) or type(stmt).__name__ == "TryStar":
+        return {}
+    found: dict[str, list[ast.expr]] = {}
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Attribute)
+            and isinstance(stmt.targets[0].value, ast.Name)
+            and stmt.targets[0].value.id in RECEIVERS):
+        found.setdefault(stmt.targets[0].attr, []).append(stmt.value)
+    elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+          and isinstance(stmt.targets[0], ast.Subscript)
+          and isinstance(stmt.targets[0].value, ast.Name)
+          and isinstance(stmt.targets[0].slice, ast.Constant)):
+        # `overrides["flag"] = value`: the hooks' dicts of declarations (`declare_resolution(
+        # server_args, source, **overrides)`)
+        found.setdefault(str(stmt.targets[0].slice.value), []).append(stmt.value)
+    elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Dict):
+        # a post-process pass's `return {"flag": value}` (applied by `run_post_process_pass`)
+        for key, item in zip(stmt.value.keys, stmt.value.values, strict=True):
+            if isinstance(key, ast.Constant):
+                found.setdefault(str(key.value), []).append(item)
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else (
+            call.func.id if isinstance(call.func, ast.Name) else "")
+        if name == "declare_resolution" and call.args and isinstance(call.args[0], ast.Name) \
+                and call.args[0].id in RECEIVERS:
+            for k in call.keywords:
+                if k.arg is not None:
+                    found.setdefault(k.arg, []).append(k.value)
+        elif (name == "setattr" and len(call.args) == 3 and isinstance(call.args[0], ast.Name)
+              and call.args[0].id in RECEIVERS and isinstance(call.args[1], ast.Constant)):
+            found.setdefault(str(call.args[1].value), []).append(call.args[2])
+    nested = sum(1 for n in ast.walk(stmt) if isinstance(n, ast.Call | ast.NamedExpr))
+    plain = nested <= (1 if isinstance(stmt, ast.Expr) else 0)  # no write hidden in a call
+    return {flag: (values[0] if plain and len(values) == 1 else None)
+            for flag, values in found.items() if flag in flags}
+
+
+def _cli_renames(fn: _Fn) -> set[str]:
+    """The fields `from_cli_args` only copies from their argparse dest (`args.ep_size =
+    args.expert_parallel_size`): the flag as typed, not a rewrite."""
+    if fn.node.name != "from_cli_args":
+        return set()
+    copies: set[str] = set()
+    other: set[str] = set()
+    for node in ast.walk(fn.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Attribute):
+            name = node.targets[0].attr
+            value = node.value
+            if isinstance(value, ast.Attribute) and SERVER_ARGS_FIELDS.get(value.attr) == name:
+                copies.add(name)
+            else:
+                other.add(name)
+    return copies - other
+
+
+def _registered_archs(fn: _Fn) -> frozenset[str] | None:
+    """The architectures of a model-override registry decorator (`@_register_for("A", "B")`,
+    `@register_model_override("A")`), None when the function has no such decorator."""
+    archs: set[str] = set()
+    for deco in fn.node.decorator_list:
+        if not isinstance(deco, ast.Call):
+            continue
+        name = deco.func.attr if isinstance(deco.func, ast.Attribute) else (
+            deco.func.id if isinstance(deco.func, ast.Name) else "")
+        if "register" not in name or deco.keywords or not deco.args or not all(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) for a in deco.args):
+            return None
+        archs.update(str(a.value) for a in deco.args)  # type: ignore[attr-defined]
+    return frozenset(archs) if archs else None
+
+
 def _calls(node: ast.AST) -> Iterator[ast.Call]:
     """Calls in an expression or simple statement, nested calls' arguments first."""
     found = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
@@ -189,6 +284,18 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> Non
         for site in walk.sites:
             if site.fn.node is fn.node:
                 site.multi = True
+        # the later call writes again, on the values of its own place: not replayed, but a
+        # write the function itself limits to some architectures is limited there too
+        own = {flag: [w for w in log if w.fn is not None and w.fn.node is fn.node
+                      and w.conds is not None and w.seq >= 0]
+               for flag, log in walk.write_log.items()}
+        for written in _written(fn.node, walk.flags):
+            again = [_Write(written, walk.seq, fn, [c for c in w.conds or [] if c.fn is not None
+                                                    and c.fn.node is fn.node], None,
+                            partial=True)
+                     for w in own.get(written, [])]
+            walk.write_log.setdefault(written, []).extend(
+                again or [_Write(written, walk.seq, fn, None, None)])
         return
     walk.visited[key] = 1
     walk.active.add(key)
@@ -238,8 +345,12 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         here = [*guard, *[_exit_cond(ex, seq, fn) for ex in exits], *path]
-        for flag in _written_head(stmt, walk.flags):
+        head_writes = _written_head(stmt, walk.flags)
+        values = _write_values(stmt, walk.flags) if head_writes else {}
+        for flag in head_writes:
             walk.writes.setdefault(flag, seq)
+            walk.write_log.setdefault(flag, []).append(
+                _Write(flag, seq, fn, here, values.get(flag)))
         if isinstance(stmt, ast.If):
             _visit_calls(walk, stmt.test, here, stage)
             test = _Cond(stmt.test, False, seq, fn)
@@ -341,6 +452,7 @@ def _written_head(stmt: ast.stmt, flags: frozenset[str]) -> set[str]:
 
 # ------------------------------------------------------------------------------- expressions
 
+_ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
         ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 
@@ -352,6 +464,7 @@ class _Reader:
         self.walk, self.fn, self.seq = walk, fn, seq
         self.read: set[str] = set()
         self.resolved: set[str] = set()
+        self.archs: set[str] = set()  # architectures whose overrides may write what it reads
 
     def flag(self, node: ast.Attribute) -> list[Any]:
         if not (isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
@@ -363,10 +476,56 @@ class _Reader:
         written = self.walk.writes.get(name)
         if written is not None and written < self.seq:
             if canonical_dest(name) not in RESOLVED_FIELDS:
-                raise Impure(f"{name} is written before")
-            self.resolved.add(name)  # a field the engine resolves: read where the site stands
+                self.archs |= _replayable(self.walk, name, self.seq)
+            self.resolved.add(name)  # resolved by the engine or replayed: read where it stands
         self.read.add(name)
         return ["flag", name]
+
+    def local(self, node: ast.Name) -> list[Any]:
+        """A local assigned at the function's top level and in top-level `if` blocks before the
+        read: `x = a` then `if c: x = b` reads as `b if c else a`."""
+        fn = self.fn
+        assert fn is not None
+        stores = [n for n in ast.walk(fn.node) if isinstance(n, ast.Name) and n.id == node.id
+                  and isinstance(n.ctx, ast.Store)]
+        tree: list[Any] | None = None
+        plain: set[int] = set()
+        for stmt in fn.node.body:
+            if stmt.lineno >= node.lineno:
+                break
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == node.id):
+                tree = self._at(stmt, stmt.value)
+                plain.add(id(stmt.targets[0]))
+            elif isinstance(stmt, ast.If) and not stmt.orelse and any(
+                    isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
+                    for n in ast.walk(stmt)):
+                last = stmt.body[-1] if stmt.body else None
+                if tree is None or not (isinstance(last, ast.Assign) and len(last.targets) == 1
+                                        and isinstance(last.targets[0], ast.Name)
+                                        and last.targets[0].id == node.id):
+                    raise Impure(f"{node.id} (assigned inside a block)")
+                inner = [n for n in ast.walk(stmt) if isinstance(n, ast.Name)
+                         and n.id == node.id and isinstance(n.ctx, ast.Store)]
+                if len(inner) != 1:
+                    raise Impure(f"{node.id} (assigned more than once in a block)")
+                plain.add(id(last.targets[0]))
+                tree = ["ite", self._at(stmt, stmt.test), self._at(last, last.value), tree]
+        if tree is None or any(id(n) not in plain for n in stores
+                               if n.lineno < node.lineno):
+            raise Impure(node.id)
+        return tree
+
+    def _at(self, stmt: ast.stmt, value: ast.expr) -> list[Any]:
+        """`value` read where `stmt` stands on the launch path."""
+        assert self.fn is not None
+        seq = self.walk.lines.get(f"{self.fn.path}:{stmt.lineno}", self.seq)
+        inner = _Reader(self.walk, self.fn, seq)
+        tree = inner.expr(value)
+        self.read |= inner.read
+        self.resolved |= inner.resolved
+        self.archs |= inner.archs
+        return tree
 
     def expr(self, node: ast.expr) -> list[Any]:
         if (isinstance(node, ast.Attribute) and node.attr in PLATFORM_PROBES
@@ -384,12 +543,13 @@ class _Reader:
                 constant = _module_constant(self.walk.tree, self.fn.path, node.id)
                 if constant is not None:  # `_METHODS = ("a", "b")` at the module's top level
                     return ["const", constant]
-                raise Impure(node.id)
+                return self.local(node)
             value, seq = bound
             inner = _Reader(self.walk, self.fn, seq)
             tree = inner.expr(value)
             self.read |= inner.read
             self.resolved |= inner.resolved
+            self.archs |= inner.archs
             return tree
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(
                 node.value, bool | int | float | str)):
@@ -398,6 +558,8 @@ class _Reader:
             values = [self.expr(e) for e in node.elts]
             if all(v[0] == "const" for v in values):
                 return ["const", [v[1] for v in values]]
+            if isinstance(node, ast.Tuple | ast.List):
+                return ["tuple", *values]  # `x in (None, 1, cfg.tp_size)`
             raise Impure(ast.unparse(node))
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.Not):
@@ -405,6 +567,10 @@ class _Reader:
             if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and \
                     isinstance(node.operand.value, int | float):
                 return ["const", -node.operand.value]
+        if isinstance(node, ast.IfExp):  # `"a" if x else "b"`
+            return ["ite", self.expr(node.test), self.expr(node.body), self.expr(node.orelse)]
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            return ["op", _ARITH[type(node.op)], self.expr(node.left), self.expr(node.right)]
         if isinstance(node, ast.BoolOp):
             kind = "and" if isinstance(node.op, ast.And) else "or"
             return [kind, *[self.expr(v) for v in node.values]]
@@ -450,8 +616,12 @@ def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
                  and isinstance(n.ctx, ast.Store))
     if len(values) != 1 or stored != 1:
         return None
+    node = values[0]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
+            and node.func.id in ("frozenset", "set", "tuple", "list") and not node.keywords):
+        node = node.args[0]  # `_ARCHS = frozenset({"A", "B"})`
     try:
-        value = ast.literal_eval(values[0])
+        value = ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError):
         return None
     if isinstance(value, tuple | list | set | frozenset):
@@ -469,7 +639,10 @@ def _is_view_call(node: ast.expr) -> bool:
             and isinstance(node.args[0], ast.Name) and node.args[0].id in RECEIVERS)
 
 
-def _condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str], set[str]]:
+def _condition(walk: _Walk, conds: list[_Cond], archs: set[str] | None = None,
+               ) -> tuple[list[Any], set[str], set[str]]:
+    """The conjunction of `conds` as a tree, the flags it reads and those read resolved;
+    `archs` collects the architectures whose overrides may write what it reads."""
     parts: list[list[Any]] = []
     read: set[str] = set()
     resolved: set[str] = set()
@@ -480,10 +653,111 @@ def _condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str], se
         tree = reader.expr(cond.node)
         read |= reader.read
         resolved |= reader.resolved
+        if archs is not None:
+            archs |= reader.archs
         parts.append(["not", tree] if cond.negate else tree)
     if not parts:
         raise Impure("unconditional")
     return (parts[0] if len(parts) == 1 else ["and", *parts]), read, resolved
+
+
+def _arch_scope(walk: _Walk, conds: list[_Cond]) -> frozenset[str] | None:
+    """The architectures a path is limited to by one of its (taken) tests `<arch> in (...)` /
+    `<arch> == "..."`, where `<arch>` is `....architectures[0]` or a local bound once to it:
+    a write under such a test happens only for those models, whatever else its path reads."""
+    tests: list[tuple[_Cond, ast.Compare]] = []
+    for cond in conds:
+        if cond.node is None:
+            continue
+        if cond.negate:  # `if arch not in X: return` before the write: `not (arch not in X)`
+            if (isinstance(cond.node, ast.Compare) and len(cond.node.ops) == 1
+                    and isinstance(cond.node.ops[0], ast.NotIn | ast.NotEq)):
+                tests.append((cond, cond.node))
+            continue
+        stack = [cond.node]
+        while stack:  # the conjuncts of `a and (b and c)`
+            node = stack.pop()
+            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+                stack.extend(node.values)
+            elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
+                    node.ops[0], ast.In | ast.Eq):
+                tests.append((cond, node))
+    for cond, node in tests:
+        left = node.left
+        if isinstance(left, ast.Name) and cond.fn is not None:
+            bound = walk.bindings.get((id(cond.fn.node), left.id))
+            left = bound[0] if bound is not None else left
+        if not (isinstance(left, ast.Subscript) and isinstance(left.value, ast.Attribute)
+                and left.value.attr == "architectures" and isinstance(left.slice, ast.Constant)
+                and left.slice.value == 0):
+            continue
+        right = node.comparators[0]
+        try:
+            value = ast.literal_eval(right)
+        except (ValueError, SyntaxError, TypeError):
+            value = (_module_constant(walk.tree, cond.fn.path, right.id)
+                     if isinstance(right, ast.Name) and cond.fn is not None else None)
+        if isinstance(value, str):
+            return frozenset({value})
+        if isinstance(value, list | tuple | set | frozenset) and value and all(
+                isinstance(v, str) for v in value):
+            return frozenset(value)
+    return None
+
+
+def _replayable(walk: _Walk, name: str, seq: int) -> set[str]:
+    """Make `name`, written before `seq`, readable there: every write before it must be one the
+    engine can replay (a write under a readable path, kept in `walk.replayed`: its value when
+    readable, else the field is unknown once the path holds) or one limited to some
+    architectures (returned: a site reading the field
+    is not reported for those models, nor for a model whose architecture is unknown).
+    Raises `Impure` otherwise."""
+    archs: set[str] = set()
+    for write in walk.write_log.get(name, []):
+        if write.seq >= seq:
+            continue
+        if write.archs is not None:
+            archs |= write.archs
+            continue
+        key = (name, write.seq)
+        if key in walk.replayed:
+            entry = walk.replayed[key]
+            if entry is None:  # being read right now (a write reading its own field)
+                raise Impure(f"{name} is written from itself")
+            archs |= set(entry["archs"])
+            continue
+        try:
+            if write.conds is None or write.partial:
+                raise Impure(f"{name} is written before")
+            walk.replayed[key] = None
+            inner: set[str] = set()
+            condition, read, resolved = (_condition(walk, write.conds, inner) if write.conds
+                                         else (["const", True], set(), set()))
+        except Impure as why:
+            walk.replayed.pop(key, None)
+            scope = _arch_scope(walk, write.conds) if write.conds else None
+            if scope is None:
+                raise Impure(f"{name} is written before ({str(why)[:60]})") from None
+            archs |= scope
+            continue
+        value: list[Any] | None = None  # a value it cannot read: unknown after the write
+        if write.value is not None:
+            reader = _Reader(walk, write.fn, write.seq)
+            try:
+                value = reader.expr(write.value)
+            except Impure:
+                pass
+            else:
+                inner |= reader.archs
+                read |= reader.read
+                resolved |= reader.resolved
+        archs |= inner
+        walk.replayed[key] = {
+            "field": name, "seq": write.seq, "condition": condition, "value": value,
+            "defaults": {}, "read": sorted(read), "resolved": sorted(resolved),
+            "archs": sorted(inner),
+        }
+    return archs
 
 
 def _message(node: ast.expr | None, flags: frozenset[str]) -> list[Any] | None:
@@ -535,6 +809,8 @@ class Extraction:
     sites: list[dict[str, Any]]
     seq_of: dict[str, int]  # file:line of every statement walked -> its order on the path
     skipped: list[str]
+    # the plain writes of flags the engine does not resolve, replayed for the sites after them
+    writes: list[dict[str, Any]] = field(default_factory=list)
 
 
 def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
@@ -542,6 +818,9 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
     """The generic sites of the release whose source is `tree` (see the module docstring)."""
     actions = [a for a in flag_table.get("actions", []) if a.get("dest") not in (None, "help")]
     defaults = {a["dest"]: a.get("default") for a in actions}
+    for dest, name in SERVER_ARGS_FIELDS.items():  # `--ep-size` (dest expert_parallel_size)
+        if dest in defaults:                     # sets the field `ep_size` the code reads
+            defaults.setdefault(name, defaults[dest])
     walk = _Walk(tree, frozenset(defaults))
     for fn in _functions(tree):
         walk.functions.setdefault(fn.node.name, []).append(fn)
@@ -558,8 +837,11 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
     # may run at any point: their writes count as before everything.
     for fn in _functions(tree):
         if id(fn.node) not in walk.visited:
-            for flag in _written(fn.node, walk.flags):
+            registered = _registered_archs(fn)
+            for flag in _written(fn.node, walk.flags) - _cli_renames(fn):
                 walk.writes[flag] = -1
+                walk.write_log.setdefault(flag, []).insert(0, _Write(flag, -1, fn, None, None,
+                                                                      registered))
     taken = {site["where"] for site in located.values()}
     out: list[dict[str, Any]] = []
     skipped: list[str] = []
@@ -576,11 +858,11 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         if not usable:
             skipped.append(f"{where}: raises a prebuilt or lower-case exception")
             continue
-        if site.multi:
-            skipped.append(f"{where}: {site.fn.qualname} is called from more than one place")
-            continue
+        # (a function called from more than one place: its site is read at the first call,
+        # where it raises first when it holds; a later call is not modelled)
+        archs: set[str] = set()
         try:
-            condition, read, resolved = _condition(walk, site.conds)
+            condition, read, resolved = _condition(walk, site.conds, archs)
         except Impure as why:
             skipped.append(f"{where}: guard {str(why)[:100]}")
             continue
@@ -594,7 +876,7 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
             skipped.append(f"{where}: holds on the defaults alone")
             continue
         message = _message(message_node, walk.flags)
-        out.append({
+        entry: dict[str, Any] = {
             "where": where,
             "function": site.fn.qualname,
             "stage": site.stage,
@@ -606,8 +888,17 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
             "resolved": sorted(resolved),
             "message": message,
             "source": ast.unparse(node).split("\n", 1)[0][:200],
-        })
-    return Extraction(out, seq_of, skipped)
+        }
+        if archs:
+            entry["unknown_archs"] = sorted(archs)
+        out.append(entry)
+    writes = []
+    for key in sorted(k for k, v in walk.replayed.items() if v is not None):
+        write = dict(walk.replayed[key] or {})
+        write["defaults"] = {name: defaults[name] for name in write.pop("read")}
+        write.pop("archs")
+        writes.append(write)
+    return Extraction(out, seq_of, skipped, writes)
 
 
 def rule_order(extraction: Extraction, located: dict[str, dict[str, Any]]) -> dict[str, int]:

@@ -1691,6 +1691,7 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         "model_types": sorted((model_types or {}).get("model_types", [])),
         "rule_seq": rule_order(generic, sites),
         "generic_sites": generic.sites,
+        "generic_writes": generic.writes,
     }
     return data, review
 

@@ -22,6 +22,7 @@ from wizard.rules.report import Finding, Fix, SglangRaise
 from wizard.sglang.fields import BY_DEST
 
 if TYPE_CHECKING:
+    from wizard.gpus import GpuKind
     from wizard.sglang.releases import Release
 
 PLATFORM_PROBES: frozenset[str] = frozenset({
@@ -42,7 +43,8 @@ RESOLVED_FIELDS: frozenset[str] = frozenset({
 })  # not enable_mixed_chunk: the releases that turn it off for EAGLE are not all read yet
 _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"})
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
-_CAUGHT = (TypeError, ValueError, AttributeError, KeyError)
+_ARITH = frozenset({"+", "-", "*", "//", "%"})
+_CAUGHT = (TypeError, ValueError, AttributeError, KeyError, ArithmeticError)
 
 
 _PLATFORMS: dict[str, frozenset[str]] = {}
@@ -50,7 +52,11 @@ _PLATFORMS: dict[str, frozenset[str]] = {}
 
 def platforms_of(ctx: Ctx) -> frozenset[str]:
     """The platform probes that answer True on the launch's GPU kind."""
-    gpu = ctx.gpu
+    return platforms_for(ctx.gpu)
+
+
+def platforms_for(gpu: GpuKind) -> frozenset[str]:
+    """The platform probes that answer True on a GPU kind."""
     cached = _PLATFORMS.get(gpu.name)
     if cached is not None:
         return cached
@@ -92,6 +98,13 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int])
         return "(" + f" {kind} ".join(_source(t, keys, slots) for t in tree[1:]) + ")"
     if kind == "cmp" and tree[1] in _OPS:
         return f"({_source(tree[2], keys, slots)} {tree[1]} {_source(tree[3], keys, slots)})"
+    if kind == "ite":
+        return (f"({_source(tree[2], keys, slots)} if {_source(tree[1], keys, slots)} "
+                f"else {_source(tree[3], keys, slots)})")
+    if kind == "tuple":
+        return "(" + "".join(_source(t, keys, slots) + ", " for t in tree[1:]) + ")"
+    if kind == "op" and tree[1] in _ARITH:
+        return f"({_source(tree[2], keys, slots)} {tree[1]} {_source(tree[3], keys, slots)})"
     if kind == "str" and tree[1] in _STR_METHODS:
         return f"{_source(tree[2], keys, slots)}.{tree[1]}()"
     if kind == "platform" and tree[1] in PLATFORM_PROBES:
@@ -123,14 +136,16 @@ def _cheap_first(tree: Sequence[Any]) -> Sequence[Any]:
 
 
 def compile_condition(tree: Sequence[Any], defaults: Mapping[str, Any],
-                      keys: Mapping[str, str] | None = None,
-                      ) -> Callable[[Mapping[str, Any], frozenset[str]], bool]:
+                      keys: Mapping[str, str] | None = None, *, value: bool = False,
+                      ) -> Callable[[Mapping[str, Any], frozenset[str]], Any]:
     """One condition as a function of (values by name, platform probes that hold); a flag
-    missing from the values takes its default."""
+    missing from the values takes its default. (`value`: the expression's value, not its
+    truth: a replayed write's right-hand side.)"""
     slots: dict[str, int] = {}
     text = _source(tree, keys or {}, slots)
     values = tuple(defaults.get(name) for name in slots)
-    code = f"def _t(a, _P):\n    _g = a.get\n    return bool({text})\n"
+    text = text if value else f"bool({text})"
+    code = f"def _t(a, _P):\n    _g = a.get\n    return {text}\n"
     scope: dict[str, Any] = {"_D": values, "__builtins__": {"bool": bool}}
     exec(compile(code, "<R-ARG-SITE>", "exec"), scope)
     return scope["_t"]
@@ -154,6 +169,22 @@ class GenericSite:
     message: tuple[Any, ...] | None
     source: str
     resolved: bool  # reads a field SGLang rewrites before it (evaluated at its step)
+    # architectures whose model overrides may rewrite a field it reads: not reported for those
+    # models, nor when the model's architecture is unknown
+    unknown_archs: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class GenericWrite:
+    """A write of a field the engine does not resolve (`x.field = value` under a readable
+    path), replayed where it stands for the sites after it (a value the data does not hold
+    makes the field unknown, and the sites reading it are not reported)."""
+
+    field: str  # canonical name
+    seq: int
+    flags: tuple[str, ...]  # canonical names of the fields it reads
+    test: Callable[[Mapping[str, Any], frozenset[str]], Any]
+    value: Callable[[Mapping[str, Any], frozenset[str]], Any]
 
 
 Test = Callable[[Mapping[str, Any], frozenset[str]], bool]
@@ -167,10 +198,11 @@ class CompiledSites:
     sites: tuple[GenericSite, ...]
     holding: Callable[[Mapping[str, Any], frozenset[str]], list[int]]
     late: Mapping[int, Test]
+    writes: tuple[GenericWrite, ...] = ()
 
 
 def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
-                  ) -> CompiledSites:
+                  writes: Sequence[Mapping[str, Any]] | None = None) -> CompiledSites:
     """All of a release's sites in one generated function returning the indices that hold
     (a site whose values SGLang itself would crash on is not reported)."""
     slots: dict[str, int] = {}
@@ -195,12 +227,33 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
                                  tuple(entry["defaults"]), entry["condition"],
                                  dict(entry["defaults"]),
                                  tuple(entry["message"]) if entry["message"] is not None
-                                 else None, entry["source"], resolved))
+                                 else None, entry["source"], resolved,
+                                 frozenset(entry.get("unknown_archs", ()))))
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
                              "__builtins__": {}}
     exec(compile("\n".join(lines) + "\n", "<R-ARG-SITE>", "exec"), scope)
-    return CompiledSites(tuple(sites), scope["_holding"], late)
+    return CompiledSites(tuple(sites), scope["_holding"], late,
+                         compile_writes(writes or (), canonical))
+
+
+def compile_writes(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
+                   ) -> tuple[GenericWrite, ...]:
+    """A release's replayed writes (`generic_writes`), each a test and a value function."""
+    out = []
+    for entry in entries:
+        keys = {name: canonical(name) for name in entry["defaults"]}
+        out.append(GenericWrite(
+            canonical(entry["field"]), int(entry["seq"]), tuple(keys.values()),
+            compile_condition(entry["condition"], entry["defaults"], keys),
+            compile_condition(entry["value"], entry["defaults"], keys, value=True)
+            if entry["value"] is not None else _unknown_value))
+    return tuple(out)
+
+
+def _unknown_value(a: Mapping[str, Any], platforms: frozenset[str]) -> Any:
+    """The value of a write SGLang computes in a way the data does not hold: unknown."""
+    return _UNKNOWN
 
 
 def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callable[[str], str],
@@ -251,11 +304,15 @@ def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str])
     return out
 
 
-def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any]) -> list[Fix]:
+def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any],
+           sink: dict[str, tuple[str, ...]] | None = None) -> list[Fix]:
     """Unset each culprit flag that has a profile field (flags typed in extra args get their
-    drop fix in `wizard.api`, which knows the extra args)."""
+    drop fix in `wizard.api`, which knows the extra args; `sink` gets the culprits for it)."""
     out = []
-    for name in culprits(site, a, platforms_of(ctx)):
+    found = culprits(site, a, platforms_of(ctx))
+    if sink is not None:
+        sink[site.where] = tuple(found)
+    for name in found:
         spec = BY_DEST.get(name)
         if spec is not None and ctx.typed.get(name) is not None:
             out.append(Fix(f"Unset {_option(name)}", {spec.path: None}))
@@ -279,8 +336,10 @@ GENERIC = Rule(
 
 
 def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
-                 canonical: Callable[[str], str]) -> Finding:
-    """The finding of a holding site: SGLang's exception, words and `file:line`."""
+                 canonical: Callable[[str], str],
+                 sink: dict[str, tuple[str, ...]] | None = None) -> Finding:
+    """The finding of a holding site: SGLang's exception, words and `file:line` (`sink`: its
+    culprit flags by `file:line`)."""
     message = site_message(site, a, canonical)
     flags = ", ".join(_option(n) for n in site.flags)
     stage: Any = site.stage
@@ -293,7 +352,7 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
         fields=GENERIC.fields,
         sglang=SglangRaise(stage, site.exception, site.where, site.bare,
                            site.source if site.bare else message),
-        fixes=tuple(_fixes(site, ctx, a)),
+        fixes=tuple(_fixes(site, ctx, a, sink)),
         order=order,
     )
 
@@ -301,30 +360,75 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
 @dataclass(frozen=True)
 class Placed:
     """A release's compiled sites and, per site, the index of the engine step it goes before;
-    `late[i]`: the sites over resolved fields tested before step i."""
+    `late[i]`: the sites over resolved fields tested before step i and the replayed writes
+    applied there, in launch-path order (`(seq, site index, None)` / `(seq, -1, write)`)."""
 
     compiled: CompiledSites
     before: tuple[int, ...]
-    late: tuple[tuple[tuple[int, Test], ...], ...]
+    late: tuple[tuple[tuple[int, int, GenericWrite | None], ...], ...]
     reads_chunked: tuple[bool, ...]
 
     def late_holding(self, position: int, ctx: Ctx, a: Args, platforms: frozenset[str],
-                     ) -> list[int]:
-        """The sites over resolved fields standing before step `position` that hold now."""
+                     replayed: dict[str, Any] | None = None) -> list[int]:
+        """The sites over resolved fields standing before step `position` that hold now.
+        `replayed`: the values of the replayed writes so far (updated here; `_UNKNOWN` for a
+        write whose test could not be evaluated, and a site reading such a field is not
+        reported)."""
         out: list[int] = []
-        sites = self.late[position]
-        if not sites:
+        items = self.late[position]
+        if not items:
             return out
         values: Mapping[str, Any] = a
         if self.reads_chunked[position]:  # SGLang's own value: typed, else by GPU memory
             values = {**a, "chunked_prefill_size": chunked_prefill(ctx, a)}
-        for index, test in sites:
+        if replayed is None:
+            replayed = {}
+        merged: Mapping[str, Any] = {**values, **replayed} if replayed else values
+        unknown = {k for k, v in replayed.items() if v is _UNKNOWN} if replayed else set()
+        arch = ctx.arch
+        sites = self.compiled.sites
+        for _seq, index, write in items:
+            if write is not None:
+                if unknown and not unknown.isdisjoint(write.flags):
+                    new: Any = _UNKNOWN
+                else:
+                    try:
+                        if not write.test(merged, platforms):
+                            continue
+                        new = write.value(merged, platforms)
+                    except _CAUGHT:
+                        new = _UNKNOWN
+                replayed[write.field] = new
+                if new is _UNKNOWN:
+                    unknown.add(write.field)
+                else:
+                    unknown.discard(write.field)
+                merged = {**values, **replayed}
+                continue
+            site = sites[index]
+            if site.unknown_archs and (arch is None or arch in site.unknown_archs):
+                continue
+            if unknown and not unknown.isdisjoint(site.flags):
+                continue
             try:
-                if test(values, platforms):
+                if self.compiled.late[index](merged, platforms):
                     out.append(index)
             except _CAUGHT:
                 continue
         return out
+
+
+_UNKNOWN = object()  # a replayed field whose value could not be computed
+
+
+def with_replayed(a: Args, replayed: Mapping[str, Any]) -> Args:
+    """The engine's values with the replayed writes over them (a site's message and fixes read
+    the values SGLang has at the site)."""
+    if not replayed:
+        return a
+    out = Args(a)
+    out.update({k: v for k, v in replayed.items() if v is not _UNKNOWN})
+    return out
 
 
 def _position(seqs: Sequence[int | None], seq: int) -> int:
@@ -340,12 +444,18 @@ def _position(seqs: Sequence[int | None], seq: int) -> int:
 
 def place(release: Release, steps: Sequence[object], canonical: Callable[[str], str]) -> Placed:
     """Compile the release's sites and give each the index of the step it is reported before."""
-    compiled = compile_sites(release.generic_sites, canonical)
+    compiled = compile_sites(release.generic_sites, canonical, release.generic_writes)
     seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
     before = tuple(_position(seqs, site.seq) for site in compiled.sites)
-    late: list[list[tuple[int, Test]]] = [[] for _ in range(len(steps) + 1)]
+    late: list[list[tuple[int, int, GenericWrite | None]]] = [[] for _ in range(len(steps) + 1)]
     chunked = [False] * (len(steps) + 1)
-    for index, test in compiled.late.items():
-        late[before[index]].append((index, test))
-        chunked[before[index]] |= "chunked_prefill_size" in compiled.sites[index].flags
-    return Placed(compiled, before, tuple(tuple(x) for x in late), tuple(chunked))
+    for index in compiled.late:
+        site = compiled.sites[index]
+        late[before[index]].append((site.seq, index, None))
+        chunked[before[index]] |= "chunked_prefill_size" in site.flags
+    for write in compiled.writes:
+        position = _position(seqs, write.seq)
+        late[position].append((write.seq, -1, write))
+        chunked[position] |= "chunked_prefill_size" in write.flags
+    return Placed(compiled, before, tuple(tuple(sorted(x, key=lambda t: (t[0], t[1])))
+                                          for x in late), tuple(chunked))

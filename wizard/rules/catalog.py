@@ -274,4 +274,9 @@ def rule_for_location(version: str, where: str) -> Rule | None:
             continue
         if 0 <= line - int(r_line) <= 3 and (best is None or int(r_line) > best_line):
             best, best_line = rule, int(r_line)
+    if best is None:  # one of the release's R-ARG-SITE sites
+        for generic in release.generic_sites:
+            g_path, _, g_line = str(generic["where"]).rpartition(":")
+            if g_path == path and g_line.isdigit() and 0 <= line - int(g_line) <= 3:
+                return GENERIC
     return best

@@ -110,6 +110,11 @@ def _placed(release: Release) -> g.Placed:
     return placed
 
 
+def compiled_sites(release: Release) -> tuple[g.GenericSite, ...]:
+    """The release's R-ARG-SITE sites as the engine evaluates them."""
+    return _placed(release).compiled.sites
+
+
 def rules_in(release: Release) -> tuple[Rule, ...]:
     """Every rule the engine evaluates for `release` (context, resolution order, runtime)."""
     context, order, runtime = _steps(release)
@@ -163,16 +168,19 @@ def evaluate(ctx: Ctx) -> Report:
     due: dict[int, list[int]] = {}
     for index in holding:
         due.setdefault(placed.before[index], []).append(index)
+    replayed: dict[str, Any] = {}  # the release's replayed writes of fields not resolved here
+    culprits: dict[str, tuple[str, ...]] = {}  # R-ARG-SITE: the flags a drop fix may drop
     for position, step in enumerate(steps):
         for index in due.get(position, ()):
             order += 1
             findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
-                                           canonical_dest))
+                                           canonical_dest, culprits))
         if placed.late[position]:  # sites over fields SGLang has resolved by this step
-            for index in placed.late_holding(position, ctx, a, platforms):
+            for index in placed.late_holding(position, ctx, a, platforms, replayed):
                 order += 1
-                findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
-                                               canonical_dest))
+                findings.append(g.site_finding(placed.compiled.sites[index], ctx,
+                                               g.with_replayed(a, replayed), order,
+                                               canonical_dest, culprits))
         order += 1
         try:
             if not isinstance(step, Rule):
@@ -188,9 +196,15 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
-    for index in (*due.get(len(steps), ()), *placed.late_holding(len(steps), ctx, a, platforms)):
+    for index in due.get(len(steps), ()):
         order += 1
-        findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest))
+        findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest,
+                                       culprits))
+    for index in placed.late_holding(len(steps), ctx, a, platforms, replayed):
+        order += 1
+        findings.append(g.site_finding(placed.compiled.sites[index], ctx,
+                                       g.with_replayed(a, replayed), order, canonical_dest,
+                                       culprits))
     for rule in runtime:
         order += 1
         try:
@@ -215,6 +229,7 @@ def evaluate(ctx: Ctx) -> Report:
         memory_plan=memory_plan(ctx, a),
         model_source=ctx.facts.source if ctx.facts is not None else None,
         depends_on=depends_on(ctx, effective),
+        site_culprits=culprits,
     )
 
 

@@ -93,6 +93,9 @@ class Report:
     model_source: str | None = None  # where the model facts came from (None: not read)
     # Effective fields that depend on something only the real GPU answers: field -> what.
     depends_on: dict[str, str] = field(default_factory=dict)
+    # R-ARG-SITE: per holding site (`file:line`), the flags (canonical) whose default makes it
+    # not hold, on the values SGLang has there (the drop fixes of a command read it)
+    site_culprits: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def errors(self) -> tuple[Finding, ...]:

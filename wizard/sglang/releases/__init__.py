@@ -78,6 +78,8 @@ class Release:
     # resolution step rewrites, in launch-path order; `rule_seq`: the launch-path order of the
     # hand-written rules' located statements (where the generic findings go between them).
     generic_sites: tuple[Mapping[str, Any], ...] = ()
+    # the plain writes of fields the engine does not resolve, replayed for the sites after them
+    generic_writes: tuple[Mapping[str, Any], ...] = ()
     rule_seq: Mapping[str, int] = field(default_factory=dict)
 
     def site(self, rule_id: str) -> Site | None:
@@ -190,6 +192,7 @@ def load_release(name: str) -> Release:
         auto_params=dict(data.get("auto_params") or {}),
         behaviour=_behaviour(data),
         generic_sites=tuple(data.get("generic_sites", ())),
+        generic_writes=tuple(data.get("generic_writes", ())),
         rule_seq=dict(data.get("rule_seq", {})),
     )
 
