@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wizard.codecache import compile_cached
 from wizard.rules.attention import chunked_prefill
 from wizard.rules.model import Args, Ctx, Raises, Rule
 from wizard.rules.report import Finding, Fix, SglangRaise
@@ -135,20 +136,38 @@ def _cheap_first(tree: Sequence[Any]) -> Sequence[Any]:
     return ["and", *sorted(parts, key=_cost)]
 
 
+ConditionSpec = tuple[Sequence[Any], Mapping[str, Any], Mapping[str, str] | None, bool]
+
+
+def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
+                       ) -> list[Callable[[Mapping[str, Any], frozenset[str]], Any]]:
+    """Many conditions (tree, defaults, keys, value) compiled in one go, each a function of
+    (values by name, platform probes that hold): a flag missing from the values takes its
+    default. (`value`: the expression's value, not its truth: a replayed write's right-hand
+    side.) One `compile` for a release's hundreds of tests, kept between processes
+    (`codecache`), keeps a cold `check` fast."""
+    if not specs:
+        return []
+    scope: dict[str, Any] = {"__builtins__": {"bool": bool}}
+    lines = []
+    for number, (tree, defaults, keys, value) in enumerate(specs):
+        slots: dict[str, int] = {}
+        text = _source(tree, keys or {}, slots)
+        scope[f"_D{number}"] = tuple(defaults.get(name) for name in slots)
+        text = text if value else f"bool({text})"
+        lines += [f"def _t{number}(a, _P):", f"    _D = _D{number}", "    _g = a.get",
+                  f"    return {text}"]
+    text = "\n".join(lines) + "\n"
+    exec(compile_cached(text, "<R-ARG-SITE>") if cached else compile(text, "<R-ARG-SITE>", "exec"),
+         scope)
+    return [scope[f"_t{number}"] for number in range(len(specs))]
+
+
 def compile_condition(tree: Sequence[Any], defaults: Mapping[str, Any],
                       keys: Mapping[str, str] | None = None, *, value: bool = False,
                       ) -> Callable[[Mapping[str, Any], frozenset[str]], Any]:
-    """One condition as a function of (values by name, platform probes that hold); a flag
-    missing from the values takes its default. (`value`: the expression's value, not its
-    truth: a replayed write's right-hand side.)"""
-    slots: dict[str, int] = {}
-    text = _source(tree, keys or {}, slots)
-    values = tuple(defaults.get(name) for name in slots)
-    text = text if value else f"bool({text})"
-    code = f"def _t(a, _P):\n    _g = a.get\n    return {text}\n"
-    scope: dict[str, Any] = {"_D": values, "__builtins__": {"bool": bool}}
-    exec(compile(code, "<R-ARG-SITE>", "exec"), scope)
-    return scope["_t"]
+    """One condition as a function (see `compile_conditions`)."""
+    return compile_conditions([(tree, defaults, keys, value)], cached=False)[0]
 
 
 @dataclass(frozen=True)
@@ -209,12 +228,14 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
     defaults: dict[str, Any] = {}
     lines = ["def _holding(a, _P):", "    _g = a.get", "    out = []"]
     sites = []
-    late: dict[int, Test] = {}
+    late_specs: list[ConditionSpec] = []
+    late_indices: list[int] = []
     for index, entry in enumerate(entries):
         keys = {name: canonical(name) for name in entry["defaults"]}
         resolved = bool(entry.get("resolved"))
         if resolved:
-            late[index] = compile_condition(entry["condition"], entry["defaults"], keys)
+            late_specs.append((entry["condition"], entry["defaults"], keys, False))
+            late_indices.append(index)
         else:
             for name, value in entry["defaults"].items():
                 defaults.setdefault(name, value)
@@ -232,7 +253,8 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
                              "__builtins__": {}}
-    exec(compile("\n".join(lines) + "\n", "<R-ARG-SITE>", "exec"), scope)
+    exec(compile_cached("\n".join(lines) + "\n", "<R-ARG-SITE>"), scope)
+    late: dict[int, Test] = dict(zip(late_indices, compile_conditions(late_specs), strict=True))
     return CompiledSites(tuple(sites), scope["_holding"], late,
                          compile_writes(writes or (), canonical))
 
@@ -240,14 +262,20 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
 def compile_writes(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
                    ) -> tuple[GenericWrite, ...]:
     """A release's replayed writes (`generic_writes`), each a test and a value function."""
+    specs: list[ConditionSpec] = []
+    for entry in entries:
+        keys = {name: canonical(name) for name in entry["defaults"]}
+        specs.append((entry["condition"], entry["defaults"], keys, False))
+        if entry["value"] is not None:
+            specs.append((entry["value"], entry["defaults"], keys, True))
+    functions = iter(compile_conditions(specs))
     out = []
     for entry in entries:
         keys = {name: canonical(name) for name in entry["defaults"]}
+        test = next(functions)
         out.append(GenericWrite(
-            canonical(entry["field"]), int(entry["seq"]), tuple(keys.values()),
-            compile_condition(entry["condition"], entry["defaults"], keys),
-            compile_condition(entry["value"], entry["defaults"], keys, value=True)
-            if entry["value"] is not None else _unknown_value))
+            canonical(entry["field"]), int(entry["seq"]), tuple(keys.values()), test,
+            next(functions) if entry["value"] is not None else _unknown_value))
     return tuple(out)
 
 
