@@ -28,6 +28,11 @@ PLATFORM_PROBES: frozenset[str] = frozenset({
     "is_cuda", "is_hip", "is_cuda_alike", "is_npu", "is_xpu", "is_hpu", "is_musa", "is_mps",
     "is_sm90_supported", "is_sm100_supported", "is_sm120_supported",
     "is_sm90", "is_sm100", "is_sm120",  # `get_platform().is_sm100`
+    # FlashInfer's presence: `is_flashinfer_available()` is `find_spec("flashinfer") is not None
+    # and is_cuda()` (0.5.14 utils/common.py:337-344), `get_platform().has_flashinfer` its later
+    # name (0.5.23 runtime_context.py:1839): FlashInfer is installed with SGLang on CUDA hosts,
+    # never on ROCm (what the runner's stub of it answers too)
+    "is_flashinfer_available", "has_flashinfer",
 })
 # Fields the engine resolves in SGLang's order (its effective table, plus the MoE runner): a
 # site may read them after SGLang rewrote them; it is then evaluated where it stands, on the
@@ -56,7 +61,7 @@ def platforms_of(ctx: Ctx) -> frozenset[str]:
         return cached
     out = set()
     if gpu.is_cuda:
-        out |= {"is_cuda", "is_cuda_alike"}
+        out |= {"is_cuda", "is_cuda_alike", "is_flashinfer_available", "has_flashinfer"}
     if gpu.is_hip:
         out |= {"is_hip", "is_cuda_alike"}
     if gpu.is_hopper:
