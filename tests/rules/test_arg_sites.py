@@ -92,6 +92,20 @@ def test_flashinfer_presence_is_a_platform_probe(version: str, where: str, words
     assert not [f for f in on_h100.findings if f.rule == GENERIC.id]
 
 
+def test_the_amd_arch_probes_follow_the_gfx_arch() -> None:
+    """0.5.23 allows the DeepSeek-V4 FP4 indexer on SM100, SM120 or gfx95
+    (`is_gfx95_supported()`, serving_hook.py:467): refused on MI300X (gfx942) and H100, accepted
+    on MI355X (gfx950) and B200 (0.5.23-w00073 on MI300X, seed 41503, and its H100 twin)."""
+    argv = [*M, "--enable-deepseek-v4-fp4-indexer"]
+    for gpu, refused in (("MI300X", True), ("H100", True), ("MI355X", False), ("B200", False)):
+        report = check_argv(argv, sglang_version="0.5.23", gpu=gpu, gpus=1)
+        generic = [f for f in report.findings if f.rule == GENERIC.id]
+        assert bool(generic) == refused, gpu
+        if refused:
+            assert generic[0].sglang is not None
+            assert generic[0].sglang.where == "sglang/srt/arg_groups/serving_hook.py:467"
+
+
 def test_first_error_follows_the_launch_path() -> None:
     """0.5.15's _handle_cache_compatibility raises R-HICACHE-NO-RADIX before its offload check;
     the offload check comes before check_server_args' kv-canary check."""

@@ -33,6 +33,9 @@ PLATFORM_PROBES: frozenset[str] = frozenset({
     # name (0.5.23 runtime_context.py:1839): FlashInfer is installed with SGLang on CUDA hosts,
     # never on ROCm (what the runner's stub of it answers too)
     "is_flashinfer_available", "has_flashinfer",
+    # the AMD arch probes (0.5.23 utils/common.py:1239-1272): `gfx95` / `gfx942` / `gfx1250` in
+    # the device's gcnArchName, False on every non-HIP build
+    "is_gfx95_supported", "is_gfx942_supported", "is_gfx1250_supported",
 })
 # Fields the engine resolves in SGLang's order (its effective table, plus the MoE runner): a
 # site may read them after SGLang rewrote them; it is then evaluated where it stands, on the
@@ -64,6 +67,10 @@ def platforms_of(ctx: Ctx) -> frozenset[str]:
         out |= {"is_cuda", "is_cuda_alike", "is_flashinfer_available", "has_flashinfer"}
     if gpu.is_hip:
         out |= {"is_hip", "is_cuda_alike"}
+        arch = gpu.gfx_arch or ""
+        out |= {probe for probe, part in (("is_gfx95_supported", "gfx95"),
+                                          ("is_gfx942_supported", "gfx942"),
+                                          ("is_gfx1250_supported", "gfx1250")) if part in arch}
     if gpu.is_hopper:
         out |= {"is_sm90_supported", "is_sm90"}
     if gpu.is_sm100:
