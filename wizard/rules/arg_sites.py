@@ -29,12 +29,12 @@ PLATFORM_PROBES: frozenset[str] = frozenset({
     "is_sm90_supported", "is_sm100_supported", "is_sm120_supported",
     "is_sm90", "is_sm100", "is_sm120",  # `get_platform().is_sm100`
     # FlashInfer's presence: `is_flashinfer_available()` is `find_spec("flashinfer") is not None
-    # and is_cuda()` (0.5.14 utils/common.py:337-344), `get_platform().has_flashinfer` its later
-    # name (0.5.23 runtime_context.py:1839): FlashInfer is installed with SGLang on CUDA hosts,
-    # never on ROCm (what the runner's stub of it answers too)
+    # and is_cuda()` (utils/common.py), `get_platform().has_flashinfer` its later name
+    # (runtime_context.py maps it to that function): FlashInfer is installed with SGLang on CUDA
+    # hosts, never on ROCm (what the runner's stub of it answers too)
     "is_flashinfer_available", "has_flashinfer",
-    # the AMD arch probes (0.5.23 utils/common.py:1239-1272): `gfx95` / `gfx942` / `gfx1250` in
-    # the device's gcnArchName, False on every non-HIP build
+    # the AMD arch probes (utils/common.py): `gfx95` / `gfx942` / `gfx1250` in the device's
+    # gcnArchName, False on every non-HIP build
     "is_gfx95_supported", "is_gfx942_supported", "is_gfx1250_supported",
 })
 # Fields the engine resolves in SGLang's order (its effective table, plus the MoE runner): a
