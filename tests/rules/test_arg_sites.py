@@ -73,6 +73,40 @@ def test_platform_probes_follow_the_gpu_kind() -> None:
     assert not [f for f in on_b200.findings if f.rule == GENERIC.id]
 
 
+@pytest.mark.parametrize(("version", "where", "words"), [
+    ("0.5.14", "sglang/srt/server_args.py:4858", "please check flashinfer installation."),
+    ("0.5.23", "sglang/srt/arg_groups/mamba_hook.py:72", "please check the FlashInfer "
+                                                          "installation."),
+])
+def test_flashinfer_presence_is_a_platform_probe(version: str, where: str, words: str) -> None:
+    """`--mamba-backend flashinfer` on ROCm: SGLang's `is_flashinfer_available()` (0.5.14) /
+    `get_platform().has_flashinfer` (0.5.23) is False there (FlashInfer is CUDA-only), so the
+    launch is refused; on H100 it passes (0.5.14-w00023 on MI300X, 0.5.23-w00019 on MI355X,
+    seeds 41503 / 41529, and their H100 twins)."""
+    argv = [*M, "--mamba-backend", "flashinfer"]
+    on_rocm = first_sglang_error(check_argv(argv, sglang_version=version, gpu="MI300X", gpus=1))
+    assert on_rocm is not None and on_rocm.rule == GENERIC.id
+    assert on_rocm.message == f"FlashInfer mamba module not available, {words}"
+    assert on_rocm.sglang is not None
+    assert (on_rocm.sglang.exception, on_rocm.sglang.where) == ("ValueError", where)
+    on_h100 = check_argv(argv, sglang_version=version, gpu="H100", gpus=1)
+    assert not [f for f in on_h100.findings if f.rule == GENERIC.id]
+
+
+def test_the_amd_arch_probes_follow_the_gfx_arch() -> None:
+    """0.5.23 allows the DeepSeek-V4 FP4 indexer on SM100, SM120 or gfx95
+    (`is_gfx95_supported()`, serving_hook.py:467): refused on MI300X (gfx942) and H100, accepted
+    on MI355X (gfx950) and B200 (0.5.23-w00073 on MI300X, seed 41503, and its H100 twin)."""
+    argv = [*M, "--enable-deepseek-v4-fp4-indexer"]
+    for gpu, refused in (("MI300X", True), ("H100", True), ("MI355X", False), ("B200", False)):
+        report = check_argv(argv, sglang_version="0.5.23", gpu=gpu, gpus=1)
+        generic = [f for f in report.findings if f.rule == GENERIC.id]
+        assert bool(generic) == refused, gpu
+        if refused:
+            assert generic[0].sglang is not None
+            assert generic[0].sglang.where == "sglang/srt/arg_groups/serving_hook.py:467"
+
+
 def test_first_error_follows_the_launch_path() -> None:
     """0.5.15's _handle_cache_compatibility raises R-HICACHE-NO-RADIX before its offload check;
     the offload check comes before check_server_args' kv-canary check."""

@@ -64,6 +64,23 @@ def test_the_model_specific_assert_comes_before_the_model_config_for_a_typed_fra
     assert _check("0.5.6.post1", "MI300X", unset, 8)["first_sglang_error"] == "R-QUANT-UNKNOWN"
 
 
+def test_a_pipeline_release_builds_the_model_config_before_the_model_specific_step(
+        models: dict[str, Path]) -> None:
+    # 0.5.17-w00093 (MI300X x8, seed 41503): 0.5.17 builds the model config for a typed
+    # fraction from `_handle_cuda_graph_config` on, before `handle_model_specific_adjustments`
+    # (its pipeline names the steps without the underscore): mxfp4's `Unknown quantization
+    # method` at configs/model_config.py:1517 comes before GPT-OSS's backend assert.
+    argv = ["--model-path", str(models["gpt_oss_20b"]), "--tp=8", "--ep-size=8",
+            "--attention-backend=torch_native", "--kv-cache-dtype", "fp8_e4m3",
+            "--mem-fraction-static", "0.9"]
+    report = _check("0.5.17", "MI300X", argv, 8)
+    assert report["first_sglang_error"] == "R-QUANT-UNKNOWN"
+    assert _finding(report, "R-QUANT-UNKNOWN")["sglang"]["where"] == \
+        "sglang/srt/configs/model_config.py:1517"
+    # on H100 mxfp4 is registered: the backend assert is the first error
+    assert _check("0.5.17", "H100", argv, 8)["first_sglang_error"] == "R-GPT-OSS-ATTENTION"
+
+
 def test_the_first_form_of_the_gpt_oss_assert(models: dict[str, Path]) -> None:
     # 0.5.2-w00071 (MI355X): "GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3']
     # attention backend, but got 'flashinfer'" at server_args.py:2454

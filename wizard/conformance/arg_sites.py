@@ -15,7 +15,9 @@ A site is kept when the whole path to it is known:
   `assert` its negated test, are all *pure*: `self.<flag>` (`server_args.` / `cfg.` / `view.`
   in the hooks) of a flag of the release's table, literals and literal tuples, `and` / `or` /
   `not`, comparisons, `in`, `is None`, truthiness, `.lower()` / `.upper()` of a flag, and the
-  platform probes `is_cuda()` / `is_hip()` / `is_npu()` ... (answered by the GPU kind);
+  platform probes `is_cuda()` / `is_hip()` / `is_npu()` ... and FlashInfer's presence
+  (`is_flashinfer_available()`, `get_platform().has_flashinfer`: CUDA only), answered by the
+  GPU kind;
 * no flag it reads is written before it: an assignment `<x>.<flag> = ...`, `setattr(x,
   "<flag>", ...)`, a `"<flag>"` dict key or subscript, a `<flag>=` keyword of a call, anywhere
   earlier on the path or in any argument-code function the walk does not reach (the model
@@ -787,6 +789,16 @@ def _message(node: ast.expr | None, flags: frozenset[str]) -> list[Any] | None:
     return None
 
 
+def _local_message(function: ast.AST, name: str) -> ast.expr | None:
+    """The literal a local message variable is first bound to (`flashinfer_error = ("...")`),
+    when one plain assignment binds it; a later `+=` under a further flag (0.5.17's
+    stochastic-rounding sentence) is not followed."""
+    values = [node.value for node in ast.walk(function)
+              if isinstance(node, ast.Assign) and len(node.targets) == 1
+              and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name]
+    return values[0] if len(values) == 1 else None
+
+
 def _message_arg(node: ast.Raise | ast.Assert) -> tuple[str | None, ast.expr | None, bool]:
     """(exception class, message expression, usable)."""
     if isinstance(node, ast.Assert):
@@ -869,12 +881,15 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         flag_defaults = {name: defaults[name] for name in sorted(read)}
         test = compile_condition(condition, flag_defaults)
         try:  # (a resolved field's flag default is not what the site reads: not checked)
-            on_defaults = not resolved and test({}, frozenset({"is_cuda", "is_cuda_alike"}))
+            on_defaults = not resolved and test({}, frozenset({
+                "is_cuda", "is_cuda_alike", "is_flashinfer_available", "has_flashinfer"}))
         except (TypeError, ValueError, AttributeError):
             on_defaults = False
         if on_defaults:
             skipped.append(f"{where}: holds on the defaults alone")
             continue
+        if isinstance(message_node, ast.Name):  # `raise ValueError(flashinfer_error)`
+            message_node = _local_message(site.fn.node, message_node.id)
         message = _message(message_node, walk.flags)
         entry: dict[str, Any] = {
             "where": where,

@@ -449,6 +449,22 @@ NAMED: list[dict[str, Any]] = [
      "note": "0.5.11 disables the radix cache on ROCm instead of refusing",
      "expected": {"0.5.11": _ok("EAGLE", 3, 1, 4),
                   "0.5.23": _ok("EAGLE", 3, 1, 4, mamba_radix_cache_strategy="extra_buffer")}},
+    {"id": "ROCM-KIMI-DPATTN-FP8KV", "gpu": "MI355X", "gpus": 8,
+     "argv": "--model-path {kimi_k2_h64} --tp-size 8 --dp-size 8 --enable-dp-attention "
+             "--kv-cache-dtype fp8_e4m3",
+     "note": "Kimi-K2 on 8x MI355X with DP attention and fp8 KV: the attention TP size is 1, "
+             "64 heads per rank -> triton (aiter's MLA kernels take 16 or 128)",
+     "expected": {v: _e("ok", attention_backend="triton", enable_dp_attention=True)
+                  for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-DSV3-DPATTN", "gpu": "MI300X", "gpus": 8,
+     "argv": "--model-path {dsv3_h128} --tp-size 8 --dp-size 8 --enable-dp-attention",
+     "note": "DeepSeek-V3 with DP attention on MI300X: 128 heads per rank -> aiter",
+     "expected": {v: _e("ok", attention_backend="aiter", enable_dp_attention=True)
+                  for v in ("0.5.11", "0.5.23")}},
+    {"id": "ROCM-DSV3-FP8KV-GFX942", "gpu": "MI300X", "gpus": 8,
+     "argv": "--model-path {dsv3_h128} --tp-size 8 --kv-cache-dtype fp8_e4m3",
+     "note": "fp8 KV on gfx942 (stored as e4m3fnuz at run time): the arguments are accepted, aiter",
+     "expected": {v: _e("ok", attention_backend="aiter") for v in ("0.5.11", "0.5.23")}},
 ]
 
 

@@ -30,6 +30,14 @@ PLATFORM_PROBES: frozenset[str] = frozenset({
     "is_cuda", "is_hip", "is_cuda_alike", "is_npu", "is_xpu", "is_hpu", "is_musa", "is_mps",
     "is_sm90_supported", "is_sm100_supported", "is_sm120_supported",
     "is_sm90", "is_sm100", "is_sm120",  # `get_platform().is_sm100`
+    # FlashInfer's presence: `is_flashinfer_available()` is `find_spec("flashinfer") is not None
+    # and is_cuda()` (utils/common.py), `get_platform().has_flashinfer` its later name
+    # (runtime_context.py maps it to that function): FlashInfer is installed with SGLang on CUDA
+    # hosts, never on ROCm (what the runner's stub of it answers too)
+    "is_flashinfer_available", "has_flashinfer",
+    # the AMD arch probes (utils/common.py): `gfx95` / `gfx942` / `gfx1250` in the device's
+    # gcnArchName, False on every non-HIP build
+    "is_gfx95_supported", "is_gfx942_supported", "is_gfx1250_supported",
 })
 # Fields the engine resolves in SGLang's order (its effective table, plus the MoE runner): a
 # site may read them after SGLang rewrote them; it is then evaluated where it stands, on the
@@ -63,9 +71,13 @@ def platforms_for(gpu: GpuKind) -> frozenset[str]:
         return cached
     out = set()
     if gpu.is_cuda:
-        out |= {"is_cuda", "is_cuda_alike"}
+        out |= {"is_cuda", "is_cuda_alike", "is_flashinfer_available", "has_flashinfer"}
     if gpu.is_hip:
         out |= {"is_hip", "is_cuda_alike"}
+        arch = gpu.gfx_arch or ""
+        out |= {probe for probe, part in (("is_gfx95_supported", "gfx95"),
+                                          ("is_gfx942_supported", "gfx942"),
+                                          ("is_gfx1250_supported", "gfx1250")) if part in arch}
     if gpu.is_hopper:
         out |= {"is_sm90_supported", "is_sm90"}
     if gpu.is_sm100:

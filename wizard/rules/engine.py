@@ -73,11 +73,13 @@ def _order_for(ctx: Ctx, steps: tuple[Rule | Resolver, ...]) -> tuple[Rule | Res
     build = _typed_fraction_build(ctx)
     if not build or build == ["runtime"]:
         return steps
-    later = set(build)
+    # the pipeline releases name their steps without the leading underscore the server_args
+    # methods of the trait carry (`handle_model_specific_adjustments`)
+    later = {name.lstrip("_") for name in build}
     moved = [s for s in steps if isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES]
     kept = [s for s in steps if not (isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES)]
-    at = next((i for i, s in enumerate(kept) if isinstance(s, Resolver) and s.name in later),
-              None)
+    at = next((i for i, s in enumerate(kept)
+               if isinstance(s, Resolver) and s.name.lstrip("_") in later), None)
     if at is None or not moved:
         return steps
     return (*kept[:at], *moved, *kept[at:])
