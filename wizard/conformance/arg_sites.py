@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.conformance.locate import SourceTree, _assert_line
-from wizard.rules.arg_sites import PLATFORM_PROBES, RESOLVED_FIELDS, compile_condition
+from wizard.rules.arg_sites import MODEL_FACTS, PLATFORM_PROBES, RESOLVED_FIELDS, compile_condition
 from wizard.sglang.fields import canonical_dest
 
 RECEIVERS = frozenset({"self", "cfg", "server_args", "args", "sa", "view"})
@@ -368,7 +368,34 @@ class _Reader:
         self.read.add(name)
         return ["flag", name]
 
+    def hf_config(self, node: ast.expr) -> bool:
+        """`<x>.hf_config` (the model config's transformers config, `self.get_model_config()
+        .hf_config`, `model_config_of(server_args).hf_config`) or a local bound once to it."""
+        if isinstance(node, ast.Attribute):
+            return node.attr == "hf_config"
+        if isinstance(node, ast.Name) and self.fn is not None:
+            bound = self.walk.bindings.get((id(self.fn.node), node.id))
+            return bound is not None and self.hf_config(bound[0])
+        return False
+
+    def model_fact(self, node: ast.expr) -> str | None:
+        """The model fact an expression reads (`MODEL_FACTS`), else None."""
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and node.slice.value == 0 and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "architectures" and self.hf_config(node.value.value)):
+            return "architecture" if "architecture" in MODEL_FACTS else None
+        if isinstance(node, ast.Name) and self.fn is not None:
+            bound = self.walk.bindings.get((id(self.fn.node), node.id))
+            return self.model_fact(bound[0]) if bound is not None else None
+        return None
+
     def expr(self, node: ast.expr) -> list[Any]:
+        fact = self.model_fact(node)
+        if fact is not None:  # hf_config.architectures[0]: a fact of the launch's model
+            return ["model", fact]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "len" and len(node.args) == 1 and not node.keywords):
+            return ["len", self.expr(node.args[0])]
         if (isinstance(node, ast.Attribute) and node.attr in PLATFORM_PROBES
                 and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
                 and node.value.func.id == "get_platform" and not node.value.args):
@@ -486,8 +513,10 @@ def _condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str], se
     return (parts[0] if len(parts) == 1 else ["and", *parts]), read, resolved
 
 
-def _message(node: ast.expr | None, flags: frozenset[str]) -> list[Any] | None:
-    """The message's literal parts and flag placeholders; None when it is not a literal."""
+def _message(node: ast.expr | None, flags: frozenset[str],
+             reader: _Reader | None = None) -> list[Any] | None:
+    """The message's literal parts and flag (and model fact) placeholders; None when it is
+    not a literal."""
     if node is None:
         return []
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -501,14 +530,17 @@ def _message(node: ast.expr | None, flags: frozenset[str]) -> list[Any] | None:
                 inner = value.value
                 spec = ast.unparse(value.format_spec)[2:-1] if value.format_spec else None
                 conv = chr(value.conversion) if value.conversion and value.conversion > 0 else None
+                fact = reader.model_fact(inner) if reader is not None else None
                 if (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
                         and inner.value.id in RECEIVERS and inner.attr in flags):
                     out.append({"flag": inner.attr, "conv": conv, "spec": spec})
+                elif fact is not None:
+                    out.append({"model": fact, "conv": conv, "spec": spec})
                 else:
                     out.append("{" + ast.unparse(inner) + "}")
         return out
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _message(node.left, flags), _message(node.right, flags)
+        left, right = _message(node.left, flags, reader), _message(node.right, flags, reader)
         return None if left is None or right is None else [*left, *right]
     return None
 
@@ -593,7 +625,7 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         if on_defaults:
             skipped.append(f"{where}: holds on the defaults alone")
             continue
-        message = _message(message_node, walk.flags)
+        message = _message(message_node, walk.flags, _Reader(walk, site.fn, site.seq))
         out.append({
             "where": where,
             "function": site.fn.qualname,

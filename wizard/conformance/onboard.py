@@ -39,6 +39,7 @@ from wizard.conformance.probes_wide import (
     mixed_chunk_off_algorithms,
     moe_runner_sm100,
     quantization_methods,
+    quantize_and_serve,
     radix_disables_overlap,
     spec_v2_runs_trees,
     trtllm_disables_radix,
@@ -88,6 +89,7 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "aiter_mem_fraction": {},
     "hip_gpt_oss_attention": None,
     "nobuf_spec_disables_radix": False,
+    "quantize_and_serve": {},
 }
 
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
@@ -600,6 +602,9 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "_handle_eagle_family without a topk > 1 branch turning the overlap scheduler off")
     probed("trtllm_disables_radix", trtllm_disables_radix(tree),
            "model branches that turn the radix cache off for trtllm_mha on SM100")
+    probed("quantize_and_serve", quantize_and_serve(tree),
+           "ModelConfig._validate_quantize_and_serve_config: the methods it accepts and the "
+           "words of its two refusals")
     probed("mis_disables_radix", mis_disables_radix(tree),
            "the multi-item scoring step (--enable-mis) turns the radix cache off")
     probed("mixed_chunk_off_algorithms", mixed_chunk_off_algorithms(tree),

@@ -41,6 +41,9 @@ RESOLVED_FIELDS: frozenset[str] = frozenset({
     "chunked_prefill_size",  # the engine computes it where read (`attention.chunked_prefill`)
 })  # not enable_mixed_chunk: the releases that turn it off for EAGLE are not all read yet
 _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"})
+# Facts of the launch's model a site may read (`["model", name]`), from `ModelFacts`: the
+# architecture is `hf_config.architectures[0]`. Without model facts such a site does not hold.
+MODEL_FACTS: frozenset[str] = frozenset({"architecture"})
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
 _CAUGHT = (TypeError, ValueError, AttributeError, KeyError)
 
@@ -96,6 +99,10 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int])
         return f"{_source(tree[2], keys, slots)}.{tree[1]}()"
     if kind == "platform" and tree[1] in PLATFORM_PROBES:
         return f"({tree[1]!r} in _P)"
+    if kind == "model" and tree[1] in MODEL_FACTS:
+        return f"_M[{tree[1]!r}]"  # no facts (None) or no such fact: TypeError / KeyError
+    if kind == "len":
+        return f"_len({_source(tree[1], keys, slots)})"
     raise ValueError(f"not a condition node: {tree!r}")
 
 
@@ -103,9 +110,9 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] == "str":
+    if tree[0] in ("str", "len"):
         return 2
-    if tree[0] == "platform":
+    if tree[0] in ("platform", "model"):
         return 1
     return max((_cost(t) for t in tree[1:]), default=0)
 
@@ -124,14 +131,14 @@ def _cheap_first(tree: Sequence[Any]) -> Sequence[Any]:
 
 def compile_condition(tree: Sequence[Any], defaults: Mapping[str, Any],
                       keys: Mapping[str, str] | None = None,
-                      ) -> Callable[[Mapping[str, Any], frozenset[str]], bool]:
-    """One condition as a function of (values by name, platform probes that hold); a flag
-    missing from the values takes its default."""
+                      ) -> Callable[..., bool]:
+    """One condition as a function of (values by name, platform probes that hold, the model's
+    facts or None); a flag missing from the values takes its default."""
     slots: dict[str, int] = {}
     text = _source(tree, keys or {}, slots)
     values = tuple(defaults.get(name) for name in slots)
-    code = f"def _t(a, _P):\n    _g = a.get\n    return bool({text})\n"
-    scope: dict[str, Any] = {"_D": values, "__builtins__": {"bool": bool}}
+    code = f"def _t(a, _P, _M=None):\n    _g = a.get\n    return bool({text})\n"
+    scope: dict[str, Any] = {"_D": values, "_len": len, "__builtins__": {"bool": bool}}
     exec(compile(code, "<R-ARG-SITE>", "exec"), scope)
     return scope["_t"]
 
@@ -156,7 +163,7 @@ class GenericSite:
     resolved: bool  # reads a field SGLang rewrites before it (evaluated at its step)
 
 
-Test = Callable[[Mapping[str, Any], frozenset[str]], bool]
+Test = Callable[..., bool]  # (values, platforms[, model facts]) -> holds
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,7 @@ class CompiledSites:
     site over resolved fields has its own test (run at its step)."""
 
     sites: tuple[GenericSite, ...]
-    holding: Callable[[Mapping[str, Any], frozenset[str]], list[int]]
+    holding: Callable[..., list[int]]  # (values, platforms[, model facts]) -> indices
     late: Mapping[int, Test]
 
 
@@ -175,7 +182,7 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
     (a site whose values SGLang itself would crash on is not reported)."""
     slots: dict[str, int] = {}
     defaults: dict[str, Any] = {}
-    lines = ["def _holding(a, _P):", "    _g = a.get", "    out = []"]
+    lines = ["def _holding(a, _P, _M=None):", "    _g = a.get", "    out = []"]
     sites = []
     late: dict[int, Test] = {}
     for index, entry in enumerate(entries):
@@ -198,16 +205,17 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
                                  else None, entry["source"], resolved))
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
-                             "__builtins__": {}}
+                             "_len": len, "__builtins__": {}}
     exec(compile("\n".join(lines) + "\n", "<R-ARG-SITE>", "exec"), scope)
     return CompiledSites(tuple(sites), scope["_holding"], late)
 
 
 def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callable[[str], str],
-          ) -> str:
+          model: Mapping[str, Any] | None = None) -> str:
     if isinstance(part, str):
         return part
-    value = a.get(canonical(part["flag"]))
+    value = ((model or {}).get(part["model"]) if "model" in part
+             else a.get(canonical(part["flag"])))
     conv = part.get("conv")
     shown: Any = repr(value) if conv == "r" else ascii(value) if conv == "a" else value
     try:
@@ -216,11 +224,30 @@ def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callabl
         return str(shown)
 
 
-def site_message(site: GenericSite, a: Mapping[str, Any], canonical: Callable[[str], str]) -> str:
-    """SGLang's message with the flags' values filled in (the statement when not a literal)."""
+def site_message(site: GenericSite, a: Mapping[str, Any], canonical: Callable[[str], str],
+                 model: Mapping[str, Any] | None = None) -> str:
+    """SGLang's message with the flags' (and model facts') values filled in (the statement
+    when not a literal)."""
     if site.message is None:
         return site.source
-    return "".join(_fill(part, a, site, canonical) for part in site.message)
+    return "".join(_fill(part, a, site, canonical, model) for part in site.message)
+
+
+def _reads_model(tree: Any) -> bool:
+    if not isinstance(tree, list) or not tree:
+        return False
+    return tree[0] == "model" or any(_reads_model(t) for t in tree[1:])
+
+
+def model_values(ctx: Ctx) -> dict[str, Any] | None:
+    """The model facts sites may read (`MODEL_FACTS`), None without facts."""
+    facts = ctx.facts
+    if facts is None:
+        return None
+    out: dict[str, Any] = {}
+    if facts.architecture is not None:
+        out["architecture"] = facts.architecture
+    return out
 
 
 def _option(name: str) -> str:
@@ -230,7 +257,8 @@ def _option(name: str) -> str:
 _TESTS: dict[int, Test] = {}  # id(site) -> its own test (sites live as long as the process)
 
 
-def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str]) -> list[str]:
+def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str],
+             model: Mapping[str, Any] | None = None) -> list[str]:
     """The site's flags (canonical) whose value set back to the default makes it not hold:
     the flags a fix can drop. The model path is never one (a launch needs it)."""
     test = _TESTS.get(id(site))
@@ -243,7 +271,7 @@ def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str])
         if name == "model_path" or a.get(name, default) == default:
             continue
         try:
-            holds = test({**a, name: default}, platforms)
+            holds = test({**a, name: default}, platforms, model)
         except _CAUGHT:
             holds = False
         if not holds:
@@ -255,7 +283,7 @@ def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any]) -> list[Fix]:
     """Unset each culprit flag that has a profile field (flags typed in extra args get their
     drop fix in `wizard.api`, which knows the extra args)."""
     out = []
-    for name in culprits(site, a, platforms_of(ctx)):
+    for name in culprits(site, a, platforms_of(ctx), model_values(ctx)):
         spec = BY_DEST.get(name)
         if spec is not None and ctx.typed.get(name) is not None:
             out.append(Fix(f"Unset {_option(name)}", {spec.path: None}))
@@ -281,8 +309,10 @@ GENERIC = Rule(
 def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
                  canonical: Callable[[str], str]) -> Finding:
     """The finding of a holding site: SGLang's exception, words and `file:line`."""
-    message = site_message(site, a, canonical)
+    message = site_message(site, a, canonical, model_values(ctx))
     flags = ", ".join(_option(n) for n in site.flags)
+    if _reads_model(site.condition):
+        flags += " and the model's architecture"
     stage: Any = site.stage
     return Finding(
         rule=GENERIC.id,
@@ -318,9 +348,10 @@ class Placed:
         values: Mapping[str, Any] = a
         if self.reads_chunked[position]:  # SGLang's own value: typed, else by GPU memory
             values = {**a, "chunked_prefill_size": chunked_prefill(ctx, a)}
+        model = model_values(ctx)
         for index, test in sites:
             try:
-                if test(values, platforms):
+                if test(values, platforms, model):
                     out.append(index)
             except _CAUGHT:
                 continue

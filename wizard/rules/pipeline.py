@@ -522,6 +522,8 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("device", _device),
     c.MAMBA_AUTO_NO_BUFFER,
     R("_handle_missing_default_values", _mamba_auto_no_buffer),
+    c.QUANTIZE_SERVE_METHOD,  # ModelConfig.__init__: _validate_quantize_and_serve_config first
+    c.QUANTIZE_SERVE_DISABLED,
     c.MODEL_TYPE_UNKNOWN,
     c.CONTEXT_LEN,  # ModelConfig: _derive_context_length, _derive_model_shapes, _verify_quantization
     c.MLA_ROPE_FACTOR,
@@ -609,6 +611,8 @@ POST_INIT_ORDER: tuple[Step, ...] = (
 PIPELINE_ORDER: tuple[Step, ...] = (
     R("handle_deprecated_dp_attention", _dp_deprecated),
     R("device", _device),
+    c.QUANTIZE_SERVE_METHOD,  # ModelConfig.__init__: _validate_quantize_and_serve_config first
+    c.QUANTIZE_SERVE_DISABLED,
     c.MODEL_TYPE_UNKNOWN,
     c.CONTEXT_LEN,
     c.MLA_ROPE_FACTOR,

@@ -63,6 +63,7 @@ class Traits:
     quantization_methods: dict[str, list[str]]
     quantization_requantize: list[str]
     quantization_rocm: list[str]
+    quantize_and_serve: dict[str, Any]
     qwen_hybrid_sm100_overrides_typed: bool
     qwen_hybrid_sm100_sets_page: bool
     qwen_hybrid_sm100_trtllm: bool
