@@ -147,3 +147,51 @@ def test_model_and_len_nodes_compile() -> None:
     assert empty({}, frozenset()) and not empty({"urls": ["u"]}, frozenset())
     with pytest.raises(ValueError):
         compile_condition(["model", "hidden_size"], {})  # only the facts the engine supplies
+
+
+@pytest.mark.parametrize(("version", "where_prefix"), [
+    ("0.5.11", "sglang/srt/server_args.py:"),  # assert is_deepseek_nsa(hf_config)
+    ("0.5.18", "sglang/srt/arg_groups/hisparse_hook.py:"),  # is_deepseek_dsa(hf_config) or ...
+    ("0.5.23", "sglang/srt/arg_groups/hisparse_hook.py:"),
+])
+def test_hisparse_refuses_a_model_without_sparse_attention_first(
+        version: str, where_prefix: str, public: dict[str, Path]) -> None:
+    """The architecture assert comes before the radix-cache assert of the same check; DeepSeek-V3
+    is in the DSA architecture list but its config.json sets no index_topk."""
+    for model in ("deepseek_v3", "llama31_8b"):
+        report = check(version, "H100", "--model-path {" + model + "} --tp 8 --enable-hisparse",
+                       public, gpus=8)
+        hisparse = [f for f in report["findings"] if f["rule"] == GENERIC.id
+                    and "hisparse" in f["message"].lower()]
+        assert hisparse, (version, model)
+        assert "only supported for DSA" in hisparse[0]["message"]
+        assert hisparse[0]["sglang"]["where"].startswith(where_prefix)
+        assert hisparse[0]["sglang"]["exception"] == "AssertionError"
+
+
+def test_dsa_cache_layer_split_reads_the_model_test(public: dict[str, Path]) -> None:
+    """0.5.18 `if self.enable_dsa_cache_layer_split and not is_deepseek_dsa(hf_config)`, behind
+    `if parse_connector_type(self.model_path) == ConnectorType.INSTANCE: return` (a folder is
+    never an instance connector)."""
+    report = check("0.5.18", "H100", "--model-path {llama31_8b} --tp 8 "
+                   "--enable-dsa-cache-layer-split", public, gpus=8)
+    error = first_finding(report)
+    assert error is not None and error["rule"] == GENERIC.id
+    assert error["message"] == ("--enable-dsa-cache-layer-split is only supported for DSA "
+                                "(DeepSeek Sparse Attention) models.")
+
+
+def test_model_tests_and_connectors_compile() -> None:
+    dsa = compile_condition(["and", ["cmp", "in", ["if", ["model", "architectures"],
+                                                   ["index", ["model", "architectures"], 0],
+                                                   ["const", None]], ["const", ["D"]]],
+                             ["model", "has:index_topk"]], {})
+    model = {"architectures": ["D"], "has:index_topk": True}
+    assert dsa({}, frozenset(), model)
+    assert not dsa({}, frozenset(), {**model, "has:index_topk": False})
+    assert not dsa({}, frozenset(), {**model, "architectures": []})
+    instance = compile_condition(["connector", ["flag", "model_path"]], {"model_path": None})
+    assert not instance({"model_path": "/models/llama"}, frozenset())
+    assert not instance({"model_path": "meta-llama/Llama-3.1-8B"}, frozenset())
+    with pytest.raises(KeyError):  # a connector URL: not modelled, the site does not hold
+        instance({"model_path": "instance://host:1234"}, frozenset())

@@ -32,6 +32,7 @@ from wizard.conformance.arg_sites import extract_sites, rule_order
 from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
 from wizard.conformance.probes_wide import (
+    config_read_first,
     deprecated_actions,
     deterministic_inference,
     extra_buffer_linear_backend,
@@ -90,6 +91,7 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "hip_gpt_oss_attention": None,
     "nobuf_spec_disables_radix": False,
     "quantize_and_serve": {},
+    "config_read_first": False,
 }
 
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
@@ -605,6 +607,9 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     probed("quantize_and_serve", quantize_and_serve(tree),
            "ModelConfig._validate_quantize_and_serve_config: the methods it accepts and the "
            "words of its two refusals")
+    probed("config_read_first", config_read_first(tree),
+           "a step of run_resolution_pipeline reads config.json (get_config) before any step "
+           "builds the model config")
     probed("mis_disables_radix", mis_disables_radix(tree),
            "the multi-item scoring step (--enable-mis) turns the radix cache off")
     probed("mixed_chunk_off_algorithms", mixed_chunk_off_algorithms(tree),

@@ -700,3 +700,53 @@ def quantize_and_serve(tree: Any) -> dict[str, Any] | None:
         return None
     return {"methods": sorted(methods), "needs_method": messages[0],
             "disabled": messages[1]}
+
+
+_MODEL_CONFIG_CALLS = frozenset({"model_config_of", "get_model_config", "from_server_args"})
+
+
+def _top_level_calls(function: ast.FunctionDef) -> list[str]:
+    """The names a function calls in its own top-level statements (not inside a branch, loop
+    or nested function), in source order."""
+    out: list[str] = []
+    for stmt in function.body:
+        if isinstance(stmt, ast.If | ast.For | ast.While | ast.Try | ast.With
+                      | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for node in sorted((n for n in ast.walk(stmt) if isinstance(n, ast.Call)),
+                           key=lambda n: (n.lineno, n.col_offset)):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else None)
+            if name is not None:
+                out.append(name)
+            out += [a.id for a in node.args if isinstance(a, ast.Name)]  # run_hook(f, sa)
+    return out
+
+
+def config_read_first(tree: Any) -> bool | None:
+    """Whether the resolution pipeline reads config.json itself (`get_config(...)` in a step's
+    own top-level statements) before any step builds the model config (`model_config_of`), so
+    a model type transformers does not know stops the launch before ModelConfig's first check
+    (--quantize-and-serve). None without a `run_resolution_pipeline`."""
+    functions: dict[str, ast.FunctionDef] = {}
+    for rel, module in tree.trees.items():
+        if "/arg_groups/" in rel or rel.endswith("server_args.py"):
+            for node in module.body:
+                if isinstance(node, ast.FunctionDef):
+                    functions.setdefault(node.name, node)
+    pipeline = functions.get("run_resolution_pipeline")
+    if pipeline is None:
+        return None
+    for name in _top_level_calls(pipeline):
+        step = functions.get(name)
+        if step is None or step is pipeline:
+            continue
+        calls = _top_level_calls(step)
+        builds = next((i for i, c in enumerate(calls) if c in _MODEL_CONFIG_CALLS), None)
+        reads = next((i for i, c in enumerate(calls) if c == "get_config"), None)
+        if reads is not None and (builds is None or reads < builds):
+            return True
+        if builds is not None:
+            return False
+    return False

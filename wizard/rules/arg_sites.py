@@ -12,7 +12,8 @@ hand-written rule whose located statement comes later in SGLang's call order (`r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from wizard.rules.report import Finding, Fix, SglangRaise
 from wizard.sglang.fields import BY_DEST
 
 if TYPE_CHECKING:
+    from wizard.model_facts import ModelFacts
     from wizard.sglang.releases import Release
 
 PLATFORM_PROBES: frozenset[str] = frozenset({
@@ -42,10 +44,30 @@ RESOLVED_FIELDS: frozenset[str] = frozenset({
 })  # not enable_mixed_chunk: the releases that turn it off for EAGLE are not all read yet
 _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"})
 # Facts of the launch's model a site may read (`["model", name]`), from `ModelFacts`: the
-# architecture is `hf_config.architectures[0]`. Without model facts such a site does not hold.
-MODEL_FACTS: frozenset[str] = frozenset({"architecture"})
+# architecture is `hf_config.architectures[0]`, architectures the whole list, `has:<key>` whether
+# config.json sets the key (`getattr(hf_config, key, None) is not None`). Without model facts
+# such a site does not hold.
+MODEL_FACTS: frozenset[str] = frozenset({"architecture", "architectures"})
+HAS_KEY = "has:"
+
+
+def model_fact_known(name: str) -> bool:
+    """A model fact the engine supplies (`MODEL_FACTS` or `has:<config key>`)."""
+    return name in MODEL_FACTS or (name.startswith(HAS_KEY) and name[len(HAS_KEY):].isidentifier())
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
 _CAUGHT = (TypeError, ValueError, AttributeError, KeyError)
+
+
+_CONNECTOR_URL = re.compile(r"(.+)://(.*)")
+
+
+def _connector(path: Any) -> bool:
+    """`parse_connector_type(path) == ConnectorType.<X>`: False for a path without a
+    `<type>://` scheme (a folder or a Hub id: the type is ""); a connector URL is not
+    modelled (KeyError: the site does not hold)."""
+    if isinstance(path, str) and _CONNECTOR_URL.match(path) is None:
+        return False
+    raise KeyError("connector")
 
 
 _PLATFORMS: dict[str, frozenset[str]] = {}
@@ -99,10 +121,17 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int])
         return f"{_source(tree[2], keys, slots)}.{tree[1]}()"
     if kind == "platform" and tree[1] in PLATFORM_PROBES:
         return f"({tree[1]!r} in _P)"
-    if kind == "model" and tree[1] in MODEL_FACTS:
+    if kind == "model" and isinstance(tree[1], str) and model_fact_known(tree[1]):
         return f"_M[{tree[1]!r}]"  # no facts (None) or no such fact: TypeError / KeyError
     if kind == "len":
         return f"_len({_source(tree[1], keys, slots)})"
+    if kind == "connector":  # `parse_connector_type(path) == ConnectorType.X`
+        return f"_connector({_source(tree[1], keys, slots)})"
+    if kind == "if":  # `body if test else orelse`
+        return (f"({_source(tree[2], keys, slots)} if {_source(tree[1], keys, slots)} "
+                f"else {_source(tree[3], keys, slots)})")
+    if kind == "index" and isinstance(tree[2], int) and not isinstance(tree[2], bool):
+        return f"{_source(tree[1], keys, slots)}[{tree[2]}]"
     raise ValueError(f"not a condition node: {tree!r}")
 
 
@@ -110,9 +139,9 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] in ("str", "len"):
+    if tree[0] in ("str", "len", "connector"):
         return 2
-    if tree[0] in ("platform", "model"):
+    if tree[0] in ("platform", "model", "if", "index"):
         return 1
     return max((_cost(t) for t in tree[1:]), default=0)
 
@@ -138,7 +167,8 @@ def compile_condition(tree: Sequence[Any], defaults: Mapping[str, Any],
     text = _source(tree, keys or {}, slots)
     values = tuple(defaults.get(name) for name in slots)
     code = f"def _t(a, _P, _M=None):\n    _g = a.get\n    return bool({text})\n"
-    scope: dict[str, Any] = {"_D": values, "_len": len, "__builtins__": {"bool": bool}}
+    scope: dict[str, Any] = {"_D": values, "_len": len, "_connector": _connector,
+                             "__builtins__": {"bool": bool}}
     exec(compile(code, "<R-ARG-SITE>", "exec"), scope)
     return scope["_t"]
 
@@ -205,7 +235,7 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
                                  else None, entry["source"], resolved))
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
-                             "_len": len, "__builtins__": {}}
+                             "_len": len, "_connector": _connector, "__builtins__": {}}
     exec(compile("\n".join(lines) + "\n", "<R-ARG-SITE>", "exec"), scope)
     return CompiledSites(tuple(sites), scope["_holding"], late)
 
@@ -239,15 +269,39 @@ def _reads_model(tree: Any) -> bool:
     return tree[0] == "model" or any(_reads_model(t) for t in tree[1:])
 
 
-def model_values(ctx: Ctx) -> dict[str, Any] | None:
-    """The model facts sites may read (`MODEL_FACTS`), None without facts."""
-    facts = ctx.facts
-    if facts is None:
-        return None
-    out: dict[str, Any] = {}
-    if facts.architecture is not None:
-        out["architecture"] = facts.architecture
-    return out
+class _ModelView(Mapping[str, Any]):
+    """The model facts a site reads; a fact the wizard does not know raises KeyError (the
+    site then does not hold)."""
+
+    def __init__(self, facts: ModelFacts) -> None:
+        self.facts = facts
+
+    def __getitem__(self, name: str) -> Any:
+        facts = self.facts
+        if name == "architecture" and facts.architecture is not None:
+            return facts.architecture
+        if name == "architectures" and facts.architectures:
+            return list(facts.architectures)
+        if name.startswith(HAS_KEY) and facts.config_keys is not None:
+            return name[len(HAS_KEY):] in facts.config_keys
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MODEL_FACTS)
+
+    def __len__(self) -> int:
+        return len(MODEL_FACTS)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
+def model_values(ctx: Ctx) -> Mapping[str, Any] | None:
+    """The model facts sites may read (`MODEL_FACTS`, `has:<key>`), None without facts."""
+    return _ModelView(ctx.facts) if ctx.facts is not None else None
 
 
 def _option(name: str) -> str:
@@ -312,7 +366,7 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
     message = site_message(site, a, canonical, model_values(ctx))
     flags = ", ".join(_option(n) for n in site.flags)
     if _reads_model(site.condition):
-        flags += " and the model's architecture"
+        flags += " and the model's config.json"
     stage: Any = site.stage
     return Finding(
         rule=GENERIC.id,

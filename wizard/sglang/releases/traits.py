@@ -26,6 +26,7 @@ class Traits:
     breakable_deepep_reserve_mib: int
     chunked_prefill_24gb: int
     chunked_prefill_split_by_dp: bool
+    config_read_first: bool
     config_reader: str
     deprecated_actions: dict[str, dict[str, dict[str, Any | None]]]
     deprecated_store_true: dict[str, dict[str, str]]
