@@ -195,3 +195,23 @@ def test_model_tests_and_connectors_compile() -> None:
     assert not instance({"model_path": "meta-llama/Llama-3.1-8B"}, frozenset())
     with pytest.raises(KeyError):  # a connector URL: not modelled, the site does not hold
         instance({"model_path": "instance://host:1234"}, frozenset())
+
+
+@pytest.mark.parametrize(("version", "first"), [
+    ("0.5.11", "R-QUANTIZE-SERVE-METHOD"),  # ModelConfig checks the flag before config.json
+    ("0.5.22", "R-QUANTIZE-SERVE-METHOD"),
+    ("0.5.23", "R-MODEL-TYPE-UNKNOWN"),  # apply_muse_spark_env_defaults reads config.json first
+])
+def test_config_read_order_against_quantize_and_serve(version: str, first: str,
+                                                      tmp_path: Path) -> None:
+    """Seen on real SGLang (the first witness run of R-QUANTIZE-SERVE-METHOD on an unknown
+    model type, 0.5.4-0.5.23): trait `config_read_first` is set on 0.5.23 only."""
+    from wizard.conformance.witnesses import write_witness_models
+
+    models = write_witness_models(tmp_path)
+    report = check_case({"id": "t", "sglang_version": version, "gpu": "H100", "gpus": 1,
+                         "env": {}, "argv": ["--model-path", str(models["unknown_type"]),
+                                             "--quantize-and-serve"]})
+    assert report["first_sglang_error"] == first
+    assert bool(load_release(version).traits.get("config_read_first")) is (
+        first == "R-MODEL-TYPE-UNKNOWN")
