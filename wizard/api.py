@@ -22,6 +22,7 @@ from wizard.limits import MAX_GPUS
 from wizard.model_files import ModelReadError, is_repo_id, resolve_model_dir
 from wizard.model_info import load_model_facts
 from wizard.rules.arg_sites import GENERIC
+from wizard.rules.catalog import RULES_BY_ID
 from wizard.rules.checks import (
     ARGPARSE,
     ARGPARSE_CHOICE,
@@ -30,7 +31,7 @@ from wizard.rules.checks import (
     EXTRA_ARGS_FIELD,
 )
 from wizard.rules.engine import evaluate, first_sglang_error, sglang_verdict
-from wizard.rules.model import Ctx
+from wizard.rules.model import Ctx, Rule
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
 from wizard.secrets import argv_references, unset_references
 from wizard.sglang.errors import CommandError
@@ -513,7 +514,12 @@ def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Re
     verification keeps the drops after which the finding is gone)."""
     from dataclasses import replace
 
-    if not profile.extra_args or not any(f.rule == GENERIC.id for f in report.findings):
+    def droppable(rule: str) -> tuple[str, ...]:
+        found = RULES_BY_ID.get(rule)
+        return found.drops if isinstance(found, Rule) else ()
+
+    if not profile.extra_args or not any(f.rule == GENERIC.id or droppable(f.rule)
+                                         for f in report.findings):
         return report
     release = load_release(version)
     groups = group_pieces(load_table(version), profile.extra_args)
@@ -521,10 +527,11 @@ def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Re
     for finding in report.findings:
         site = next((s for s in release.generic_sites if finding.rule == GENERIC.id
                      and finding.sglang is not None and s["where"] == finding.sglang.where), None)
-        if site is not None:
+        fields = site["defaults"] if site is not None else droppable(finding.rule)
+        if fields:
             drops = []
             for index, (match, _pieces) in enumerate(groups):
-                if match is None or match.action.server_field not in site["defaults"]:
+                if match is None or match.action.server_field not in fields:
                     continue
                 rest = [p for i, (_, ps) in enumerate(groups) if i != index for p in ps]
                 drops.append(Fix(f"Drop {match.option} from extra args", {"extra_args": rest}))

@@ -205,6 +205,9 @@ class ModelFacts:
     # SGLang's `get_total_num_kv_heads` (the first of its attributes the text config sets, else the
     # attention heads); MLA models keep their config's count here (`num_kv_heads` is 1 for them).
     config_kv_heads: int | None = None
+    # config.json's top-level keys with a value: what SGLang's `getattr(hf_config, key, None) is
+    # not None` model tests read (`is_deepseek_dsa`'s index_topk); None when not read from a file
+    config_keys: frozenset[str] | None = None
 
     @property
     def full_attention_layers(self) -> int:

@@ -292,6 +292,7 @@ def facts_from_files(
         origin=origin,
         sglang_context_length=sglang_context,
         checkpoint_quant_method=raw_method.lower() if raw_method else None,
+        config_keys=frozenset(k for k, v in top.data.items() if v is not None),
     )
 
 

@@ -39,7 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.conformance.locate import SourceTree, _assert_line
-from wizard.rules.arg_sites import PLATFORM_PROBES, RESOLVED_FIELDS, compile_condition
+from wizard.rules.arg_sites import (
+    MODEL_FACTS,
+    PLATFORM_PROBES,
+    RESOLVED_FIELDS,
+    compile_condition,
+)
 from wizard.sglang.fields import SERVER_ARGS_FIELDS, canonical_dest
 
 RECEIVERS = frozenset({"self", "cfg", "server_args", "args", "sa", "view"})
@@ -529,7 +534,63 @@ class _Reader:
         self.archs |= inner.archs
         return tree
 
+    def hf_config(self, node: ast.expr) -> bool:
+        """`<x>.hf_config` (the model config's transformers config, `self.get_model_config()
+        .hf_config`, `model_config_of(server_args).hf_config`) or a local only ever bound to it."""
+        if isinstance(node, ast.Attribute):
+            return node.attr == "hf_config"
+        if isinstance(node, ast.Name) and self.fn is not None:
+            values = _assigned(self.fn.node, node.id)
+            return bool(values) and all(isinstance(v, ast.Attribute) and v.attr == "hf_config"
+                                        for v in values)
+        return False
+
+    def model_fact(self, node: ast.expr) -> str | None:
+        """The model fact an expression reads (`MODEL_FACTS`), else None."""
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and node.slice.value == 0 and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "architectures" and self.hf_config(node.value.value)):
+            return "architecture" if "architecture" in MODEL_FACTS else None
+        if isinstance(node, ast.Name) and self.fn is not None:
+            bound = self.walk.bindings.get((id(self.fn.node), node.id))
+            if bound is not None:
+                return self.model_fact(bound[0])
+            facts = {self.model_fact(v) for v in _assigned(self.fn.node, node.id)}
+            return facts.pop() if len(facts) == 1 else None  # `model_arch = ...[0]` in a branch
+        return None
+
     def expr(self, node: ast.expr) -> list[Any]:
+        fact = self.model_fact(node)
+        if fact is not None:  # hf_config.architectures[0]: a fact of the launch's model
+            return ["model", fact]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "len" and len(node.args) == 1 and not node.keywords):
+            return ["len", self.expr(node.args[0])]
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+                and isinstance(node.left, ast.Call) and isinstance(node.left.func, ast.Name)
+                and node.left.func.id == "parse_connector_type" and len(node.left.args) == 1
+                and isinstance(node.comparators[0], ast.Attribute)
+                and isinstance(node.comparators[0].value, ast.Name)
+                and node.comparators[0].value.id == "ConnectorType"):
+            # `parse_connector_type(self.model_path) == ConnectorType.INSTANCE`: a
+            # `<type>://` model path (never a folder or a Hub id)
+            path = node.left.args[0]
+            if (isinstance(path, ast.Attribute) and path.attr == "model_path"
+                    and isinstance(path.value, ast.Name) and path.value.id in RECEIVERS
+                    and self.fn is not None and self.fn.reads_flags and "model_path" in
+                    self.walk.flags):
+                # SGLang rewrites the model path only to a local folder (a download), which
+                # keeps a path without `<type>://` without one
+                self.read.add("model_path")
+                test = ["connector", ["flag", "model_path"]]
+            else:
+                test = ["connector", self.expr(path)]
+            return test if isinstance(node.ops[0], ast.Eq) else ["not", test]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
+                and not node.keywords and self.hf_config(node.args[0])):
+            # `is_deepseek_dsa(hf_config)`: a model test of configs/model_config.py, inlined
+            return _model_test(self.walk, node.func.id)
         if (isinstance(node, ast.Attribute) and node.attr in PLATFORM_PROBES
                 and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
                 and node.value.func.id == "get_platform" and not node.value.args):
@@ -602,6 +663,191 @@ class _Reader:
                 return ["platform", name.lstrip("_")]
 
         raise Impure(ast.unparse(node))
+
+
+def _assigned(function: ast.AST, name: str) -> list[ast.expr]:
+    """Every value a local is bound to by `name = ...` in a function; [] when it is also bound
+    another way (a parameter, a loop target, `+=`, a tuple target)."""
+    values: list[ast.expr] = []
+    plain: set[int] = set()
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name):
+            values.append(node.value)
+            plain.add(id(node.targets[0]))
+    for node in ast.walk(function):
+        if ((isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+             and id(node) not in plain) or (isinstance(node, ast.arg) and node.arg == name)):
+            return []
+    return values
+
+
+# Model tests SGLang calls on the transformers config (`is_deepseek_dsa(hf_config)`), read from
+# configs/model_config.py when their body is a readable expression over the config.
+MODEL_TEST_FILE = "sglang/srt/configs/model_config.py"
+_MAX_INLINE = 3
+
+
+class _ModelTest:
+    """One model-test function inlined into a condition tree: `config` (its first parameter) is
+    the transformers config; `getattr(config, "architectures", None)` / `config.architectures` is
+    the model's architecture list, `getattr(config, key, None) is (not) None` whether config.json
+    sets `key`, `isinstance(config, dict)` is False (a PretrainedConfig), helpers of the same
+    file are inlined with their literal arguments."""
+
+    def __init__(self, walk: _Walk, function: ast.FunctionDef, path: str,
+                 consts: dict[str, Any], depth: int) -> None:
+        args = [a.arg for a in function.args.args]
+        if not args or depth > _MAX_INLINE:
+            raise Impure(f"model test {function.name}")
+        self.walk, self.function, self.path, self.depth = walk, function, path, depth
+        self.config = args[0]
+        self.consts = consts
+        self.locals: dict[str, ast.expr] = {}
+
+    def body(self) -> list[Any]:
+        """The tree of the function's returned expression."""
+        stmts = list(self.function.body)
+        if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant):
+            stmts = stmts[1:]  # the docstring
+        for stmt in stmts[:-1]:
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and stmt.targets[0].id not in self.locals):
+                self.locals[stmt.targets[0].id] = stmt.value
+            elif (isinstance(stmt, ast.If) and not stmt.orelse
+                  and self.is_dict_test(stmt.test)):
+                continue  # `if isinstance(config, dict): ...`: never a transformers config
+            else:
+                raise Impure(f"model test {self.function.name}: {type(stmt).__name__}")
+        if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
+            raise Impure(f"model test {self.function.name}")
+        return self.expr(stmts[-1].value)
+
+    def is_dict_test(self, node: ast.expr) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "isinstance" and len(node.args) == 2
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == self.config
+                and isinstance(node.args[1], ast.Name) and node.args[1].id == "dict")
+
+    def key(self, node: ast.expr) -> str | None:
+        """The config key an expression reads as `getattr(config, key, None)`, else None."""
+        if isinstance(node, ast.Name) and node.id in self.locals:
+            return self.key(self.locals[node.id])
+        if isinstance(node, ast.IfExp) and self.is_dict_test(node.test):
+            return self.key(node.orelse)
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id == self.config):
+            return node.attr
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            if (node.func.id == "getattr" and len(node.args) == 3
+                    and isinstance(node.args[0], ast.Name) and node.args[0].id == self.config
+                    and isinstance(node.args[2], ast.Constant) and node.args[2].value is None):
+                name = self.const(node.args[1])
+                return name if isinstance(name, str) else None
+            inner = self.helper(node)
+            if inner is not None:
+                stmts = [s for s in inner.function.body
+                         if not (isinstance(s, ast.If) and inner.is_dict_test(s.test))
+                         and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+                last = stmts[-1] if stmts else None
+                if isinstance(last, ast.Return) and last.value is not None and len(stmts) == 1:
+                    return inner.key(last.value)
+        return None
+
+    def const(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in self.consts:
+            return self.consts[node.id]
+        raise Impure(ast.unparse(node))
+
+    def helper(self, node: ast.Call) -> _ModelTest | None:
+        """A call of another function of the file with the config first, literals after."""
+        if not (isinstance(node.func, ast.Name) and node.args
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == self.config):
+            return None
+        function = _test_function(self.walk, node.func.id)
+        if function is None:
+            return None
+        params = [a.arg for a in function.args.args]
+        if len(params) != len(node.args):
+            return None
+        consts = {p: self.const(a) for p, a in zip(params[1:], node.args[1:], strict=True)}
+        return _ModelTest(self.walk, function, self.path, consts, self.depth + 1)
+
+    def expr(self, node: ast.expr) -> list[Any]:
+        if isinstance(node, ast.Name):
+            if node.id in self.locals:
+                return self.expr(self.locals[node.id])
+            if node.id in self.consts:
+                return ["const", self.consts[node.id]]
+            constant = _module_constant(self.walk.tree, self.path, node.id)
+            if constant is not None:
+                return ["const", constant]
+            raise Impure(node.id)
+        if self.is_dict_test(node):
+            return ["const", False]
+        key = self.key(node)
+        if key == "architectures":
+            return ["model", "architectures"]
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
+                node.ops[0], ast.Is | ast.IsNot) and isinstance(node.comparators[0], ast.Constant) \
+                and node.comparators[0].value is None:
+            read = self.key(node.left)
+            if read is not None and read.isidentifier():
+                has = ["model", f"has:{read}"]
+                return has if isinstance(node.ops[0], ast.IsNot) else ["not", has]
+        if isinstance(node, ast.IfExp):
+            if self.is_dict_test(node.test):
+                return self.expr(node.orelse)
+            return ["if", self.expr(node.test), self.expr(node.body), self.expr(node.orelse)]
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool)):
+            return ["index", self.expr(node.value), node.slice.value]
+        if isinstance(node, ast.Call):
+            inner = self.helper(node)
+            if inner is not None:
+                return inner.body()
+            raise Impure(ast.unparse(node))
+        if isinstance(node, ast.Constant) and (node.value is None or isinstance(
+                node.value, bool | int | float | str)):
+            return ["const", node.value]
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            values = [self.expr(e) for e in node.elts]
+            if all(v[0] == "const" for v in values):
+                items = [v[1] for v in values]
+                return ["const", sorted(items, key=repr) if isinstance(node, ast.Set) else items]
+            raise Impure(ast.unparse(node))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ["not", self.expr(node.operand)]
+        if isinstance(node, ast.BoolOp):
+            return ["and" if isinstance(node.op, ast.And) else "or",
+                    *[self.expr(v) for v in node.values]]
+        if isinstance(node, ast.Compare):
+            parts: list[list[Any]] = []
+            left = self.expr(node.left)
+            for cmpop, right_node in zip(node.ops, node.comparators, strict=True):
+                right = self.expr(right_node)
+                parts.append(["cmp", _CMP[type(cmpop)], left, right])
+                left = right
+            return parts[0] if len(parts) == 1 else ["and", *parts]
+        raise Impure(ast.unparse(node))
+
+
+def _test_function(walk: _Walk, name: str) -> ast.FunctionDef | None:
+    found = [fn.node for fn in walk.functions.get(name, ())
+             if fn.cls is None and fn.path == MODEL_TEST_FILE
+             and isinstance(fn.node, ast.FunctionDef)]
+    return found[0] if len(found) == 1 else None
+
+
+def _model_test(walk: _Walk, name: str) -> list[Any]:
+    """The condition tree of `name(hf_config)` (a model test of configs/model_config.py)."""
+    function = _test_function(walk, name)
+    if function is None:
+        raise Impure(f"{name}(hf_config)")
+    return _ModelTest(walk, function, MODEL_TEST_FILE, {}, 0).body()
 
 
 def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
@@ -762,8 +1008,10 @@ def _replayable(walk: _Walk, name: str, seq: int) -> set[str]:
     return archs
 
 
-def _message(node: ast.expr | None, flags: frozenset[str]) -> list[Any] | None:
-    """The message's literal parts and flag placeholders; None when it is not a literal."""
+def _message(node: ast.expr | None, flags: frozenset[str],
+             reader: _Reader | None = None) -> list[Any] | None:
+    """The message's literal parts and flag (and model fact) placeholders; None when it is
+    not a literal."""
     if node is None:
         return []
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -777,14 +1025,17 @@ def _message(node: ast.expr | None, flags: frozenset[str]) -> list[Any] | None:
                 inner = value.value
                 spec = ast.unparse(value.format_spec)[2:-1] if value.format_spec else None
                 conv = chr(value.conversion) if value.conversion and value.conversion > 0 else None
+                fact = reader.model_fact(inner) if reader is not None else None
                 if (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
                         and inner.value.id in RECEIVERS and inner.attr in flags):
                     out.append({"flag": inner.attr, "conv": conv, "spec": spec})
+                elif fact is not None:
+                    out.append({"model": fact, "conv": conv, "spec": spec})
                 else:
                     out.append("{" + ast.unparse(inner) + "}")
         return out
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _message(node.left, flags), _message(node.right, flags)
+        left, right = _message(node.left, flags, reader), _message(node.right, flags, reader)
         return None if left is None or right is None else [*left, *right]
     return None
 
@@ -890,7 +1141,7 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
             continue
         if isinstance(message_node, ast.Name):  # `raise ValueError(flashinfer_error)`
             message_node = _local_message(site.fn.node, message_node.id)
-        message = _message(message_node, walk.flags)
+        message = _message(message_node, walk.flags, _Reader(walk, site.fn, site.seq))
         entry: dict[str, Any] = {
             "where": where,
             "function": site.fn.qualname,

@@ -32,6 +32,7 @@ from wizard.conformance.arg_sites import extract_sites, rule_order
 from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
 from wizard.conformance.probes_wide import (
+    config_read_first,
     deprecated_actions,
     deterministic_inference,
     extra_buffer_linear_backend,
@@ -39,6 +40,7 @@ from wizard.conformance.probes_wide import (
     mixed_chunk_off_algorithms,
     moe_runner_sm100,
     quantization_methods,
+    quantize_and_serve,
     radix_disables_overlap,
     spec_v2_runs_trees,
     trtllm_disables_radix,
@@ -88,6 +90,8 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "aiter_mem_fraction": {},
     "hip_gpt_oss_attention": None,
     "nobuf_spec_disables_radix": False,
+    "quantize_and_serve": {},
+    "config_read_first": False,
 }
 
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
@@ -600,6 +604,12 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "_handle_eagle_family without a topk > 1 branch turning the overlap scheduler off")
     probed("trtllm_disables_radix", trtllm_disables_radix(tree),
            "model branches that turn the radix cache off for trtllm_mha on SM100")
+    probed("quantize_and_serve", quantize_and_serve(tree),
+           "ModelConfig._validate_quantize_and_serve_config: the methods it accepts and the "
+           "words of its two refusals")
+    probed("config_read_first", config_read_first(tree),
+           "a step of run_resolution_pipeline reads config.json (get_config) before any step "
+           "builds the model config")
     probed("mis_disables_radix", mis_disables_radix(tree),
            "the multi-item scoring step (--enable-mis) turns the radix cache off")
     probed("mixed_chunk_off_algorithms", mixed_chunk_off_algorithms(tree),

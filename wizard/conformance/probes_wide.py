@@ -628,3 +628,125 @@ def extra_buffer_linear_backend(tree: Any) -> str | None:
                         and isinstance(inner.comparators[0], ast.Constant)):
                     return str(inner.comparators[0].value)
     return None
+
+
+class _NotLiteral(Exception):
+    """The expression reads something other than literals and the given names."""
+
+
+def _fold(node: ast.expr, names: dict[str, Any]) -> Any:
+    """The value of a message expression: string literals, f-strings, `+`, the given names
+    (locals bound to literals), `sorted(x)` and `"sep".join(x)`; `_NotLiteral` otherwise."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(_fold(v, names)) for v in node.values)
+    if isinstance(node, ast.FormattedValue) and node.format_spec is None:
+        value = _fold(node.value, names)
+        return repr(value) if node.conversion == ord("r") else str(value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _fold(node.left, names) + _fold(node.right, names)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "sorted":
+            return sorted(_fold(node.args[0], names))
+        if (isinstance(func, ast.Attribute) and func.attr == "join"
+                and isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)):
+            return func.value.value.join(_fold(node.args[0], names))
+    raise _NotLiteral(ast.unparse(node))
+
+
+def _literal_message(node: ast.expr, names: dict[str, Any]) -> str | None:
+    """A raise's message as SGLang prints it, when it is built from literals only."""
+    try:
+        value = _fold(node, names)
+    except (_NotLiteral, TypeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def quantize_and_serve(tree: Any) -> dict[str, Any] | None:
+    """`ModelConfig._validate_quantize_and_serve_config` (`--quantize-and-serve`): the
+    quantization methods it accepts (the local list it tests `self.quantization` against) and
+    its two refusals' words: `needs_method` (a method outside the list) and `disabled` (the
+    feature is turned off for every method). None where the release has no such check."""
+    module = tree.trees.get("sglang/srt/configs/model_config.py")
+    if module is None:
+        return None
+    function = next((n for n in ast.walk(module) if isinstance(n, ast.FunctionDef)
+                     and n.name == "_validate_quantize_and_serve_config"), None)
+    if function is None:
+        return None
+    names: dict[str, Any] = {}
+    for stmt in function.body:
+        found = _named_strings(stmt)
+        if found is not None:
+            names[found[0]] = found[1]
+    methods: list[str] | None = None
+    for node in ast.walk(function):  # `self.quantization in <list, or a local bound to one>`
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.ops[0], ast.In)):
+            methods = _string_list(node.comparators[0], names)
+    raises = sorted((n for n in ast.walk(function) if isinstance(n, ast.Raise)
+                     and isinstance(n.exc, ast.Call) and n.exc.args), key=lambda n: n.lineno)
+    if methods is None or len(raises) != 2:
+        return None
+    messages = [_literal_message(r.exc.args[0], names) for r in raises]  # type: ignore[union-attr]
+    kinds = [r.exc.func.id if isinstance(r.exc.func, ast.Name) else None  # type: ignore[union-attr]
+             for r in raises]
+    if None in messages or kinds[1] != "NotImplementedError":
+        return None
+    return {"methods": sorted(methods), "needs_method": messages[0],
+            "disabled": messages[1]}
+
+
+_MODEL_CONFIG_CALLS = frozenset({"model_config_of", "get_model_config", "from_server_args"})
+
+
+def _top_level_calls(function: ast.FunctionDef) -> list[str]:
+    """The names a function calls in its own top-level statements (not inside a branch, loop
+    or nested function), in source order."""
+    out: list[str] = []
+    for stmt in function.body:
+        if isinstance(stmt, ast.If | ast.For | ast.While | ast.Try | ast.With
+                      | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for node in sorted((n for n in ast.walk(stmt) if isinstance(n, ast.Call)),
+                           key=lambda n: (n.lineno, n.col_offset)):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else None)
+            if name is not None:
+                out.append(name)
+            out += [a.id for a in node.args if isinstance(a, ast.Name)]  # run_hook(f, sa)
+    return out
+
+
+def config_read_first(tree: Any) -> bool | None:
+    """Whether the resolution pipeline reads config.json itself (`get_config(...)` in a step's
+    own top-level statements) before any step builds the model config (`model_config_of`), so
+    a model type transformers does not know stops the launch before ModelConfig's first check
+    (--quantize-and-serve). None without a `run_resolution_pipeline`."""
+    functions: dict[str, ast.FunctionDef] = {}
+    for rel, module in tree.trees.items():
+        if "/arg_groups/" in rel or rel.endswith("server_args.py"):
+            for node in module.body:
+                if isinstance(node, ast.FunctionDef):
+                    functions.setdefault(node.name, node)
+    pipeline = functions.get("run_resolution_pipeline")
+    if pipeline is None:
+        return None
+    for name in _top_level_calls(pipeline):
+        step = functions.get(name)
+        if step is None or step is pipeline:
+            continue
+        calls = _top_level_calls(step)
+        builds = next((i for i, c in enumerate(calls) if c in _MODEL_CONFIG_CALLS), None)
+        reads = next((i for i, c in enumerate(calls) if c == "get_config"), None)
+        if reads is not None and (builds is None or reads < builds):
+            return True
+        if builds is not None:
+            return False
+    return False

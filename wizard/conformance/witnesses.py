@@ -121,6 +121,11 @@ WITNESSES: tuple[Witness, ...] = (
     W("R-MLA-ROPE-FACTOR", "--model-path {dsv3}", {"--model-path": "{llama}"},
       trait="transformers_sets_rope_scaling"),
     W("R-MODEL-TYPE-UNKNOWN", "--model-path {unknown_type}", {"--model-path": "{llama}"}),
+    # ModelConfig's first check (before it reads config.json; 0.5.23 reads it earlier)
+    W("R-QUANTIZE-SERVE-METHOD", "--model-path {llama} --quantize-and-serve",
+      {"--quantize-and-serve": None}),
+    W("R-QUANTIZE-SERVE-DISABLED", "--model-path {llama} --quantize-and-serve --quantization "
+      "modelopt_fp8", {"--quantize-and-serve": None}),
     W("R-DPATTN-TP-DIVISIBLE", "--model-path {dsv3} --tp-size 2 --dp-size 4 --enable-dp-attention",
       {"--tp-size": "4"}, gpus=4),
     W("R-DRAFT-SINK-WINDOW", f"{EAGLE} {CHAIN} --speculative-draft-sink-size 4",

@@ -12,7 +12,8 @@ hand-written rule whose located statement comes later in SGLang's call order (`r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from wizard.sglang.fields import BY_DEST
 
 if TYPE_CHECKING:
     from wizard.gpus import GpuKind
+    from wizard.model_facts import ModelFacts
     from wizard.sglang.releases import Release
 
 PLATFORM_PROBES: frozenset[str] = frozenset({
@@ -51,9 +53,32 @@ RESOLVED_FIELDS: frozenset[str] = frozenset({
     "chunked_prefill_size",  # the engine computes it where read (`attention.chunked_prefill`)
 })  # not enable_mixed_chunk: the releases that turn it off for EAGLE are not all read yet
 _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"})
+# Facts of the launch's model a site may read (`["model", name]`), from `ModelFacts`: the
+# architecture is `hf_config.architectures[0]`, architectures the whole list, `has:<key>` whether
+# config.json sets the key (`getattr(hf_config, key, None) is not None`). Without model facts
+# such a site does not hold.
+MODEL_FACTS: frozenset[str] = frozenset({"architecture", "architectures"})
+HAS_KEY = "has:"
+
+
+def model_fact_known(name: str) -> bool:
+    """A model fact the engine supplies (`MODEL_FACTS` or `has:<config key>`)."""
+    return name in MODEL_FACTS or (name.startswith(HAS_KEY) and name[len(HAS_KEY):].isidentifier())
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
 _ARITH = frozenset({"+", "-", "*", "//", "%"})
 _CAUGHT = (TypeError, ValueError, AttributeError, KeyError, ArithmeticError)
+
+
+_CONNECTOR_URL = re.compile(r"(.+)://(.*)")
+
+
+def _connector(path: Any) -> bool:
+    """`parse_connector_type(path) == ConnectorType.<X>`: False for a path without a
+    `<type>://` scheme (a folder or a Hub id: the type is ""); a connector URL is not
+    modelled (KeyError: the site does not hold)."""
+    if isinstance(path, str) and _CONNECTOR_URL.match(path) is None:
+        return False
+    raise KeyError("connector")
 
 
 _PLATFORMS: dict[str, frozenset[str]] = {}
@@ -122,6 +147,17 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int])
         return f"{_source(tree[2], keys, slots)}.{tree[1]}()"
     if kind == "platform" and tree[1] in PLATFORM_PROBES:
         return f"({tree[1]!r} in _P)"
+    if kind == "model" and isinstance(tree[1], str) and model_fact_known(tree[1]):
+        return f"_M[{tree[1]!r}]"  # no facts (None) or no such fact: TypeError / KeyError
+    if kind == "len":
+        return f"_len({_source(tree[1], keys, slots)})"
+    if kind == "connector":  # `parse_connector_type(path) == ConnectorType.X`
+        return f"_connector({_source(tree[1], keys, slots)})"
+    if kind == "if":  # `body if test else orelse`
+        return (f"({_source(tree[2], keys, slots)} if {_source(tree[1], keys, slots)} "
+                f"else {_source(tree[3], keys, slots)})")
+    if kind == "index" and isinstance(tree[2], int) and not isinstance(tree[2], bool):
+        return f"{_source(tree[1], keys, slots)}[{tree[2]}]"
     raise ValueError(f"not a condition node: {tree!r}")
 
 
@@ -129,9 +165,9 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] == "str":
+    if tree[0] in ("str", "len", "connector"):
         return 2
-    if tree[0] == "platform":
+    if tree[0] in ("platform", "model", "if", "index"):
         return 1
     return max((_cost(t) for t in tree[1:]), default=0)
 
@@ -152,7 +188,7 @@ ConditionSpec = tuple[Sequence[Any], Mapping[str, Any], Mapping[str, str] | None
 
 
 def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
-                       ) -> list[Callable[[Mapping[str, Any], frozenset[str]], Any]]:
+                       ) -> list[Callable[..., Any]]:
     """Many conditions (tree, defaults, keys, value) compiled in one go, each a function of
     (values by name, platform probes that hold): a flag missing from the values takes its
     default. (`value`: the expression's value, not its truth: a replayed write's right-hand
@@ -160,14 +196,15 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
     (`codecache`), keeps a cold `check` fast."""
     if not specs:
         return []
-    scope: dict[str, Any] = {"__builtins__": {"bool": bool}}
+    scope: dict[str, Any] = {"_len": len, "_connector": _connector,
+                             "__builtins__": {"bool": bool}}
     lines = []
     for number, (tree, defaults, keys, value) in enumerate(specs):
         slots: dict[str, int] = {}
         text = _source(tree, keys or {}, slots)
         scope[f"_D{number}"] = tuple(defaults.get(name) for name in slots)
         text = text if value else f"bool({text})"
-        lines += [f"def _t{number}(a, _P):", f"    _D = _D{number}", "    _g = a.get",
+        lines += [f"def _t{number}(a, _P, _M=None):", f"    _D = _D{number}", "    _g = a.get",
                   f"    return {text}"]
     text = "\n".join(lines) + "\n"
     exec(compile_cached(text, "<R-ARG-SITE>") if cached else compile(text, "<R-ARG-SITE>", "exec"),
@@ -177,8 +214,9 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
 
 def compile_condition(tree: Sequence[Any], defaults: Mapping[str, Any],
                       keys: Mapping[str, str] | None = None, *, value: bool = False,
-                      ) -> Callable[[Mapping[str, Any], frozenset[str]], Any]:
-    """One condition as a function (see `compile_conditions`)."""
+                      ) -> Callable[..., Any]:
+    """One condition as a function of (values by name, platform probes that hold, the model's
+    facts or None) (see `compile_conditions`)."""
     return compile_conditions([(tree, defaults, keys, value)], cached=False)[0]
 
 
@@ -214,11 +252,11 @@ class GenericWrite:
     field: str  # canonical name
     seq: int
     flags: tuple[str, ...]  # canonical names of the fields it reads
-    test: Callable[[Mapping[str, Any], frozenset[str]], Any]
-    value: Callable[[Mapping[str, Any], frozenset[str]], Any]
+    test: Callable[..., Any]  # (values, platforms[, model facts])
+    value: Callable[..., Any]
 
 
-Test = Callable[[Mapping[str, Any], frozenset[str]], bool]
+Test = Callable[..., bool]  # (values, platforms[, model facts]) -> holds
 
 
 @dataclass(frozen=True)
@@ -227,7 +265,7 @@ class CompiledSites:
     site over resolved fields has its own test (run at its step)."""
 
     sites: tuple[GenericSite, ...]
-    holding: Callable[[Mapping[str, Any], frozenset[str]], list[int]]
+    holding: Callable[..., list[int]]  # (values, platforms[, model facts]) -> indices
     late: Mapping[int, Test]
     writes: tuple[GenericWrite, ...] = ()
 
@@ -238,7 +276,7 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
     (a site whose values SGLang itself would crash on is not reported)."""
     slots: dict[str, int] = {}
     defaults: dict[str, Any] = {}
-    lines = ["def _holding(a, _P):", "    _g = a.get", "    out = []"]
+    lines = ["def _holding(a, _P, _M=None):", "    _g = a.get", "    out = []"]
     sites = []
     late_specs: list[ConditionSpec] = []
     late_indices: list[int] = []
@@ -264,7 +302,7 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
                                  frozenset(entry.get("unknown_archs", ()))))
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
-                             "__builtins__": {}}
+                             "_len": len, "_connector": _connector, "__builtins__": {}}
     exec(compile_cached("\n".join(lines) + "\n", "<R-ARG-SITE>"), scope)
     late: dict[int, Test] = dict(zip(late_indices, compile_conditions(late_specs), strict=True))
     return CompiledSites(tuple(sites), scope["_holding"], late,
@@ -291,16 +329,18 @@ def compile_writes(entries: Sequence[Mapping[str, Any]], canonical: Callable[[st
     return tuple(out)
 
 
-def _unknown_value(a: Mapping[str, Any], platforms: frozenset[str]) -> Any:
+def _unknown_value(a: Mapping[str, Any], platforms: frozenset[str],
+                   model: Mapping[str, Any] | None = None) -> Any:
     """The value of a write SGLang computes in a way the data does not hold: unknown."""
     return _UNKNOWN
 
 
 def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callable[[str], str],
-          ) -> str:
+          model: Mapping[str, Any] | None = None) -> str:
     if isinstance(part, str):
         return part
-    value = a.get(canonical(part["flag"]))
+    value = ((model or {}).get(part["model"]) if "model" in part
+             else a.get(canonical(part["flag"])))
     conv = part.get("conv")
     shown: Any = repr(value) if conv == "r" else ascii(value) if conv == "a" else value
     try:
@@ -309,11 +349,54 @@ def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callabl
         return str(shown)
 
 
-def site_message(site: GenericSite, a: Mapping[str, Any], canonical: Callable[[str], str]) -> str:
-    """SGLang's message with the flags' values filled in (the statement when not a literal)."""
+def site_message(site: GenericSite, a: Mapping[str, Any], canonical: Callable[[str], str],
+                 model: Mapping[str, Any] | None = None) -> str:
+    """SGLang's message with the flags' (and model facts') values filled in (the statement
+    when not a literal)."""
     if site.message is None:
         return site.source
-    return "".join(_fill(part, a, site, canonical) for part in site.message)
+    return "".join(_fill(part, a, site, canonical, model) for part in site.message)
+
+
+def _reads_model(tree: Any) -> bool:
+    if not isinstance(tree, list) or not tree:
+        return False
+    return tree[0] == "model" or any(_reads_model(t) for t in tree[1:])
+
+
+class _ModelView(Mapping[str, Any]):
+    """The model facts a site reads; a fact the wizard does not know raises KeyError (the
+    site then does not hold)."""
+
+    def __init__(self, facts: ModelFacts) -> None:
+        self.facts = facts
+
+    def __getitem__(self, name: str) -> Any:
+        facts = self.facts
+        if name == "architecture" and facts.architecture is not None:
+            return facts.architecture
+        if name == "architectures" and facts.architectures:
+            return list(facts.architectures)
+        if name.startswith(HAS_KEY) and facts.config_keys is not None:
+            return name[len(HAS_KEY):] in facts.config_keys
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MODEL_FACTS)
+
+    def __len__(self) -> int:
+        return len(MODEL_FACTS)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
+def model_values(ctx: Ctx) -> Mapping[str, Any] | None:
+    """The model facts sites may read (`MODEL_FACTS`, `has:<key>`), None without facts."""
+    return _ModelView(ctx.facts) if ctx.facts is not None else None
 
 
 def _option(name: str) -> str:
@@ -323,7 +406,8 @@ def _option(name: str) -> str:
 _TESTS: dict[int, Test] = {}  # id(site) -> its own test (sites live as long as the process)
 
 
-def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str]) -> list[str]:
+def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str],
+             model: Mapping[str, Any] | None = None) -> list[str]:
     """The site's flags (canonical) whose value set back to the default makes it not hold:
     the flags a fix can drop. The model path is never one (a launch needs it)."""
     test = _TESTS.get(id(site))
@@ -336,7 +420,7 @@ def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str])
         if name == "model_path" or a.get(name, default) == default:
             continue
         try:
-            holds = test({**a, name: default}, platforms)
+            holds = test({**a, name: default}, platforms, model)
         except _CAUGHT:
             holds = False
         if not holds:
@@ -349,7 +433,7 @@ def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any],
     """Unset each culprit flag that has a profile field (flags typed in extra args get their
     drop fix in `wizard.api`, which knows the extra args; `sink` gets the culprits for it)."""
     out = []
-    found = culprits(site, a, platforms_of(ctx))
+    found = culprits(site, a, platforms_of(ctx), model_values(ctx))
     if sink is not None:
         sink[site.where] = tuple(found)
     for name in found:
@@ -380,8 +464,10 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
                  sink: dict[str, tuple[str, ...]] | None = None) -> Finding:
     """The finding of a holding site: SGLang's exception, words and `file:line` (`sink`: its
     culprit flags by `file:line`)."""
-    message = site_message(site, a, canonical)
+    message = site_message(site, a, canonical, model_values(ctx))
     flags = ", ".join(_option(n) for n in site.flags)
+    if _reads_model(site.condition):
+        flags += " and the model's config.json"
     stage: Any = site.stage
     return Finding(
         rule=GENERIC.id,
@@ -421,6 +507,7 @@ class Placed:
         values: Mapping[str, Any] = a
         if self.reads_chunked[position]:  # SGLang's own value: typed, else by GPU memory
             values = {**a, "chunked_prefill_size": chunked_prefill(ctx, a)}
+        model = model_values(ctx)
         if replayed is None:
             replayed = {}
         merged: Mapping[str, Any] = {**values, **replayed} if replayed else values
@@ -433,9 +520,9 @@ class Placed:
                     new: Any = _UNKNOWN
                 else:
                     try:
-                        if not write.test(merged, platforms):
+                        if not write.test(merged, platforms, model):
                             continue
-                        new = write.value(merged, platforms)
+                        new = write.value(merged, platforms, model)
                     except _CAUGHT:
                         new = _UNKNOWN
                 replayed[write.field] = new
@@ -451,7 +538,7 @@ class Placed:
             if unknown and not unknown.isdisjoint(site.flags):
                 continue
             try:
-                if self.compiled.late[index](merged, platforms):
+                if self.compiled.late[index](merged, platforms, model):
                     out.append(index)
             except _CAUGHT:
                 continue

@@ -9,7 +9,7 @@ The rules are data (id, versions, what SGLang raises where, why, fixes), one top
 - `wizard.rules.hybrid`: hybrid mamba models (the mamba radix-cache strategy);
 - `wizard.rules.attention`: attention backends and the page sizes they force, chunked prefill;
 - `wizard.rules.parallelism`: tp against attention DP, pipeline parallelism with speculation;
-- `wizard.rules.model_config`: model type, MLA rope factor, context length;
+- `wizard.rules.model_config`: model type, MLA rope factor, context length, --quantize-and-serve;
 - `wizard.rules.quantization`: `--quantization` against the checkpoint and the platform;
 - `wizard.rules.cache`: the hierarchical cache;
 - `wizard.rules.gpu_memory`: the GPU memory plan;
@@ -100,7 +100,13 @@ from wizard.rules.inputs import (
     VERSION_NEAREST,
 )
 from wizard.rules.model import Check, Rule
-from wizard.rules.model_config import CONTEXT_LEN, MLA_ROPE_FACTOR, MODEL_TYPE_UNKNOWN
+from wizard.rules.model_config import (
+    CONTEXT_LEN,
+    MLA_ROPE_FACTOR,
+    MODEL_TYPE_UNKNOWN,
+    QUANTIZE_SERVE_DISABLED,
+    QUANTIZE_SERVE_METHOD,
+)
 from wizard.rules.parallelism import (
     DPATTN_TP_DIVISIBLE,
     PP_SPEC,
@@ -166,6 +172,8 @@ ALL_RULES: tuple[Rule, ...] = (
     *det.RULES,
     SPEC_V2_TOPK,
     FA4_DECODE,
+    QUANTIZE_SERVE_METHOD,
+    QUANTIZE_SERVE_DISABLED,
     MODEL_TYPE_UNKNOWN,
     DPATTN_TP_DIVISIBLE,
     FA4_PAGE_23,

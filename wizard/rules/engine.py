@@ -48,6 +48,7 @@ EFFECTIVE_FIELDS_ATTN_DP: tuple[str, ...] = (*EFFECTIVE_FIELDS, "attn_dp_size")
 # The checks of SGLang's ModelConfig.__init__ (context length, MLA rope factor, quantization).
 MODEL_CONFIG_RULES = frozenset({
     "R-CONTEXT-LEN", "R-MLA-ROPE-FACTOR", "R-QUANT-MISMATCH", "R-QUANT-UNKNOWN", "R-QUANT-ROCM",
+    "R-QUANTIZE-SERVE-METHOD", "R-QUANTIZE-SERVE-DISABLED",
 })
 
 
@@ -166,7 +167,8 @@ def evaluate(ctx: Ctx) -> Report:
     # values as typed; each holding site is reported at its place on the launch path.
     placed = _placed(ctx.release)
     platforms = g.platforms_of(ctx)
-    holding = placed.compiled.holding(a, platforms) if placed.compiled.sites else []
+    holding = (placed.compiled.holding(a, platforms, g.model_values(ctx))
+               if placed.compiled.sites else [])
     due: dict[int, list[int]] = {}
     for index in holding:
         due.setdefault(placed.before[index], []).append(index)

@@ -137,6 +137,9 @@ class Rule:
     fixes: FixMaker = _no_fixes
     apply: Effect | None = None
     recover: Effect | None = None
+    # SGLang fields whose flag, typed in extra args, a fix drops (`wizard.api` adds the drop
+    # and keeps it only when the finding is then gone)
+    drops: tuple[str, ...] = ()
 
     def holds_for(self, release: Release) -> bool:
         """Whether the rule exists in this release (located rules: their statement is there)."""

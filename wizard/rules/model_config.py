@@ -1,9 +1,11 @@
 """Model config construction (SGLang's configs/model_config.py): a model type the pinned
 transformers cannot read, an MLA config without a rope-scaling factor, a --context-length above the
-model's.
+model's, --quantize-and-serve (checked before config.json is read).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from wizard.rules.model import Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
@@ -106,4 +108,54 @@ CONTEXT_LEN = Rule(
             {"env": {**ctx.env, ALLOW_LONGER_CONTEXT: "1"}}),
     ],
     recover=lambda ctx, a: a.__setitem__("context_length", _derived_context(ctx)),
+)
+
+
+def _quantize_and_serve(ctx: Ctx) -> dict[str, Any]:
+    """The release's `_validate_quantize_and_serve_config`, read from its source (trait
+    `quantize_and_serve`: the methods it accepts, its two refusals' words); {} without it."""
+    return dict(ctx.release.traits.get("quantize_and_serve") or {})
+
+
+def _serve_refused(ctx: Ctx, a: Args, disabled: bool) -> bool:
+    check = _quantize_and_serve(ctx)
+    if not check or not a.get("quantize_and_serve"):
+        return False
+    return (a.get("quantization") in check["methods"]) is disabled
+
+
+_SERVE_WHY = (
+    "--quantize-and-serve is checked first when SGLang builds the model config (before it reads "
+    "config.json): it needs a ModelOpt --quantization method (the release's list), and with one "
+    "the feature is disabled anyway in every release that has it (NotImplementedError: quantize "
+    "and export first, then serve the exported checkpoint). The list and the words are read "
+    "from the release's source."
+)
+
+
+QUANTIZE_SERVE_METHOD = Rule(
+    id="R-QUANTIZE-SERVE-METHOD",
+    title="--quantize-and-serve without a ModelOpt quantization",
+    severity="error",
+    why=_SERVE_WHY,
+    sglang=raises("resolve", "ValueError"),
+    fields=("model.quantization", "extra_args"),
+    when=lambda ctx, a: _serve_refused(ctx, a, disabled=False),
+    message=lambda ctx, a: str(_quantize_and_serve(ctx).get("needs_method", "")),
+    recover=lambda ctx, a: a.__setitem__("quantize_and_serve", False),
+    drops=("quantize_and_serve",),
+)
+
+
+QUANTIZE_SERVE_DISABLED = Rule(
+    id="R-QUANTIZE-SERVE-DISABLED",
+    title="--quantize-and-serve is disabled in this release",
+    severity="error",
+    why=_SERVE_WHY,
+    sglang=raises("resolve", "NotImplementedError"),
+    fields=("extra_args",),
+    when=lambda ctx, a: _serve_refused(ctx, a, disabled=True),
+    message=lambda ctx, a: str(_quantize_and_serve(ctx).get("disabled", "")),
+    recover=lambda ctx, a: a.__setitem__("quantize_and_serve", False),
+    drops=("quantize_and_serve",),
 )

@@ -522,6 +522,8 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("device", _device),
     c.MAMBA_AUTO_NO_BUFFER,
     R("_handle_missing_default_values", _mamba_auto_no_buffer),
+    c.QUANTIZE_SERVE_METHOD,  # ModelConfig.__init__: _validate_quantize_and_serve_config first
+    c.QUANTIZE_SERVE_DISABLED,
     c.MODEL_TYPE_UNKNOWN,
     c.CONTEXT_LEN,  # ModelConfig: _derive_context_length, _derive_model_shapes, _verify_quantization
     c.MLA_ROPE_FACTOR,
@@ -606,10 +608,18 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.LORA_SPEC,
 )
 
+def _config_read_first(release: Release) -> bool:
+    """A pipeline step reads config.json before the model config is built (trait)."""
+    return bool(release.traits.get("config_read_first"))
+
+
 PIPELINE_ORDER: tuple[Step, ...] = (
     R("handle_deprecated_dp_attention", _dp_deprecated),
     R("device", _device),
-    c.MODEL_TYPE_UNKNOWN,
+    Gated(c.MODEL_TYPE_UNKNOWN, _config_read_first),
+    c.QUANTIZE_SERVE_METHOD,  # ModelConfig.__init__: _validate_quantize_and_serve_config first
+    c.QUANTIZE_SERVE_DISABLED,
+    Gated(c.MODEL_TYPE_UNKNOWN, lambda release: not _config_read_first(release)),
     c.CONTEXT_LEN,
     c.MLA_ROPE_FACTOR,
     c.QUANT_MISMATCH,

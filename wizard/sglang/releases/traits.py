@@ -26,6 +26,7 @@ class Traits:
     breakable_deepep_reserve_mib: int
     chunked_prefill_24gb: int
     chunked_prefill_split_by_dp: bool
+    config_read_first: bool
     config_reader: str
     deprecated_actions: dict[str, dict[str, dict[str, Any | None]]]
     deprecated_store_true: dict[str, dict[str, str]]
@@ -64,6 +65,7 @@ class Traits:
     quantization_methods: dict[str, list[str]]
     quantization_requantize: list[str]
     quantization_rocm: list[str]
+    quantize_and_serve: dict[str, Any]
     qwen_hybrid_sm100_overrides_typed: bool
     qwen_hybrid_sm100_sets_page: bool
     qwen_hybrid_sm100_trtllm: bool
