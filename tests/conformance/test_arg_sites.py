@@ -28,6 +28,10 @@ def run_post_process_pass(sa, fn):
     sa.__dict__.update(fn(sa))
 
 
+def _tweak(view):
+    return False
+
+
 def _mode_pass(view):
     mode = view.mode
     if view.count > 1 and mode == "null":
@@ -72,6 +76,8 @@ class ServerArgs:
             self.kind = "offload"
         model_arch = self.get_model_config().hf_config.architectures[0]
         if model_arch in ("DeepseekV3ForCausalLM", "KimiK2ForCausalLM") and self.count > 1:
+            self.kind = "log"
+        if model_arch == "KimiK2ForCausalLM" and _tweak(self):
             self.kind = "log"
         if self.kind == "none" and self.enable_c:
             raise ValueError("c needs a kind")
@@ -148,19 +154,21 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
                 else compile_condition(w["value"], w["defaults"], value=True)) for w in writes],
             key=lambda t: (t[0], t[1]))
     now = dict(values)
+    model = {"architecture": arch, "architectures": [arch]}
     abstained: set[str] = set()
     for _seq, kind, entry, test, value in _COMPILED[key]:
         if kind == 1:
             if any(now.get(n) is _UNKNOWN for n in entry["defaults"]):
                 now[entry["field"]] = _UNKNOWN
-            elif test(now, frozenset()):
-                now[entry["field"]] = _UNKNOWN if value is None else value(now, frozenset())
+            elif test(now, frozenset(), model):
+                now[entry["field"]] = (_UNKNOWN if value is None
+                                       else value(now, frozenset(), model))
             continue
         if arch in entry.get("unknown_archs", ()) or any(
                 now.get(n) is _UNKNOWN for n in entry["defaults"]):
             abstained.add(entry["where"])
             continue
-        if test(now, frozenset()):
+        if test(now, frozenset(), model):
             return entry["where"], abstained
     return None, abstained
 
@@ -179,10 +187,13 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
         "size must be 1 or 2", "count needs kind", "c needs a mode", "page was rewritten",
         "c needs a kind", "size 3 cannot offload", "b cannot decode", "b cannot take items"])
     by_message = {messages[s["where"]]: s for s in sites}
-    # the rewritten page and kind are replayed; kind also has an override for two architectures
+    # the rewritten page and kind are replayed (kind's override for two architectures reads the
+    # model's architecture, a model fact); a write for one architecture under a test the walk
+    # cannot read makes the sites after it abstain for that architecture
     assert by_message["page was rewritten"]["resolved"] == ["page"]
-    assert by_message["c needs a kind"]["unknown_archs"] == ["DeepseekV3ForCausalLM",
-                                                            "KimiK2ForCausalLM"]
+    assert any(w["field"] == "kind" and '"model"' in json.dumps(w["condition"])
+               for w in extraction.writes)
+    assert by_message["c needs a kind"]["unknown_archs"] == ["KimiK2ForCausalLM"]
     assert {w["field"] for w in extraction.writes} == {"page", "kind", "mode", "items"}
     assert [w["value"] for w in extraction.writes if w["field"] == "items"] == [None]
     # the post-process pass's local: `mode` as typed, "decode" when count > 1 and it was null
