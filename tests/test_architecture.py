@@ -26,9 +26,11 @@ PACKAGES = ("wizard", "screens")
 #: A module sits on the floor of its longest matching pattern (`x.*` is `x` and what is under it).
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Helpers that know nothing of SGLang or the profile: limits, atomic files, YAML text,
-    # where profiles live, undo history, the rendezvous address, the tool's own errors.
+    # where profiles live, undo history, the rendezvous address, the tool's own errors, the
+    # compiled-code cache.
     ("helpers", ("wizard", "wizard.limits", "wizard.files", "wizard.yaml_text",
-                 "wizard.profile_paths", "wizard.history", "wizard.rendezvous", "wizard.errors")),
+                 "wizard.profile_paths", "wizard.history", "wizard.rendezvous", "wizard.errors",
+                 "wizard.codecache")),
     # SGLang's data and how to read it (releases, versions, flag tables, canonical fields), the
     # secret-flag list, the GPU catalog and what the SMI tools print, model facts from configs.
     ("sglang data and facts", ("wizard.sglang.*", "wizard.secrets", "wizard.gpus",
