@@ -35,3 +35,18 @@ def test_sizes_of_one_and_more_are_fine(models: dict[str, str]) -> None:
     report = check_argv(["--model-path", models["qwen35"], "--tp", "2", "--mem-fraction-static",
                          "0.8"], sglang_version="0.5.11", gpu="H100", gpus=8)
     assert all(f.rule != "R-SIZE-NOT-POSITIVE" for f in report.findings)
+
+
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.17"])
+def test_tp_0_with_dp_attention_passes_the_divisibility_assert(
+    models: dict[str, str], version: str
+) -> None:
+    """`--tp 8 --dp 8 --enable-dp-attention --tp-size 0` (the last spelling wins): SGLang's
+    `tp_size % dp_size == 0` holds for 0, so its argument code accepts it (real SGLang 0.5.17,
+    wide case 0.5.17-w00085); the wizard named R-DPATTN-TP-DIVISIBLE with 'tp 1'. Only the run-time
+    trap is left."""
+    argv = ["--model-path", models["qwen35"], "--tp", "8", "--dp", "8", "--enable-dp-attention",
+            "--tp-size", "0"]
+    report = check_argv(argv, sglang_version=version, gpu="H100", gpus=8)
+    rules = {f.rule for f in report.findings if f.severity == "error"}
+    assert "R-DPATTN-TP-DIVISIBLE" not in rules and "R-SIZE-NOT-POSITIVE" in rules

@@ -8,6 +8,14 @@ from wizard.rules.common import DP_ATTENTION_OFF, algo, attention_dp_size, dp_at
 from wizard.rules.model import RUNTIME, Args, Ctx, Rule, raises
 from wizard.rules.report import Fix
 
+
+def _typed_tp(a: Args) -> int:
+    """tp as SGLang holds it (1 when not given; a typed 0 stays 0: its modulo passes, and
+    R-SIZE-NOT-POSITIVE says what it does at run time)."""
+    tp = a.get("tp_size")
+    return 1 if tp is None else int(tp)
+
+
 DPATTN_TP_DIVISIBLE = Rule(
     id="R-DPATTN-TP-DIVISIBLE",
     title="tp must be a multiple of the attention-DP size",
@@ -21,12 +29,10 @@ DPATTN_TP_DIVISIBLE = Rule(
     fields=("parallel.tp", "parallel.dp", "parallel.attn_dp_size"),
     when=lambda ctx, a: (
         dp_attention(ctx, a)
-        and (a.get("tp_size") or 1)
-        % attention_dp_size(ctx, a)
-        != 0
+        and _typed_tp(a) % attention_dp_size(ctx, a) != 0  # tp 0 passes (0 % dp == 0)
     ),
     message=lambda ctx, a: (
-        f"tp {a.get('tp_size') or 1} is not a multiple of the attention-DP size "
+        f"tp {_typed_tp(a)} is not a multiple of the attention-DP size "
         f"{attention_dp_size(ctx, a)}: SGLang raises a bare AssertionError."
     ),
     fixes=lambda ctx, a: [
