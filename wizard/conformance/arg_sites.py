@@ -34,7 +34,7 @@ the message as its literal parts with the flags' placeholders (`{"flag": ..., "c
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -634,17 +634,8 @@ class _Reader:
             return ["ite", self.expr(node.test), self.expr(node.body), self.expr(node.orelse)]
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             return ["op", _ARITH[type(node.op)], self.expr(node.left), self.expr(node.right)]
-        if isinstance(node, ast.BoolOp):
-            kind = "and" if isinstance(node.op, ast.And) else "or"
-            return [kind, *[self.expr(v) for v in node.values]]
-        if isinstance(node, ast.Compare):
-            parts: list[list[Any]] = []
-            left = self.expr(node.left)
-            for cmpop, right_node in zip(node.ops, node.comparators, strict=True):
-                right = self.expr(right_node)
-                parts.append(["cmp", _CMP[type(cmpop)], left, right])
-                left = right
-            return parts[0] if len(parts) == 1 else ["and", *parts]
+        if isinstance(node, ast.BoolOp | ast.Compare):
+            return _logic(node, self.expr)
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "getattr" and len(node.args) == 3 and not node.keywords
                 and isinstance(node.args[0], ast.Name) and node.args[0].id in RECEIVERS
@@ -663,6 +654,19 @@ class _Reader:
                 return ["platform", name.lstrip("_")]
 
         raise Impure(ast.unparse(node))
+
+
+def _logic(node: ast.BoolOp | ast.Compare, expr: Callable[[ast.expr], list[Any]]) -> list[Any]:
+    """`and` / `or` and (chained) comparisons as trees, their operands read with `expr`."""
+    if isinstance(node, ast.BoolOp):
+        return ["and" if isinstance(node.op, ast.And) else "or", *[expr(v) for v in node.values]]
+    parts: list[list[Any]] = []
+    left = expr(node.left)
+    for cmpop, right_node in zip(node.ops, node.comparators, strict=True):
+        right = expr(right_node)
+        parts.append(["cmp", _CMP[type(cmpop)], left, right])
+        left = right
+    return parts[0] if len(parts) == 1 else ["and", *parts]
 
 
 def _assigned(function: ast.AST, name: str) -> list[ast.expr]:
@@ -821,17 +825,8 @@ class _ModelTest:
             raise Impure(ast.unparse(node))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return ["not", self.expr(node.operand)]
-        if isinstance(node, ast.BoolOp):
-            return ["and" if isinstance(node.op, ast.And) else "or",
-                    *[self.expr(v) for v in node.values]]
-        if isinstance(node, ast.Compare):
-            parts: list[list[Any]] = []
-            left = self.expr(node.left)
-            for cmpop, right_node in zip(node.ops, node.comparators, strict=True):
-                right = self.expr(right_node)
-                parts.append(["cmp", _CMP[type(cmpop)], left, right])
-                left = right
-            return parts[0] if len(parts) == 1 else ["and", *parts]
+        if isinstance(node, ast.BoolOp | ast.Compare):
+            return _logic(node, self.expr)
         raise Impure(ast.unparse(node))
 
 

@@ -23,7 +23,7 @@ import ast
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -1349,6 +1349,18 @@ def _module_string_collections(root: Path) -> dict[str, set[str]]:
     return names
 
 
+def _draft_model_branches(module: ast.Module) -> Iterator[tuple[ast.If, list[ast.expr]]]:
+    """Every `if is_draft_model and ...:` of a module, with the conjuncts of its test."""
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp)
+                and isinstance(node.test.op, ast.And)):
+            continue
+        values = node.test.values
+        if any((isinstance(v, ast.Name) and v.id == "is_draft_model")
+               or (isinstance(v, ast.Attribute) and v.attr == "is_draft_model") for v in values):
+            yield node, values
+
+
 def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
     """The target architectures the draft worker loads with an MTP / NextN class: every
     `if is_draft_model and ...architectures[0] == / in ...` of `configs/model_config.py`
@@ -1359,14 +1371,7 @@ def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
     module = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     names: dict[str, set[str]] | None = None
     found: set[str] = set()
-    for node in ast.walk(module):
-        if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp)
-                and isinstance(node.test.op, ast.And)):
-            continue
-        values = node.test.values
-        if not any((isinstance(v, ast.Name) and v.id == "is_draft_model")
-                   or (isinstance(v, ast.Attribute) and v.attr == "is_draft_model") for v in values):
-            continue
+    for _branch, values in _draft_model_branches(module):
         for value in values:
             if not (isinstance(value, ast.Compare) and len(value.ops) == 1
                     and isinstance(value.ops[0], ast.Eq | ast.In)
@@ -1384,14 +1389,7 @@ def _draft_class_overrides(module: ast.Module, names: dict[str, set[str]]) -> di
     """Target architecture -> the draft classes `configs/model_config.py` swaps in for it
     (`if is_draft_model and ...architectures[0] == X: ...architectures[0] = "XNextN"`)."""
     out: dict[str, set[str]] = {}
-    for node in ast.walk(module):
-        if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp)
-                and isinstance(node.test.op, ast.And)):
-            continue
-        values = node.test.values
-        if not any((isinstance(v, ast.Name) and v.id == "is_draft_model")
-                   or (isinstance(v, ast.Attribute) and v.attr == "is_draft_model") for v in values):
-            continue
+    for node, values in _draft_model_branches(module):
         targets: set[str] = set()
         for value in values:
             if (isinstance(value, ast.Compare) and len(value.ops) == 1
