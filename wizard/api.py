@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -529,15 +529,28 @@ def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Re
                      and finding.sglang is not None and s["where"] == finding.sglang.where), None)
         fields = site["defaults"] if site is not None else droppable(finding.rule)
         if fields:
-            drops = []
-            for index, (match, _pieces) in enumerate(groups):
-                if match is None or match.action.server_field not in fields:
-                    continue
-                rest = [p for i, (_, ps) in enumerate(groups) if i != index for p in ps]
-                drops.append(Fix(f"Drop {match.option} from extra args", {"extra_args": rest}))
+            drops = _drop_fixes(groups, range(len(groups)), fields.__contains__, "extra args")
             finding = replace(finding, fixes=(*finding.fixes, *drops))
         findings.append(finding)
     return replace(report, findings=tuple(findings))
+
+
+def _is_culprit(culprits: frozenset[str], field: str) -> bool:
+    return canonical_dest(field) in culprits
+
+
+def _drop_fixes(groups: Sequence[tuple[Any, list[str]]], indices: Sequence[int],
+                dropped: Callable[[str], bool], place: str) -> list[Fix]:
+    """A fix per flag among `groups[indices]` whose field (the release's spelling) `dropped`
+    accepts: the other flags of `indices`, as typed, become the `extra_args`."""
+    out = []
+    for index in indices:
+        match = groups[index][0]
+        if match is None or not dropped(match.action.server_field):
+            continue
+        rest = [p for i in indices if i != index for p in groups[i][1]]
+        out.append(Fix(f"Drop {match.option} from {place}", {"extra_args": rest}))
+    return out
 
 
 def _with_verified_fixes(report: Report, profile: Profile, gpu: str | None, gpus: int | None,
@@ -616,14 +629,8 @@ def _with_command_drops(report: Report, argv: list[str], version: str) -> Report
     for finding in report.findings:
         where = finding.sglang.where if finding.sglang is not None else None
         if finding.rule == GENERIC.id and where in report.site_culprits:
-            culprits = set(report.site_culprits[where])
-            drops = []
-            for index in extra:
-                match, _pieces = groups[index]
-                if match is None or canonical_dest(match.action.server_field) not in culprits:
-                    continue
-                rest = [p for i in extra if i != index for p in groups[i][1]]
-                drops.append(Fix(f"Drop {match.option} from the command", {"extra_args": rest}))
+            culprits = frozenset(report.site_culprits[where])
+            drops = _drop_fixes(groups, extra, partial(_is_culprit, culprits), "the command")
             finding = replace(finding, fixes=(*finding.fixes, *drops))
         findings.append(finding)
     return replace(report, findings=tuple(findings))
