@@ -6,6 +6,8 @@ overrides pick on SM100). Stdlib only; they read a release's source tree (`locat
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +141,9 @@ def quantization_methods(root: Path) -> dict[str, list[str]] | None:
     return out
 
 
-def _parents(module: ast.Module) -> dict[ast.AST, ast.AST]:
+@lru_cache(maxsize=4)
+def _parents(module: ast.AST) -> dict[ast.AST, ast.AST]:
+    """Child -> parent of a module's nodes (kept for the last few modules asked)."""
     return {child: node for node in ast.walk(module) for child in ast.iter_child_nodes(node)}
 
 
@@ -241,21 +245,24 @@ def radix_disables_overlap(tree: Any) -> list[str]:
     radix cache is on (`if not self.disable_radix_cache: ... disable_overlap_schedule = True`,
     the hybrid models of releases before the mamba scheduler strategy)."""
     found: set[str] = set()
+    for node, body, module in _branches(
+            tree, lambda test: test.startswith("not ")
+            and test.endswith("not self.disable_radix_cache")):
+        if ("disable_overlap_schedule = True" not in body or "no_buffer" in body
+                or "speculative" in body):
+            continue
+        found.update(_arch_names(node, _parents(module)) or ())
+    return sorted(found)
+
+
+def _branches(tree: Any, test: Callable[[str], bool]) -> Iterator[tuple[ast.If, str, ast.Module]]:
+    """Every `if` of the argument code whose test (as source text) `test` accepts, with its
+    body as source text and its module (`_parents(module)` gives the parent map)."""
     for rel in sorted(tree.trees):
         module = tree.trees[rel]
-        parents: dict[ast.AST, ast.AST] | None = None
         for node in ast.walk(module):
-            if not (isinstance(node, ast.If)
-                    and ast.unparse(node.test).endswith("not self.disable_radix_cache")
-                    and ast.unparse(node.test).startswith("not ")):
-                continue
-            body = "\n".join(ast.unparse(b) for b in node.body)
-            if ("disable_overlap_schedule = True" not in body or "no_buffer" in body
-                    or "speculative" in body):
-                continue
-            parents = parents or _parents(module)
-            found.update(_arch_names(node, parents) or ())
-    return sorted(found)
+            if isinstance(node, ast.If) and test(ast.unparse(node.test)):
+                yield node, "\n".join(ast.unparse(b) for b in node.body), module
 
 
 def _named_strings(stmt: ast.AST) -> tuple[str, list[str]] | None:
@@ -395,7 +402,7 @@ def deterministic_inference(tree: Any) -> dict[str, Any]:
             key = ("fallback_archs" if function.name == "_deterministic_is_deepseek_model"
                    else "mla_archs")
             out.setdefault(key, archs)
-        parents = _parents(function)  # type: ignore[arg-type]
+        parents = _parents(function)
         local = {**lists, **_module_lists_in(function)}  # a list the handler itself names
         for node in ast.walk(function):
             # the MLA refusal: a raise naming DeepSeek / absorbed-MLA models, under an
@@ -475,20 +482,14 @@ def trtllm_disables_radix(tree: Any) -> list[str]:
     run the page size 1 their mamba radix cache needs; the hybrid models' branches of the releases
     before the mamba scheduler strategy)."""
     found: set[str] = set()
-    for rel in sorted(tree.trees):
-        module = tree.trees[rel]
-        parents: dict[ast.AST, ast.AST] | None = None
-        for node in ast.walk(module):
-            if not (isinstance(node, ast.If)
-                    and "attention_backend == 'trtllm_mha'" in ast.unparse(node.test)):
-                continue
-            body = "\n".join(ast.unparse(b) for b in node.body)
-            if "disable_radix_cache = True" not in body:
-                continue
-            parents = parents or _parents(module)
-            archs = _arch_names(node, parents)
-            if archs and _guarded_by_sm100(node, parents):
-                found.update(archs)
+    for node, body, module in _branches(
+            tree, lambda test: "attention_backend == 'trtllm_mha'" in test):
+        if "disable_radix_cache = True" not in body:
+            continue
+        parents = _parents(module)
+        archs = _arch_names(node, parents)
+        if archs and _guarded_by_sm100(node, parents):
+            found.update(archs)
     return sorted(found)
 
 
