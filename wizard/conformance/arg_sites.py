@@ -517,7 +517,7 @@ class _Reader:
                 if len(inner) != 1:
                     raise Impure(f"{node.id} (assigned more than once in a block)")
                 plain.add(id(last.targets[0]))
-                tree = ["ite", self._at(stmt, stmt.test), self._at(last, last.value), tree]
+                tree = ["if", self._at(stmt, stmt.test), self._at(last, last.value), tree]
         if tree is None or any(id(n) not in plain for n in stores
                                if n.lineno < node.lineno):
             raise Impure(node.id)
@@ -526,7 +526,10 @@ class _Reader:
     def _at(self, stmt: ast.stmt, value: ast.expr) -> list[Any]:
         """`value` read where `stmt` stands on the launch path."""
         assert self.fn is not None
-        seq = self.walk.lines.get(f"{self.fn.path}:{stmt.lineno}", self.seq)
+        return self._read_at(self.walk.lines.get(f"{self.fn.path}:{stmt.lineno}", self.seq), value)
+
+    def _read_at(self, seq: int, value: ast.expr) -> list[Any]:
+        """`value` read at launch-path position `seq`, what it reads counted as read here."""
         inner = _Reader(self.walk, self.fn, seq)
         tree = inner.expr(value)
         self.read |= inner.read
@@ -608,12 +611,7 @@ class _Reader:
                     return ["const", constant]
                 return self.local(node)
             value, seq = bound
-            inner = _Reader(self.walk, self.fn, seq)
-            tree = inner.expr(value)
-            self.read |= inner.read
-            self.resolved |= inner.resolved
-            self.archs |= inner.archs
-            return tree
+            return self._read_at(seq, value)
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(
                 node.value, bool | int | float | str)):
             return ["const", node.value]
@@ -631,7 +629,7 @@ class _Reader:
                     isinstance(node.operand.value, int | float):
                 return ["const", -node.operand.value]
         if isinstance(node, ast.IfExp):  # `"a" if x else "b"`
-            return ["ite", self.expr(node.test), self.expr(node.body), self.expr(node.orelse)]
+            return ["if", self.expr(node.test), self.expr(node.body), self.expr(node.orelse)]
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             return ["op", _ARITH[type(node.op)], self.expr(node.left), self.expr(node.right)]
         if isinstance(node, ast.BoolOp | ast.Compare):

@@ -136,9 +136,6 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int])
         return "(" + f" {kind} ".join(_source(t, keys, slots) for t in tree[1:]) + ")"
     if kind == "cmp" and tree[1] in _OPS:
         return f"({_source(tree[2], keys, slots)} {tree[1]} {_source(tree[3], keys, slots)})"
-    if kind == "ite":
-        return (f"({_source(tree[2], keys, slots)} if {_source(tree[1], keys, slots)} "
-                f"else {_source(tree[3], keys, slots)})")
     if kind == "tuple":
         return "(" + "".join(_source(t, keys, slots) + ", " for t in tree[1:]) + ")"
     if kind == "op" and tree[1] in _ARITH:
