@@ -129,6 +129,7 @@ def parse_version(version: str) -> tuple[tuple[int, int, int], str]:
     return numbers, match["suffix"] or ""
 
 
+@cache
 def version_key(version: str) -> tuple[int, ...]:
     """A sort key: 0.5.5 < 0.5.5.post2 < 0.5.6 < 0.5.11."""
     numbers, suffix = parse_version(version)
@@ -141,11 +142,13 @@ def _index() -> dict[str, Any]:
     return json.loads(INDEX_PATH.read_text(encoding="utf-8"))
 
 
+@cache
 def release_names() -> tuple[str, ...]:
     """Every release with its own data file, oldest first."""
     return tuple(sorted(_index()["releases"], key=version_key))
 
 
+@cache
 def known_versions() -> tuple[str, ...]:
     """Every version checked exactly: the releases and their identical .postN aliases."""
     names: list[str] = []
