@@ -118,3 +118,50 @@ def test_mamba_extra_buffer_needs_the_linear_attention_backend(public: dict[str,
     default = check("0.5.17", "H100", "--model-path {qwen35_35b_a3b}", public)["effective"]
     assert (default["mamba_radix_cache_strategy"], default["disable_overlap_schedule"]) == (
         "extra_buffer", False)
+
+
+def check_on(version: str, gpu: str, gpus: int, argv: str,
+             public: dict[str, Path]) -> dict[str, Any]:
+    case = {"id": "t", "sglang_version": version, "gpu": gpu, "gpus": gpus, "env": {},
+            "argv": argv.format(**{k: str(v) for k, v in public.items()}).split()}
+    return check_case(case)
+
+
+# Seen on real SGLang (wide sweep seed 120389 and `conformance run` of the same argv on each
+# release): 0.5.8-w00007/-w00051, -w00017, -w00027.
+@pytest.mark.parametrize(("version", "radix_off"), [("0.5.8", False), ("0.5.9", True)])
+def test_the_no_buffer_speculative_radix_rewrite_reads_its_branch(
+        version: str, radix_off: bool, public: dict[str, Path]) -> None:
+    """0.5.8 disables the radix cache for speculative decoding only in NemotronH's branch (its
+    mamba block sits, by a slip, under GLM-4.5's branch: overlap off, radix kept); 0.5.9 does it
+    for every hybrid in the shared path."""
+    argv = ("--model-path {glm45_fp8} --tensor-parallel-size 8 --speculative-algorithm NEXTN"
+            if version == "0.5.8" else
+            "--model-path {qwen3_next_80b} --tensor-parallel-size 8 --speculative-algorithm NEXTN")
+    report = check_on(version, "B200", 8, argv, public)
+    assert report["effective"]["disable_radix_cache"] is radix_off
+
+
+@pytest.mark.parametrize(("version", "decode"), [("0.5.8", "flashinfer"), ("0.5.10", "flashinfer"),
+                                                 ("0.5.11", "triton")])
+def test_the_hicache_decode_fallback_reads_attention_sinks_where_the_release_does(
+        version: str, decode: str, public: dict[str, Path]) -> None:
+    report = check_on(version, "GH200", 8, "--model-path {gpt_oss_120b} --tensor-parallel-size 8 "
+                      "--enable-hierarchical-cache", public)
+    assert report["sglang_verdict"] == "ok"
+    assert report["effective"]["decode_attention_backend"] == decode
+
+
+@pytest.mark.parametrize(("version", "gpu", "runner"), [
+    ("0.5.8", "RTX 5090", "flashinfer_mxfp4"),  # is_blackwell_supported(): SM100 and SM120
+    ("0.5.9", "RTX 5090", "flashinfer_mxfp4"),
+    ("0.5.11", "RTX 5090", "triton_kernel"),  # its own SM120 branch
+    ("0.5.8", "H100", "auto"),
+])
+def test_gpt_oss_mxfp4_moe_runner_per_blackwell_probe(version: str, gpu: str, runner: str,
+                                                      public: dict[str, Path]) -> None:
+    ep = "" if runner == "triton_kernel" else " --ep-size 4"  # triton_kernel needs ep_size 1
+    report = check_on(version, gpu, 4, "--model-path {gpt_oss_20b} --tensor-parallel-size 4 "
+                      "--dp 2 --enable-dp-attention" + ep, public)
+    assert report["sglang_verdict"] == "ok"
+    assert report["effective"]["speculative_moe_runner_backend"] == runner

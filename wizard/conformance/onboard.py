@@ -61,6 +61,7 @@ ARCH_MATCH_MIN = 0.5  # Jaccard similarity for a string collection to count as t
 _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "quantization_compatible": {},
     "hicache_decode_fallback": "none",
+    "hicache_decode_sinks": False,
     "deterministic_inference": {},
     "trtllm_disables_radix": [],
     "deprecated_actions": {},
@@ -90,6 +91,7 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "aiter_mem_fraction": {},
     "hip_gpt_oss_attention": None,
     "nobuf_spec_disables_radix": False,
+    "nobuf_spec_disables_radix_archs": [],
     "quantize_and_serve": {},
     "config_read_first": False,
 }
@@ -310,6 +312,17 @@ def _enclosing_branch_archs(tree: SourceTree, site: dict[str, Any] | None,
     if located is None:
         return None
     rel, line, module = located
+    found = _branch_archs_at(module, line)
+    if found is None:
+        return None
+    names, branch_line = found
+    return (names, f"{rel}:{branch_line} (the branch of the R-MAMBA-TRACK-INTERVAL "
+                   "statement)") if names else None
+
+
+def _branch_archs_at(module: ast.Module, line: int) -> tuple[list[str], int] | None:
+    """The architectures of the innermost `if/elif model_arch in [...]` / `== "..."` branch
+    whose body holds `line`, with the branch's line (None: no such branch)."""
     best: tuple[int, ast.Compare] | None = None
     for node in ast.walk(module):
         if not (_is_arch_branch(node) and isinstance(node, ast.If) and node.body):
@@ -322,8 +335,24 @@ def _enclosing_branch_archs(tree: SourceTree, site: dict[str, Any] | None,
         return None
     names = [n.value for n in ast.walk(best[1].comparators[0])
              if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    return (sorted(names), f"{rel}:{best[0]} (the branch of the R-MAMBA-TRACK-INTERVAL "
-                           "statement)") if names else None
+    return sorted(names), best[0]
+
+
+def _text_branch_archs(tree: SourceTree, text: str) -> list[str]:
+    """The architectures of the `model_arch` branches holding a string constant that contains
+    `text` ([] when one such constant stands outside any such branch: it applies to every
+    architecture that reaches it)."""
+    archs: set[str] = set()
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and text in node.value):
+                continue
+            found = _branch_archs_at(module, node.lineno)
+            if found is None or not found[0]:
+                return []
+            archs.update(found[0])
+    return sorted(archs)
 
 
 def _is_arch_branch(node: ast.AST) -> bool:
@@ -546,6 +575,12 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     probed("nobuf_spec_disables_radix",
            any("is not supported with radix cache yet" in text for text in tree.files.values()),
            "the no_buffer branch's 'not supported with radix cache yet' rewrite")
+    # ... only for the architectures of the `model_arch` branch holding it (0.5.8: NemotronH's);
+    # [] where it stands in the shared hybrid path (every hybrid architecture).
+    probed("nobuf_spec_disables_radix_archs",
+           _text_branch_archs(tree, "is not supported with radix cache yet")
+           if traits["nobuf_spec_disables_radix"] else [],
+           "the model_arch branch around the 'not supported with radix cache yet' rewrite")
     probed("aiter_mem_fraction", _aiter_mem_fraction(tree),
            'the `attention_backend == "aiter"` scaling of mem_fraction_static')
     probed("ngram_draft_tokens", _ngram_draft_tokens(tree),
@@ -577,6 +612,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the MoE runner set beside 'Detected SM1x0 and MXFP4 ... GPT-OSS' logs")
     probed("hicache_decode_fallback", _hicache_decode_fallback(tree),
            "the FlashAttention3 / hierarchical-cache decode fix of the hicache step")
+    probed("hicache_decode_sinks", _hicache_decode_sinks(tree),
+           "has_attention_sinks in the function of that decode fix")
     probed("spec_moe_runner_default", _spec_moe_runner_default(tree),
            "the `speculative_moe_runner_backend is None` branch")
     probed("deprecated_store_true", _deprecated_store_true(tree, flags),
@@ -829,34 +866,56 @@ def _ngram_draft_tokens(tree: SourceTree) -> int | str | None:
 
 def _gpt_oss_mxfp4_runner(tree: SourceTree) -> dict[str, str]:
     """The MoE runner GPT-OSS's MXFP4 checkpoint gets on SM100 / SM120 ({"sm100": ...,
-    "sm120": ...}): the string assigned in the branch that logs "Detected SM100 and MXFP4
-    quantization format for GPT-OSS model" (SM120 likewise)."""
+    "sm120": ...}): the string assigned to `moe_runner_backend` in each branch that tests the
+    MXFP4 format and a GPU probe and logs about GPT-OSS; the probe says which GPUs
+    (`is_sm100_supported()`, `is_sm120_supported()`, or `is_blackwell_supported()`: both)."""
+    probes = {"is_sm100_supported": ("sm100",), "is_sm120_supported": ("sm120",),
+              "is_blackwell_supported": ("sm100", "sm120"),
+              "is_sm100": ("sm100",), "is_sm120": ("sm120",)}  # `get_platform().is_sm100`
     found: dict[str, str] = {}
     for module in tree.trees.values():
         for node in ast.walk(module):
-            if not isinstance(node, ast.If):
+            if not isinstance(node, ast.If) or "mxfp4" not in ast.unparse(node.test).lower():
                 continue
-            body = "\n".join(ast.unparse(b) for b in node.body)
-            for gpu in ("SM100", "SM120"):
-                if f"Detected {gpu} and MXFP4 quantization format for GPT-OSS" not in body:
-                    continue
-                for stmt in node.body:
-                    if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
-                            and "moe_runner_backend" in ast.unparse(stmt.targets[0])):
-                        found.setdefault(gpu.lower(), str(stmt.value.value))
+            if "GPT-OSS" not in "\n".join(ast.unparse(b) for b in node.body):
+                continue
+            called = [name for n in ast.walk(node.test)
+                      if (name := n.id if isinstance(n, ast.Name) else
+                          n.attr if isinstance(n, ast.Attribute) else None) in probes]
+            for stmt in node.body:
+                target = ast.unparse(stmt.targets[0]) if isinstance(stmt, ast.Assign) else ""
+                if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+                        and re.search(r"(^|[.'\"])moe_runner_backend\b", target)):
+                    for probe in called:
+                        for gpu in probes[probe]:
+                            found.setdefault(gpu, str(stmt.value.value))
     return dict(sorted(found.items()))
 
 
 def _hicache_decode_fallback(tree: SourceTree) -> str:
     """How the hicache step picks an unset decode backend with the kernel I/O backend: "always"
     (older: flashinfer/triton whatever the backend), "fa3_only" (only when the decode backend
-    would be fa3, 0.5.8 on; triton for models with attention sinks) or "none"."""
+    would be fa3, 0.5.8 on) or "none"."""
     texts = "\n".join(tree.files.values())
     if "FlashAttention3 decode backend is not compatible with hierarchical cache" not in texts:
         return "none"
     # `if effective_decode_backend != "fa3": return` (0.5.10 on) or `if effective_decode_backend
     # == "fa3":` around the fallback (0.5.8-0.5.9): only a decode backend that would be fa3
     return "fa3_only" if re.search(r'effective_decode_backend\s*[!=]=\s*"fa3"', texts) else "always"
+
+
+def _hicache_decode_sinks(tree: SourceTree) -> bool:
+    """The hicache step's decode fallback keeps flashinfer off models with attention sinks
+    (`... and not self.get_model_config().has_attention_sinks` beside it, 0.5.11 on)."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                names = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+                assigned = {t.id for n in ast.walk(node) if isinstance(n, ast.Assign)
+                            for t in n.targets if isinstance(t, ast.Name)}
+                if "effective_decode_backend" in assigned and "has_attention_sinks" in names:
+                    return True
+    return False
 
 
 def _spec_moe_runner_default(tree: SourceTree) -> str | None:

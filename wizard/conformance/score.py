@@ -250,4 +250,21 @@ def markdown_report(summary: Summary, title: str = "Conformance report") -> str:
             parts.append(f"- SGLang {case.get('sglang_version')}: {_side(item.sglang, False)}")
             parts.append(f"- wizard: {_side(item.wizard, True)}")
             parts.append("")
+    shown = [(item, effective_differences(item.sglang.get("effective") or {},
+                                          item.wizard.get("effective") or {}))
+             for item in summary.scores
+             if item.sglang.get("verdict") == "ok" and EVERY_EFFECTIVE in item.secondary]
+    shown = [(item, names) for item, names in shown if names]
+    if shown:
+        parts += [f"## Effective values shown differently ({len(shown)} accepted cases)", ""]
+    for item, names in shown:
+        case = item.case
+        env = " ".join(f"{k}={v}" for k, v in (case.get("env") or {}).items())
+        parts += [f"### {case['id']} ({case.get('gpu')} x{case.get('gpus')}, "
+                  f"{case.get('origin', '')})", "",
+                  f"    {env + ' ' if env else ''}{' '.join(case.get('argv', []))}", ""]
+        parts += [f"- `{name}`: SGLang {case.get('sglang_version')} "
+                  f"{item.sglang['effective'][name]!r}, wizard {item.wizard['effective'][name]!r}"
+                  for name in names]
+        parts.append("")
     return "\n".join(parts) + "\n"

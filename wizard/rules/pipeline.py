@@ -274,9 +274,12 @@ def _hip_hybrid_spec_no_radix(ctx: Ctx, a: Args) -> None:
     gets the radix cache disabled instead of the refusal (extra_buffer is unsupported there);
     releases whose no_buffer branch disables it for speculative decoding on every platform
     (trait `nobuf_spec_disables_radix`: "... is not supported with radix cache yet") do the
-    same."""
-    disables = ctx.release.traits.get("nobuf_spec_disables_radix") or (
-        ctx.gpu.is_hip and ctx.release.traits.get("hip_hybrid_spec_disables_radix"))
+    same (where that rewrite sits in one architecture's branch, trait
+    `nobuf_spec_disables_radix_archs`, only for those)."""
+    traits = ctx.release.traits
+    only = traits.get("nobuf_spec_disables_radix_archs") or ()
+    disables = (traits.get("nobuf_spec_disables_radix") and (not only or ctx.arch in only)) or (
+        ctx.gpu.is_hip and traits.get("hip_hybrid_spec_disables_radix"))
     if (disables and is_hybrid(ctx) and strategy(a) == "no_buffer"
             and not a.get("disable_radix_cache") and algo(a) is not None):
         a.disable_radix_cache = True
@@ -334,8 +337,9 @@ def _multi_item_scoring(ctx: Ctx, a: Args) -> None:
 
 def _hicache_decode(ctx: Ctx, a: Args) -> None:
     """The hicache step's decode backend with the kernel I/O backend (FA3 decoding cannot read
-    the host cache): an unset decode backend becomes flashinfer (triton with attention sinks, or
-    for MLA off SM100), where the release does it."""
+    the host cache): an unset decode backend becomes flashinfer (triton for MLA off SM100, and
+    with attention sinks where the release checks them: `hicache_decode_sinks`), where the
+    release does it."""
     how = ctx.release.trait("hicache_decode_fallback")
     if how == "none" or not a.get("enable_hierarchical_cache"):
         return
@@ -351,8 +355,8 @@ def _hicache_decode(ctx: Ctx, a: Args) -> None:
     else:
         # `is_flashinfer_available()` is False on ROCm (flashinfer is a CUDA package)
         sinks = ctx.facts is not None and ctx.facts.has_attention_sinks
-        a.decode_attention_backend = ("triton" if ctx.gpu.is_hip or (how == "fa3_only" and sinks)
-                                      else "flashinfer")
+        a.decode_attention_backend = ("triton" if ctx.gpu.is_hip or (
+            sinks and ctx.release.traits.get("hicache_decode_sinks")) else "flashinfer")
 
 
 def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:

@@ -41,6 +41,7 @@ class Traits:
     gpt_oss_mxfp4_moe_runner: dict[str, str]
     graph_reserve_by_role: bool
     hicache_decode_fallback: str
+    hicache_decode_sinks: bool
     hip_attention_default: dict[str, Any]
     hip_gpt_oss_attention: str | None
     hip_hybrid_spec_disables_radix: bool
@@ -56,6 +57,7 @@ class Traits:
     ngram_draft_tokens: Any | None
     ngram_sets_steps: bool
     nobuf_spec_disables_radix: bool
+    nobuf_spec_disables_radix_archs: list[str]
     nsa_scaled_cell: bool
     prefill_graph_default: str
     prefill_graph_mla_reserve_mib: int
