@@ -238,6 +238,26 @@ class GenericSite:
     # architectures whose model overrides may rewrite a field it reads: not reported for those
     # models, nor when the model's architecture is unknown
     unknown_archs: frozenset[str] = frozenset()
+    # the same for overrides that rewrite it only when a condition holds: (architectures, the
+    # condition's test), not reported when it holds on the values as typed or as they stand at
+    # the site (or cannot be evaluated)
+    unknown_if: tuple[tuple[frozenset[str], Test], ...] = ()
+
+    def rewritten(self, arch: str | None, values: Mapping[str, Any],
+                  merged: Mapping[str, Any], platforms: frozenset[str],
+                  model: Mapping[str, Any] | None) -> bool:
+        """Whether a model override may have rewritten a field the site reads."""
+        if self.unknown_archs and (arch is None or arch in self.unknown_archs):
+            return True
+        for archs, test in self.unknown_if:
+            if arch is not None and arch not in archs:
+                continue
+            try:
+                if test(values, platforms, model) or test(merged, platforms, model):
+                    return True
+            except _CAUGHT:
+                return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -277,6 +297,11 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
     sites = []
     late_specs: list[ConditionSpec] = []
     late_indices: list[int] = []
+    scope_specs: list[ConditionSpec] = [
+        (scope["condition"], scope["defaults"],
+         {name: canonical(name) for name in scope["defaults"]}, False)
+        for entry in entries for scope in entry.get("unknown_if", ())]
+    scope_tests = iter(compile_conditions(scope_specs))
     for index, entry in enumerate(entries):
         keys = {name: canonical(name) for name in entry["defaults"]}
         resolved = bool(entry.get("resolved"))
@@ -296,7 +321,9 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
                                  dict(entry["defaults"]),
                                  tuple(entry["message"]) if entry["message"] is not None
                                  else None, entry["source"], resolved,
-                                 frozenset(entry.get("unknown_archs", ()))))
+                                 frozenset(entry.get("unknown_archs", ())),
+                                 tuple((frozenset(scope["archs"]), next(scope_tests))
+                                       for scope in entry.get("unknown_if", ()))))
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
                              "_len": len, "_connector": _connector, "__builtins__": {}}
@@ -530,7 +557,8 @@ class Placed:
                 merged = {**values, **replayed}
                 continue
             site = sites[index]
-            if site.unknown_archs and (arch is None or arch in site.unknown_archs):
+            if (site.unknown_archs or site.unknown_if) and site.rewritten(
+                    arch, values, merged, platforms, model):
                 continue
             if unknown and not unknown.isdisjoint(site.flags):
                 continue
