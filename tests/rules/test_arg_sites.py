@@ -305,3 +305,16 @@ def test_an_overrides_condition_scopes_its_abstention() -> None:
     assert "DeepseekV3ForCausalLM" not in site.get("unknown_archs", ())
     scopes = [s for s in site["unknown_if"] if "DeepseekV3ForCausalLM" in s["archs"]]
     assert scopes and all("enable_prefill_cp" in s["defaults"] for s in scopes)
+
+
+def test_a_platform_object_bound_to_a_local_is_probed(public: dict[str, Path]) -> None:
+    """0.5.21 `validate_prefill_cp_platform`: `platform = get_platform()`, then
+    `platform.is_hip` refuses prefill CP on ROCm before the missing --cp-strategy (real 0.5.21,
+    MI300X x2, seed 24121011 case w00000); on H100 the --cp-strategy check is first."""
+    argv = ["--model-path", str(public["llama31_8b"]), "--tp=2", "--page-size", "64",
+            "--disable-overlap-schedule", "--enable-prefill-cp"]
+    assert _first("0.5.21", "MI300X", 2, argv) == (
+        "R-ARG-SITE", "ValueError sglang/srt/arg_groups/parallel_hook.py:692")
+    on_cuda = _first("0.5.21", "H100", 2, argv)
+    assert on_cuda is not None and on_cuda[1] != (
+        "ValueError sglang/srt/arg_groups/parallel_hook.py:692")

@@ -630,6 +630,14 @@ class _Reader:
         self.scopes |= inner.scopes
         return tree
 
+    def _platform_local(self, node: ast.Name) -> bool:
+        """A local only ever bound to `get_platform()` (the host's platform object)."""
+        assert self.fn is not None
+        values = _assigned(self.fn.node, node.id)
+        return bool(values) and all(
+            isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+            and v.func.id == "get_platform" and not v.args and not v.keywords for v in values)
+
     def hf_config(self, node: ast.expr) -> bool:
         """`<x>.hf_config` (the model config's transformers config, `self.get_model_config()
         .hf_config`, `model_config_of(server_args).hf_config`) or a local only ever bound to it."""
@@ -691,6 +699,10 @@ class _Reader:
                 and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
                 and node.value.func.id == "get_platform" and not node.value.args):
             return ["platform", node.attr]  # get_platform().is_npu
+        if (isinstance(node, ast.Attribute) and node.attr in PLATFORM_PROBES
+                and isinstance(node.value, ast.Name) and self.fn is not None
+                and self._platform_local(node.value)):
+            return ["platform", node.attr]  # `platform = get_platform()` ... `platform.is_hip`
         if isinstance(node, ast.Attribute) and _is_view_call(node.value):
             # `resolved_view(server_args).flag`: the record's field as resolved so far
             return self.flag(ast.Attribute(ast.Name("self", ast.Load()), node.attr, ast.Load()))
