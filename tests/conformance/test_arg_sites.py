@@ -81,6 +81,17 @@ class ServerArgs:
         width, _rest = widths(total=self.count, part=2)
         if self.enable_c and width < 1:
             raise ValueError("c needs a width")
+        if self.enable_c and self._opaque():
+            allowed = {"none", "null"}
+        else:
+            allowed = {"none", "null", "decode"}
+        kinds = {self.kind, self.mode, self.size}
+        kinds.discard(None)
+        if self.offload and not kinds <= allowed:
+            raise ValueError("kinds not allowed")
+
+    def _opaque(self):
+        return self.__dict__.get("opaque", False)
 
     def _handle_legacy(self):
         if self.legacy:
@@ -240,7 +251,7 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
         "--enable-x requires --cert and --key.", "offload needs decode, got {mode}",
         "size must be 1 or 2", "count needs kind", "c needs a mode", "page was rewritten",
         "c needs a kind", "size 3 cannot offload", "b cannot decode", "b cannot take items",
-        "c needs a width", "n cannot log"])
+        "c needs a width", "n cannot log", "kinds not allowed"])
     by_message = {messages[s["where"]]: s for s in sites}
     # the rewritten page and kind are replayed (kind's override for two architectures reads the
     # model's architecture, a model fact); a write for one architecture under a test the walk
@@ -264,6 +275,11 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
         "defaults": {"count": 0, "mode": "null"}}
     assert by_message["b cannot decode"]["unknown_if"] == [scope]
     assert "unknown_archs" not in by_message["b cannot decode"]
+    # a local chosen by a test the walk cannot read: the site holds only when it holds for
+    # both values; the set built from flags minus the discarded None
+    kinds = by_message["kinds not allowed"]["condition"]
+    assert kinds[0] == "and" and json.dumps(kinds).count('"<="') == 2
+    assert '["op", "-", ["set", ["tuple", ["flag", "kind"]' in json.dumps(kinds)
     # a pure helper of runtime_context.py, inlined with the call's arguments (a tuple item)
     assert by_message["c needs a width"]["condition"][-1] == ["and", ["flag", "enable_c"], [
         "cmp", "<", ["op", "//", ["flag", "count"], ["const", 2]], ["const", 1]]]
@@ -293,6 +309,14 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
     line = by_message["b cannot decode"]["where"]
     assert _first_raise(tmp_path, kimi, "KimiK2ForCausalLM") == line
     assert _predict(sites, extraction.writes, kimi, "KimiK2ForCausalLM")[0] == line
+    # the chosen set: refused for a kind neither value allows, not for the discarded None
+    line = by_message["kinds not allowed"]["where"]
+    refused = {**FLAGS, "offload": True, "mode": "decode", "kind": "log"}
+    assert _first_raise(tmp_path, refused) == line == _predict(
+        sites, extraction.writes, refused, ARCHS[0])[0]
+    kept = {**refused, "kind": "none"}
+    assert line not in (_first_raise(tmp_path, kept),
+                        _predict(sites, extraction.writes, kept, ARCHS[0])[0])
     # `enable_n` set only by the second call of _handle_legacy (legacy set in between)
     late = {**FLAGS, "mode": "decode", "kind": "log", "model_path": "dummy"}
     line = by_message["n cannot log"]["where"]

@@ -318,3 +318,30 @@ def test_a_platform_object_bound_to_a_local_is_probed(public: dict[str, Path]) -
     on_cuda = _first("0.5.21", "H100", 2, argv)
     assert on_cuda is not None and on_cuda[1] != (
         "ValueError sglang/srt/arg_groups/parallel_hook.py:692")
+
+
+@pytest.mark.parametrize(("version", "gpu", "gpus", "argv", "where"), [
+    # --enable-unified-memory implies the page-major KV layout, whose allow-list is chosen by
+    # use_mla_backend() / has_asymmetric_kv (not read): the site holds when no list allows the
+    # resolved backend, here ROCm's aiter (real 0.5.23, MI300X x8, seed 41503 case w00008) ...
+    ("0.5.23", "MI300X", 8, ["--tp-size", "8", "--enable-unified-memory"],
+     "sglang/srt/arg_groups/kv_cache_hook.py:822"),
+    # ... and torch_native in 0.5.17's monolith (real 0.5.17, GB300 x8, seed 24121008 w00052)
+    ("0.5.17", "GB300", 8, ["--tensor-parallel-size", "8", "--attention-backend", "torch_native",
+                            "--kv-cache-dtype", "auto", "--quantization=compressed-tensors",
+                            "--disable-overlap-schedule", "--cuda-graph-max-bs", "32",
+                            "--enable-unified-memory"],
+     "sglang/srt/server_args.py:7957"),
+])
+def test_a_list_chosen_by_an_unread_test_holds_for_every_choice(
+        public: dict[str, Path], version: str, gpu: str, gpus: int, argv: list[str],
+        where: str) -> None:
+    command = ["--model-path", str(public["qwen3_next_80b"]), *argv]
+    assert _first(version, gpu, gpus, command) == ("R-ARG-SITE", f"AssertionError {where}")
+    # triton is on every list: whichever SGLang chose, the assert passes
+    triton = [a for a in command if a not in ("torch_native",)]
+    if "--attention-backend" in triton:
+        triton.insert(triton.index("--attention-backend") + 1, "triton")
+    else:
+        triton += ["--attention-backend", "triton"]
+    assert _first(version, gpu, gpus, triton) != ("R-ARG-SITE", f"AssertionError {where}")

@@ -65,6 +65,15 @@ class Impure(Exception):
     """The expression reads something other than flags and literals."""
 
 
+class _Choice(Impure):
+    """A local assigned on every branch of an `if` / `elif` / `else` chain whose tests cannot be
+    read: the site is kept only as "holds for every one of the values" (`_all_choices`)."""
+
+    def __init__(self, key: tuple[int, str], count: int) -> None:
+        super().__init__(f"{key[1]} (chosen by a test the walk cannot read)")
+        self.key, self.count = key, count
+
+
 @dataclass
 class _Fn:
     path: str
@@ -144,6 +153,8 @@ class _Walk:
     # module-level function name -> (module path, definition), argument code and helpers
     helpers: dict[str, list[tuple[str, ast.FunctionDef]]] = field(default_factory=dict)
     scoping: set[int] = field(default_factory=set)  # writes whose `_scope` is being read
+    # (id(if statement), local) -> the branch whose value a site is read with (`_all_choices`)
+    forced: dict[tuple[int, str], int] = field(default_factory=dict)
     logged: int = 0  # writes logged so far
     writes_in: dict[int, int] = field(default_factory=dict)  # id(function) -> its first walk's
 
@@ -407,7 +418,8 @@ def _top_bindings(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
             and all(isinstance(e, ast.Name) for e in target.elts)):
         cached: list[tuple[str, ast.expr]] | None = getattr(stmt, "_items", None)
         if cached is None:
-            cached = [(e.id, ast.Subscript(stmt.value, ast.Constant(i), ast.Load()))
+            cached = [(e.id, ast.copy_location(
+                ast.Subscript(stmt.value, ast.Constant(i), ast.Load()), stmt.value))
                       for i, e in enumerate(target.elts) if isinstance(e, ast.Name)]
             stmt._items = cached  # type: ignore[attr-defined]
         return cached
@@ -595,6 +607,23 @@ class _Reader:
                     and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == node.id):
                 tree = self._at(stmt, stmt.value)
                 plain.add(id(stmt.targets[0]))
+            elif isinstance(stmt, ast.If) and stmt.orelse and any(
+                    isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
+                    for n in ast.walk(stmt)):
+                branches = _assigning_branches(stmt, node.id)
+                if branches is None:
+                    raise Impure(f"{node.id} (assigned inside a block)")
+                plain |= {id(assign.targets[0]) for _tests, assign in branches}
+                try:
+                    tree = self._chain(branches)
+                except _Choice:
+                    raise
+                except Impure:
+                    key = (id(stmt), node.id)
+                    if key not in self.walk.forced:
+                        raise _Choice(key, len(branches)) from None
+                    chosen = branches[self.walk.forced[key]][1]
+                    tree = self._at(chosen, chosen.value)
             elif isinstance(stmt, ast.If) and not stmt.orelse and any(
                     isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
                     for n in ast.walk(stmt)):
@@ -612,6 +641,39 @@ class _Reader:
         if tree is None or any(id(n) not in plain for n in stores
                                if n.lineno < node.lineno):
             raise Impure(node.id)
+        return self._mutated(node, node.lineno, tree)
+
+    def _mutated(self, node: ast.Name, since: int, tree: list[Any]) -> list[Any]:
+        """A local's value after the method calls that change it before the read: a top-level
+        `x.discard(v)` / `x.remove(v)` after line `since` as `x - {v}`; any other mutating call
+        on it before the read raises `Impure`."""
+        assert self.fn is not None
+        top = {id(stmt.value) for stmt in self.fn.node.body if isinstance(stmt, ast.Expr)}
+        calls = sorted((n for n in ast.walk(self.fn.node) if isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATING
+                        and isinstance(n.func.value, ast.Name) and n.func.value.id == node.id
+                        and n.lineno < node.lineno), key=lambda n: n.lineno)
+        for call in calls:
+            if call.lineno <= since and since != node.lineno:
+                continue  # before the binding read
+            if (id(call) in top and call.lineno > since and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in ("discard", "remove") and len(call.args) == 1):
+                tree = ["op", "-", tree, ["set", self.expr(ast.Tuple(call.args, ast.Load()))]]
+                continue
+            raise Impure(f"{node.id} (changed by .{getattr(call.func, 'attr', '')}())")
+        return tree
+
+    def _chain(self, branches: list[tuple[list[tuple[ast.If, bool]], ast.Assign]]) -> list[Any]:
+        """`if a: x = 1 elif b: x = 2 else: x = 3` as nested `["if", ...]` trees."""
+        tree: list[Any] | None = None
+        for tests, last in reversed(branches):
+            value = self._at(last, last.value)
+            if tree is None:
+                tree = value
+                continue
+            test, _negated = tests[-1]
+            tree = ["if", self._at(test, test.test), value, tree]
+        assert tree is not None
         return tree
 
     def _at(self, stmt: ast.stmt, value: ast.expr) -> list[Any]:
@@ -716,17 +778,23 @@ class _Reader:
                     return ["const", constant]
                 return self.local(node)
             value, seq = bound
-            return self._read_at(seq, value)
+            return self._mutated(node, value.lineno, self._read_at(seq, value))
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(
                 node.value, bool | int | float | str)):
             return ["const", node.value]
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             values = [self.expr(e) for e in node.elts]
+            if isinstance(node, ast.Set):  # `{"triton", "fa3"}`: a set (`backends <= {...}`)
+                items = ([["const", sorted((v[1] for v in values), key=repr)]]
+                         if all(v[0] == "const" for v in values) else [["tuple", *values]])
+                return ["set", *items]
             if all(v[0] == "const" for v in values):
                 return ["const", [v[1] for v in values]]
-            if isinstance(node, ast.Tuple | ast.List):
-                return ["tuple", *values]  # `x in (None, 1, cfg.tp_size)`
-            raise Impure(ast.unparse(node))
+            return ["tuple", *values]  # `x in (None, 1, cfg.tp_size)`
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("set", "frozenset") and len(node.args) == 1
+                and not node.keywords):
+            return ["set", self.expr(node.args[0])]  # `set(attention_backends_of(view))`
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.Not):
                 return ["not", self.expr(node.operand)]
@@ -782,9 +850,24 @@ class _Reader:
         """A call of a small pure helper (a module-level function of the argument code or of
         `HELPER_CODE`, its name defined once) as the expression it returns, its parameters
         replaced by the call's arguments (read where the call stands); None for any other."""
-        if self.depth >= _MAX_HELPER_DEPTH or not isinstance(call.func, ast.Name):
+        if self.depth >= _MAX_HELPER_DEPTH:
             return None
-        found = self.walk.helpers.get(call.func.id, [])
+        func = call.func
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in RECEIVERS and self.fn is not None and self.fn.reads_flags):
+            # `self._resolved_attention_backends()`: a ServerArgs method, `self` bound to the
+            # record the caller reads
+            methods = [fn for fn in self.walk.functions.get(func.attr, ())
+                       if fn.cls == "ServerArgs" and isinstance(fn.node, ast.FunctionDef)]
+            if len(methods) != 1 or not isinstance(methods[0].node, ast.FunctionDef):
+                return None
+            call = ast.Call(ast.Name(methods[0].node.name, ast.Load()),
+                            [ast.Name(func.value.id, ast.Load()), *call.args], call.keywords)
+            found = [(methods[0].path, methods[0].node)]
+        elif isinstance(func, ast.Name):
+            found = self.walk.helpers.get(func.id, [])
+        else:
+            return None
         if len(found) != 1:
             return None
         body = _helper_body(self.walk, *found[0], call)
@@ -794,6 +877,9 @@ class _Reader:
 
 
 _MAX_HELPER_DEPTH = 8
+_MUTATING = frozenset({"discard", "remove", "add", "append", "extend", "update", "pop", "clear",
+                       "insert", "setdefault", "popitem", "difference_update",
+                       "intersection_update", "symmetric_difference_update", "sort", "reverse"})
 
 
 def _helper_body(walk: _Walk, path: str, function: ast.FunctionDef,
@@ -880,6 +966,70 @@ def _helper_constant(walk: _Walk, path: str, name: str) -> Any:
     except (ValueError, SyntaxError, TypeError):
         return None
     return value if value is None or isinstance(value, bool | int | float | str | tuple) else None
+
+
+def _assigning_branches(stmt: ast.If, name: str,
+                        ) -> list[tuple[list[tuple[ast.If, bool]], ast.Assign]] | None:
+    """The branches of an `if` / `elif` / `else` chain, each ending in the one `name = value`
+    of that branch (the tests on the way, the final assignment); None when a branch does not."""
+    out: list[tuple[list[tuple[ast.If, bool]], ast.Assign]] = []
+    node: ast.If | None = stmt
+    tests: list[tuple[ast.If, bool]] = []
+    while node is not None:
+        for body, here in ((node.body, [*tests, (node, False)]),):
+            last = body[-1] if body else None
+            stores = [n for b in body for n in ast.walk(b) if isinstance(n, ast.Name)
+                      and n.id == name and isinstance(n.ctx, ast.Store)]
+            if not (isinstance(last, ast.Assign) and len(last.targets) == 1
+                    and isinstance(last.targets[0], ast.Name) and last.targets[0].id == name
+                    and len(stores) == 1):
+                return None
+            out.append((here, last))
+        tests = [*tests, (node, True)]
+        orelse = node.orelse
+        if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+            node = orelse[0]
+            continue
+        last = orelse[-1] if orelse else None
+        stores = [n for b in orelse for n in ast.walk(b) if isinstance(n, ast.Name)
+                  and n.id == name and isinstance(n.ctx, ast.Store)]
+        if not (isinstance(last, ast.Assign) and len(last.targets) == 1
+                and isinstance(last.targets[0], ast.Name) and last.targets[0].id == name
+                and len(stores) == 1):
+            return None
+        out.append((tests, last))
+        node = None
+    return out
+
+
+_MAX_CHOICES = 16
+
+
+def _all_choices(walk: _Walk, conds: list[_Cond], archs: set[str], scopes: set[Scope],
+                 ) -> tuple[list[Any], set[str], set[str]]:
+    """`_condition`, and for a local chosen by tests the walk cannot read (`_Choice`) the
+    conjunction of the condition read with each value in turn: the site holds for certain
+    only when it holds whichever branch SGLang took."""
+    try:
+        return _condition(walk, conds, archs, scopes)
+    except _Choice as choice:
+        if choice.key in walk.forced or len(walk.forced) >= 4:
+            raise
+        trees: list[Any] = []
+        read: set[str] = set()
+        resolved: set[str] = set()
+        try:
+            for branch in range(choice.count):
+                walk.forced[choice.key] = branch
+                tree, more_read, more_resolved = _all_choices(walk, conds, archs, scopes)
+                trees.append(tree)
+                read |= more_read
+                resolved |= more_resolved
+                if sum(len(str(t)) for t in trees) > 20000 or len(trees) > _MAX_CHOICES:
+                    raise Impure("too many choices") from None
+        finally:
+            walk.forced.pop(choice.key, None)
+        return ["and", *trees], read, resolved
 
 
 def _logic(node: ast.BoolOp | ast.Compare, expr: Callable[[ast.expr], list[Any]]) -> list[Any]:
@@ -1437,7 +1587,7 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         archs: set[str] = set()
         scopes: set[Scope] = set()
         try:
-            condition, read, resolved = _condition(walk, site.conds, archs, scopes)
+            condition, read, resolved = _all_choices(walk, site.conds, archs, scopes)
         except Impure as why:
             skipped.append(f"{where}: guard {str(why)[:100]}")
             continue

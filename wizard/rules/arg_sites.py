@@ -148,6 +148,8 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int])
         return f"_M[{tree[1]!r}]"  # no facts (None) or no such fact: TypeError / KeyError
     if kind == "len":
         return f"_len({_source(tree[1], keys, slots)})"
+    if kind == "set":  # `set(x)`, `{"a", "b"}`
+        return f"_set({_source(tree[1], keys, slots)})"
     if kind == "connector":  # `parse_connector_type(path) == ConnectorType.X`
         return f"_connector({_source(tree[1], keys, slots)})"
     if kind == "if":  # `body if test else orelse`
@@ -162,7 +164,7 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] in ("str", "len", "connector"):
+    if tree[0] in ("str", "len", "connector", "set"):
         return 2
     if tree[0] in ("platform", "model", "if", "index"):
         return 1
@@ -193,7 +195,7 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
     (`codecache`), keeps a cold `check` fast."""
     if not specs:
         return []
-    scope: dict[str, Any] = {"_len": len, "_connector": _connector,
+    scope: dict[str, Any] = {"_len": len, "_connector": _connector, "_set": frozenset,
                              "__builtins__": {"bool": bool}}
     lines = []
     for number, (tree, defaults, keys, value) in enumerate(specs):
@@ -326,7 +328,8 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
                                        for scope in entry.get("unknown_if", ()))))
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
-                             "_len": len, "_connector": _connector, "__builtins__": {}}
+                             "_len": len, "_connector": _connector, "_set": frozenset,
+                             "__builtins__": {}}
     exec(compile_cached("\n".join(lines) + "\n", "<R-ARG-SITE>"), scope)
     late: dict[int, Test] = dict(zip(late_indices, compile_conditions(late_specs), strict=True))
     return CompiledSites(tuple(sites), scope["_holding"], late,
