@@ -38,3 +38,35 @@ def test_a_damaged_or_unwritable_cache_only_costs_the_compile(
     blocked.write_text("a file where the cache folder would be")
     monkeypatch.setenv("SGLANG_WIZARD_CACHE_DIR", str(blocked))
     assert _run(compile_cached("answer = 2\n", "<test>")) == 2
+
+
+def test_a_release_s_placed_code_is_kept_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`place` stores the release's generated code with its constants under the release file's
+    digest; a second process (here: a second `place`) reads it back and answers alike."""
+    from wizard.rules import arg_sites
+    from wizard.rules.engine import _steps
+    from wizard.rules.pipeline import defaults_for
+    from wizard.sglang.fields import canonical_dest
+    from wizard.sglang.releases import load_release
+
+    monkeypatch.setenv("SGLANG_WIZARD_CACHE_DIR", str(tmp_path))
+    release = load_release("0.5.23")
+    steps = _steps(release)[1]
+    first = arg_sites.place(release, steps, canonical_dest)
+    stored = sorted((tmp_path / "code").iterdir())
+    assert stored
+    compiled = []
+    monkeypatch.setattr(arg_sites, "compile", lambda *a: compiled.append(a), raising=False)
+    second = arg_sites.place(release, steps, canonical_dest)
+    assert compiled == [] and sorted((tmp_path / "code").iterdir()) == stored
+    values = {**defaults_for(release), "enable_dp_attention": True, "tp_size": 3, "dp_size": 2}
+    for position, run in enumerate(first.runs):
+        other = second.runs[position]
+        assert (run is None) == (other is None)
+        if run is not None and other is not None:
+            assert run(values, {}, frozenset({"is_cuda"}), None, set(), None, 8192) == other(
+                values, {}, frozenset({"is_cuda"}), None, set(), None, 8192)
+    assert first.compiled.holding(values, frozenset({"is_cuda"})) == second.compiled.holding(
+        values, frozenset({"is_cuda"}))

@@ -341,3 +341,61 @@ def test_a_stale_flag_index_is_not_used(tmp_path: Path, monkeypatch: pytest.Monk
     flags_module._flag_index.cache_clear()
     assert flags_module._flag_index() == data["options"]
     flags_module._flag_index.cache_clear()
+
+
+def _outcome(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[str, object]:
+    try:
+        return "ok", sorted(vars(parser.parse_args(argv)).items(), key=lambda kv: kv[0])
+    except flags_module._ArgparseFailure as failure:
+        return "error", failure.message
+    except flags_module._HelpRequested as help_request:
+        return "help", help_request.option
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.5.11", "0.5.23"])
+@pytest.mark.parametrize("require", [True, False])
+def test_the_subset_parser_parses_like_the_full_parser(version: str, require: bool) -> None:
+    """`_parse_args` parses with a parser of only the actions the argv names: on random argvs
+    (exact, `=`, abbreviated, repeated and unknown options, values of every kind, negative
+    numbers, `--`) it gives argparse's own namespace or message, and it is used for most."""
+    import random
+
+    table = load_table(version)
+    parser = table.parser if require else table.lenient_parser
+    options = sorted(table.by_option)
+    rng = random.Random(f"subset-{version}-{require}")
+    values = ["1", "0", "-1", "-0.5", "2.5", "abc", "fa3", "triton", "true", "", "-x", "a b",
+              "--", "-", "EAGLE", "fp8_e4m3"]
+    used_subset = parsed = 0
+    for _ in range(1500):
+        argv = list(MODEL) if rng.random() < 0.8 else []
+        for _ in range(rng.randint(0, 6)):
+            option = rng.choice(options)
+            action = table.by_option[option]
+            roll = rng.random()
+            if roll < 0.08 and len(option) > 6:
+                option = option[: rng.randint(4, len(option) - 1)]  # an abbreviation
+            elif roll < 0.12:
+                option = option + "-typo"
+            pick = [str(c) for c in action.choices or ()] + values
+            if roll > 0.85:
+                argv.append(f"{option}={rng.choice(pick)}")
+            else:
+                argv.append(option)
+                argv.extend(rng.choice(pick) for _ in range(rng.choice([0, 1, 1, 1, 2])))
+        full = _outcome(parser, argv)
+        small = flags_module._subset_parser(parser, argv)
+        if small is not None:
+            used_subset += 1
+            assert _outcome(small, argv) == full, argv
+        try:
+            fast: tuple[str, object] = (
+                "ok", sorted(vars(flags_module._parse_args(parser, argv)).items(),
+                             key=lambda kv: kv[0]))
+        except flags_module._ArgparseFailure as failure:
+            fast = ("error", failure.message)
+        except flags_module._HelpRequested as help_request:
+            fast = ("help", help_request.option)
+        assert fast == full, argv
+        parsed += fast[0] == "ok"
+    assert used_subset > 600 and parsed > 100, (used_subset, parsed)

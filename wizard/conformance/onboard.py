@@ -1747,6 +1747,8 @@ def write_release(data: dict[str, Any], directory: Path = RELEASES_DIR) -> Path:
     if directory == RELEASES_DIR:  # this process reads the new release from now on
         write_traits_module(directory)
         releases._index.cache_clear()
+        releases.release_names.cache_clear()
+        releases.known_versions.cache_clear()
         releases.load_release.cache_clear()
     return path
 

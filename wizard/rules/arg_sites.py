@@ -12,15 +12,20 @@ hand-written rule whose located statement comes later in SGLang's call order (`r
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Any
 
-from wizard.codecache import compile_cached
+from wizard.codecache import compile_cached, load_cached, store_cached
 from wizard.rules.attention import chunked_prefill
 from wizard.rules.model import Args, Ctx, Raises, Rule
 from wizard.rules.report import Finding, Fix, SglangRaise
+from wizard.sglang import fields as fields_module
 from wizard.sglang.fields import BY_DEST
 
 if TYPE_CHECKING:
@@ -121,42 +126,51 @@ def _const(value: Any) -> str:
     raise ValueError(f"not a literal: {value!r}")
 
 
-def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int]) -> str:
-    """Python expression text of a validated condition tree (whitelisted nodes only)."""
+Reader = Callable[[str, int], str]  # (canonical key, default slot) -> expression text
+
+
+def _plain_read(key: str, slot: int) -> str:
+    return f"_g({key!r}, _D[{slot}])"
+
+
+def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
+            read: Reader = _plain_read) -> str:
+    """Python expression text of a validated condition tree (whitelisted nodes only); `read`
+    spells a flag's read."""
     kind = tree[0]
     if kind == "flag":
         name = str(tree[1])
         slot = slots.setdefault(name, len(slots))
-        return f"_g({keys.get(name, name)!r}, _D[{slot}])"
+        return read(keys.get(name, name), slot)
     if kind == "const":
         return _const(tree[1])
     if kind == "not":
-        return f"(not {_source(tree[1], keys, slots)})"
+        return f"(not {_source(tree[1], keys, slots, read)})"
     if kind in ("and", "or"):
-        return "(" + f" {kind} ".join(_source(t, keys, slots) for t in tree[1:]) + ")"
+        return "(" + f" {kind} ".join(_source(t, keys, slots, read) for t in tree[1:]) + ")"
     if kind == "cmp" and tree[1] in _OPS:
-        return f"({_source(tree[2], keys, slots)} {tree[1]} {_source(tree[3], keys, slots)})"
+        return f"({_source(tree[2], keys, slots, read)} {tree[1]} {_source(tree[3], keys, slots, read)})"
     if kind == "tuple":
-        return "(" + "".join(_source(t, keys, slots) + ", " for t in tree[1:]) + ")"
+        return "(" + "".join(_source(t, keys, slots, read) + ", " for t in tree[1:]) + ")"
     if kind == "op" and tree[1] in _ARITH:
-        return f"({_source(tree[2], keys, slots)} {tree[1]} {_source(tree[3], keys, slots)})"
+        return f"({_source(tree[2], keys, slots, read)} {tree[1]} {_source(tree[3], keys, slots, read)})"
     if kind == "str" and tree[1] in _STR_METHODS:
-        return f"{_source(tree[2], keys, slots)}.{tree[1]}()"
+        return f"{_source(tree[2], keys, slots, read)}.{tree[1]}()"
     if kind == "platform" and tree[1] in PLATFORM_PROBES:
         return f"({tree[1]!r} in _P)"
     if kind == "model" and isinstance(tree[1], str) and model_fact_known(tree[1]):
         return f"_M[{tree[1]!r}]"  # no facts (None) or no such fact: TypeError / KeyError
     if kind == "len":
-        return f"_len({_source(tree[1], keys, slots)})"
+        return f"_len({_source(tree[1], keys, slots, read)})"
     if kind == "set":  # `set(x)`, `{"a", "b"}`
-        return f"_set({_source(tree[1], keys, slots)})"
+        return f"_set({_source(tree[1], keys, slots, read)})"
     if kind == "connector":  # `parse_connector_type(path) == ConnectorType.X`
-        return f"_connector({_source(tree[1], keys, slots)})"
+        return f"_connector({_source(tree[1], keys, slots, read)})"
     if kind == "if":  # `body if test else orelse`
-        return (f"({_source(tree[2], keys, slots)} if {_source(tree[1], keys, slots)} "
-                f"else {_source(tree[3], keys, slots)})")
+        return (f"({_source(tree[2], keys, slots, read)} if {_source(tree[1], keys, slots, read)} "
+                f"else {_source(tree[3], keys, slots, read)})")
     if kind == "index" and isinstance(tree[2], int) and not isinstance(tree[2], bool):
-        return f"{_source(tree[1], keys, slots)}[{tree[2]}]"
+        return f"{_source(tree[1], keys, slots, read)}[{tree[2]}]"
     raise ValueError(f"not a condition node: {tree!r}")
 
 
@@ -241,25 +255,10 @@ class GenericSite:
     # models, nor when the model's architecture is unknown
     unknown_archs: frozenset[str] = frozenset()
     # the same for overrides that rewrite it only when a condition holds: (architectures, the
-    # condition's test), not reported when it holds on the values as typed or as they stand at
-    # the site (or cannot be evaluated)
-    unknown_if: tuple[tuple[frozenset[str], Test], ...] = ()
-
-    def rewritten(self, arch: str | None, values: Mapping[str, Any],
-                  merged: Mapping[str, Any], platforms: frozenset[str],
-                  model: Mapping[str, Any] | None) -> bool:
-        """Whether a model override may have rewritten a field the site reads."""
-        if self.unknown_archs and (arch is None or arch in self.unknown_archs):
-            return True
-        for archs, test in self.unknown_if:
-            if arch is not None and arch not in archs:
-                continue
-            try:
-                if test(values, platforms, model) or test(merged, platforms, model):
-                    return True
-            except _CAUGHT:
-                return True
-        return False
+    # condition tree, its flags' defaults, their canonical names); not reported when it holds
+    # on the values as typed or as they stand at the site (or cannot be evaluated)
+    unknown_if: tuple[tuple[frozenset[str], Any, Mapping[str, Any], Mapping[str, str]],
+                      ...] = ()
 
 
 @dataclass(frozen=True)
@@ -271,11 +270,57 @@ class GenericWrite:
     field: str  # canonical name
     seq: int
     flags: tuple[str, ...]  # canonical names of the fields it reads
-    test: Callable[..., Any]  # (values, platforms[, model facts])
-    value: Callable[..., Any]
+    condition: Any  # when SGLang writes it
+    value_tree: Any  # what it writes (None: a value the data does not hold)
+    defaults: Mapping[str, Any]
+    keys: Mapping[str, str]  # release dest -> canonical name
+
+    def test(self, a: Mapping[str, Any], platforms: frozenset[str],
+             model: Mapping[str, Any] | None = None) -> bool:
+        """Whether SGLang writes the field on these values (compiled on first use)."""
+        return bool(self._compiled()[0](a, platforms, model))
+
+    def value(self, a: Mapping[str, Any], platforms: frozenset[str],
+              model: Mapping[str, Any] | None = None) -> Any:
+        """The value SGLang writes (`_UNKNOWN` when the data does not hold it)."""
+        return self._compiled()[1](a, platforms, model)
+
+    def _compiled(self) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        functions = _WRITE_FUNCTIONS.get(id(self))
+        if functions is None:
+            test = compile_condition(self.condition, self.defaults, self.keys)
+            value = (compile_condition(self.value_tree, self.defaults, self.keys, value=True)
+                     if self.value_tree is not None else _unknown_value)
+            functions = _WRITE_FUNCTIONS[id(self)] = (test, value)
+        return functions
 
 
+_WRITE_FUNCTIONS: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {}
 Test = Callable[..., bool]  # (values, platforms[, model facts]) -> holds
+
+
+class _LateTests(Mapping[int, Test]):
+    """The own test of each site over resolved fields, by site index, compiled on first use
+    (the engine runs them through the generated code of `place`; these serve callers that
+    test one site)."""
+
+    def __init__(self, sites: Sequence[GenericSite]) -> None:
+        self._sites = {site.index: site for site in sites if site.resolved}
+        self._tests: dict[int, Test] | None = None
+
+    def __getitem__(self, index: int) -> Test:
+        if self._tests is None:
+            specs: list[ConditionSpec] = [
+                (s.condition, s.defaults, dict(zip(s.dests, s.flags, strict=True)), False)
+                for s in self._sites.values()]
+            self._tests = dict(zip(self._sites, compile_conditions(specs), strict=True))
+        return self._tests[index]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._sites)
+
+    def __len__(self) -> int:
+        return len(self._sites)
 
 
 @dataclass(frozen=True)
@@ -289,71 +334,73 @@ class CompiledSites:
     writes: tuple[GenericWrite, ...] = ()
 
 
-def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
-                  writes: Sequence[Mapping[str, Any]] | None = None) -> CompiledSites:
-    """All of a release's sites in one generated function returning the indices that hold
-    (a site whose values SGLang itself would crash on is not reported)."""
+def _site_of(index: int, entry: Mapping[str, Any], canonical: Callable[[str], str],
+             ) -> GenericSite:
+    keys = {name: canonical(name) for name in entry["defaults"]}
+    return GenericSite(index, entry["where"], entry["function"], entry["stage"],
+                       int(entry["seq"]), entry["exception"], bool(entry["bare"]),
+                       tuple(keys[n] for n in entry["defaults"]), tuple(entry["defaults"]),
+                       entry["condition"], dict(entry["defaults"]),
+                       tuple(entry["message"]) if entry["message"] is not None else None,
+                       entry["source"], bool(entry.get("resolved")),
+                       frozenset(entry.get("unknown_archs", ())),
+                       tuple((frozenset(scope["archs"]), scope["condition"],
+                              dict(scope["defaults"]),
+                              {name: canonical(name) for name in scope["defaults"]})
+                             for scope in entry.get("unknown_if", ())))
+
+
+def _write_of(entry: Mapping[str, Any], canonical: Callable[[str], str]) -> GenericWrite:
+    keys = {name: canonical(name) for name in entry["defaults"]}
+    return GenericWrite(canonical(entry["field"]), int(entry["seq"]), tuple(keys.values()),
+                        entry["condition"], entry["value"], dict(entry["defaults"]), keys)
+
+
+def _holding_source(sites: Sequence[GenericSite], consts: dict[str, Any]) -> list[str]:
+    """The sites over flags as typed in one function returning the indices that hold (a site
+    whose values SGLang itself would crash on is not reported)."""
     slots: dict[str, int] = {}
     defaults: dict[str, Any] = {}
     lines = ["def _holding(a, _P, _M=None):", "    _g = a.get", "    out = []"]
-    sites = []
-    late_specs: list[ConditionSpec] = []
-    late_indices: list[int] = []
-    scope_specs: list[ConditionSpec] = [
-        (scope["condition"], scope["defaults"],
-         {name: canonical(name) for name in scope["defaults"]}, False)
-        for entry in entries for scope in entry.get("unknown_if", ())]
-    scope_tests = iter(compile_conditions(scope_specs))
-    for index, entry in enumerate(entries):
-        keys = {name: canonical(name) for name in entry["defaults"]}
-        resolved = bool(entry.get("resolved"))
-        if resolved:
-            late_specs.append((entry["condition"], entry["defaults"], keys, False))
-            late_indices.append(index)
-        else:
-            for name, value in entry["defaults"].items():
-                defaults.setdefault(name, value)
-            text = _source(_cheap_first(entry["condition"]), keys, slots)
-            lines += ["    try:", f"        if {text}: out.append({index})",
-                      "    except _E:", "        pass"]
-        sites.append(GenericSite(index, entry["where"], entry["function"], entry["stage"],
-                                 int(entry["seq"]), entry["exception"], bool(entry["bare"]),
-                                 tuple(keys[n] for n in entry["defaults"]),
-                                 tuple(entry["defaults"]), entry["condition"],
-                                 dict(entry["defaults"]),
-                                 tuple(entry["message"]) if entry["message"] is not None
-                                 else None, entry["source"], resolved,
-                                 frozenset(entry.get("unknown_archs", ())),
-                                 tuple((frozenset(scope["archs"]), next(scope_tests))
-                                       for scope in entry.get("unknown_if", ()))))
+    for site in sites:
+        if site.resolved:
+            continue
+        for name, value in site.defaults.items():
+            defaults.setdefault(name, value)
+        text = _source(_cheap_first(site.condition), dict(zip(site.dests, site.flags,
+                                                              strict=True)), slots)
+        lines += ["    try:", f"        if {text}: out.append({site.index})",
+                  "    except _E:", "        pass"]
     lines.append("    return out")
-    scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
-                             "_len": len, "_connector": _connector, "_set": frozenset,
-                             "__builtins__": {}}
-    exec(compile_cached("\n".join(lines) + "\n", "<R-ARG-SITE>"), scope)
-    late: dict[int, Test] = dict(zip(late_indices, compile_conditions(late_specs), strict=True))
-    return CompiledSites(tuple(sites), scope["_holding"], late,
-                         compile_writes(writes or (), canonical))
+    consts["_D"] = tuple(defaults.get(name) for name in slots)
+    return lines
 
 
-def compile_writes(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
-                   ) -> tuple[GenericWrite, ...]:
-    """A release's replayed writes (`generic_writes`), each a test and a value function."""
-    specs: list[ConditionSpec] = []
-    for entry in entries:
-        keys = {name: canonical(name) for name in entry["defaults"]}
-        specs.append((entry["condition"], entry["defaults"], keys, False))
-        if entry["value"] is not None:
-            specs.append((entry["value"], entry["defaults"], keys, True))
-    functions = iter(compile_conditions(specs))
-    out = []
-    for entry in entries:
-        keys = {name: canonical(name) for name in entry["defaults"]}
-        test = next(functions)
-        out.append(GenericWrite(
-            canonical(entry["field"]), int(entry["seq"]), tuple(keys.values()), test,
-            next(functions) if entry["value"] is not None else _unknown_value))
-    return tuple(out)
+def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
+                  writes: Sequence[Mapping[str, Any]] | None = None) -> CompiledSites:
+    """All of a release's sites, those over typed flags in one generated function returning
+    the indices that hold."""
+    sites = tuple(_site_of(index, entry, canonical) for index, entry in enumerate(entries))
+    consts: dict[str, Any] = {}
+    code = compile_cached("\n".join(_holding_source(sites, consts)) + "\n", "<R-ARG-SITE>")
+    scope = _scope(consts)
+    exec(code, scope)
+    return CompiledSites(sites, scope["_holding"], _LateTests(sites),
+                         tuple(_write_of(entry, canonical) for entry in writes or ()))
+
+
+def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
+    return {**consts, "_E": _CAUGHT, "_U": _UNKNOWN, "_S": _SKIPPED, "_len": len,
+            "_connector": _connector, "_set": frozenset, "_may": _may, "__builtins__": {}}
+
+
+def _may(test: Callable[[], Any]) -> bool:
+    """An override's scope condition (`GenericSite.unknown_if`): holds, or cannot be
+    evaluated (then the override may have run)."""
+    try:
+        return bool(test())
+    except _CAUGHT:
+        return True
 
 
 def _unknown_value(a: Mapping[str, Any], platforms: frozenset[str],
@@ -514,12 +561,14 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
 class Placed:
     """A release's compiled sites and, per site, the index of the engine step it goes before;
     `late[i]`: the sites over resolved fields tested before step i and the replayed writes
-    applied there, in launch-path order (`(seq, site index, None)` / `(seq, -1, write)`)."""
+    applied there, in launch-path order (`(seq, site index, None)` / `(seq, -1, write)`), and
+    `runs[i]` the generated function that evaluates them (`_late_source`)."""
 
     compiled: CompiledSites
     before: tuple[int, ...]
     late: tuple[tuple[tuple[int, int, GenericWrite | None], ...], ...]
     reads_chunked: tuple[bool, ...]
+    runs: tuple[Callable[..., list[int]] | None, ...] = ()
 
     def late_holding(self, position: int, ctx: Ctx, a: Args, platforms: frozenset[str],
                      replayed: dict[str, Any] | None = None) -> list[int]:
@@ -527,53 +576,96 @@ class Placed:
         `replayed`: the values of the replayed writes so far (updated here; `_UNKNOWN` for a
         write whose test could not be evaluated, and a site reading such a field is not
         reported)."""
-        out: list[int] = []
-        items = self.late[position]
-        if not items:
-            return out
-        values: Mapping[str, Any] = a
-        if self.reads_chunked[position]:  # SGLang's own value: typed, else by GPU memory
-            values = {**a, "chunked_prefill_size": chunked_prefill(ctx, a)}
-        model = model_values(ctx)
+        run = self.runs[position]
+        if run is None:
+            return []
         if replayed is None:
             replayed = {}
-        merged: Mapping[str, Any] = {**values, **replayed} if replayed else values
         unknown = {k for k, v in replayed.items() if v is _UNKNOWN} if replayed else set()
-        arch = ctx.arch
-        sites = self.compiled.sites
-        for _seq, index, write in items:
-            if write is not None:
-                if unknown and not unknown.isdisjoint(write.flags):
-                    new: Any = _UNKNOWN
-                else:
-                    try:
-                        if not write.test(merged, platforms, model):
-                            continue
-                        new = write.value(merged, platforms, model)
-                    except _CAUGHT:
-                        new = _UNKNOWN
-                replayed[write.field] = new
-                if new is _UNKNOWN:
-                    unknown.add(write.field)
-                else:
-                    unknown.discard(write.field)
-                merged = {**values, **replayed}
-                continue
-            site = sites[index]
-            if (site.unknown_archs or site.unknown_if) and site.rewritten(
-                    arch, values, merged, platforms, model):
-                continue
-            if unknown and not unknown.isdisjoint(site.flags):
-                continue
-            try:
-                if self.compiled.late[index](merged, platforms, model):
-                    out.append(index)
-            except _CAUGHT:
-                continue
+        chunked = chunked_prefill(ctx, a) if self.reads_chunked[position] else None
+        out: list[int] = run(a, replayed, platforms, model_values(ctx), unknown, ctx.arch,
+                             chunked)
         return out
 
 
+def _typed_reader(name: str) -> Reader:
+    """Reads of the engine's values only (a flag as typed, or its default in `name`)."""
+    def read(key: str, slot: int) -> str:
+        return f"_g({key!r}, {name}[{slot}])"
+    return read
+
+
+def _late_source(number: int, items: Sequence[tuple[int, int, GenericWrite | None]],
+                 sites: Sequence[GenericSite], written: frozenset[str], chunked: bool,
+                 consts: dict[str, Any]) -> list[str]:
+    """One position's sites and writes as straight-line code (a Python loop calling a test
+    function per item cost about 1 µs an item, a third of a check on the newest releases).
+
+    `_r(a, t, _P, _M, unk, arch, _C)`: `t` the replayed writes (updated), `unk` the replayed
+    fields whose value is unknown, `_C` SGLang's chunked prefill size. A field some write may
+    have replayed is read from `t` first; the engine's values are read with `a.get` as the
+    release's default stands for a flag not typed. The defaults and flag sets it reads are added
+    to `consts`."""
+    lines = [f"def _r{number}(a, t, _P, _M, unk, arch, _C):", "    _g = a.get", "    out = []"]
+
+    def reader(name: str) -> Reader:
+        def read(key: str, slot: int) -> str:
+            plain = ("_C" if chunked and key == "chunked_prefill_size"
+                     else f"_g({key!r}, {name}[{slot}])")
+            return f"(t[{key!r}] if {key!r} in t else {plain})" if key in written else plain
+        return read
+
+    for item_number, (_seq, index, write) in enumerate(items):
+        name = f"_D{number}_{item_number}"
+        if write is not None:
+            slots: dict[str, int] = {}
+            test = _source(write.condition, write.keys, slots, reader(name))
+            value = (_source(write.value_tree, write.keys, slots, reader(name))
+                     if write.value_tree is not None else "_U")
+            consts[name] = tuple(write.defaults.get(n) for n in slots)
+            consts[f"_F{name}"] = frozenset(write.flags)
+            lines += [f"    if unk and not unk.isdisjoint(_F{name}):", "        _n = _U",
+                      "    else:", "        try:",
+                      f"            _n = ({value}) if ({test}) else _S",
+                      "        except _E:", "            _n = _U",
+                      "    if _n is not _S:", f"        t[{write.field!r}] = _n",
+                      "        if _n is _U:", f"            unk.add({write.field!r})",
+                      "        else:", f"            unk.discard({write.field!r})"]
+            continue
+        site = sites[index]
+        slots = {}
+        text = _source(_cheap_first(site.condition), dict(zip(site.dests, site.flags,
+                                                              strict=True)),
+                       slots, reader(name))
+        consts[name] = tuple(site.defaults.get(n) for n in slots)
+        guards = []
+        if site.unknown_archs:
+            consts[f"_A{name}"] = site.unknown_archs
+            guards.append(f"(arch is None or arch in _A{name})")
+        for number_if, (archs, condition, defaults, keys) in enumerate(site.unknown_if):
+            scoped = f"{name}_{number_if}"
+            scope_slots: dict[str, int] = {}
+            merged = _source(condition, keys, scope_slots, reader(scoped))
+            typed = _source(condition, keys, scope_slots, _typed_reader(scoped))
+            consts[scoped] = tuple(defaults.get(n) for n in scope_slots)
+            consts[f"_A{scoped}"] = archs
+            guards.append(f"((arch is None or arch in _A{scoped}) and "
+                          f"_may(lambda: ({typed}) or ({merged})))")
+        if written.intersection(site.flags):
+            consts[f"_F{name}"] = frozenset(site.flags)
+            guards.append(f"(unk and not unk.isdisjoint(_F{name}))")
+        indent = "    "
+        if guards:
+            lines.append(f"    if not ({' or '.join(guards)}):")
+            indent = "        "
+        lines += [f"{indent}try:", f"{indent}    if {text}: out.append({index})",
+                  f"{indent}except _E:", f"{indent}    pass"]
+    lines.append("    return out")
+    return lines
+
+
 _UNKNOWN = object()  # a replayed field whose value could not be computed
+_SKIPPED = object()  # a replayed write whose test does not hold
 
 
 def with_replayed(a: Args, replayed: Mapping[str, Any]) -> Args:
@@ -598,19 +690,54 @@ def _position(seqs: Sequence[int | None], seq: int) -> int:
 
 
 def place(release: Release, steps: Sequence[object], canonical: Callable[[str], str]) -> Placed:
-    """Compile the release's sites and give each the index of the step it is reported before."""
-    compiled = compile_sites(release.generic_sites, canonical, release.generic_writes)
+    """Compile the release's sites and give each the index of the step it is reported before.
+
+    The generated code (the sites over typed flags, and per step the late sites and replayed
+    writes) is kept between processes under the release file's digest, this module's and the
+    field names' source, and the steps' places: a cold `check` then builds no source text."""
+    sites = tuple(_site_of(index, entry, canonical)
+                  for index, entry in enumerate(release.generic_sites))
+    writes = tuple(_write_of(entry, canonical) for entry in release.generic_writes)
     seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
-    before = tuple(_position(seqs, site.seq) for site in compiled.sites)
+    before = tuple(_position(seqs, site.seq) for site in sites)
     late: list[list[tuple[int, int, GenericWrite | None]]] = [[] for _ in range(len(steps) + 1)]
     chunked = [False] * (len(steps) + 1)
-    for index in compiled.late:
-        site = compiled.sites[index]
-        late[before[index]].append((site.seq, index, None))
-        chunked[before[index]] |= "chunked_prefill_size" in site.flags
-    for write in compiled.writes:
+    for site in sites:
+        if site.resolved:
+            late[before[site.index]].append((site.seq, site.index, None))
+            chunked[before[site.index]] |= "chunked_prefill_size" in site.flags
+    for write in writes:
         position = _position(seqs, write.seq)
         late[position].append((write.seq, -1, write))
         chunked[position] |= "chunked_prefill_size" in write.flags
-    return Placed(compiled, before, tuple(tuple(sorted(x, key=lambda t: (t[0], t[1])))
-                                          for x in late), tuple(chunked))
+    ordered = tuple(tuple(sorted(x, key=lambda t: (t[0], t[1]))) for x in late)
+    key = (f"<R-ARG-SITE placed>\0{release.name}\0{release.digest}\0{_generator_digest()}"
+           f"\0{seqs!r}")
+    cached = load_cached(key) if release.digest else None
+    if (isinstance(cached, tuple) and len(cached) == 2 and isinstance(cached[0], CodeType)
+            and isinstance(cached[1], dict)):
+        code, consts = cached
+    else:
+        consts = {}
+        lines = _holding_source(sites, consts)
+        written = frozenset(write.field for write in writes)
+        for number, items in enumerate(ordered):
+            if items:
+                lines += _late_source(number, items, sites, written, chunked[number], consts)
+        code = compile("\n".join(lines) + "\n", "<R-ARG-SITE>", "exec")
+        if release.digest:
+            store_cached(key, (code, consts))
+    scope = _scope(consts)
+    exec(code, scope)
+    compiled = CompiledSites(sites, scope["_holding"], _LateTests(sites), writes)
+    runs = tuple(scope.get(f"_r{number}") for number in range(len(ordered)))
+    return Placed(compiled, before, ordered, tuple(chunked), runs)
+
+
+@cache
+def _generator_digest() -> str:
+    """Of the source that generates the code (this module) and names the fields (`fields`)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for path in (Path(__file__), Path(fields_module.__file__)):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()

@@ -163,7 +163,12 @@ def version_dest(canonical: str, version: str) -> str:
 
 def release_dest(canonical: str, release: Release) -> str:
     """A release's spelling of a canonical field name (the canonical name when it has none)."""
+    return _dest_in(canonical, release.dests)
+
+
+@lru_cache(maxsize=16384)
+def _dest_in(canonical: str, dests: frozenset[str]) -> str:
     spec = BY_DEST.get(canonical)
     if spec is None:
         return canonical
-    return spec.dest_in(release.dests) or canonical
+    return spec.dest_in(dests) or canonical

@@ -12,6 +12,7 @@ Loading is lazy and per release: a check loads only the release it was asked for
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -81,6 +82,7 @@ class Release:
     # the plain writes of fields the engine does not resolve, replayed for the sites after them
     generic_writes: tuple[Mapping[str, Any], ...] = ()
     rule_seq: Mapping[str, int] = field(default_factory=dict)
+    digest: str = ""  # of the release file's text (keys code generated from it between runs)
 
     def site(self, rule_id: str) -> Site | None:
         """The located statement of a rule in this release (None: the rule is not here)."""
@@ -127,6 +129,7 @@ def parse_version(version: str) -> tuple[tuple[int, int, int], str]:
     return numbers, match["suffix"] or ""
 
 
+@cache
 def version_key(version: str) -> tuple[int, ...]:
     """A sort key: 0.5.5 < 0.5.5.post2 < 0.5.6 < 0.5.11."""
     numbers, suffix = parse_version(version)
@@ -139,11 +142,13 @@ def _index() -> dict[str, Any]:
     return json.loads(INDEX_PATH.read_text(encoding="utf-8"))
 
 
+@cache
 def release_names() -> tuple[str, ...]:
     """Every release with its own data file, oldest first."""
     return tuple(sorted(_index()["releases"], key=version_key))
 
 
+@cache
 def known_versions() -> tuple[str, ...]:
     """Every version checked exactly: the releases and their identical .postN aliases."""
     names: list[str] = []
@@ -172,7 +177,8 @@ def release_range() -> str:
 @cache
 def load_release(name: str) -> Release:
     """The release data of `name` (one of `release_names()`), read from its JSON file."""
-    data = json.loads((DATA_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    text = (DATA_DIR / f"{name}.json").read_text(encoding="utf-8")
+    data = json.loads(text)
     return Release(
         name=data["name"],
         aliases=tuple(data.get("aliases", ())),
@@ -194,6 +200,7 @@ def load_release(name: str) -> Release:
         generic_sites=tuple(data.get("generic_sites", ())),
         generic_writes=tuple(data.get("generic_writes", ())),
         rule_seq=dict(data.get("rule_seq", {})),
+        digest=hashlib.blake2b(text.encode(), digest_size=16).hexdigest(),
     )
 
 
