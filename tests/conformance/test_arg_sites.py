@@ -29,7 +29,26 @@ def run_post_process_pass(sa, fn):
 
 
 def _tweak(view):
-    return False
+    return view.__dict__.get("tweak", False)
+
+
+def _register_for(*architectures):
+    def decorator(fn):
+        for architecture in architectures:
+            _OVERRIDES.setdefault(architecture, []).append(fn)
+        return fn
+    return decorator
+
+
+_OVERRIDES = {}
+
+
+@_register_for("KimiK2ForCausalLM")
+def _kimi_overrides(server_args, hf_config):
+    overrides = {}
+    if server_args.count > 1 and server_args.mode == "null":
+        overrides["size"] = 2
+    return overrides
 
 
 def _mode_pass(view):
@@ -43,6 +62,7 @@ def _mode_pass(view):
 
 class ServerArgs:
     def __post_init__(self):
+        self._handle_legacy()
         self._handle_a()
         if self.enable_b:
             self._handle_b()
@@ -58,6 +78,24 @@ class ServerArgs:
             if self.offload:
                 raise ValueError(f"offload needs decode, got {self.mode!r}")
         assert self.size in (1, 2) or self.size is None, "size must be 1 or 2"
+        width, _rest = widths(total=self.count, part=2)
+        if self.enable_c and width < 1:
+            raise ValueError("c needs a width")
+        if self.enable_c and self._opaque():
+            allowed = {"none", "null"}
+        else:
+            allowed = {"none", "null", "decode"}
+        kinds = {self.kind, self.mode, self.size}
+        kinds.discard(None)
+        if self.offload and not kinds <= allowed:
+            raise ValueError("kinds not allowed")
+
+    def _opaque(self):
+        return self.__dict__.get("opaque", False)
+
+    def _handle_legacy(self):
+        if self.legacy:
+            self.enable_n = True
 
     def _handle_b(self):
         if self.count > 0 and self.kind == "none":
@@ -81,6 +119,13 @@ class ServerArgs:
             self.kind = "log"
         if self.kind == "none" and self.enable_c:
             raise ValueError("c needs a kind")
+        for override in _OVERRIDES.get(model_arch, ()):
+            self.__dict__.update(override(self, None))
+        if self.mode == "decode" and not self.enable_x:
+            self.legacy = True
+        self._handle_legacy()
+        if self.enable_n and self.kind == "log":
+            raise ValueError("n cannot log")
         self._check_twice()
         run_post_process_pass(self, _mode_pass)
         if self.count > 1 and self.offload:
@@ -102,13 +147,19 @@ class ServerArgs:
             raise RuntimeError("c needs a mode")
         self._check_twice()
 '''
+HELPERS = '''
+def widths(*, total, part):
+    """A pure helper outside the argument code (`HELPER_CODE`)."""
+    each = total // part
+    return each, total % part
+'''
 FLAGS = {"model_path": "m", "enable_x": False, "cert": None, "key": None, "mode": "null",
          "offload": False, "size": None, "enable_b": False, "count": 0, "kind": "none",
-         "items": None, "page": 1, "enable_c": False}
+         "items": None, "page": 1, "enable_c": False, "legacy": False, "enable_n": False}
 CHOICES = {"enable_x": [False, True], "cert": [None, "c.pem"], "key": [None, "k.pem"],
            "mode": ["null", "decode"], "offload": [False, True], "size": [None, 1, 3],
            "enable_b": [False, True], "count": [0, 2], "kind": ["none", "log"],
-           "enable_c": [False, True], "model_path": ["m", "dummy"]}
+           "enable_c": [False, True], "model_path": ["m", "dummy"], "legacy": [False, True]}
 ARCHS = ("LlamaForCausalLM", "KimiK2ForCausalLM")
 
 
@@ -116,6 +167,7 @@ def _tree(tmp_path: Path) -> SourceTree:
     path = tmp_path / "sglang" / "srt" / "server_args.py"
     path.parent.mkdir(parents=True)
     path.write_text(textwrap.dedent(SOURCE))
+    (path.parent / "runtime_context.py").write_text(textwrap.dedent(HELPERS))
     return SourceTree(tmp_path)
 
 
@@ -127,6 +179,7 @@ def _first_raise(tmp_path: Path, values: dict[str, Any], arch: str = ARCHS[0]) -
     """Run the source's launch path (post_init, then check) on `values`: the raising line."""
     path = tmp_path / "sglang" / "srt" / "server_args.py"
     scope: dict[str, Any] = {}
+    exec(compile(textwrap.dedent(HELPERS), "runtime_context.py", "exec"), scope)
     exec(compile(path.read_text(), str(path), "exec"), scope)
     record = scope["ServerArgs"].__new__(scope["ServerArgs"])
     record.__dict__.update(values)
@@ -164,7 +217,10 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
                 now[entry["field"]] = (_UNKNOWN if value is None
                                        else value(now, frozenset(), model))
             continue
-        if arch in entry.get("unknown_archs", ()) or any(
+        rewritten = any(arch in scope["archs"] and (_scope_test(scope)(values, frozenset(), model)
+                                                    or _scope_test(scope)(now, frozenset(), model))
+                        for scope in entry.get("unknown_if", ()))
+        if arch in entry.get("unknown_archs", ()) or rewritten or any(
                 now.get(n) is _UNKNOWN for n in entry["defaults"]):
             abstained.add(entry["where"])
             continue
@@ -173,6 +229,15 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
     return None, abstained
 
 
+def _scope_test(scope: dict[str, Any]) -> Any:
+    """The compiled condition of an override's conditional scope (`unknown_if`)."""
+    key = id(scope)
+    if key not in _SCOPES:
+        _SCOPES[key] = compile_condition(scope["condition"], scope["defaults"])
+    return _SCOPES[key]
+
+
+_SCOPES: dict[int, Any] = {}
 _COMPILED: dict[tuple[int, int], list[Any]] = {}
 _UNKNOWN = object()
 
@@ -185,7 +250,8 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
     assert sorted(messages.values()) == sorted([
         "--enable-x requires --cert and --key.", "offload needs decode, got {mode}",
         "size must be 1 or 2", "count needs kind", "c needs a mode", "page was rewritten",
-        "c needs a kind", "size 3 cannot offload", "b cannot decode", "b cannot take items"])
+        "c needs a kind", "size 3 cannot offload", "b cannot decode", "b cannot take items",
+        "c needs a width", "n cannot log", "kinds not allowed"])
     by_message = {messages[s["where"]]: s for s in sites}
     # the rewritten page and kind are replayed (kind's override for two architectures reads the
     # model's architecture, a model fact); a write for one architecture under a test the walk
@@ -194,10 +260,32 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
     assert any(w["field"] == "kind" and '"model"' in json.dumps(w["condition"])
                for w in extraction.writes)
     assert by_message["c needs a kind"]["unknown_archs"] == ["KimiK2ForCausalLM"]
-    assert {w["field"] for w in extraction.writes} == {"page", "kind", "mode", "items"}
+    assert {w["field"] for w in extraction.writes} == {"page", "kind", "mode", "items", "legacy",
+                                                       "enable_n"}
+    # a function called twice writes again at its second call, on the values there (`legacy`
+    # set in between): both writes are replayed, each at its place
+    assert sorted(w["seq"] for w in extraction.writes if w["field"] == "enable_n")[0] < min(
+        w["seq"] for w in extraction.writes if w["field"] == "legacy") < max(
+        w["seq"] for w in extraction.writes if w["field"] == "enable_n")
+    # a registered override writing `size` only when count > 1 and mode is null: the sites
+    # reading size abstain for its architecture only then
+    scope = {"archs": ["KimiK2ForCausalLM"], "condition": [
+        "and", ["cmp", ">", ["flag", "count"], ["const", 1]],
+        ["cmp", "==", ["flag", "mode"], ["const", "null"]]],
+        "defaults": {"count": 0, "mode": "null"}}
+    assert by_message["b cannot decode"]["unknown_if"] == [scope]
+    assert "unknown_archs" not in by_message["b cannot decode"]
+    # a local chosen by a test the walk cannot read: the site holds only when it holds for
+    # both values; the set built from flags minus the discarded None
+    kinds = by_message["kinds not allowed"]["condition"]
+    assert kinds[0] == "and" and json.dumps(kinds).count('"<="') == 2
+    assert '["op", "-", ["set", ["tuple", ["flag", "kind"]' in json.dumps(kinds)
+    # a pure helper of runtime_context.py, inlined with the call's arguments (a tuple item)
+    assert by_message["c needs a width"]["condition"][-1] == ["and", ["flag", "enable_c"], [
+        "cmp", "<", ["op", "//", ["flag", "count"], ["const", 2]], ["const", 1]]]
     assert [w["value"] for w in extraction.writes if w["field"] == "items"] == [None]
     # the post-process pass's local: `mode` as typed, "decode" when count > 1 and it was null
-    assert by_message["b cannot decode"]["resolved"] == ["mode"]
+    assert by_message["b cannot decode"]["resolved"] == ["mode", "size"]
     assert by_message["c needs a mode"]["resolved"] == ["mode"]
     skipped = "\n".join(extraction.skipped)
     assert "guard for" in skipped.lower()
@@ -216,6 +304,24 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
             assert predicted == raised, (arch, values)
             checked += 1
     assert checked > 2000 and abstained_cases > 0
+    # the override's scope holds only when count > 1: below that its architecture is checked
+    kimi = {**FLAGS, "mode": "decode", "enable_b": True}
+    line = by_message["b cannot decode"]["where"]
+    assert _first_raise(tmp_path, kimi, "KimiK2ForCausalLM") == line
+    assert _predict(sites, extraction.writes, kimi, "KimiK2ForCausalLM")[0] == line
+    # the chosen set: refused for a kind neither value allows, not for the discarded None
+    line = by_message["kinds not allowed"]["where"]
+    refused = {**FLAGS, "offload": True, "mode": "decode", "kind": "log"}
+    assert _first_raise(tmp_path, refused) == line == _predict(
+        sites, extraction.writes, refused, ARCHS[0])[0]
+    kept = {**refused, "kind": "none"}
+    assert line not in (_first_raise(tmp_path, kept),
+                        _predict(sites, extraction.writes, kept, ARCHS[0])[0])
+    # `enable_n` set only by the second call of _handle_legacy (legacy set in between)
+    late = {**FLAGS, "mode": "decode", "kind": "log", "model_path": "dummy"}
+    line = by_message["n cannot log"]["where"]
+    assert _first_raise(tmp_path, late) == line == _predict(sites, extraction.writes, late,
+                                                              ARCHS[0])[0]
     stages = {messages[s["where"]]: s["stage"] for s in sites}
     assert stages["c needs a mode"] == "check" and stages["count needs kind"] == "resolve"
 
@@ -249,6 +355,10 @@ def _data(version: str) -> dict[str, Any]:
      "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side."),
     ("0.5.23", "kv_canary_sweep_interval",
      "--kv-canary-sweep-interval requires --kv-canary in {log, raise}"),
+    # after `_handle_legacy_cp_arguments`' second call (its writes replayed there)
+    ("0.5.17", "cp_strategy", "--cp-strategy must be set when --enable-prefill-cp is enabled."),
+    # the attention-TP width of runtime_context.derive_attn_tp_size, inlined
+    ("0.5.23", "attn_dp_size", "--shared-experts-tp-size ("),
 ])
 def test_real_release_sites(version: str, flag: str, text: str) -> None:
     root = _real(version)

@@ -237,3 +237,111 @@ def test_sites_after_rewrites_fire_and_their_drops_remove_them(
             rest = command[:at] + command[at + width:]
             after = check_argv(rest, sglang_version=version, gpu="H100", gpus=8)
             assert finding.message not in {f.message for f in after.findings}, (fix.label, rest)
+
+
+@pytest.fixture(scope="module")
+def public(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The public checkpoints' config.json folders the wide sweeps run on."""
+    from wizard.conformance.models import public_model_configs, write_model_folders
+
+    return write_model_folders(tmp_path_factory.mktemp("public"), public_model_configs())
+
+
+def _first(version: str, gpu: str, gpus: int, argv: list[str]) -> tuple[str, str] | None:
+    from wizard.api import check_case
+
+    report = check_case({"id": 1, "sglang_version": version, "gpu": gpu, "gpus": gpus,
+                         "argv": argv, "env": {}})
+    error = report["first_sglang_error"]
+    if error is None:
+        return None
+    finding = next(f for f in report["findings"] if f["rule"] == error)
+    return error, f'{finding["sglang"]["exception"]} {finding["sglang"]["where"]}'
+
+
+@pytest.mark.parametrize(("version", "gpu", "gpus", "argv", "expected"), [
+    # DeepSeek's registered override rewrites attn_cp_size only under --enable-prefill-cp
+    # (overrides.py `_deepseek_family_overrides`): without it the typed size is checked (real
+    # 0.5.17, RTX 4090, seed 24120901 case w00026) ...
+    ("0.5.17", "RTX 4090", 1, ["--kv-cache-dtype=fp8_e5m2", "--attn-cp-size=2"],
+     "AssertionError sglang/srt/server_args.py:6341"),
+    # ... with it SGLang refuses the missing --cp-strategy first: the check after
+    # `_handle_legacy_cp_arguments`' second call (real 0.5.17, RTX 4090 x8, seed 24120902 w00026)
+    ("0.5.17", "RTX 4090", 8, ["--tp=8", "--context-length=40960", "--quantization", "fp8",
+                               "--disable-radix-cache", "--enable-prefill-cp"],
+     "ValueError sglang/srt/server_args.py:6320"),
+    # the attention-TP width SGLang derives in a helper outside the argument code
+    # (runtime_context.derive_attn_tp_size), checked before the Kimi-K3-only check (real 0.5.23,
+    # MI355X x4, notes-rocm3 seed 41529 case w00070)
+    ("0.5.23", "MI355X", 4, ["--tp", "4", "--disable-radix-cache", "--enable-mixed-chunk",
+                             "--shared-experts-tp-size", "1024",
+                             "--speculative-attention-mode", "decode"],
+     "ValueError sglang/srt/arg_groups/parallel_hook.py:216"),
+])
+def test_checks_behind_overrides_second_calls_and_helpers(
+        public: dict[str, Path], version: str, gpu: str, gpus: int, argv: list[str],
+        expected: str) -> None:
+    command = ["--model-path", str(public["deepseek_v3"]), *argv]
+    assert _first(version, gpu, gpus, command) == ("R-ARG-SITE", expected)
+
+
+def test_a_second_call_of_a_normalising_function_is_replayed(public: dict[str, Path]) -> None:
+    """0.5.17 calls `_handle_legacy_cp_arguments` twice; --enable-prefill-cp without
+    --cp-strategy is refused after the second call (real 0.5.17, H100 x2, seed 24120902 w00011),
+    and a strategy removes the finding."""
+    base = ["--model-path", str(public["llama31_8b"]), "--dp-size", "2", "--sampling-backend",
+            "pytorch", "--enable-prefill-cp"]
+    assert _first("0.5.17", "H100", 2, base) == (
+        "R-ARG-SITE", "ValueError sglang/srt/server_args.py:6320")
+    assert _first("0.5.17", "H100", 2, [*base, "--cp-strategy", "zigzag"]) != (
+        "R-ARG-SITE", "ValueError sglang/srt/server_args.py:6320")
+
+
+def test_an_overrides_condition_scopes_its_abstention() -> None:
+    """The 0.5.17 data: the `tp_size % attn_cp_size` assert abstains for the DeepSeek family
+    only when --enable-prefill-cp may hold (the condition of the override's write)."""
+    site = next(s for s in load_release("0.5.17").generic_sites
+                if s["where"] == "sglang/srt/server_args.py:6341")
+    assert "DeepseekV3ForCausalLM" not in site.get("unknown_archs", ())
+    scopes = [s for s in site["unknown_if"] if "DeepseekV3ForCausalLM" in s["archs"]]
+    assert scopes and all("enable_prefill_cp" in s["defaults"] for s in scopes)
+
+
+def test_a_platform_object_bound_to_a_local_is_probed(public: dict[str, Path]) -> None:
+    """0.5.21 `validate_prefill_cp_platform`: `platform = get_platform()`, then
+    `platform.is_hip` refuses prefill CP on ROCm before the missing --cp-strategy (real 0.5.21,
+    MI300X x2, seed 24121011 case w00000); on H100 the --cp-strategy check is first."""
+    argv = ["--model-path", str(public["llama31_8b"]), "--tp=2", "--page-size", "64",
+            "--disable-overlap-schedule", "--enable-prefill-cp"]
+    assert _first("0.5.21", "MI300X", 2, argv) == (
+        "R-ARG-SITE", "ValueError sglang/srt/arg_groups/parallel_hook.py:692")
+    on_cuda = _first("0.5.21", "H100", 2, argv)
+    assert on_cuda is not None and on_cuda[1] != (
+        "ValueError sglang/srt/arg_groups/parallel_hook.py:692")
+
+
+@pytest.mark.parametrize(("version", "gpu", "gpus", "argv", "where"), [
+    # --enable-unified-memory implies the page-major KV layout, whose allow-list is chosen by
+    # use_mla_backend() / has_asymmetric_kv (not read): the site holds when no list allows the
+    # resolved backend, here ROCm's aiter (real 0.5.23, MI300X x8, seed 41503 case w00008) ...
+    ("0.5.23", "MI300X", 8, ["--tp-size", "8", "--enable-unified-memory"],
+     "sglang/srt/arg_groups/kv_cache_hook.py:822"),
+    # ... and torch_native in 0.5.17's monolith (real 0.5.17, GB300 x8, seed 24121008 w00052)
+    ("0.5.17", "GB300", 8, ["--tensor-parallel-size", "8", "--attention-backend", "torch_native",
+                            "--kv-cache-dtype", "auto", "--quantization=compressed-tensors",
+                            "--disable-overlap-schedule", "--cuda-graph-max-bs", "32",
+                            "--enable-unified-memory"],
+     "sglang/srt/server_args.py:7957"),
+])
+def test_a_list_chosen_by_an_unread_test_holds_for_every_choice(
+        public: dict[str, Path], version: str, gpu: str, gpus: int, argv: list[str],
+        where: str) -> None:
+    command = ["--model-path", str(public["qwen3_next_80b"]), *argv]
+    assert _first(version, gpu, gpus, command) == ("R-ARG-SITE", f"AssertionError {where}")
+    # triton is on every list: whichever SGLang chose, the assert passes
+    triton = [a for a in command if a not in ("torch_native",)]
+    if "--attention-backend" in triton:
+        triton.insert(triton.index("--attention-backend") + 1, "triton")
+    else:
+        triton += ["--attention-backend", "triton"]
+    assert _first(version, gpu, gpus, triton) != ("R-ARG-SITE", f"AssertionError {where}")

@@ -45,6 +45,10 @@ def _reference(placed: g.Placed, position: int, a: Mapping[str, Any], replayed: 
         site = placed.compiled.sites[index]
         if site.unknown_archs and (arch is None or arch in site.unknown_archs):
             continue
+        if any((arch is None or arch in archs) and _may(
+                g.compile_condition(condition, defaults, keys), values, merged, platforms, model)
+               for archs, condition, defaults, keys in site.unknown_if):
+            continue  # an override whose condition may hold may have rewritten a field
         if unknown and not unknown.isdisjoint(site.flags):
             continue
         try:
@@ -53,6 +57,14 @@ def _reference(placed: g.Placed, position: int, a: Mapping[str, Any], replayed: 
         except g._CAUGHT:
             continue
     return out
+
+
+def _may(test: Any, values: Mapping[str, Any], merged: Mapping[str, Any],
+         platforms: frozenset[str], model: Mapping[str, Any] | None) -> bool:
+    try:
+        return bool(test(values, platforms, model) or test(merged, platforms, model))
+    except g._CAUGHT:
+        return True
 
 
 def _constants(tree: Any, out: list[Any]) -> None:
@@ -81,6 +93,10 @@ def _pool(items: Sequence[tuple[int, int, g.GenericWrite | None]],
             names.update(site.flags)
             _constants(site.condition, values)
             archs.extend(site.unknown_archs)
+            for scope_archs, condition, _defaults, keys in site.unknown_if:
+                archs.extend(sorted(scope_archs))
+                names.update(keys.values())
+                _constants(condition, values)
     hashable = [v for v in values if not isinstance(v, list | dict)]
     return sorted(names), hashable, archs
 

@@ -34,6 +34,8 @@ the message as its literal parts with the flags' placeholders (`{"flag": ..., "c
 from __future__ import annotations
 
 import ast
+import copy
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,8 +56,22 @@ _WRITERS = frozenset({"replace", "update", "dict", "setdefault", "set", "_replac
 _LOGGING = frozenset({"warning", "warn", "info", "debug", "error", "exception", "critical"})
 
 
+# An override's write limited to some architectures and read under a condition: (its
+# architectures, the condition tree as JSON, the defaults of the flags it reads as JSON)
+Scope = tuple[tuple[str, ...], str, str]
+
+
 class Impure(Exception):
     """The expression reads something other than flags and literals."""
+
+
+class _Choice(Impure):
+    """A local assigned on every branch of an `if` / `elif` / `else` chain whose tests cannot be
+    read: the site is kept only as "holds for every one of the values" (`_all_choices`)."""
+
+    def __init__(self, key: tuple[int, str], count: int) -> None:
+        super().__init__(f"{key[1]} (chosen by a test the walk cannot read)")
+        self.key, self.count = key, count
 
 
 @dataclass
@@ -83,6 +99,7 @@ class _Cond:
     seq: int
     fn: _Fn | None
     text: str = ""
+    instance: int = 0  # which walk of its function (0: the first call, then each later call)
 
 
 @dataclass
@@ -107,7 +124,7 @@ class _Write:
     conds: list[_Cond] | None
     value: ast.expr | None
     archs: frozenset[str] | None = None
-    partial: bool = False  # `conds` is only the function's own part of the path (a later call)
+    instance: int = 0  # the walk of its function it was logged in (see `_Cond.instance`)
 
 
 @dataclass
@@ -125,8 +142,21 @@ class _Walk:
     # (flag, seq) of a write replayed for the sites after it -> its entry of `generic_writes`
     replayed: dict[tuple[str, int], dict[str, Any] | None] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)  # file:line of a statement -> its seq
-    # (function, local name) -> (value, seq): a local bound once, at the function's top level
-    bindings: dict[tuple[int, str], tuple[ast.expr, int]] = field(default_factory=dict)
+    # (walk of a function, file:line) -> seq: where a statement stands at each call
+    at: dict[tuple[int, str], int] = field(default_factory=dict)
+    # (function, local name, walk) -> (value, seq): a local bound once, at the function's top
+    # level, in one walk of the function
+    bindings: dict[tuple[int, str, int], tuple[ast.expr, int]] = field(default_factory=dict)
+    instance: int = 0  # the walk being made: 0 the first of each function, >0 a later call's
+    instances: int = 0
+    defaults: dict[str, Any] = field(default_factory=dict)  # flag -> its default
+    # module-level function name -> (module path, definition), argument code and helpers
+    helpers: dict[str, list[tuple[str, ast.FunctionDef]]] = field(default_factory=dict)
+    scoping: set[int] = field(default_factory=set)  # writes whose `_scope` is being read
+    # (id(if statement), local) -> the branch whose value a site is read with (`_all_choices`)
+    forced: dict[tuple[int, str], int] = field(default_factory=dict)
+    logged: int = 0  # writes logged so far
+    writes_in: dict[int, int] = field(default_factory=dict)  # id(function) -> its first walk's
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -256,6 +286,43 @@ def _registered_archs(fn: _Fn) -> frozenset[str] | None:
     return frozenset(archs) if archs else None
 
 
+def _override_paths(fn: _Fn, flags: frozenset[str]) -> dict[str, list[list[_Cond]]]:
+    """The path inside a registered model override to each statement writing a flag (its `if`
+    tests taken or not, its earlier returns not taken; a loop, `try` or `with` adds a test the
+    walk cannot read), by flag; a flag written in a nested function is left out (unconditional
+    for the caller)."""
+    out: dict[str, list[list[_Cond]]] = {}
+    exits: list[list[_Cond]] = []
+    unknown = _Cond(None, False, -1, fn, "compound statement")
+
+    def block(body: list[ast.stmt], path: list[_Cond]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            here = [*[_exit_cond(ex, -1, fn) for ex in exits], *path]
+            for flag in _written_head(stmt, flags):
+                out.setdefault(flag, []).append(here)
+            if isinstance(stmt, ast.If):
+                block(stmt.body, [*path, _Cond(stmt.test, False, -1, fn)])
+                block(stmt.orelse, [*path, _Cond(stmt.test, True, -1, fn)])
+            elif isinstance(stmt, ast.Return):
+                exits.append(list(path))
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                block(stmt.body, [*path, unknown])
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.Try | ast.Match) or \
+                    type(stmt).__name__ == "TryStar":
+                for sub in _bodies(stmt):
+                    block(sub, [*path, unknown])
+
+    block(fn.node.body, [])
+    nested: set[str] = set()
+    for node in ast.walk(fn.node):
+        if node is not fn.node and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
+                                              | ast.Lambda | ast.ClassDef):
+            nested |= _written(node, flags)
+    return {flag: paths for flag, paths in out.items() if flag not in nested}
+
+
 def _calls(node: ast.AST) -> Iterator[ast.Call]:
     """Calls in an expression or simple statement, nested calls' arguments first."""
     found = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
@@ -291,27 +358,35 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> Non
         for site in walk.sites:
             if site.fn.node is fn.node:
                 site.multi = True
-        # the later call writes again, on the values of its own place: not replayed, but a
-        # write the function itself limits to some architectures is limited there too
-        own = {flag: [w for w in log if w.fn is not None and w.fn.node is fn.node
-                      and w.conds is not None and w.seq >= 0]
-               for flag, log in walk.write_log.items()}
-        for written in _written(fn.node, walk.flags):
-            again = [_Write(written, walk.seq, fn, [c for c in w.conds or [] if c.fn is not None
-                                                    and c.fn.node is fn.node], None,
-                            partial=True)
-                     for w in own.get(written, [])]
-            walk.write_log.setdefault(written, []).extend(
-                again or [_Write(written, walk.seq, fn, None, None)])
+        # A later call: its sites were read at the first call (where they raise first), but
+        # its writes happen again on the values of this place, so the body is walked again
+        # for them (a fresh walk number: its conditions read the values here); not when its
+        # first walk, callees included, logged no write.
+        if not walk.writes_in.get(key, 1):
+            return
+        saved = walk.instance
+        walk.instances += 1
+        walk.instance = walk.instances
+        try:
+            _walk_body(walk, fn, guard, stage)
+        finally:
+            walk.instance = saved
         return
     walk.visited[key] = 1
+    before = walk.logged
+    _walk_body(walk, fn, guard, stage)
+    walk.writes_in[key] = walk.logged - before
+
+
+def _walk_body(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> None:
+    key = id(fn.node)
     walk.active.add(key)
     once = _bound_once(fn.node)
     exits: list[list[_Cond]] = []
     for stmt in fn.node.body:
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in once):
-            once[stmt.targets[0].id] = stmt.value
+        for name, value in _top_bindings(stmt):
+            if name in once:
+                once[name] = value
     _block(walk, fn, fn.node.body, guard, [], exits, stage, once)
     walk.active.discard(key)
 
@@ -327,14 +402,32 @@ def _bound_once(function: ast.AST) -> dict[str, ast.expr | None]:
             names.append(node.arg)
         for name in names:
             counts[name] = counts.get(name, 0) + 1
-    top = {stmt.targets[0].id for stmt in getattr(function, "body", [])
-           if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-           and isinstance(stmt.targets[0], ast.Name)}
+    top = {name for stmt in getattr(function, "body", []) for name, _ in _top_bindings(stmt)}
     return {name: None for name, n in counts.items() if n == 1 and name in top}
 
 
+def _top_bindings(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
+    """The locals a top-level statement binds and their values: `name = value`, and `a, b =
+    helper(...)` as `helper(...)[0]`, `helper(...)[1]` (the same objects at every call)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return []
+    target = stmt.targets[0]
+    if isinstance(target, ast.Name):
+        return [(target.id, stmt.value)]
+    if (isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Call)
+            and all(isinstance(e, ast.Name) for e in target.elts)):
+        cached: list[tuple[str, ast.expr]] | None = getattr(stmt, "_items", None)
+        if cached is None:
+            cached = [(e.id, ast.copy_location(
+                ast.Subscript(stmt.value, ast.Constant(i), ast.Load()), stmt.value))
+                      for i, e in enumerate(target.elts) if isinstance(e, ast.Name)]
+            stmt._items = cached  # type: ignore[attr-defined]
+        return cached
+    return []
+
+
 def _unknown(walk: _Walk, fn: _Fn, text: str) -> _Cond:
-    return _Cond(None, False, walk.seq, fn, text)
+    return _Cond(None, False, walk.seq, fn, text, walk.instance)
 
 
 def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path: list[_Cond],
@@ -343,27 +436,31 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
     for stmt in body:
         walk.seq += 1
         seq = walk.seq
-        walk.lines.setdefault(f"{fn.path}:{stmt.lineno}", seq)
+        wheres = [f"{fn.path}:{stmt.lineno}"]
         if isinstance(stmt, ast.Assert):
-            walk.lines.setdefault(f"{fn.path}:{_assert_line(stmt)}", seq)
+            wheres.append(f"{fn.path}:{_assert_line(stmt)}")
         elif isinstance(stmt, ast.If):
-            for compare in (n for n in ast.walk(stmt.test) if isinstance(n, ast.Compare)):
-                walk.lines.setdefault(f"{fn.path}:{compare.lineno}", seq)
+            wheres += [f"{fn.path}:{compare.lineno}" for compare in ast.walk(stmt.test)
+                       if isinstance(compare, ast.Compare)]
+        for where in wheres:
+            walk.lines.setdefault(where, seq)
+            walk.at.setdefault((walk.instance, where), seq)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         here = [*guard, *[_exit_cond(ex, seq, fn) for ex in exits], *path]
         head_writes = _written_head(stmt, walk.flags)
         values = _write_values(stmt, walk.flags) if head_writes else {}
         for flag in head_writes:
+            walk.logged += 1
             walk.writes.setdefault(flag, seq)
             walk.write_log.setdefault(flag, []).append(
-                _Write(flag, seq, fn, here, values.get(flag)))
+                _Write(flag, seq, fn, here, values.get(flag), instance=walk.instance))
         if isinstance(stmt, ast.If):
             _visit_calls(walk, stmt.test, here, stage)
-            test = _Cond(stmt.test, False, seq, fn)
+            test = _Cond(stmt.test, False, seq, fn, instance=walk.instance)
             _block(walk, fn, stmt.body, guard, [*path, test], exits, stage)
-            _block(walk, fn, stmt.orelse, guard, [*path, _Cond(stmt.test, True, seq, fn)], exits,
-                   stage)
+            _block(walk, fn, stmt.orelse, guard,
+                   [*path, _Cond(stmt.test, True, seq, fn, instance=walk.instance)], exits, stage)
         elif isinstance(stmt, ast.Return):
             if stmt.value is not None:
                 _visit_calls(walk, stmt.value, here, stage)
@@ -372,7 +469,8 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
             conds = list(here)
             if isinstance(stmt, ast.Assert):
                 conds.append(_Cond(stmt.test, True, seq, fn))
-            walk.sites.append(_Site(fn, stmt, seq, stage, conds))
+            if not walk.instance:  # (a later call's: read at the first, where it raises first)
+                walk.sites.append(_Site(fn, stmt, seq, stage, conds))
         elif isinstance(stmt, ast.Try) and _reraises(stmt):
             # `try: ... except BaseException: <cleanup>; raise`: the body's errors propagate
             _block(walk, fn, stmt.body, guard, path, exits, stage)
@@ -395,9 +493,9 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
             _block(walk, fn, stmt.body, guard, path, exits, stage)
         else:
             _visit_calls(walk, stmt, here, stage)
-            if (once and isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
-                    and once.get(stmt.targets[0].id) is stmt.value):
-                walk.bindings[(id(fn.node), stmt.targets[0].id)] = (stmt.value, seq)
+            for name, value in _top_bindings(stmt) if once else ():
+                if once is not None and once.get(name) is value:
+                    walk.bindings[(id(fn.node), name, walk.instance)] = (value, seq)
 
 
 def _reraises(stmt: ast.Try) -> bool:
@@ -415,11 +513,12 @@ def _exit_cond(path: list[_Cond], seq: int, fn: _Fn) -> _Cond:
         return _Cond(None, False, seq, fn, "return under an unreadable condition")
     if len(path) == 1:
         c = path[0]
-        return _Cond(c.node, not c.negate, c.seq, c.fn)
+        return _Cond(c.node, not c.negate, c.seq, c.fn, instance=c.instance)
     # not (a and b) == (not a) or (not b): kept as a synthetic BoolOp over the parts
     parts: list[ast.expr] = [c.node if c.negate else ast.UnaryOp(ast.Not(), c.node)
                              for c in path if c.node is not None]
-    return _Cond(ast.BoolOp(ast.Or(), parts), False, max(c.seq for c in path), path[0].fn)
+    return _Cond(ast.BoolOp(ast.Or(), parts), False, max(c.seq for c in path), path[0].fn,
+                 instance=path[0].instance)
 
 
 def _heads(stmt: ast.stmt) -> list[ast.AST]:
@@ -467,11 +566,13 @@ _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", 
 class _Reader:
     """Converts an `ast` condition into the JSON tree, or raises `Impure`."""
 
-    def __init__(self, walk: _Walk, fn: _Fn | None, seq: int) -> None:
-        self.walk, self.fn, self.seq = walk, fn, seq
+    def __init__(self, walk: _Walk, fn: _Fn | None, seq: int, instance: int = 0) -> None:
+        self.walk, self.fn, self.seq, self.instance = walk, fn, seq, instance
+        self.depth = 0  # helpers inlined so far (`inline`)
         self.read: set[str] = set()
         self.resolved: set[str] = set()
         self.archs: set[str] = set()  # architectures whose overrides may write what it reads
+        self.scopes: set[Scope] = set()  # ... only when a condition holds (`_scope`)
 
     def flag(self, node: ast.Attribute) -> list[Any]:
         if not (isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
@@ -483,7 +584,9 @@ class _Reader:
         written = self.walk.writes.get(name)
         if written is not None and written < self.seq:
             if canonical_dest(name) not in RESOLVED_FIELDS:
-                self.archs |= _replayable(self.walk, name, self.seq)
+                archs, scopes = _replayable(self.walk, name, self.seq)
+                self.archs |= archs
+                self.scopes |= scopes
             self.resolved.add(name)  # resolved by the engine or replayed: read where it stands
         self.read.add(name)
         return ["flag", name]
@@ -498,12 +601,29 @@ class _Reader:
         tree: list[Any] | None = None
         plain: set[int] = set()
         for stmt in fn.node.body:
-            if stmt.lineno >= node.lineno:
+            if (stmt.end_lineno or stmt.lineno) >= node.lineno:  # (or the read is inside it)
                 break
             if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                     and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == node.id):
                 tree = self._at(stmt, stmt.value)
                 plain.add(id(stmt.targets[0]))
+            elif isinstance(stmt, ast.If) and stmt.orelse and any(
+                    isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
+                    for n in ast.walk(stmt)):
+                branches = _assigning_branches(stmt, node.id)
+                if branches is None:
+                    raise Impure(f"{node.id} (assigned inside a block)")
+                plain |= {id(assign.targets[0]) for _tests, assign in branches}
+                try:
+                    tree = self._chain(branches)
+                except _Choice:
+                    raise
+                except Impure:
+                    key = (id(stmt), node.id)
+                    if key not in self.walk.forced:
+                        raise _Choice(key, len(branches)) from None
+                    chosen = branches[self.walk.forced[key]][1]
+                    tree = self._at(chosen, chosen.value)
             elif isinstance(stmt, ast.If) and not stmt.orelse and any(
                     isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
                     for n in ast.walk(stmt)):
@@ -521,21 +641,64 @@ class _Reader:
         if tree is None or any(id(n) not in plain for n in stores
                                if n.lineno < node.lineno):
             raise Impure(node.id)
+        return self._mutated(node, node.lineno, tree)
+
+    def _mutated(self, node: ast.Name, since: int, tree: list[Any]) -> list[Any]:
+        """A local's value after the method calls that change it before the read: a top-level
+        `x.discard(v)` / `x.remove(v)` after line `since` as `x - {v}`; any other mutating call
+        on it before the read raises `Impure`."""
+        assert self.fn is not None
+        top = {id(stmt.value) for stmt in self.fn.node.body if isinstance(stmt, ast.Expr)}
+        calls = sorted((n for n in ast.walk(self.fn.node) if isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATING
+                        and isinstance(n.func.value, ast.Name) and n.func.value.id == node.id
+                        and n.lineno < node.lineno), key=lambda n: n.lineno)
+        for call in calls:
+            if call.lineno <= since and since != node.lineno:
+                continue  # before the binding read
+            if (id(call) in top and call.lineno > since and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in ("discard", "remove") and len(call.args) == 1):
+                tree = ["op", "-", tree, ["set", self.expr(ast.Tuple(call.args, ast.Load()))]]
+                continue
+            raise Impure(f"{node.id} (changed by .{getattr(call.func, 'attr', '')}())")
+        return tree
+
+    def _chain(self, branches: list[tuple[list[tuple[ast.If, bool]], ast.Assign]]) -> list[Any]:
+        """`if a: x = 1 elif b: x = 2 else: x = 3` as nested `["if", ...]` trees."""
+        tree: list[Any] | None = None
+        for tests, last in reversed(branches):
+            value = self._at(last, last.value)
+            if tree is None:
+                tree = value
+                continue
+            test, _negated = tests[-1]
+            tree = ["if", self._at(test, test.test), value, tree]
+        assert tree is not None
         return tree
 
     def _at(self, stmt: ast.stmt, value: ast.expr) -> list[Any]:
         """`value` read where `stmt` stands on the launch path."""
         assert self.fn is not None
-        return self._read_at(self.walk.lines.get(f"{self.fn.path}:{stmt.lineno}", self.seq), value)
+        return self._read_at(self.walk.at.get((self.instance, f"{self.fn.path}:{stmt.lineno}"),
+                                              self.seq), value)
 
     def _read_at(self, seq: int, value: ast.expr) -> list[Any]:
         """`value` read at launch-path position `seq`, what it reads counted as read here."""
-        inner = _Reader(self.walk, self.fn, seq)
+        inner = _Reader(self.walk, self.fn, seq, self.instance)
         tree = inner.expr(value)
         self.read |= inner.read
         self.resolved |= inner.resolved
         self.archs |= inner.archs
+        self.scopes |= inner.scopes
         return tree
+
+    def _platform_local(self, node: ast.Name) -> bool:
+        """A local only ever bound to `get_platform()` (the host's platform object)."""
+        assert self.fn is not None
+        values = _assigned(self.fn.node, node.id)
+        return bool(values) and all(
+            isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+            and v.func.id == "get_platform" and not v.args and not v.keywords for v in values)
 
     def hf_config(self, node: ast.expr) -> bool:
         """`<x>.hf_config` (the model config's transformers config, `self.get_model_config()
@@ -555,7 +718,7 @@ class _Reader:
                 and node.value.attr == "architectures" and self.hf_config(node.value.value)):
             return "architecture" if "architecture" in MODEL_FACTS else None
         if isinstance(node, ast.Name) and self.fn is not None:
-            bound = self.walk.bindings.get((id(self.fn.node), node.id))
+            bound = self.walk.bindings.get((id(self.fn.node), node.id, self.instance))
             if bound is not None:
                 return self.model_fact(bound[0])
             facts = {self.model_fact(v) for v in _assigned(self.fn.node, node.id)}
@@ -598,30 +761,40 @@ class _Reader:
                 and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
                 and node.value.func.id == "get_platform" and not node.value.args):
             return ["platform", node.attr]  # get_platform().is_npu
+        if (isinstance(node, ast.Attribute) and node.attr in PLATFORM_PROBES
+                and isinstance(node.value, ast.Name) and self.fn is not None
+                and self._platform_local(node.value)):
+            return ["platform", node.attr]  # `platform = get_platform()` ... `platform.is_hip`
         if isinstance(node, ast.Attribute) and _is_view_call(node.value):
             # `resolved_view(server_args).flag`: the record's field as resolved so far
             return self.flag(ast.Attribute(ast.Name("self", ast.Load()), node.attr, ast.Load()))
         if isinstance(node, ast.Attribute):
             return self.flag(node)
         if isinstance(node, ast.Name) and self.fn is not None:
-            bound = self.walk.bindings.get((id(self.fn.node), node.id))
+            bound = self.walk.bindings.get((id(self.fn.node), node.id, self.instance))
             if bound is None:
                 constant = _module_constant(self.walk.tree, self.fn.path, node.id)
                 if constant is not None:  # `_METHODS = ("a", "b")` at the module's top level
                     return ["const", constant]
                 return self.local(node)
             value, seq = bound
-            return self._read_at(seq, value)
+            return self._mutated(node, value.lineno, self._read_at(seq, value))
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(
                 node.value, bool | int | float | str)):
             return ["const", node.value]
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             values = [self.expr(e) for e in node.elts]
+            if isinstance(node, ast.Set):  # `{"triton", "fa3"}`: a set (`backends <= {...}`)
+                items = ([["const", sorted((v[1] for v in values), key=repr)]]
+                         if all(v[0] == "const" for v in values) else [["tuple", *values]])
+                return ["set", *items]
             if all(v[0] == "const" for v in values):
                 return ["const", [v[1] for v in values]]
-            if isinstance(node, ast.Tuple | ast.List):
-                return ["tuple", *values]  # `x in (None, 1, cfg.tp_size)`
-            raise Impure(ast.unparse(node))
+            return ["tuple", *values]  # `x in (None, 1, cfg.tp_size)`
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("set", "frozenset") and len(node.args) == 1
+                and not node.keywords):
+            return ["set", self.expr(node.args[0])]  # `set(attention_backends_of(view))`
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.Not):
                 return ["not", self.expr(node.operand)]
@@ -642,6 +815,15 @@ class _Reader:
             # `getattr(self, "_resolution_finished", False)`: a private marker a fresh record
             # does not have yet (set by the resolution itself), so its default
             return ["const", node.args[2].value]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr" and len(node.args) in (2, 3) and not node.keywords
+                and (_is_view_call(node.args[0]) or (isinstance(node.args[0], ast.Name)
+                                                     and node.args[0].id in RECEIVERS))
+                and isinstance(node.args[1], ast.Constant)
+                and str(node.args[1].value) in self.walk.flags):
+            # `getattr(self._resolved(), "attention_backend", None)`: a field every record
+            # has, so the default is never taken
+            return self.expr(ast.Attribute(node.args[0], str(node.args[1].value), ast.Load()))
         if isinstance(node, ast.Call) and not node.args and not node.keywords:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in STR_METHODS:
@@ -650,8 +832,204 @@ class _Reader:
                 func.attr if isinstance(func, ast.Attribute) else "")
             if name.lstrip("_") in PLATFORM_PROBES:  # is_hip(), _is_hip()
                 return ["platform", name.lstrip("_")]
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
+                and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int):
+            # `_, width = derive_widths(...)` (bound as `derive_widths(...)[1]`): the item of
+            # the tuple the helper returns
+            body = self.inline(node.value)
+            if isinstance(body, ast.Tuple) and 0 <= node.slice.value < len(body.elts):
+                return self.expr(body.elts[node.slice.value])
+        if isinstance(node, ast.Call):
+            body = self.inline(node)
+            if body is not None:
+                return self.expr(body)
 
         raise Impure(ast.unparse(node))
+
+    def inline(self, call: ast.Call) -> ast.expr | None:
+        """A call of a small pure helper (a module-level function of the argument code or of
+        `HELPER_CODE`, its name defined once) as the expression it returns, its parameters
+        replaced by the call's arguments (read where the call stands); None for any other."""
+        if self.depth >= _MAX_HELPER_DEPTH:
+            return None
+        func = call.func
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in RECEIVERS and self.fn is not None and self.fn.reads_flags):
+            # `self._resolved_attention_backends()`: a ServerArgs method, `self` bound to the
+            # record the caller reads
+            methods = [fn for fn in self.walk.functions.get(func.attr, ())
+                       if fn.cls == "ServerArgs" and isinstance(fn.node, ast.FunctionDef)]
+            if len(methods) != 1 or not isinstance(methods[0].node, ast.FunctionDef):
+                return None
+            call = ast.Call(ast.Name(methods[0].node.name, ast.Load()),
+                            [ast.Name(func.value.id, ast.Load()), *call.args], call.keywords)
+            found = [(methods[0].path, methods[0].node)]
+        elif isinstance(func, ast.Name):
+            found = self.walk.helpers.get(func.id, [])
+        else:
+            return None
+        if len(found) != 1:
+            return None
+        body = _helper_body(self.walk, *found[0], call)
+        if body is not None:
+            self.depth += 1
+        return body
+
+
+_MAX_HELPER_DEPTH = 8
+_MUTATING = frozenset({"discard", "remove", "add", "append", "extend", "update", "pop", "clear",
+                       "insert", "setdefault", "popitem", "difference_update",
+                       "intersection_update", "symmetric_difference_update", "sort", "reverse"})
+
+
+def _helper_body(walk: _Walk, path: str, function: ast.FunctionDef,
+                 call: ast.Call) -> ast.expr | None:
+    """The expression `function` returns for `call`: its body is a docstring, imports, plain
+    `name = <expr>` locals and one final `return <expr>`; every name it reads is a parameter
+    (bound by the call, or to a literal default), a local, a literal module constant of its
+    module, or the name of a function it calls."""
+    args = function.args
+    if args.vararg or args.kwarg or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    positional = [*args.posonlyargs, *args.args]
+    if len(call.args) > len(positional):
+        return None
+    bound: dict[str, ast.expr] = {p.arg: a for p, a in zip(positional, call.args, strict=False)}
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg in bound:
+            return None
+        bound[keyword.arg] = keyword.value
+    defaults = dict(zip([p.arg for p in positional][len(positional) - len(args.defaults):],
+                        args.defaults, strict=True))
+    defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                     if d is not None})
+    for param in [*positional, *args.kwonlyargs]:
+        if param.arg not in bound:
+            default = defaults.get(param.arg)
+            if not isinstance(default, ast.Constant):
+                return None
+            bound[param.arg] = default
+    if set(bound) - {p.arg for p in [*positional, *args.kwonlyargs]}:
+        return None
+    stmts = [stmt for stmt in function.body
+             if not isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass)]
+    if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant):
+        stmts = stmts[1:]
+    if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
+        return None
+    called = {n.func.id for n in ast.walk(function)
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+    def substitute(node: ast.expr, names: dict[str, ast.expr]) -> ast.expr | None:
+        free = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                and n.id not in names and n.id not in called}
+        constants: dict[str, ast.expr] = {}
+        for name in free:
+            value = _module_constant(walk.tree, path, name) if path in walk.tree.trees else (
+                _helper_constant(walk, path, name))
+            if value is None:
+                return None
+            constants[name] = ast.parse(repr(value), mode="eval").body
+
+        class Swap(ast.NodeTransformer):
+            def visit_Name(self, n: ast.Name) -> ast.AST:
+                if n.id in names:
+                    return copy.deepcopy(names[n.id])
+                return copy.deepcopy(constants.get(n.id, n))
+
+        return ast.fix_missing_locations(Swap().visit(copy.deepcopy(node)))
+
+    scope = dict(bound)
+    for stmt in stmts[:-1]:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)):
+            return None
+        value = substitute(stmt.value, scope)
+        if value is None:
+            return None
+        scope[stmt.targets[0].id] = value
+    return substitute(stmts[-1].value, scope)
+
+
+def _helper_constant(walk: _Walk, path: str, name: str) -> Any:
+    """A literal module constant of a `HELPER_CODE` module (see `_module_constant`)."""
+    module = getattr(walk.tree, "helpers", {}).get(path)
+    if module is None:
+        return None
+    values = [stmt.value for stmt in module.body if isinstance(stmt, ast.Assign)
+              and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+              and stmt.targets[0].id == name]
+    if len(values) != 1:
+        return None
+    try:
+        value = ast.literal_eval(values[0])
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    return value if value is None or isinstance(value, bool | int | float | str | tuple) else None
+
+
+def _assigning_branches(stmt: ast.If, name: str,
+                        ) -> list[tuple[list[tuple[ast.If, bool]], ast.Assign]] | None:
+    """The branches of an `if` / `elif` / `else` chain, each ending in the one `name = value`
+    of that branch (the tests on the way, the final assignment); None when a branch does not."""
+    out: list[tuple[list[tuple[ast.If, bool]], ast.Assign]] = []
+    node: ast.If | None = stmt
+    tests: list[tuple[ast.If, bool]] = []
+    while node is not None:
+        for body, here in ((node.body, [*tests, (node, False)]),):
+            last = body[-1] if body else None
+            stores = [n for b in body for n in ast.walk(b) if isinstance(n, ast.Name)
+                      and n.id == name and isinstance(n.ctx, ast.Store)]
+            if not (isinstance(last, ast.Assign) and len(last.targets) == 1
+                    and isinstance(last.targets[0], ast.Name) and last.targets[0].id == name
+                    and len(stores) == 1):
+                return None
+            out.append((here, last))
+        tests = [*tests, (node, True)]
+        orelse = node.orelse
+        if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+            node = orelse[0]
+            continue
+        last = orelse[-1] if orelse else None
+        stores = [n for b in orelse for n in ast.walk(b) if isinstance(n, ast.Name)
+                  and n.id == name and isinstance(n.ctx, ast.Store)]
+        if not (isinstance(last, ast.Assign) and len(last.targets) == 1
+                and isinstance(last.targets[0], ast.Name) and last.targets[0].id == name
+                and len(stores) == 1):
+            return None
+        out.append((tests, last))
+        node = None
+    return out
+
+
+_MAX_CHOICES = 16
+
+
+def _all_choices(walk: _Walk, conds: list[_Cond], archs: set[str], scopes: set[Scope],
+                 ) -> tuple[list[Any], set[str], set[str]]:
+    """`_condition`, and for a local chosen by tests the walk cannot read (`_Choice`) the
+    conjunction of the condition read with each value in turn: the site holds for certain
+    only when it holds whichever branch SGLang took."""
+    try:
+        return _condition(walk, conds, archs, scopes)
+    except _Choice as choice:
+        if choice.key in walk.forced or len(walk.forced) >= 4:
+            raise
+        trees: list[Any] = []
+        read: set[str] = set()
+        resolved: set[str] = set()
+        try:
+            for branch in range(choice.count):
+                walk.forced[choice.key] = branch
+                tree, more_read, more_resolved = _all_choices(walk, conds, archs, scopes)
+                trees.append(tree)
+                read |= more_read
+                resolved |= more_resolved
+                if sum(len(str(t)) for t in trees) > 20000 or len(trees) > _MAX_CHOICES:
+                    raise Impure("too many choices") from None
+        finally:
+            walk.forced.pop(choice.key, None)
+        return ["and", *trees], read, resolved
 
 
 def _logic(node: ast.BoolOp | ast.Compare, expr: Callable[[ast.expr], list[Any]]) -> list[Any]:
@@ -670,6 +1048,13 @@ def _logic(node: ast.BoolOp | ast.Compare, expr: Callable[[ast.expr], list[Any]]
 def _assigned(function: ast.AST, name: str) -> list[ast.expr]:
     """Every value a local is bound to by `name = ...` in a function; [] when it is also bound
     another way (a parameter, a loop target, `+=`, a tuple target)."""
+    memo: dict[str, list[ast.expr]] = function.__dict__.setdefault("_assigned", {})
+    if name not in memo:
+        memo[name] = _read_assigned(function, name)
+    return memo[name]
+
+
+def _read_assigned(function: ast.AST, name: str) -> list[ast.expr]:
     values: list[ast.expr] = []
     plain: set[int] = set()
     for node in ast.walk(function):
@@ -846,6 +1231,14 @@ def _model_test(walk: _Walk, name: str) -> list[Any]:
 def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
     """A module-level name bound once to a literal (a tuple / list / set of literals, a
     string, a number) and never rebound in the module, else None."""
+    memo: dict[tuple[str, str], Any] = tree.__dict__.setdefault("_constants", {})
+    key = (path, name)
+    if key not in memo:
+        memo[key] = _read_module_constant(tree, path, name)
+    return memo[key]
+
+
+def _read_module_constant(tree: SourceTree, path: str, name: str) -> Any:
     module = tree.trees.get(path)
     if module is None:
         return None
@@ -874,28 +1267,36 @@ def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
 
 
 def _is_view_call(node: ast.expr) -> bool:
-    """`resolved_view(server_args)` / `resolving_view(cfg)`: a view of the record itself."""
+    """`resolved_view(server_args)` / `resolving_view(cfg)` / `self._resolved()`: a view of the
+    record itself."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "_resolved" and not node.args and not node.keywords
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in RECEIVERS):
+        return True
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id.endswith("_view") and len(node.args) == 1 and not node.keywords
             and isinstance(node.args[0], ast.Name) and node.args[0].id in RECEIVERS)
 
 
 def _condition(walk: _Walk, conds: list[_Cond], archs: set[str] | None = None,
-               ) -> tuple[list[Any], set[str], set[str]]:
+               scopes: set[Scope] | None = None) -> tuple[list[Any], set[str], set[str]]:
     """The conjunction of `conds` as a tree, the flags it reads and those read resolved;
-    `archs` collects the architectures whose overrides may write what it reads."""
+    `archs` collects the architectures whose overrides may write what it reads (`scopes`: the
+    overrides that write it only when a condition holds)."""
     parts: list[list[Any]] = []
     read: set[str] = set()
     resolved: set[str] = set()
     for cond in conds:
         if cond.node is None:
             raise Impure(cond.text or "unreadable")
-        reader = _Reader(walk, cond.fn, cond.seq)
+        reader = _Reader(walk, cond.fn, cond.seq, cond.instance)
         tree = reader.expr(cond.node)
         read |= reader.read
         resolved |= reader.resolved
         if archs is not None:
             archs |= reader.archs
+        if scopes is not None:
+            scopes |= reader.scopes
         parts.append(["not", tree] if cond.negate else tree)
     if not parts:
         raise Impure("unconditional")
@@ -926,7 +1327,7 @@ def _arch_scope(walk: _Walk, conds: list[_Cond]) -> frozenset[str] | None:
     for cond, node in tests:
         left = node.left
         if isinstance(left, ast.Name) and cond.fn is not None:
-            bound = walk.bindings.get((id(cond.fn.node), left.id))
+            bound = walk.bindings.get((id(cond.fn.node), left.id, cond.instance))
             left = bound[0] if bound is not None else left
         if not (isinstance(left, ast.Subscript) and isinstance(left.value, ast.Attribute)
                 and left.value.attr == "architectures" and isinstance(left.slice, ast.Constant)
@@ -946,19 +1347,26 @@ def _arch_scope(walk: _Walk, conds: list[_Cond]) -> frozenset[str] | None:
     return None
 
 
-def _replayable(walk: _Walk, name: str, seq: int) -> set[str]:
+def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]:
     """Make `name`, written before `seq`, readable there: every write before it must be one the
     engine can replay (a write under a readable path, kept in `walk.replayed`: its value when
     readable, else the field is unknown once the path holds) or one limited to some
     architectures (returned: a site reading the field
-    is not reported for those models, nor for a model whose architecture is unknown).
+    is not reported for those models, nor for a model whose architecture is unknown; with the
+    scopes of the overrides that write it only under a readable condition, `_scope`).
     Raises `Impure` otherwise."""
     archs: set[str] = set()
+    scopes: set[Scope] = set()
     for write in walk.write_log.get(name, []):
         if write.seq >= seq:
             continue
         if write.archs is not None:
-            archs |= write.archs
+            # (inside another override's condition: not read, that condition part holds)
+            scope = None if walk.scoping else _scope(walk, write, seq)
+            if scope is None:
+                archs |= write.archs
+            else:
+                scopes.add(scope)
             continue
         key = (name, write.seq)
         if key in walk.replayed:
@@ -966,39 +1374,92 @@ def _replayable(walk: _Walk, name: str, seq: int) -> set[str]:
             if entry is None:  # being read right now (a write reading its own field)
                 raise Impure(f"{name} is written from itself")
             archs |= set(entry["archs"])
+            scopes |= entry["scopes"]
             continue
         try:
-            if write.conds is None or write.partial:
+            if write.conds is None:
                 raise Impure(f"{name} is written before")
             walk.replayed[key] = None
             inner: set[str] = set()
-            condition, read, resolved = (_condition(walk, write.conds, inner) if write.conds
-                                         else (["const", True], set(), set()))
+            inner_scopes: set[Scope] = set()
+            condition, read, resolved = (_condition(walk, write.conds, inner, inner_scopes)
+                                         if write.conds else (["const", True], set(), set()))
         except Impure as why:
             walk.replayed.pop(key, None)
-            scope = _arch_scope(walk, write.conds) if write.conds else None
-            if scope is None:
+            limited = _arch_scope(walk, write.conds) if write.conds else None
+            if limited is None:
                 raise Impure(f"{name} is written before ({str(why)[:60]})") from None
-            archs |= scope
+            archs |= limited
             continue
         value: list[Any] | None = None  # a value it cannot read: unknown after the write
         if write.value is not None:
-            reader = _Reader(walk, write.fn, write.seq)
+            reader = _Reader(walk, write.fn, write.seq, write.instance)
             try:
                 value = reader.expr(write.value)
             except Impure:
                 pass
             else:
                 inner |= reader.archs
+                inner_scopes |= reader.scopes
                 read |= reader.read
                 resolved |= reader.resolved
         archs |= inner
+        scopes |= inner_scopes
         walk.replayed[key] = {
             "field": name, "seq": write.seq, "condition": condition, "value": value,
             "defaults": {}, "read": sorted(read), "resolved": sorted(resolved),
-            "archs": sorted(inner),
+            "archs": sorted(inner), "scopes": inner_scopes,
         }
-    return archs
+    return archs, scopes
+
+
+def _conjuncts(node: ast.expr | None, negate: bool) -> Iterator[tuple[ast.expr, bool]]:
+    """A test (negated or not) as the parts that must all hold: `a and b` taken, `a or b` not
+    taken (`not a`, `not b`), `not a` flipped; nothing for a test the walk cannot read."""
+    if node is None:
+        return
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield from _conjuncts(node.operand, not negate)
+    elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or if negate else ast.And):
+        for value in node.values:
+            yield from _conjuncts(value, negate)
+    else:
+        yield node, negate
+
+
+def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
+    """An override's write (limited to `write.archs`) read at `seq` as (its architectures, the
+    condition under which it may run, the defaults of the flags that reads): the conjunction of
+    the readable tests on its path in the override (a test it cannot read, or one over a field
+    another override writes, counts as holding), None when none is readable. The engine
+    abstains for those architectures only when the condition holds on the values as typed or as
+    they stand at the reading site (an override reads the record as it is when the registry
+    runs, which is between the two)."""
+    key = id(write)
+    if walk.scoping or write.archs is None:
+        return None
+    walk.scoping.add(key)
+    parts: list[Any] = []
+    read: set[str] = set()
+    try:
+        for cond in write.conds or []:
+            for node, negate in _conjuncts(cond.node, cond.negate):
+                reader = _Reader(walk, write.fn, seq)
+                try:
+                    tree = reader.expr(node)
+                except Impure:
+                    continue
+                if reader.archs or reader.scopes:
+                    continue
+                parts.append(["not", tree] if negate else tree)
+                read |= reader.read
+    finally:
+        walk.scoping.discard(key)
+    if not parts:
+        return None
+    tree = parts[0] if len(parts) == 1 else ["and", *parts]
+    return (tuple(sorted(write.archs)), json.dumps(tree),
+            json.dumps({name: walk.defaults.get(name) for name in sorted(read)}))
 
 
 def _message(node: ast.expr | None, flags: frozenset[str],
@@ -1077,7 +1538,11 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
     for dest, name in SERVER_ARGS_FIELDS.items():  # `--ep-size` (dest expert_parallel_size)
         if dest in defaults:                     # sets the field `ep_size` the code reads
             defaults.setdefault(name, defaults[dest])
-    walk = _Walk(tree, frozenset(defaults))
+    walk = _Walk(tree, frozenset(defaults), defaults=defaults)
+    for path, module in [*tree.trees.items(), *getattr(tree, "helpers", {}).items()]:
+        for node in module.body:
+            if isinstance(node, ast.FunctionDef):
+                walk.helpers.setdefault(node.name, []).append((path, node))
     for fn in _functions(tree):
         walk.functions.setdefault(fn.node.name, []).append(fn)
         if fn.node.name == "__init__" and fn.cls:
@@ -1094,10 +1559,13 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
     for fn in _functions(tree):
         if id(fn.node) not in walk.visited:
             registered = _registered_archs(fn)
+            paths = _override_paths(fn, walk.flags) if registered is not None else {}
             for flag in _written(fn.node, walk.flags) - _cli_renames(fn):
                 walk.writes[flag] = -1
-                walk.write_log.setdefault(flag, []).insert(0, _Write(flag, -1, fn, None, None,
-                                                                      registered))
+                log = walk.write_log.setdefault(flag, [])
+                paths_of: list[list[_Cond] | None] = [*paths.get(flag, [])] or [None]
+                for conds in paths_of:
+                    log.insert(0, _Write(flag, -1, fn, conds, None, registered))
     taken = {site["where"] for site in located.values()}
     out: list[dict[str, Any]] = []
     skipped: list[str] = []
@@ -1117,8 +1585,9 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         # (a function called from more than one place: its site is read at the first call,
         # where it raises first when it holds; a later call is not modelled)
         archs: set[str] = set()
+        scopes: set[Scope] = set()
         try:
-            condition, read, resolved = _condition(walk, site.conds, archs)
+            condition, read, resolved = _all_choices(walk, site.conds, archs, scopes)
         except Impure as why:
             skipped.append(f"{where}: guard {str(why)[:100]}")
             continue
@@ -1150,14 +1619,31 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         }
         if archs:
             entry["unknown_archs"] = sorted(archs)
+        conditional = _scopes_json(scopes, archs)
+        if conditional:
+            entry["unknown_if"] = conditional
         out.append(entry)
     writes = []
     for key in sorted(k for k, v in walk.replayed.items() if v is not None):
         write = dict(walk.replayed[key] or {})
         write["defaults"] = {name: defaults[name] for name in write.pop("read")}
         write.pop("archs")
+        write.pop("scopes")
         writes.append(write)
     return Extraction(out, seq_of, skipped, writes)
+
+
+def _scopes_json(scopes: set[Scope], archs: set[str]) -> list[dict[str, Any]]:
+    """A site's conditional scopes as data (`unknown_if`), without the architectures it
+    abstains on anyway: the same condition's architectures merged, sorted."""
+    merged: dict[tuple[str, str], set[str]] = {}
+    for scope_archs, condition, defaults in scopes:
+        rest = set(scope_archs) - archs
+        if rest:
+            merged.setdefault((condition, defaults), set()).update(rest)
+    return [{"archs": sorted(names), "condition": json.loads(condition),
+             "defaults": json.loads(defaults)}
+            for (condition, defaults), names in sorted(merged.items())]
 
 
 def rule_order(extraction: Extraction, located: dict[str, dict[str, Any]]) -> dict[str, int]:

@@ -28,6 +28,12 @@ ARGUMENT_CODE: tuple[str, ...] = (
     "sglang/srt/utils/hf_transformers/config.py",  # (its later place)
     "sglang/srt/hf_transformers_utils.py",  # (its older place)
 )
+# Modules outside the argument code whose small pure helpers its checks call
+# (`derive_attn_tp_size(tp_size=..., ...)`): parsed for the generic sites' reader to inline
+# (`wizard.conformance.arg_sites`), never walked, located in or counted.
+HELPER_CODE: tuple[str, ...] = (
+    "sglang/srt/runtime_context.py",
+)
 FUZZY_MIN = 0.82
 _RECEIVERS = re.compile(r"\b(?:self|cfg|view|server_args|args|sa)\.")
 _KINDS = (ast.Assert, ast.Raise, ast.If, ast.Assign, ast.Expr, ast.FunctionDef, ast.AugAssign)
@@ -154,6 +160,15 @@ class SourceTree:
         self.statements: list[_Stmt] = []
         self.files: dict[str, str] = {}
         self.trees: dict[str, ast.Module] = {}
+        self.helpers: dict[str, ast.Module] = {}  # HELPER_CODE's modules, by path
+        for entry in HELPER_CODE:
+            path = root / entry
+            if path.is_file():
+                try:
+                    self.helpers[entry] = ast.parse(path.read_text(encoding="utf-8",
+                                                                   errors="replace"))
+                except SyntaxError:
+                    continue
         for entry in ARGUMENT_CODE:
             base = root / entry
             paths = sorted(base.rglob("*.py")) if base.is_dir() else [base]

@@ -30,7 +30,7 @@ from typing import Any
 
 from wizard.conformance.arg_sites import extract_sites, rule_order
 from wizard.conformance.coverage import coverage
-from wizard.conformance.locate import ARGUMENT_CODE, Anchor, SourceTree
+from wizard.conformance.locate import ARGUMENT_CODE, HELPER_CODE, Anchor, SourceTree
 from wizard.conformance.probes_wide import (
     config_read_first,
     deprecated_actions,
@@ -1639,9 +1639,10 @@ def load_anchors() -> dict[str, Any]:
 
 
 def argument_code_hash(root: Path) -> str:
-    """A hash of a release's argument code (decides whether a .postN is its base's alias)."""
+    """A hash of a release's argument code and the helpers its checks call (decides whether a
+    .postN is its base's alias)."""
     digest = hashlib.sha256()
-    for entry in ARGUMENT_CODE:
+    for entry in (*ARGUMENT_CODE, *HELPER_CODE):
         base = root / entry
         for path in sorted(base.rglob("*.py")) if base.is_dir() else [base]:
             if path.is_file():

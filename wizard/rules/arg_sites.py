@@ -164,6 +164,8 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
         return f"_M[{tree[1]!r}]"  # no facts (None) or no such fact: TypeError / KeyError
     if kind == "len":
         return f"_len({_source(tree[1], keys, slots, read)})"
+    if kind == "set":  # `set(x)`, `{"a", "b"}`
+        return f"_set({_source(tree[1], keys, slots, read)})"
     if kind == "connector":  # `parse_connector_type(path) == ConnectorType.X`
         return f"_connector({_source(tree[1], keys, slots, read)})"
     if kind == "if":  # `body if test else orelse`
@@ -178,7 +180,7 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] in ("str", "len", "connector"):
+    if tree[0] in ("str", "len", "connector", "set"):
         return 2
     if tree[0] in ("platform", "model", "if", "index"):
         return 1
@@ -209,7 +211,7 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
     (`codecache`), keeps a cold `check` fast."""
     if not specs:
         return []
-    scope: dict[str, Any] = {"_len": len, "_connector": _connector,
+    scope: dict[str, Any] = {"_len": len, "_connector": _connector, "_set": frozenset,
                              "__builtins__": {"bool": bool}}
     lines = []
     for number, (tree, defaults, keys, value) in enumerate(specs):
@@ -254,6 +256,11 @@ class GenericSite:
     # architectures whose model overrides may rewrite a field it reads: not reported for those
     # models, nor when the model's architecture is unknown
     unknown_archs: frozenset[str] = frozenset()
+    # the same for overrides that rewrite it only when a condition holds: (architectures, the
+    # condition tree, its flags' defaults, their canonical names); not reported when it holds
+    # on the values as typed or as they stand at the site (or cannot be evaluated)
+    unknown_if: tuple[tuple[frozenset[str], Any, Mapping[str, Any], Mapping[str, str]],
+                      ...] = ()
 
 
 @dataclass(frozen=True)
@@ -338,7 +345,11 @@ def _site_of(index: int, entry: Mapping[str, Any], canonical: Callable[[str], st
                        entry["condition"], dict(entry["defaults"]),
                        tuple(entry["message"]) if entry["message"] is not None else None,
                        entry["source"], bool(entry.get("resolved")),
-                       frozenset(entry.get("unknown_archs", ())))
+                       frozenset(entry.get("unknown_archs", ())),
+                       tuple((frozenset(scope["archs"]), scope["condition"],
+                              dict(scope["defaults"]),
+                              {name: canonical(name) for name in scope["defaults"]})
+                             for scope in entry.get("unknown_if", ())))
 
 
 def _write_of(entry: Mapping[str, Any], canonical: Callable[[str], str]) -> GenericWrite:
@@ -382,7 +393,16 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
 
 def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
     return {**consts, "_E": _CAUGHT, "_U": _UNKNOWN, "_S": _SKIPPED, "_len": len,
-            "_connector": _connector, "__builtins__": {}}
+            "_connector": _connector, "_set": frozenset, "_may": _may, "__builtins__": {}}
+
+
+def _may(test: Callable[[], Any]) -> bool:
+    """An override's scope condition (`GenericSite.unknown_if`): holds, or cannot be
+    evaluated (then the override may have run)."""
+    try:
+        return bool(test())
+    except _CAUGHT:
+        return True
 
 
 def _unknown_value(a: Mapping[str, Any], platforms: frozenset[str],
@@ -570,6 +590,13 @@ class Placed:
         return out
 
 
+def _typed_reader(name: str) -> Reader:
+    """Reads of the engine's values only (a flag as typed, or its default in `name`)."""
+    def read(key: str, slot: int) -> str:
+        return f"_g({key!r}, {name}[{slot}])"
+    return read
+
+
 def _late_source(number: int, items: Sequence[tuple[int, int, GenericWrite | None]],
                  sites: Sequence[GenericSite], written: frozenset[str], chunked: bool,
                  consts: dict[str, Any]) -> list[str]:
@@ -617,6 +644,15 @@ def _late_source(number: int, items: Sequence[tuple[int, int, GenericWrite | Non
         if site.unknown_archs:
             consts[f"_A{name}"] = site.unknown_archs
             guards.append(f"(arch is None or arch in _A{name})")
+        for number_if, (archs, condition, defaults, keys) in enumerate(site.unknown_if):
+            scoped = f"{name}_{number_if}"
+            scope_slots: dict[str, int] = {}
+            merged = _source(condition, keys, scope_slots, reader(scoped))
+            typed = _source(condition, keys, scope_slots, _typed_reader(scoped))
+            consts[scoped] = tuple(defaults.get(n) for n in scope_slots)
+            consts[f"_A{scoped}"] = archs
+            guards.append(f"((arch is None or arch in _A{scoped}) and "
+                          f"_may(lambda: ({typed}) or ({merged})))")
         if written.intersection(site.flags):
             consts[f"_F{name}"] = frozenset(site.flags)
             guards.append(f"(unk and not unk.isdisjoint(_F{name}))")

@@ -174,17 +174,24 @@ def evaluate(ctx: Ctx) -> Report:
         due.setdefault(placed.before[index], []).append(index)
     replayed: dict[str, Any] = {}  # the release's replayed writes of fields not resolved here
     culprits: dict[str, tuple[str, ...]] = {}  # R-ARG-SITE: the flags a drop fix may drop
-    for position, step in enumerate(steps):
-        for index in due.get(position, ()):
+    sites = placed.compiled.sites
+
+    def report_sites(position: int) -> None:
+        """The holding sites placed before step `position`, in SGLang's order: those over flags
+        as typed and those over fields SGLang has resolved by this step, interleaved."""
+        nonlocal order
+        late = (placed.late_holding(position, ctx, a, platforms, replayed)
+                if placed.late[position] else [])
+        for _seq, index, resolved in sorted(
+                [(sites[i].seq, i, False) for i in due.get(position, ())]
+                + [(sites[i].seq, i, True) for i in late]):
             order += 1
-            findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order,
-                                           canonical_dest, culprits))
-        if placed.late[position]:  # sites over fields SGLang has resolved by this step
-            for index in placed.late_holding(position, ctx, a, platforms, replayed):
-                order += 1
-                findings.append(g.site_finding(placed.compiled.sites[index], ctx,
-                                               g.with_replayed(a, replayed), order,
-                                               canonical_dest, culprits))
+            findings.append(g.site_finding(sites[index], ctx,
+                                           g.with_replayed(a, replayed) if resolved else a,
+                                           order, canonical_dest, culprits))
+
+    for position, step in enumerate(steps):
+        report_sites(position)
         order += 1
         try:
             if not isinstance(step, Rule):
@@ -200,15 +207,7 @@ def evaluate(ctx: Ctx) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
-    for index in due.get(len(steps), ()):
-        order += 1
-        findings.append(g.site_finding(placed.compiled.sites[index], ctx, a, order, canonical_dest,
-                                       culprits))
-    for index in placed.late_holding(len(steps), ctx, a, platforms, replayed):
-        order += 1
-        findings.append(g.site_finding(placed.compiled.sites[index], ctx,
-                                       g.with_replayed(a, replayed), order, canonical_dest,
-                                       culprits))
+    report_sites(len(steps))
     for rule in runtime:
         order += 1
         try:
