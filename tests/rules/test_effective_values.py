@@ -165,3 +165,22 @@ def test_gpt_oss_mxfp4_moe_runner_per_blackwell_probe(version: str, gpu: str, ru
                       "--dp 2 --enable-dp-attention" + ep, public)
     assert report["sglang_verdict"] == "ok"
     assert report["effective"]["speculative_moe_runner_backend"] == runner
+
+
+@pytest.mark.parametrize(("version", "gpu", "flag", "page"), [
+    ("0.5.14", "B200", "--attention-backend fa4", 1),  # reads prefill_attention_backend only
+    ("0.5.14", "B200", "--prefill-attention-backend fa4", 128),
+    ("0.5.8", "H100", "--prefill-attention-backend fa4", 128),  # no SM100 test before 0.5.12
+    ("0.5.15", "B200", "--attention-backend fa4", 128),  # any of the three, SM100 only
+    ("0.5.23", "H100", "--attention-backend fa4", None),
+])
+def test_fa4_page_size_reads_the_release_s_test(version: str, gpu: str, flag: str,
+                                                page: int | None,
+                                                public: dict[str, Path]) -> None:
+    """Each row seen on the release's real SGLang (llama 3.1 8B; 0.5.14-w00020/-w00052 of the
+    wide sweep seed 120389 are the hybrid Qwen cases of the first row)."""
+    report = check_on(version, gpu, 1, "--model-path {llama31_8b} " + flag, public)
+    if page is None:
+        assert report["effective"]["page_size"] != 128
+    else:
+        assert report["effective"]["page_size"] == page

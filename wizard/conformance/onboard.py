@@ -62,6 +62,7 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "quantization_compatible": {},
     "hicache_decode_fallback": "none",
     "hicache_decode_sinks": False,
+    "fa4_page": {},
     "deterministic_inference": {},
     "trtllm_disables_radix": [],
     "deprecated_actions": {},
@@ -612,6 +613,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the MoE runner set beside 'Detected SM1x0 and MXFP4 ... GPT-OSS' logs")
     probed("hicache_decode_fallback", _hicache_decode_fallback(tree),
            "the FlashAttention3 / hierarchical-cache decode fix of the hicache step")
+    probed("fa4_page", _fa4_page(tree),
+           "the test before 'FA4 backend only supports page size 128'")
     probed("hicache_decode_sinks", _hicache_decode_sinks(tree),
            "has_attention_sinks in the function of that decode fix")
     probed("spec_moe_runner_default", _spec_moe_runner_default(tree),
@@ -902,6 +905,28 @@ def _hicache_decode_fallback(tree: SourceTree) -> str:
     # `if effective_decode_backend != "fa3": return` (0.5.10 on) or `if effective_decode_backend
     # == "fa3":` around the fallback (0.5.8-0.5.9): only a decode backend that would be fa3
     return "fa3_only" if re.search(r'effective_decode_backend\s*[!=]=\s*"fa3"', texts) else "always"
+
+
+def _fa4_page(tree: SourceTree) -> dict[str, Any]:
+    """What the `if` before "FA4 backend only supports page size 128" tests: the backend fields
+    it compares with "fa4" (0.5.8-0.5.14: only `prefill_attention_backend`; 0.5.15 on: any of
+    the three), whether it needs SM100 (`is_sm100_supported()`, not on 0.5.5-0.5.6) and whether
+    a draft tree (topk > 1) skips it. {} when the release has no such statement."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not isinstance(node, ast.If):
+                continue
+            if "FA4 backend only supports page size 128" not in "\n".join(
+                    ast.unparse(b) for b in node.body):
+                continue
+            fields = sorted({n.left.attr for n in ast.walk(node.test)
+                             if isinstance(n, ast.Compare) and isinstance(n.left, ast.Attribute)
+                             and any(isinstance(c, ast.Constant) and c.value == "fa4"
+                                     for c in n.comparators)})
+            test = ast.unparse(node.test)
+            return {"fields": fields, "sm100": bool(re.search(r"\bis_sm100(_supported)?\b", test)),
+                    "topk": "speculative_eagle_topk" in test}
+    return {}
 
 
 def _hicache_decode_sinks(tree: SourceTree) -> bool:

@@ -147,16 +147,28 @@ FA4_PAGE_23 = Rule(
     ),
     sglang=SILENT,
     fields=("attention.page_size", "attention.backend"),
-    when=lambda ctx, a: (
-        "fa4" in attention_backends(a)
-        and not ctx.is_mla
-        and ctx.gpu.is_sm100
-        and (ctx.typed_value("speculative_eagle_topk") or 0) <= 1
-        and a.get("page_size") != 128
-    ),
+    when=lambda ctx, a: _fa4_forces_page(ctx, a),
     message=lambda ctx, a: f"fa4: page_size {a.get('page_size')} -> 128.",
     apply=lambda ctx, a: a.__setitem__("page_size", 128),
 )
+
+
+def fa4_page_test(ctx: Ctx, a: Args) -> bool:
+    """The release's test before its page-size-128 rewrite (trait `fa4_page`: the backend
+    fields compared with fa4, SM100 only, draft trees skipped); without the trait, any named
+    backend on SM100 with the draft-tree skip."""
+    how = ctx.release.traits.get("fa4_page") or {}
+    if how:
+        fa4 = any(a.get(name) == "fa4" for name in how.get("fields", ()))
+        sm100 = ctx.gpu.is_sm100 or not how.get("sm100")
+        topk_ok = not how.get("topk") or (ctx.typed_value("speculative_eagle_topk") or 0) <= 1
+        return fa4 and sm100 and topk_ok
+    return ("fa4" in attention_backends(a) and ctx.gpu.is_sm100
+            and (ctx.typed_value("speculative_eagle_topk") or 0) <= 1)
+
+
+def _fa4_forces_page(ctx: Ctx, a: Args) -> bool:
+    return fa4_page_test(ctx, a) and not ctx.is_mla and a.get("page_size") != 128
 
 
 def chunked_prefill(ctx: Ctx, a: Args) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from wizard.rules import catalog as c
 from wizard.rules import deterministic as det
 from wizard.rules import multinode as mn
+from wizard.rules.attention import fa4_page_test
 from wizard.rules.common import algo, eagle_family, hip_attention_backend
 from wizard.rules.draft import MULTI_LAYER_EAGLE_ARCHS
 from wizard.rules.hybrid import QWEN_HYBRID_SM100, extra_buffer_supported, is_hybrid, strategy
@@ -320,7 +321,7 @@ def _attention_misc(ctx: Ctx, a: Args) -> None:
         a.page_size = 128
     if a.get("attention_backend") == "fa3" and a.get("kv_cache_dtype") == "fp8_e5m2":
         a.attention_backend = "triton"
-    if a.get("prefill_attention_backend") == "fa4" and not ctx.is_mla and ctx.gpu.is_sm100:
+    if fa4_page_test(ctx, a) and not ctx.is_mla:  # the release's own test (trait `fa4_page`)
         a.page_size = 128
 
 

@@ -37,6 +37,7 @@ class Traits:
     draft_in_static_pool: bool
     extra_buffer_check_skips_disabled_radix: bool
     extra_buffer_linear_backend: str | None
+    fa4_page: dict[str, Any]
     gpt_oss_attention_backends: list[str]
     gpt_oss_mxfp4_moe_runner: dict[str, str]
     graph_reserve_by_role: bool
