@@ -34,6 +34,7 @@ the message as its literal parts with the flags' placeholders (`{"flag": ..., "c
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,6 +128,11 @@ class _Walk:
     lines: dict[str, int] = field(default_factory=dict)  # file:line of a statement -> its seq
     # (function, local name) -> (value, seq): a local bound once, at the function's top level
     bindings: dict[tuple[int, str], tuple[ast.expr, int]] = field(default_factory=dict)
+    # (function, parameter) -> (argument, calling function, seq of the call): what the first
+    # call on the path passes (`validate(tp_size=cfg.tp_size)`), read where the call stands
+    params: dict[tuple[int, str], tuple[ast.expr, _Fn | None, int]] = field(
+        default_factory=dict)
+    requirements: dict[str, str | None] = field(default_factory=dict)  # `_requirements`
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -276,10 +282,46 @@ def _callees(walk: _Walk, call: ast.Call) -> list[_Fn]:
     return out
 
 
-def _visit_calls(walk: _Walk, node: ast.AST, guard: list[_Cond], stage: str) -> None:
+def _visit_calls(walk: _Walk, node: ast.AST, guard: list[_Cond], stage: str,
+                 caller: _Fn | None = None) -> None:
+    seq = walk.seq
     for call in _calls(node):
         for callee in _callees(walk, call):
+            if caller is not None and id(callee.node) not in walk.visited:
+                _bind_params(walk, call, callee, caller, seq)
             _visit_function(walk, callee, guard, stage)
+
+
+def _bind_params(walk: _Walk, call: ast.Call, callee: _Fn, caller: _Fn, seq: int) -> None:
+    """The arguments a direct call passes to the callee's parameters (a keyword-only
+    parameter not passed: its literal default), when the call's form is plain (no `*args` /
+    `**kwargs`). `run_hook(handle_x, server_args)` binds nothing."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else (
+        func.id if isinstance(func, ast.Name) else None)
+    if name != callee.node.name or any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return
+    args = callee.node.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if callee.cls is not None and isinstance(func, ast.Attribute) and positional[:1] in (
+            ["self"], ["cls"]):
+        positional = positional[1:]
+    if len(call.args) > len(positional):
+        return
+    key = id(callee.node)
+    for param, arg in zip(positional, call.args, strict=False):
+        walk.params[(key, param)] = (arg, caller, seq)
+    passed = {k.arg for k in call.keywords}
+    for k in call.keywords:
+        if k.arg in positional or k.arg in {a.arg for a in args.kwonlyargs}:
+            walk.params[(key, str(k.arg))] = (k.value, caller, seq)
+    defaults = list(zip([a.arg for a in args.kwonlyargs], args.kw_defaults, strict=True))
+    defaults += list(zip(positional[::-1], args.defaults[::-1], strict=False))
+    for param, default in defaults:
+        if default is not None and param not in passed and (key, param) not in walk.params \
+                and isinstance(default, ast.Constant):
+            walk.params[(key, param)] = (default, None, seq)
 
 
 def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> None:
@@ -359,20 +401,28 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
             walk.write_log.setdefault(flag, []).append(
                 _Write(flag, seq, fn, here, values.get(flag)))
         if isinstance(stmt, ast.If):
-            _visit_calls(walk, stmt.test, here, stage)
+            _visit_calls(walk, stmt.test, here, stage, fn)
             test = _Cond(stmt.test, False, seq, fn)
             _block(walk, fn, stmt.body, guard, [*path, test], exits, stage)
             _block(walk, fn, stmt.orelse, guard, [*path, _Cond(stmt.test, True, seq, fn)], exits,
                    stage)
         elif isinstance(stmt, ast.Return):
             if stmt.value is not None:
-                _visit_calls(walk, stmt.value, here, stage)
+                _visit_calls(walk, stmt.value, here, stage, fn)
             exits.append(list(path))
         elif isinstance(stmt, ast.Raise | ast.Assert):
             conds = list(here)
             if isinstance(stmt, ast.Assert):
                 conds.append(_Cond(stmt.test, True, seq, fn))
             walk.sites.append(_Site(fn, stmt, seq, stage, conds))
+        elif isinstance(stmt, ast.Try) and _import_probe(stmt) is not None:
+            # `try: import granian except ImportError: raise ValueError(...)`: the handler
+            # runs when the package is not installed (`_Reader` reads the marker test)
+            probe = ast.Call(ast.Name(MISSING_PACKAGE, ast.Load()),
+                             [ast.Constant(_import_probe(stmt))], [])
+            for handler in stmt.handlers:
+                _block(walk, fn, handler.body, guard, [*path, _Cond(probe, False, seq, fn)],
+                       exits, stage)
         elif isinstance(stmt, ast.Try) and _reraises(stmt):
             # `try: ... except BaseException: <cleanup>; raise`: the body's errors propagate
             _block(walk, fn, stmt.body, guard, path, exits, stage)
@@ -382,7 +432,7 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
                         | getattr(ast, "TryStar", ast.Try)):
             blocked = [*here, _unknown(walk, fn, type(stmt).__name__.lower())]
             for head in _heads(stmt):
-                _visit_calls(walk, head, blocked, stage)
+                _visit_calls(walk, head, blocked, stage, fn)
             inner_exits: list[list[_Cond]] = []
             for sub in _bodies(stmt):
                 _block(walk, fn, sub, [*guard, *path, _unknown(walk, fn, type(stmt).__name__)],
@@ -391,13 +441,56 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
                 exits.append([_unknown(walk, fn, "return inside a loop or try")])
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
-                _visit_calls(walk, item.context_expr, here, stage)
+                _visit_calls(walk, item.context_expr, here, stage, fn)
             _block(walk, fn, stmt.body, guard, path, exits, stage)
         else:
-            _visit_calls(walk, stmt, here, stage)
+            _visit_calls(walk, stmt, here, stage, fn)
             if (once and isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
                     and once.get(stmt.targets[0].id) is stmt.value):
                 walk.bindings[(id(fn.node), stmt.targets[0].id)] = (stmt.value, seq)
+
+
+MISSING_PACKAGE = "<package missing>"  # the test of an import probe's handler
+
+
+def _import_probe(stmt: ast.Try) -> str | None:
+    """The top-level module a `try` only imports, when every handler catches ImportError (or
+    ModuleNotFoundError) and there is no `else` / `finally`: its handlers run exactly when
+    the package is not installed."""
+    if stmt.orelse or stmt.finalbody or not stmt.handlers or not stmt.body:
+        return None
+    names: set[str] = set()
+    for sub in stmt.body:
+        if isinstance(sub, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in sub.names}
+        elif isinstance(sub, ast.ImportFrom) and sub.module and sub.level == 0:
+            names.add(sub.module.split(".")[0])
+        else:
+            return None
+    for handler in stmt.handlers:
+        if not (isinstance(handler.type, ast.Name)
+                and handler.type.id in ("ImportError", "ModuleNotFoundError")):
+            return None
+    return names.pop() if len(names) == 1 and "sglang" not in names else None
+
+
+def _requirements(root: Any) -> dict[str, str | None]:
+    """The wheel's declared requirements (`Requires-Dist` of its METADATA), normalised name ->
+    None for the base install, else the first extra that declares it."""
+    out: dict[str, str | None] = {}
+    for meta in sorted(root.glob("sglang-*.dist-info/METADATA")):
+        for line in meta.read_text(encoding="utf-8", errors="replace").splitlines():
+            if not line.startswith("Requires-Dist:"):
+                continue
+            spec, _, marker = line[len("Requires-Dist:"):].partition(";")
+            name = re.split(r"[\s\[<>=!~(]", spec.strip(), maxsplit=1)[0].lower().replace(
+                "_", "-")
+            extra = re.search(r"extra\s*==\s*[\"']([^\"']+)[\"']", marker)
+            if extra is None:
+                out[name] = None
+            elif name not in out:
+                out[name] = extra.group(1)
+    return out
 
 
 def _reraises(stmt: ast.Try) -> bool:
@@ -467,11 +560,16 @@ _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", 
 class _Reader:
     """Converts an `ast` condition into the JSON tree, or raises `Impure`."""
 
-    def __init__(self, walk: _Walk, fn: _Fn | None, seq: int) -> None:
+    def __init__(self, walk: _Walk, fn: _Fn | None, seq: int,
+                 env: dict[str, list[Any]] | None = None, module: str | None = None) -> None:
         self.walk, self.fn, self.seq = walk, fn, seq
         self.read: set[str] = set()
         self.resolved: set[str] = set()
         self.archs: set[str] = set()  # architectures whose overrides may write what it reads
+        # an inlined helper's parameters (already read trees) and the module of its constants
+        self.env = env or {}
+        self.module = module if module is not None else (fn.path if fn is not None else None)
+        self.optional: dict[str, str] = {}  # module -> the extra that installs it
 
     def flag(self, node: ast.Attribute) -> list[Any]:
         if not (isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
@@ -554,7 +652,13 @@ class _Reader:
                 and node.slice.value == 0 and isinstance(node.value, ast.Attribute)
                 and node.value.attr == "architectures" and self.hf_config(node.value.value)):
             return "architecture" if "architecture" in MODEL_FACTS else None
-        if isinstance(node, ast.Name) and self.fn is not None:
+        if (isinstance(node, ast.Attribute) and node.attr == "architectures"
+                and self.hf_config(node.value)):
+            return "architectures"  # the whole list (`architectures[0] if architectures ...`)
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and node.slice.value == 0 and self.model_fact(node.value) == "architectures"):
+            return "architecture"
+        if isinstance(node, ast.Name) and self.fn is not None and node.id not in self.env:
             bound = self.walk.bindings.get((id(self.fn.node), node.id))
             if bound is not None:
                 return self.model_fact(bound[0])
@@ -566,6 +670,9 @@ class _Reader:
         fact = self.model_fact(node)
         if fact is not None:  # hf_config.architectures[0]: a fact of the launch's model
             return ["model", fact]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == MISSING_PACKAGE):
+            return self.missing(str(node.args[0].value))  # type: ignore[attr-defined]
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "len" and len(node.args) == 1 and not node.keywords):
             return ["len", self.expr(node.args[0])]
@@ -603,7 +710,23 @@ class _Reader:
             return self.flag(ast.Attribute(ast.Name("self", ast.Load()), node.attr, ast.Load()))
         if isinstance(node, ast.Attribute):
             return self.flag(node)
+        if isinstance(node, ast.Name) and node.id in self.env:
+            return self.env[node.id]
+        if isinstance(node, ast.Name) and self.fn is None and self.module is not None:
+            constant = _module_constant(self.walk.tree, self.module, node.id)
+            if constant is not None:
+                return ["const", constant]
+            raise Impure(node.id)
         if isinstance(node, ast.Name) and self.fn is not None:
+            param = self.walk.params.get((id(self.fn.node), node.id))
+            if param is not None and _is_param(self.fn.node, node.id):
+                arg, caller, seq = param
+                inner = _Reader(self.walk, caller, seq)
+                tree = inner.expr(arg)
+                self.read |= inner.read
+                self.resolved |= inner.resolved
+                self.archs |= inner.archs
+                return tree
             bound = self.walk.bindings.get((id(self.fn.node), node.id))
             if bound is None:
                 constant = _module_constant(self.walk.tree, self.fn.path, node.id)
@@ -630,6 +753,11 @@ class _Reader:
                 return ["const", -node.operand.value]
         if isinstance(node, ast.IfExp):  # `"a" if x else "b"`
             return ["if", self.expr(node.test), self.expr(node.body), self.expr(node.orelse)]
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)
+                and isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant)
+                and type(node.left.value) is int and type(node.right.value) is int
+                and 0 <= node.right.value <= 64):
+            return ["const", node.left.value ** node.right.value]  # `2**32`: a literal
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             return ["op", _ARITH[type(node.op)], self.expr(node.left), self.expr(node.right)]
         if isinstance(node, ast.BoolOp | ast.Compare):
@@ -650,8 +778,60 @@ class _Reader:
                 func.attr if isinstance(func, ast.Attribute) else "")
             if name.lstrip("_") in PLATFORM_PROBES:  # is_hip(), _is_hip()
                 return ["platform", name.lstrip("_")]
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool)):
+            return ["index", self.expr(node.value), node.slice.value]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr" and len(node.args) == 3 and not node.keywords
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in RECEIVERS
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in self.walk.flags):
+            # `getattr(cfg, "flag", default)` of a flag the release has: the flag
+            return self.flag(ast.Attribute(node.args[0], str(node.args[1].value), ast.Load()))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords
+                and self.module is not None):
+            helper = _imported_function(self.walk.tree, self.module, node.func.id,
+                                        self.fn.node if self.fn is not None else None)
+            if helper is not None:
+                return self.inline(helper[0], helper[1], node.args)
 
         raise Impure(ast.unparse(node))
+
+    def missing(self, module: str) -> list[Any]:
+        """Whether `import <module>` fails on a plain install of the release (`pip install
+        sglang==V`): never for a base requirement of the wheel (the handler is dead code
+        there), always for a package only an extra declares (noted in `optional`: on a host
+        that installed it the check passes, which the wizard cannot see); a package the wheel
+        does not declare is not read."""
+        requirements = self.walk.requirements
+        name = module.lower().replace("_", "-")
+        if name not in requirements:
+            raise Impure(f"import {module} (not declared by the wheel)")
+        extra = requirements[name]
+        if extra is None:
+            raise Impure(f"import {module} (a base requirement: never missing)")
+        self.optional[module] = extra
+        return ["const", True]
+
+    def inline(self, path: str, function: ast.FunctionDef, args: list[ast.expr]) -> list[Any]:
+        """A helper whose body is one `return <expr>` (`is_muse_spark_architecture(arch)`),
+        its parameters bound to the call's arguments read here, its names to its module's
+        constants."""
+        params = [a.arg for a in function.args.args]
+        body = [st for st in function.body
+                if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+        if (len(params) != len(args) or function.args.vararg or function.args.kwarg
+                or function.args.kwonlyargs or len(body) != 1
+                or not isinstance(body[0], ast.Return) or body[0].value is None
+                or len(self.env) > 8):
+            raise Impure(f"{function.name}(...)")
+        env = {p: self.expr(a) for p, a in zip(params, args, strict=True)}
+        inner = _Reader(self.walk, None, self.seq, env, path)
+        tree = inner.expr(body[0].value)
+        self.read |= inner.read
+        self.resolved |= inner.resolved
+        self.archs |= inner.archs
+        return tree
 
 
 def _logic(node: ast.BoolOp | ast.Compare, expr: Callable[[ast.expr], list[Any]]) -> list[Any]:
@@ -843,11 +1023,69 @@ def _model_test(walk: _Walk, name: str) -> list[Any]:
     return _ModelTest(walk, function, MODEL_TEST_FILE, {}, 0).body()
 
 
-def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
-    """A module-level name bound once to a literal (a tuple / list / set of literals, a
-    string, a number) and never rebound in the module, else None."""
+_MODULES: dict[tuple[str, str], ast.Module | None] = {}
+
+
+def _parsed(tree: SourceTree, path: str) -> ast.Module | None:
+    """A module of the release's package: the argument code's own parse, else the file read
+    from the wheel (a constant or helper the argument code imports from elsewhere)."""
     module = tree.trees.get(path)
-    if module is None:
+    if module is not None:
+        return module
+    key = (str(tree.root), path)
+    if key not in _MODULES:
+        file = tree.root / path
+        try:
+            _MODULES[key] = ast.parse(file.read_text(encoding="utf-8")) if file.is_file() \
+                else None
+        except (SyntaxError, OSError, ValueError):
+            _MODULES[key] = None
+    return _MODULES[key]
+
+
+def _import_source(tree: SourceTree, path: str, name: str,
+                   scope: ast.AST | None = None) -> tuple[str, str] | None:
+    """(module file, name there) of `from sglang... import name` in the module or `scope`
+    (a function importing lazily), when the module is a file of the release's package."""
+    nodes = [scope] if scope is not None else []
+    module = _parsed(tree, path)
+    if module is not None:
+        nodes.append(module)
+    for node in nodes:
+        for imp in ast.walk(node):
+            if not (isinstance(imp, ast.ImportFrom) and imp.module and imp.level == 0
+                    and imp.module.split(".")[0] == "sglang"):
+                continue
+            for alias in imp.names:
+                if (alias.asname or alias.name) == name:
+                    base = imp.module.replace(".", "/")
+                    for rel in (f"{base}.py", f"{base}/__init__.py"):
+                        if _parsed(tree, rel) is not None:
+                            return rel, alias.name
+    return None
+
+
+def _imported_function(tree: SourceTree, path: str, name: str, scope: ast.AST | None,
+                       ) -> tuple[str, ast.FunctionDef] | None:
+    """A top-level function `name` of the module itself or imported from the package."""
+    where: tuple[str, str] | None = (path, name)
+    module = _parsed(tree, path)
+    if module is None or not any(isinstance(n, ast.FunctionDef) and n.name == name
+                                 for n in module.body):
+        where = _import_source(tree, path, name, scope)
+    if where is None:
+        return None
+    found = [n for n in (_parsed(tree, where[0]) or ast.Module([], [])).body
+             if isinstance(n, ast.FunctionDef) and n.name == where[1]]
+    return (where[0], found[0]) if len(found) == 1 else None
+
+
+def _module_constant(tree: SourceTree, path: str, name: str, depth: int = 0) -> Any:
+    """A module-level name bound once to a literal (a tuple / list / set of literals, a
+    string, a number; a union `A | frozenset({...})` of such sets) and never rebound in the
+    module, or one the module imports from another module of the package, else None."""
+    module = _parsed(tree, path)
+    if module is None or depth > 4:
         return None
     values = [stmt.value for stmt in module.body if isinstance(stmt, ast.Assign)
               and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)]
@@ -855,9 +1093,17 @@ def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
                and isinstance(stmt.target, ast.Name) and stmt.target.id == name and stmt.value]
     stored = sum(1 for n in ast.walk(module) if isinstance(n, ast.Name) and n.id == name
                  and isinstance(n.ctx, ast.Store))
+    if not values and not stored:
+        source = _import_source(tree, path, name)
+        return _module_constant(tree, *source, depth + 1) if source is not None else None
     if len(values) != 1 or stored != 1:
         return None
     node = values[0]
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)):
+        parts = [_constant_part(tree, path, side, depth) for side in (node.left, node.right)]
+        if all(isinstance(p, list) for p in parts):
+            return sorted({*parts[0], *parts[1]}, key=repr)
+        return None
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
             and node.func.id in ("frozenset", "set", "tuple", "list") and not node.keywords):
         node = node.args[0]  # `_ARCHS = frozenset({"A", "B"})`
@@ -873,6 +1119,30 @@ def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
     return value if isinstance(value, bool | int | float | str) else None
 
 
+def _constant_part(tree: SourceTree, path: str, node: ast.expr, depth: int) -> Any:
+    """One side of a constant set union: a name of the module or a literal set."""
+    if isinstance(node, ast.Name):
+        return _module_constant(tree, path, node.id, depth + 1)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
+            and node.func.id in ("frozenset", "set") and not node.keywords):
+        node = node.args[0]
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    return sorted(value, key=repr) if isinstance(value, set | frozenset) else None
+
+
+def _is_param(function: ast.AST, name: str) -> bool:
+    """`name` is a parameter of the function that nothing in it rebinds."""
+    args = getattr(function, "args", None)
+    if args is None or name not in {a.arg for a in (*args.posonlyargs, *args.args,
+                                                     *args.kwonlyargs)}:
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                   for n in ast.walk(function))
+
+
 def _is_view_call(node: ast.expr) -> bool:
     """`resolved_view(server_args)` / `resolving_view(cfg)`: a view of the record itself."""
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
@@ -881,9 +1151,11 @@ def _is_view_call(node: ast.expr) -> bool:
 
 
 def _condition(walk: _Walk, conds: list[_Cond], archs: set[str] | None = None,
+               optional: dict[str, str] | None = None,
                ) -> tuple[list[Any], set[str], set[str]]:
     """The conjunction of `conds` as a tree, the flags it reads and those read resolved;
-    `archs` collects the architectures whose overrides may write what it reads."""
+    `archs` collects the architectures whose overrides may write what it reads, `optional`
+    the packages of extras it assumes missing (`_Reader.missing`)."""
     parts: list[list[Any]] = []
     read: set[str] = set()
     resolved: set[str] = set()
@@ -896,6 +1168,10 @@ def _condition(walk: _Walk, conds: list[_Cond], archs: set[str] | None = None,
         resolved |= reader.resolved
         if archs is not None:
             archs |= reader.archs
+        if optional is not None:
+            optional.update(reader.optional)
+        elif reader.optional:
+            raise Impure("a write under a package probe")
         parts.append(["not", tree] if cond.negate else tree)
     if not parts:
         raise Impure("unconditional")
@@ -1001,6 +1277,43 @@ def _replayable(walk: _Walk, name: str, seq: int) -> set[str]:
     return archs
 
 
+def _resolved_writes(walk: _Walk) -> None:
+    """Replay SGLang's plain writes of the fields the engine resolves itself (`RESOLVED_FIELDS`)
+    where the whole write is readable: a path the walk reads, a value it reads, no limit to some
+    architectures. The engine applies them at their place on the launch path, so a write none
+    of its steps models (`disable_radix_cache = True` for a PD decode server) reaches the values
+    it resolves, the later checks and the effective table."""
+    for name, log in walk.write_log.items():
+        if canonical_dest(name) not in RESOLVED_FIELDS:
+            continue
+        for write in log:
+            key = (name, write.seq)
+            if (key in walk.replayed or write.seq < 0 or write.conds is None or write.partial
+                    or write.archs is not None or write.value is None):
+                continue
+            walk.replayed[key] = None
+            inner: set[str] = set()
+            try:
+                condition, read, resolved = (_condition(walk, write.conds, inner) if write.conds
+                                             else (["const", True], set(), set()))
+                reader = _Reader(walk, write.fn, write.seq)
+                value = reader.expr(write.value)
+            except Impure:
+                walk.replayed.pop(key, None)
+                continue
+            read |= reader.read
+            if inner or reader.archs or any(canonical_dest(n) in RESOLVED_FIELDS for n in read):
+                # (over a field the engine resolves, a write could land on the other side of
+                # the step that resolves it: the engine's steps model those writes)
+                walk.replayed.pop(key, None)
+                continue
+            walk.replayed[key] = {
+                "field": name, "seq": write.seq, "condition": condition, "value": value,
+                "defaults": {}, "read": sorted(read),
+                "resolved": sorted(resolved | reader.resolved), "archs": [],
+            }
+
+
 def _message(node: ast.expr | None, flags: frozenset[str],
              reader: _Reader | None = None) -> list[Any] | None:
     """The message's literal parts and flag (and model fact) placeholders; None when it is
@@ -1019,11 +1332,19 @@ def _message(node: ast.expr | None, flags: frozenset[str],
                 spec = ast.unparse(value.format_spec)[2:-1] if value.format_spec else None
                 conv = chr(value.conversion) if value.conversion and value.conversion > 0 else None
                 fact = reader.model_fact(inner) if reader is not None else None
+                read = _message_value(inner, reader) if fact is None else None
                 if (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
                         and inner.value.id in RECEIVERS and inner.attr in flags):
                     out.append({"flag": inner.attr, "conv": conv, "spec": spec})
                 elif fact is not None:
                     out.append({"model": fact, "conv": conv, "spec": spec})
+                elif read is not None and read[0] == "flag":
+                    out.append({"flag": read[1], "conv": conv, "spec": spec})
+                elif read is not None and read[0] == "model":
+                    out.append({"model": read[1], "conv": conv, "spec": spec})
+                elif read is not None and read[0] == "const" and not spec:
+                    value = read[1]
+                    out.append(repr(value) if conv == "r" else str(value))
                 else:
                     out.append("{" + ast.unparse(inner) + "}")
         return out
@@ -1031,6 +1352,29 @@ def _message(node: ast.expr | None, flags: frozenset[str],
         left, right = _message(node.left, flags, reader), _message(node.right, flags, reader)
         return None if left is None or right is None else [*left, *right]
     return None
+
+
+def _message_value(node: ast.expr, reader: _Reader | None) -> list[Any] | None:
+    """A placeholder of a message read as a flag, a model fact or a constant (a parameter bound
+    to `cfg.flag`, `sorted(<module constant>)`), else None. `architecture` bound to
+    `architectures[0] if architectures else None` is the model's architecture."""
+    if reader is None:
+        return None
+    sort = (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "sorted" and len(node.args) == 1 and not node.keywords)
+    probe = _Reader(reader.walk, reader.fn, reader.seq, reader.env, reader.module)
+    try:
+        tree = probe.expr(node.args[0] if sort else node)  # type: ignore[attr-defined]
+    except (Impure, RecursionError):
+        return None
+    if (tree[0] == "if" and tree[1] == ["model", "architectures"]
+            and tree[2] == ["model", "architecture"] and tree[3] == ["const", None]):
+        return ["model", "architecture"]
+    if sort:
+        if tree[0] == "const" and isinstance(tree[1], list):
+            return ["const", sorted(tree[1], key=repr)]
+        return None
+    return tree if tree[0] in ("flag", "model", "const") else None
 
 
 def _local_message(function: ast.AST, name: str) -> ast.expr | None:
@@ -1077,7 +1421,7 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
     for dest, name in SERVER_ARGS_FIELDS.items():  # `--ep-size` (dest expert_parallel_size)
         if dest in defaults:                     # sets the field `ep_size` the code reads
             defaults.setdefault(name, defaults[dest])
-    walk = _Walk(tree, frozenset(defaults))
+    walk = _Walk(tree, frozenset(defaults), requirements=_requirements(tree.root))
     for fn in _functions(tree):
         walk.functions.setdefault(fn.node.name, []).append(fn)
         if fn.node.name == "__init__" and fn.cls:
@@ -1117,8 +1461,9 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         # (a function called from more than one place: its site is read at the first call,
         # where it raises first when it holds; a later call is not modelled)
         archs: set[str] = set()
+        optional: dict[str, str] = {}
         try:
-            condition, read, resolved = _condition(walk, site.conds, archs)
+            condition, read, resolved = _condition(walk, site.conds, archs, optional)
         except Impure as why:
             skipped.append(f"{where}: guard {str(why)[:100]}")
             continue
@@ -1150,7 +1495,10 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         }
         if archs:
             entry["unknown_archs"] = sorted(archs)
+        if optional:  # holds on a plain install only: these packages come with extras
+            entry["optional"] = dict(sorted(optional.items()))
         out.append(entry)
+    _resolved_writes(walk)
     writes = []
     for key in sorted(k for k, v in walk.replayed.items() if v is not None):
         write = dict(walk.replayed[key] or {})

@@ -238,19 +238,27 @@ class GenericSite:
     # architectures whose model overrides may rewrite a field it reads: not reported for those
     # models, nor when the model's architecture is unknown
     unknown_archs: frozenset[str] = frozenset()
+    # packages it assumes missing (`try: import m except ImportError: raise`), module -> the
+    # extra of the wheel that installs it: the site holds on a plain install only
+    optional: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
 class GenericWrite:
-    """A write of a field the engine does not resolve (`x.field = value` under a readable
-    path), replayed where it stands for the sites after it (a value the data does not hold
-    makes the field unknown, and the sites reading it are not reported)."""
+    """A write `x.field = value` under a readable path, replayed where it stands. Of a field
+    the engine does not resolve: for the sites after it (a value the data does not hold makes
+    the field unknown, and the sites reading it are not reported). Of a field it resolves
+    (`resolved`; the extractor keeps only those over fields it does not resolve, so the write
+    holds the same on either side of the engine's steps): into the engine's values."""
 
     field: str  # canonical name
     seq: int
     flags: tuple[str, ...]  # canonical names of the fields it reads
     test: Callable[..., Any]  # (values, platforms[, model facts])
     value: Callable[..., Any]
+    # a field the engine resolves (`RESOLVED_FIELDS`): the write goes into the engine's own
+    # values, which its later steps, the sites and the effective table read
+    resolved: bool = False
 
 
 Test = Callable[..., bool]  # (values, platforms[, model facts]) -> holds
@@ -296,7 +304,8 @@ def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str
                                  dict(entry["defaults"]),
                                  tuple(entry["message"]) if entry["message"] is not None
                                  else None, entry["source"], resolved,
-                                 frozenset(entry.get("unknown_archs", ()))))
+                                 frozenset(entry.get("unknown_archs", ())),
+                                 entry.get("optional")))
     lines.append("    return out")
     scope: dict[str, Any] = {"_D": tuple(defaults.get(name) for name in slots), "_E": _CAUGHT,
                              "_len": len, "_connector": _connector, "__builtins__": {}}
@@ -320,9 +329,11 @@ def compile_writes(entries: Sequence[Mapping[str, Any]], canonical: Callable[[st
     for entry in entries:
         keys = {name: canonical(name) for name in entry["defaults"]}
         test = next(functions)
+        name = canonical(entry["field"])
         out.append(GenericWrite(
-            canonical(entry["field"]), int(entry["seq"]), tuple(keys.values()), test,
-            next(functions) if entry["value"] is not None else _unknown_value))
+            name, int(entry["seq"]), tuple(keys.values()), test,
+            next(functions) if entry["value"] is not None else _unknown_value,
+            name in RESOLVED_FIELDS))
     return tuple(out)
 
 
@@ -471,13 +482,28 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
         severity=GENERIC.severity,
         title=GENERIC.title,
         message=message or site.source,
-        explanation=(f"{GENERIC.why} Here: {site.function} in {site.where} reads {flags}."),
+        explanation=(f"{GENERIC.why} Here: {site.function} in {site.where} reads {flags}."
+                     + _optional_note(site, ctx)),
         fields=GENERIC.fields,
         sglang=SglangRaise(stage, site.exception, site.where, site.bare,
                            site.source if site.bare else message),
         fixes=tuple(_fixes(site, ctx, a, sink)),
         order=order,
     )
+
+
+def _optional_note(site: GenericSite, ctx: Ctx) -> str:
+    """What an import probe's site assumes: the package is missing, as on a plain install of
+    the release, whose wheel declares it only in an extra. The wizard cannot see the host's
+    packages, so it says which install this is and what changes it."""
+    if not site.optional:
+        return ""
+    parts = [f"'{module}' (`pip install \"sglang[{extra}]=={ctx.requested_version}\"`)"
+             for module, extra in site.optional.items()]
+    return (" SGLang raises this when the package is not installed: a plain `pip install "
+            f"sglang=={ctx.requested_version}` does not install {', '.join(parts)}, so this is "
+            "what SGLang does there. On a host where it is installed SGLang passes this check; "
+            "the wizard cannot see the host's packages.")
 
 
 @dataclass(frozen=True)
@@ -496,7 +522,7 @@ class Placed:
         """The sites over resolved fields standing before step `position` that hold now.
         `replayed`: the values of the replayed writes so far (updated here; `_UNKNOWN` for a
         write whose test could not be evaluated, and a site reading such a field is not
-        reported)."""
+        reported). A replayed write of a field the engine resolves goes into `a` itself."""
         out: list[int] = []
         items = self.late[position]
         if not items:
@@ -512,6 +538,21 @@ class Placed:
         arch = ctx.arch
         sites = self.compiled.sites
         for _seq, index, write in items:
+            if write is not None and write.resolved:
+                # SGLang's write of a field the engine resolves (over flags it does not):
+                # into the engine's values; one it cannot evaluate leaves the engine's own
+                if unknown and not unknown.isdisjoint(write.flags):
+                    continue
+                try:
+                    if not write.test(merged, platforms, model):
+                        continue
+                    written = write.value(merged, platforms, model)
+                except _CAUGHT:
+                    continue
+                a[write.field] = written
+                values = a if values is a else {**values, write.field: written}
+                merged = {**values, **replayed}
+                continue
             if write is not None:
                 if unknown and not unknown.isdisjoint(write.flags):
                     new: Any = _UNKNOWN
