@@ -133,6 +133,7 @@ class _Walk:
     params: dict[tuple[int, str], tuple[ast.expr, _Fn | None, int]] = field(
         default_factory=dict)
     requirements: dict[str, str | None] = field(default_factory=dict)  # `_requirements`
+    cold: int = 0  # inside a dummy-model branch: its calls are not followed (`_dummy_branch`)
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -284,6 +285,8 @@ def _callees(walk: _Walk, call: ast.Call) -> list[_Fn]:
 
 def _visit_calls(walk: _Walk, node: ast.AST, guard: list[_Cond], stage: str,
                  caller: _Fn | None = None) -> None:
+    if walk.cold:
+        return
     seq = walk.seq
     for call in _calls(node):
         for callee in _callees(walk, call):
@@ -403,7 +406,10 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
         if isinstance(stmt, ast.If):
             _visit_calls(walk, stmt.test, here, stage, fn)
             test = _Cond(stmt.test, False, seq, fn)
+            cold = _dummy_branch(stmt)
+            walk.cold += cold
             _block(walk, fn, stmt.body, guard, [*path, test], exits, stage)
+            walk.cold -= cold
             _block(walk, fn, stmt.orelse, guard, [*path, _Cond(stmt.test, True, seq, fn)], exits,
                    stage)
         elif isinstance(stmt, ast.Return):
@@ -448,6 +454,30 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
             if (once and isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
                     and once.get(stmt.targets[0].id) is stmt.value):
                 walk.bindings[(id(fn.node), stmt.targets[0].id)] = (stmt.value, seq)
+
+
+def _dummy_branch(stmt: ast.If) -> bool:
+    """`if <x>.model_path.lower() in ["none", "dummy"]: ...; return`: the early exit of a
+    launch without a model (SGLang's test mode). The functions it calls are not followed from
+    there: a function reached first there would take its place on the launch path from that
+    branch (0.5.23's `resolve_boundary_reduction` would put ModelConfig's checks before the
+    serving hooks), while every launch with a model reaches it later."""
+    test = stmt.test
+    if (not stmt.body or not isinstance(stmt.body[-1], ast.Return) or stmt.orelse
+            or not isinstance(test, ast.Compare) or len(test.ops) != 1
+            or not isinstance(test.ops[0], ast.In)):
+        return False
+    left, right = test.left, test.comparators[0]
+    if not (isinstance(left, ast.Call) and not left.args and isinstance(left.func, ast.Attribute)
+            and left.func.attr == "lower" and isinstance(left.func.value, ast.Attribute)
+            and left.func.value.attr == "model_path"):
+        return False
+    try:
+        words = ast.literal_eval(right)
+    except (ValueError, SyntaxError, TypeError):
+        return False
+    return isinstance(words, list | tuple | set) and bool(words) and set(words) <= {
+        "none", "dummy"}
 
 
 MISSING_PACKAGE = "<package missing>"  # the test of an import probe's handler

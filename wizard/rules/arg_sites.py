@@ -607,10 +607,42 @@ def _position(seqs: Sequence[int | None], seq: int) -> int:
     return min(later) if later else len(seqs)
 
 
+def _anchors(seqs: Sequence[int | None]) -> list[int | None]:
+    """The steps' launch-path positions kept as anchors: the longest run of them that rises
+    along the engine's order (the order is SGLang's where they agree). A step whose located
+    statement stands elsewhere on the path (a shared helper first reached for another purpose:
+    0.5.23 locates R-DRAFT-CONFIG-READ at the `cached_file(` that reads the target's config
+    early, the engine checks the draft among the speculative steps) would pull every site after
+    that statement behind it; without it, a site sits between its true neighbours."""
+    known = [(i, s) for i, s in enumerate(seqs) if s is not None]
+    best: list[int] = []  # best[k]: index into `known` ending the best run of length k+1
+    parent: dict[int, int | None] = {}
+    for k, (_i, seq) in enumerate(known):
+        lo, hi = 0, len(best)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if known[best[mid]][1] < seq:
+                lo = mid + 1
+            else:
+                hi = mid
+        parent[k] = best[lo - 1] if lo else None
+        if lo == len(best):
+            best.append(k)
+        else:
+            best[lo] = k
+    keep: set[int] = set()
+    at = best[-1] if best else None
+    while at is not None:
+        keep.add(known[at][0])
+        at = parent[at]
+    return [s if i in keep else None for i, s in enumerate(seqs)]
+
+
 def place(release: Release, steps: Sequence[object], canonical: Callable[[str], str]) -> Placed:
     """Compile the release's sites and give each the index of the step it is reported before."""
     compiled = compile_sites(release.generic_sites, canonical, release.generic_writes)
-    seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
+    seqs = _anchors([release.rule_seq.get(step.id) if isinstance(step, Rule) else None
+                     for step in steps])
     before = tuple(_position(seqs, site.seq) for site in compiled.sites)
     late: list[list[tuple[int, int, GenericWrite | None]]] = [[] for _ in range(len(steps) + 1)]
     chunked = [False] * (len(steps) + 1)
