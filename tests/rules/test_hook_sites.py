@@ -142,3 +142,38 @@ def test_a_serving_hook_comes_before_the_model_config(public: dict[str, Path]) -
     alone = check("0.5.23", "L40S", "--model-path {qwen35_35b_a3b} --tp 2 --quantization gptq",
                   public, gpus=2)
     assert first(alone)["rule"] == "R-QUANT-UNKNOWN"
+
+
+@pytest.mark.parametrize(("flag", "gpu", "rule", "site"), [
+    ("--enable-nvidia-megakernel", "B200", "R-NVIDIA-MEGAKERNEL",
+     "sglang/srt/kernel_plugins/nvidia/binding.py:380"),
+    ("--enable-amd-monokernel", "MI355X", "R-AMD-MONOKERNEL",
+     "sglang/srt/kernel_plugins/amd/binding.py:215"),
+    ("--enable-amd-monokernel", "H100", "R-AMD-MONOKERNEL",
+     "sglang/srt/kernel_plugins/amd/binding.py:215"),
+])
+def test_a_kernel_plugin_flag_is_refused_on_a_plain_install(
+        flag: str, gpu: str, rule: str, site: str, public: dict[str, Path]) -> None:
+    # 0.5.23 only (its wheel has kernel_plugins/); witnessed on the vendor's GPU
+    report = check("0.5.23", gpu, f"--model-path {{llama31_8b}} {flag}", public)
+    finding = first(report)
+    assert (finding["rule"], where(finding)) == (rule, site)
+    assert "pip install sglang==0.5.23" in finding["message"]
+    assert "cannot see the host's packages" in finding["explanation"]
+    assert load_release("0.5.23").site(rule) is not None
+    assert load_release("0.5.22").site(rule) is None
+
+
+def test_the_nvidia_hook_runs_first_and_the_fix_drops_the_flag() -> None:
+    from wizard.api import check_argv
+
+    argv = ["--model-path", "/models/none", "--enable-amd-monokernel",
+            "--enable-nvidia-megakernel", "--tp", "2"]
+    report = check_argv(argv, sglang_version="0.5.23", gpu="B200", gpus=2)
+    errors = [f for f in report.findings if f.severity == "error"]
+    assert [f.rule for f in errors] == ["R-NVIDIA-MEGAKERNEL", "R-AMD-MONOKERNEL"]
+    fix = errors[0].fixes[0]
+    assert fix.label == "Drop --enable-nvidia-megakernel from the command"
+    kept = check_argv([a for a in argv if a != "--enable-nvidia-megakernel"],
+                      sglang_version="0.5.23", gpu="B200", gpus=2)
+    assert [f.rule for f in kept.findings if f.severity == "error"] == ["R-AMD-MONOKERNEL"]

@@ -611,7 +611,7 @@ def _anchors(seqs: Sequence[int | None]) -> list[int | None]:
     """The steps' launch-path positions kept as anchors: the longest run of them that rises
     along the engine's order (the order is SGLang's where they agree). A step whose located
     statement stands elsewhere on the path (a shared helper first reached for another purpose:
-    0.5.23 locates R-DRAFT-CONFIG-READ at the `cached_file(` that reads the target's config
+    the newest releases locate R-DRAFT-CONFIG-READ at the `cached_file(` that reads the target's config
     early, the engine checks the draft among the speculative steps) would pull every site after
     that statement behind it; without it, a site sits between its true neighbours."""
     known = [(i, s) for i, s in enumerate(seqs) if s is not None]
