@@ -514,10 +514,7 @@ def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Re
     verification keeps the drops after which the finding is gone)."""
     from dataclasses import replace
 
-    def droppable(rule: str) -> tuple[str, ...]:
-        found = RULES_BY_ID.get(rule)
-        return found.drops if isinstance(found, Rule) else ()
-
+    droppable = _droppable
     if not profile.extra_args or not any(f.rule == GENERIC.id or droppable(f.rule)
                                          for f in report.findings):
         return report
@@ -533,6 +530,12 @@ def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Re
             finding = replace(finding, fixes=(*finding.fixes, *drops))
         findings.append(finding)
     return replace(report, findings=tuple(findings))
+
+
+def _droppable(rule: str) -> tuple[str, ...]:
+    """The fields whose typed flag a rule's fix drops (`Rule.drops`)."""
+    found = RULES_BY_ID.get(rule)
+    return found.drops if isinstance(found, Rule) else ()
 
 
 def _is_culprit(culprits: frozenset[str], field: str) -> bool:
@@ -607,13 +610,14 @@ def check_argv(
     report = check_typed(
         typed, sglang_version=sglang_version, env=env, gpu=gpu, gpus=gpus, paths_local=paths_local
     )
-    if command_fixes and any(f.rule == GENERIC.id for f in report.findings):
+    if command_fixes and any(f.rule == GENERIC.id or _droppable(f.rule)
+                             for f in report.findings):
         report = _with_command_drops(report, list(argv), version)
     return report
 
 
 def _with_command_drops(report: Report, argv: list[str], version: str) -> Report:
-    """R-ARG-SITE findings of a command get a fix per flag of their site typed on it that no
+    """R-ARG-SITE findings (and rules with `drops`) of a command get a fix per flag of their site typed on it that no
     profile field holds (a field's flag has its `Unset` fix already): drop it. The edit is the
     one a profile imported from the command takes (`import`: such flags go to `extra_args`, in
     order, as typed). Offered for the site's culprits (`Report.site_culprits`): the flags whose
@@ -628,8 +632,10 @@ def _with_command_drops(report: Report, argv: list[str], version: str) -> Report
     findings = []
     for finding in report.findings:
         where = finding.sglang.where if finding.sglang is not None else None
-        if finding.rule == GENERIC.id and where in report.site_culprits:
-            culprits = frozenset(report.site_culprits[where])
+        culprits: frozenset[str] = frozenset(
+            report.site_culprits.get(where or "", ()) if finding.rule == GENERIC.id
+            else _droppable(finding.rule))  # a rule's own `drops` (a flag it is about)
+        if culprits:
             drops = _drop_fixes(groups, extra, partial(_is_culprit, culprits), "the command")
             finding = replace(finding, fixes=(*finding.fixes, *drops))
         findings.append(finding)

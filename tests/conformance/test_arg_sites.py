@@ -359,6 +359,18 @@ def _data(version: str) -> dict[str, Any]:
     ("0.5.17", "cp_strategy", "--cp-strategy must be set when --enable-prefill-cp is enabled."),
     # the attention-TP width of runtime_context.derive_attn_tp_size, inlined
     ("0.5.23", "attn_dp_size", "--shared-experts-tp-size ("),
+    # a validator's keyword parameters and the architectures imported from layers/
+    ("0.5.23", "enable_layernorm_sp", "--enable-layernorm-sp is only supported for "),
+    ("0.5.23", "enable_cp_decode_attn_tp",
+     "--enable-cp-decode-attn-tp is only supported for models whose attention linears are "
+     "replicated across CP ranks (attn_tp_size=1). Got "),
+    # `try: import granian except ImportError: raise`: granian is only in the http2 extra
+    ("0.5.23", "enable_http2",
+     "--enable-http2 requires the 'granian' package. Install it with: pip install "
+     "\"sglang[http2]\""),
+    ("0.5.11", "enable_http2",
+     "--enable-http2 requires the 'granian' package. Install it with: pip install "
+     "\"sglang[http2]\""),
 ])
 def test_real_release_sites(version: str, flag: str, text: str) -> None:
     root = _real(version)
@@ -374,3 +386,128 @@ def test_real_release_sites(version: str, flag: str, text: str) -> None:
     # the committed release data holds what add-release derives from that source
     assert site in data["generic_sites"]
     assert not {s["where"] for s in extraction.sites} & {s["where"] for s in data["sites"].values()}
+
+
+HOOKS = {
+    "sglang/srt/server_args.py": '''
+from sglang.srt.arg_groups.sp_hook import handle_http, handle_sp
+
+
+class ServerArgs:
+    def __post_init__(self):
+        self._handle_pd()
+        handle_sp(self)
+        handle_http(self)
+        self._check_cache()
+
+    def _handle_pd(self):
+        if self.mode == "decode":
+            self.disable_radix_cache = True
+
+    def _check_cache(self):
+        if self.hicache and self.disable_radix_cache:
+            raise ValueError("hicache needs the radix cache")
+''',
+    "sglang/srt/arg_groups/sp_hook.py": '''
+def handle_sp(server_args):
+    cfg = server_args
+    if not cfg.enable_sp:
+        return
+    architectures = server_args.get_model_config().hf_config.architectures
+    validate_sp(architecture=architectures[0] if architectures else None, tp_size=cfg.tp_size)
+
+
+def validate_sp(*, architecture, tp_size):
+    from sglang.srt.layers.sp import SUPPORTED, is_special
+
+    if architecture not in SUPPORTED:
+        raise ValueError(f"sp supports {sorted(SUPPORTED)}; got {architecture}.")
+    if is_special(architecture) and tp_size not in (4, 8):
+        raise ValueError(f"special needs tp 4 or 8, got {tp_size}")
+
+
+def handle_http(server_args):
+    if server_args.enable_http2:
+        try:
+            import granian  # noqa: F401
+        except ImportError:
+            raise ValueError("http2 needs granian")
+        try:
+            import json  # noqa: F401
+        except ImportError:
+            raise ValueError("never: a base requirement")
+''',
+    "sglang/srt/layers/sp.py": '''
+SPECIAL = frozenset({"SpecialForCausalLM"})
+SUPPORTED = SPECIAL | frozenset({"Qwen3ForCausalLM"})
+
+
+def is_special(architecture):
+    return architecture in SPECIAL
+''',
+    "sglang-9.9.9.dist-info/METADATA": (
+        'Name: sglang\nRequires-Dist: json\nRequires-Dist: granian>=2.6.0; extra == "http2"\n'),
+}
+HOOK_FLAGS = {"model_path": "m", "mode": "null", "disable_radix_cache": False, "hicache": False,
+              "enable_sp": False, "tp_size": 1, "enable_http2": False}
+HOOK_CHOICES = {"mode": ["null", "decode"], "hicache": [False, True], "enable_sp": [False, True],
+                "tp_size": [1, 4], "enable_http2": [False, True],
+                "disable_radix_cache": [False, True]}
+HOOK_ARCHS = ("LlamaForCausalLM", "Qwen3ForCausalLM", "SpecialForCausalLM")
+
+
+def test_hooks_bind_parameters_import_constants_probe_packages_and_replay_resolved_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shapes of 0.5.23's layernorm-SP hook (keyword parameters, a constant union and a
+    helper imported from `sglang.srt.layers`), of `--enable-http2`'s `import granian` probe and
+    of the PD decode server's `disable_radix_cache = True`: every site the extraction reports
+    raises exactly when Python running the same source raises there."""
+    import importlib
+    import sys
+
+    for rel, text in HOOKS.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    for package in ("sglang", "sglang/srt", "sglang/srt/arg_groups", "sglang/srt/layers"):
+        (tmp_path / package / "__init__.py").touch()
+    table = {"actions": [{"dest": k, "default": v} for k, v in HOOK_FLAGS.items()]}
+    extraction = extract_sites(SourceTree(tmp_path), table, {})
+    by_where = {s["where"]: s for s in extraction.sites}
+    sp = "sglang/srt/arg_groups/sp_hook.py"
+    assert by_where[f"{sp}:14"]["message"] == [
+        "sp supports ", "['Qwen3ForCausalLM', 'SpecialForCausalLM']", "; got ",
+        {"model": "architecture", "conv": None, "spec": None}, "."]
+    assert by_where[f"{sp}:16"]["defaults"] == {"enable_sp": False, "tp_size": 1}
+    assert by_where[f"{sp}:24"]["optional"] == {"granian": "http2"}
+    assert f"{sp}:29" not in by_where  # `import json`: a base requirement, never missing
+    assert [(w["field"], w["value"]) for w in extraction.writes] == [
+        ("disable_radix_cache", ["const", True])]
+    assert by_where["sglang/srt/server_args.py:18"]["resolved"] == ["disable_radix_cache"]
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "granian", None)  # not installed: `import` fails
+    for name in [m for m in sys.modules if m == "sglang" or m.startswith("sglang.")]:
+        monkeypatch.delitem(sys.modules, name)
+    server_args = importlib.import_module("sglang.srt.server_args")
+    names = sorted(HOOK_CHOICES)
+    checked = 0
+    for arch in HOOK_ARCHS:
+        for combo in itertools.product(*(HOOK_CHOICES[n] for n in names)):
+            values = {**HOOK_FLAGS, **dict(zip(names, combo, strict=True))}
+            record = server_args.ServerArgs.__new__(server_args.ServerArgs)
+            record.__dict__.update(values)
+            record.get_model_config = lambda arch=arch: SimpleNamespace(
+                hf_config=SimpleNamespace(architectures=[arch]))
+            try:
+                record.__post_init__()
+                raised = None
+            except ValueError as exc:
+                frame = traceback.extract_tb(exc.__traceback__)[-1]
+                raised = f"{Path(frame.filename).relative_to(tmp_path).as_posix()}:{frame.lineno}"
+            predicted, _ = _predict(extraction.sites, extraction.writes, values, arch)
+            assert predicted == raised, (arch, values)
+            checked += 1
+    for name in [m for m in sys.modules if m == "sglang" or m.startswith("sglang.")]:
+        del sys.modules[name]
+    assert checked == 3 * 2 ** 6

@@ -1,7 +1,8 @@
 """The generated per-step code of R-ARG-SITE's late sites and replayed writes (`Placed.runs`)
 answers exactly as a plain loop over the same compiled tests (the reference below: each item's
 own test function on a merged copy of the values), on every release's real data and random
-values drawn from the constants its conditions compare with."""
+values drawn from the constants its conditions compare with. A replayed write of a field the
+engine resolves goes into the engine's values `a` (both sides must leave the same `a`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from wizard.rules.pipeline import defaults_for
 from wizard.sglang.releases import load_release, release_names
 
 
-def _reference(placed: g.Placed, position: int, a: Mapping[str, Any], replayed: dict[str, Any],
+def _reference(placed: g.Placed, position: int, a: dict[str, Any], replayed: dict[str, Any],
                platforms: frozenset[str], model: Mapping[str, Any] | None, arch: str | None,
                chunked: int | None) -> list[int]:
     values = dict(a) if chunked is None else {**a, "chunked_prefill_size": chunked}
@@ -25,6 +26,20 @@ def _reference(placed: g.Placed, position: int, a: Mapping[str, Any], replayed: 
     unknown = {k for k, v in replayed.items() if v is g._UNKNOWN}
     out = []
     for _seq, index, write in placed.late[position]:
+        if write is not None and write.resolved:
+            # into the engine's values (`a`, updated in place); one it cannot evaluate, or
+            # over a field whose replayed value is unknown, leaves the engine's own
+            if write.value_tree is None or (unknown and not unknown.isdisjoint(write.flags)):
+                continue
+            try:
+                if not write.test(merged, platforms, model):
+                    continue
+                new = write.value(merged, platforms, model)
+            except g._CAUGHT:
+                continue
+            a[write.field] = values[write.field] = new
+            merged = {**values, **replayed}
+            continue
         if write is not None:
             if unknown and not unknown.isdisjoint(write.flags):
                 new: Any = g._UNKNOWN
@@ -121,8 +136,8 @@ def test_generated_late_code_matches_the_plain_loop(version: str) -> None:
                 if rng.random() < 0.6:
                     a[name] = rng.choice(pool)
             replayed: dict[str, Any] = {}
-            for write in placed.compiled.writes:
-                if rng.random() < 0.15:
+            for write in placed.compiled.writes:  # (only writes of fields it does not resolve)
+                if not write.resolved and rng.random() < 0.15:
                     replayed[write.field] = rng.choice([*pool[:12], g._UNKNOWN])
             platforms = frozenset(p for p in probes if rng.random() < 0.3)
             arch = rng.choice([None, *archs])
@@ -131,15 +146,36 @@ def test_generated_late_code_matches_the_plain_loop(version: str) -> None:
                       "architectures": [arch or "LlamaForCausalLM"]})
             chunked = rng.choice([2048, 8192, -1]) if placed.reads_chunked[position] else None
             expected_replayed = dict(replayed)
-            expected = _reference(placed, position, a, expected_replayed, platforms, model,
-                                  arch, chunked)
+            expected_a = dict(a)
+            expected = _reference(placed, position, expected_a, expected_replayed, platforms,
+                                  model, arch, chunked)
             unknown = {k for k, v in replayed.items() if v is g._UNKNOWN}
             assert run is not None
             got = run(a, replayed, platforms, model, unknown, arch, chunked)
             assert got == expected, (version, position)
             assert replayed == expected_replayed, (version, position)
+            assert a == expected_a, (version, position)
             compared += 1
             held += bool(got)
     assert compared > 0
     if placed.compiled.late:
         assert held > 0, "no random case made any late site hold: the comparison is vacuous"
+    # the random values rarely meet a resolved field's write (SGLang's forced
+    # `disable_radix_cache = True` of a PD decode server, in every release): that case itself
+    forced = False
+    model = {"architecture": "LlamaForCausalLM", "architectures": ["LlamaForCausalLM"]}
+    for position, items in enumerate(placed.late):
+        if not any(write is not None and write.resolved for _seq, _index, write in items):
+            continue
+        a = {**base, "model_path": "/models/m", "disaggregation_mode": "decode",
+             "disable_radix_cache": False}
+        expected_a = dict(a)
+        chunked = 8192 if placed.reads_chunked[position] else None
+        expected = _reference(placed, position, expected_a, {}, frozenset({"is_cuda"}), model,
+                              None, chunked)
+        run = placed.runs[position]
+        assert run is not None
+        got = run(a, {}, frozenset({"is_cuda"}), model, set(), None, chunked)
+        assert (got, a) == (expected, expected_a), (version, position)
+        forced |= a["disable_radix_cache"] is True
+    assert forced, "no replayed write put the decode server's disable_radix_cache into `a`"

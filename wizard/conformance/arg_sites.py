@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,6 +158,13 @@ class _Walk:
     forced: dict[tuple[int, str], int] = field(default_factory=dict)
     logged: int = 0  # writes logged so far
     writes_in: dict[int, int] = field(default_factory=dict)  # id(function) -> its first walk's
+    # (function, parameter, walk) -> (argument, calling function, seq of the call, the caller's
+    # walk): what the call that starts this walk of the function passes
+    # (`validate(tp_size=cfg.tp_size)`), read where the call stands
+    params: dict[tuple[int, str, int], tuple[ast.expr, _Fn | None, int, int]] = field(
+        default_factory=dict)
+    requirements: dict[str, str | None] = field(default_factory=dict)  # `_requirements`
+    cold: int = 0  # inside a dummy-model branch: its calls are not followed (`_dummy_branch`)
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -343,13 +351,57 @@ def _callees(walk: _Walk, call: ast.Call) -> list[_Fn]:
     return out
 
 
-def _visit_calls(walk: _Walk, node: ast.AST, guard: list[_Cond], stage: str) -> None:
+def _visit_calls(walk: _Walk, node: ast.AST, guard: list[_Cond], stage: str,
+                 caller: _Fn | None = None) -> None:
+    if walk.cold:
+        return
+    seq = walk.seq
     for call in _calls(node):
         for callee in _callees(walk, call):
-            _visit_function(walk, callee, guard, stage)
+            _visit_function(walk, callee, guard, stage,
+                            (call, caller, seq) if caller is not None else None)
 
 
-def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> None:
+def _bind_params(walk: _Walk, call: ast.Call, callee: _Fn, caller: _Fn, seq: int,
+                 instance: int) -> None:
+    """The arguments a direct call passes to the callee's parameters (a keyword-only
+    parameter not passed: its literal default), when the call's form is plain (no `*args` /
+    `**kwargs`), for the walk `instance` of the callee that the call starts (read in the
+    caller's walk, `walk.instance` here). `run_hook(handle_x, server_args)` binds nothing."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else (
+        func.id if isinstance(func, ast.Name) else None)
+    if name != callee.node.name or any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return
+    args = callee.node.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if callee.cls is not None and isinstance(func, ast.Attribute) and positional[:1] in (
+            ["self"], ["cls"]):
+        positional = positional[1:]
+    if len(call.args) > len(positional):
+        return
+    key = id(callee.node)
+    here = walk.instance
+    for param, arg in zip(positional, call.args, strict=False):
+        walk.params[(key, param, instance)] = (arg, caller, seq, here)
+    passed = {k.arg for k in call.keywords}
+    for k in call.keywords:
+        if k.arg in positional or k.arg in {a.arg for a in args.kwonlyargs}:
+            walk.params[(key, str(k.arg), instance)] = (k.value, caller, seq, here)
+    defaults = list(zip([a.arg for a in args.kwonlyargs], args.kw_defaults, strict=True))
+    defaults += list(zip(positional[::-1], args.defaults[::-1], strict=False))
+    for param, default in defaults:
+        if (default is not None and param not in passed
+                and (key, param, instance) not in walk.params
+                and isinstance(default, ast.Constant)):
+            walk.params[(key, param, instance)] = (default, None, seq, here)
+
+
+def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str,
+                    call: tuple[ast.Call, _Fn | None, int] | None = None) -> None:
+    """Walk `fn` called from `call` ((the call, the calling function, its seq), whose arguments
+    are bound to `fn`'s parameters for the walk it starts, `_bind_params`)."""
     key = id(fn.node)
     if key in walk.active:
         return
@@ -366,6 +418,8 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> Non
             return
         saved = walk.instance
         walk.instances += 1
+        if call is not None and call[1] is not None:
+            _bind_params(walk, call[0], fn, call[1], call[2], walk.instances)
         walk.instance = walk.instances
         try:
             _walk_body(walk, fn, guard, stage)
@@ -373,6 +427,8 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> Non
             walk.instance = saved
         return
     walk.visited[key] = 1
+    if call is not None and call[1] is not None:
+        _bind_params(walk, call[0], fn, call[1], call[2], walk.instance)
     before = walk.logged
     _walk_body(walk, fn, guard, stage)
     walk.writes_in[key] = walk.logged - before
@@ -456,14 +512,17 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
             walk.write_log.setdefault(flag, []).append(
                 _Write(flag, seq, fn, here, values.get(flag), instance=walk.instance))
         if isinstance(stmt, ast.If):
-            _visit_calls(walk, stmt.test, here, stage)
+            _visit_calls(walk, stmt.test, here, stage, fn)
             test = _Cond(stmt.test, False, seq, fn, instance=walk.instance)
+            cold = _dummy_branch(stmt)
+            walk.cold += cold
             _block(walk, fn, stmt.body, guard, [*path, test], exits, stage)
+            walk.cold -= cold
             _block(walk, fn, stmt.orelse, guard,
                    [*path, _Cond(stmt.test, True, seq, fn, instance=walk.instance)], exits, stage)
         elif isinstance(stmt, ast.Return):
             if stmt.value is not None:
-                _visit_calls(walk, stmt.value, here, stage)
+                _visit_calls(walk, stmt.value, here, stage, fn)
             exits.append(list(path))
         elif isinstance(stmt, ast.Raise | ast.Assert):
             conds = list(here)
@@ -471,6 +530,14 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
                 conds.append(_Cond(stmt.test, True, seq, fn))
             if not walk.instance:  # (a later call's: read at the first, where it raises first)
                 walk.sites.append(_Site(fn, stmt, seq, stage, conds))
+        elif isinstance(stmt, ast.Try) and _import_probe(stmt) is not None:
+            # `try: import granian except ImportError: raise ValueError(...)`: the handler
+            # runs when the package is not installed (`_Reader` reads the marker test)
+            probe = ast.Call(ast.Name(MISSING_PACKAGE, ast.Load()),
+                             [ast.Constant(_import_probe(stmt))], [])
+            for handler in stmt.handlers:
+                _block(walk, fn, handler.body, guard,
+                       [*path, _Cond(probe, False, seq, fn, instance=walk.instance)], exits, stage)
         elif isinstance(stmt, ast.Try) and _reraises(stmt):
             # `try: ... except BaseException: <cleanup>; raise`: the body's errors propagate
             _block(walk, fn, stmt.body, guard, path, exits, stage)
@@ -480,7 +547,7 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
                         | getattr(ast, "TryStar", ast.Try)):
             blocked = [*here, _unknown(walk, fn, type(stmt).__name__.lower())]
             for head in _heads(stmt):
-                _visit_calls(walk, head, blocked, stage)
+                _visit_calls(walk, head, blocked, stage, fn)
             inner_exits: list[list[_Cond]] = []
             for sub in _bodies(stmt):
                 _block(walk, fn, sub, [*guard, *path, _unknown(walk, fn, type(stmt).__name__)],
@@ -489,13 +556,80 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
                 exits.append([_unknown(walk, fn, "return inside a loop or try")])
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
-                _visit_calls(walk, item.context_expr, here, stage)
+                _visit_calls(walk, item.context_expr, here, stage, fn)
             _block(walk, fn, stmt.body, guard, path, exits, stage)
         else:
-            _visit_calls(walk, stmt, here, stage)
+            _visit_calls(walk, stmt, here, stage, fn)
             for name, value in _top_bindings(stmt) if once else ():
                 if once is not None and once.get(name) is value:
                     walk.bindings[(id(fn.node), name, walk.instance)] = (value, seq)
+
+
+def _dummy_branch(stmt: ast.If) -> bool:
+    """`if <x>.model_path.lower() in ["none", "dummy"]: ...; return`: the early exit of a
+    launch without a model (SGLang's test mode). The functions it calls are not followed from
+    there: a function reached first there would take its place on the launch path from that
+    branch (0.5.23's `resolve_boundary_reduction` would put ModelConfig's checks before the
+    serving hooks), while every launch with a model reaches it later."""
+    test = stmt.test
+    if (not stmt.body or not isinstance(stmt.body[-1], ast.Return) or stmt.orelse
+            or not isinstance(test, ast.Compare) or len(test.ops) != 1
+            or not isinstance(test.ops[0], ast.In)):
+        return False
+    left, right = test.left, test.comparators[0]
+    if not (isinstance(left, ast.Call) and not left.args and isinstance(left.func, ast.Attribute)
+            and left.func.attr == "lower" and isinstance(left.func.value, ast.Attribute)
+            and left.func.value.attr == "model_path"):
+        return False
+    try:
+        words = ast.literal_eval(right)
+    except (ValueError, SyntaxError, TypeError):
+        return False
+    return isinstance(words, list | tuple | set) and bool(words) and set(words) <= {
+        "none", "dummy"}
+
+
+MISSING_PACKAGE = "<package missing>"  # the test of an import probe's handler
+
+
+def _import_probe(stmt: ast.Try) -> str | None:
+    """The top-level module a `try` only imports, when every handler catches ImportError (or
+    ModuleNotFoundError) and there is no `else` / `finally`: its handlers run exactly when
+    the package is not installed."""
+    if stmt.orelse or stmt.finalbody or not stmt.handlers or not stmt.body:
+        return None
+    names: set[str] = set()
+    for sub in stmt.body:
+        if isinstance(sub, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in sub.names}
+        elif isinstance(sub, ast.ImportFrom) and sub.module and sub.level == 0:
+            names.add(sub.module.split(".")[0])
+        else:
+            return None
+    for handler in stmt.handlers:
+        if not (isinstance(handler.type, ast.Name)
+                and handler.type.id in ("ImportError", "ModuleNotFoundError")):
+            return None
+    return names.pop() if len(names) == 1 and "sglang" not in names else None
+
+
+def _requirements(root: Any) -> dict[str, str | None]:
+    """The wheel's declared requirements (`Requires-Dist` of its METADATA), normalised name ->
+    None for the base install, else the first extra that declares it."""
+    out: dict[str, str | None] = {}
+    for meta in sorted(root.glob("sglang-*.dist-info/METADATA")):
+        for line in meta.read_text(encoding="utf-8", errors="replace").splitlines():
+            if not line.startswith("Requires-Dist:"):
+                continue
+            spec, _, marker = line[len("Requires-Dist:"):].partition(";")
+            name = re.split(r"[\s\[<>=!~(]", spec.strip(), maxsplit=1)[0].lower().replace(
+                "_", "-")
+            extra = re.search(r"extra\s*==\s*[\"']([^\"']+)[\"']", marker)
+            if extra is None:
+                out[name] = None
+            elif name not in out:
+                out[name] = extra.group(1)
+    return out
 
 
 def _reraises(stmt: ast.Try) -> bool:
@@ -573,6 +707,15 @@ class _Reader:
         self.resolved: set[str] = set()
         self.archs: set[str] = set()  # architectures whose overrides may write what it reads
         self.scopes: set[Scope] = set()  # ... only when a condition holds (`_scope`)
+        self.optional: dict[str, str] = {}  # module -> the extra that installs it (`missing`)
+
+    def absorb(self, inner: _Reader) -> None:
+        """What a reader of a part read elsewhere (a binding, a parameter's argument) read."""
+        self.read |= inner.read
+        self.resolved |= inner.resolved
+        self.archs |= inner.archs
+        self.scopes |= inner.scopes
+        self.optional.update(inner.optional)
 
     def flag(self, node: ast.Attribute) -> list[Any]:
         if not (isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
@@ -686,10 +829,7 @@ class _Reader:
         """`value` read at launch-path position `seq`, what it reads counted as read here."""
         inner = _Reader(self.walk, self.fn, seq, self.instance)
         tree = inner.expr(value)
-        self.read |= inner.read
-        self.resolved |= inner.resolved
-        self.archs |= inner.archs
-        self.scopes |= inner.scopes
+        self.absorb(inner)
         return tree
 
     def _platform_local(self, node: ast.Name) -> bool:
@@ -717,6 +857,12 @@ class _Reader:
                 and node.slice.value == 0 and isinstance(node.value, ast.Attribute)
                 and node.value.attr == "architectures" and self.hf_config(node.value.value)):
             return "architecture" if "architecture" in MODEL_FACTS else None
+        if (isinstance(node, ast.Attribute) and node.attr == "architectures"
+                and self.hf_config(node.value)):
+            return "architectures"  # the whole list (`architectures[0] if architectures ...`)
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and node.slice.value == 0 and self.model_fact(node.value) == "architectures"):
+            return "architecture"
         if isinstance(node, ast.Name) and self.fn is not None:
             bound = self.walk.bindings.get((id(self.fn.node), node.id, self.instance))
             if bound is not None:
@@ -729,6 +875,9 @@ class _Reader:
         fact = self.model_fact(node)
         if fact is not None:  # hf_config.architectures[0]: a fact of the launch's model
             return ["model", fact]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == MISSING_PACKAGE):
+            return self.missing(str(node.args[0].value))  # type: ignore[attr-defined]
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "len" and len(node.args) == 1 and not node.keywords):
             return ["len", self.expr(node.args[0])]
@@ -771,6 +920,14 @@ class _Reader:
         if isinstance(node, ast.Attribute):
             return self.flag(node)
         if isinstance(node, ast.Name) and self.fn is not None:
+            param = self.walk.params.get((id(self.fn.node), node.id, self.instance))
+            if param is not None and _is_param(self.fn.node, node.id):
+                # a parameter the call that started this walk binds, read where it stands
+                arg, caller, seq, instance = param
+                inner = _Reader(self.walk, caller, seq, instance)
+                tree = inner.expr(arg)
+                self.absorb(inner)
+                return tree
             bound = self.walk.bindings.get((id(self.fn.node), node.id, self.instance))
             if bound is None:
                 constant = _module_constant(self.walk.tree, self.fn.path, node.id)
@@ -803,6 +960,11 @@ class _Reader:
                 return ["const", -node.operand.value]
         if isinstance(node, ast.IfExp):  # `"a" if x else "b"`
             return ["if", self.expr(node.test), self.expr(node.body), self.expr(node.orelse)]
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)
+                and isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant)
+                and type(node.left.value) is int and type(node.right.value) is int
+                and 0 <= node.right.value <= 64):
+            return ["const", node.left.value ** node.right.value]  # `2**32`: a literal
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             return ["op", _ARITH[type(node.op)], self.expr(node.left), self.expr(node.right)]
         if isinstance(node, ast.BoolOp | ast.Compare):
@@ -839,6 +1001,9 @@ class _Reader:
             body = self.inline(node.value)
             if isinstance(body, ast.Tuple) and 0 <= node.slice.value < len(body.elts):
                 return self.expr(body.elts[node.slice.value])
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool)):
+            return ["index", self.expr(node.value), node.slice.value]
         if isinstance(node, ast.Call):
             body = self.inline(node)
             if body is not None:
@@ -846,10 +1011,29 @@ class _Reader:
 
         raise Impure(ast.unparse(node))
 
+    def missing(self, module: str) -> list[Any]:
+        """Whether `import <module>` fails on a plain install of the release (`pip install
+        sglang==V`): never for a base requirement of the wheel (the handler is dead code
+        there), always for a package only an extra declares (noted in `optional`: on a host
+        that installed it the check passes, which the wizard cannot see); a package the wheel
+        does not declare is not read."""
+        requirements = self.walk.requirements
+        name = module.lower().replace("_", "-")
+        if name not in requirements:
+            raise Impure(f"import {module} (not declared by the wheel)")
+        extra = requirements[name]
+        if extra is None:
+            raise Impure(f"import {module} (a base requirement: never missing)")
+        self.optional[module] = extra
+        return ["const", True]
+
     def inline(self, call: ast.Call) -> ast.expr | None:
         """A call of a small pure helper (a module-level function of the argument code or of
-        `HELPER_CODE`, its name defined once) as the expression it returns, its parameters
-        replaced by the call's arguments (read where the call stands); None for any other."""
+        `HELPER_CODE`, its name defined once; else one the calling module defines or imports
+        from the package, `_imported_function`: `is_muse_spark_architecture(architecture)`
+        from `sglang/srt/layers/`) as the expression it returns, its parameters replaced by
+        the call's arguments (read where the call stands) and its module's constants by their
+        values; None for any other."""
         if self.depth >= _MAX_HELPER_DEPTH:
             return None
         func = call.func
@@ -865,7 +1049,7 @@ class _Reader:
                             [ast.Name(func.value.id, ast.Load()), *call.args], call.keywords)
             found = [(methods[0].path, methods[0].node)]
         elif isinstance(func, ast.Name):
-            found = self.walk.helpers.get(func.id, [])
+            found = self._helper(call, func.id)
         else:
             return None
         if len(found) != 1:
@@ -876,7 +1060,32 @@ class _Reader:
         return body
 
 
+    def _helper(self, call: ast.Call, name: str) -> list[tuple[str, ast.FunctionDef]]:
+        """The helper a call by name reaches: from inside an inlined helper's body (its calls
+        carry that module, `_HELPER_MODULE`) the one that module has or imports; else the
+        argument code's or `HELPER_CODE`'s (its name defined once), else one the calling
+        module defines or imports from the package."""
+        tree = self.walk.tree
+        module: str | None = getattr(call, _HELPER_MODULE, None)
+        candidates = self.walk.helpers.get(name, [])
+        if module is not None:
+            own = [h for h in candidates if h[0] == module]
+            if len(own) == 1:
+                return own
+            found = _imported_function(tree, module, name, None)
+            if found is not None:
+                return [found]
+        if len(candidates) == 1:
+            return candidates
+        if self.fn is not None:
+            found = _imported_function(tree, self.fn.path, name, self.fn.node)
+            if found is not None:
+                return [found]
+        return candidates
+
+
 _MAX_HELPER_DEPTH = 8
+_HELPER_MODULE = "_helper_module"  # attribute of a call in an inlined helper: the helper's module
 _MUTATING = frozenset({"discard", "remove", "add", "append", "extend", "update", "pop", "clear",
                        "insert", "setdefault", "popitem", "difference_update",
                        "intersection_update", "symmetric_difference_update", "sort", "reverse"})
@@ -925,8 +1134,9 @@ def _helper_body(walk: _Walk, path: str, function: ast.FunctionDef,
                 and n.id not in names and n.id not in called}
         constants: dict[str, ast.expr] = {}
         for name in free:
-            value = _module_constant(walk.tree, path, name) if path in walk.tree.trees else (
-                _helper_constant(walk, path, name))
+            value = (_helper_constant(walk, path, name)
+                     if path in getattr(walk.tree, "helpers", {}) else
+                     _module_constant(walk.tree, path, name))
             if value is None:
                 return None
             constants[name] = ast.parse(repr(value), mode="eval").body
@@ -937,7 +1147,11 @@ def _helper_body(walk: _Walk, path: str, function: ast.FunctionDef,
                     return copy.deepcopy(names[n.id])
                 return copy.deepcopy(constants.get(n.id, n))
 
-        return ast.fix_missing_locations(Swap().visit(copy.deepcopy(node)))
+        own = copy.deepcopy(node)
+        for sub in ast.walk(own):  # the helper's own calls resolve in its module
+            if isinstance(sub, ast.Call) and not hasattr(sub, _HELPER_MODULE):
+                setattr(sub, _HELPER_MODULE, path)
+        return ast.fix_missing_locations(Swap().visit(own))
 
     scope = dict(bound)
     for stmt in stmts[:-1]:
@@ -1006,12 +1220,13 @@ _MAX_CHOICES = 16
 
 
 def _all_choices(walk: _Walk, conds: list[_Cond], archs: set[str], scopes: set[Scope],
+                 optional: dict[str, str] | None = None,
                  ) -> tuple[list[Any], set[str], set[str]]:
     """`_condition`, and for a local chosen by tests the walk cannot read (`_Choice`) the
     conjunction of the condition read with each value in turn: the site holds for certain
     only when it holds whichever branch SGLang took."""
     try:
-        return _condition(walk, conds, archs, scopes)
+        return _condition(walk, conds, archs, scopes, optional)
     except _Choice as choice:
         if choice.key in walk.forced or len(walk.forced) >= 4:
             raise
@@ -1021,7 +1236,8 @@ def _all_choices(walk: _Walk, conds: list[_Cond], archs: set[str], scopes: set[S
         try:
             for branch in range(choice.count):
                 walk.forced[choice.key] = branch
-                tree, more_read, more_resolved = _all_choices(walk, conds, archs, scopes)
+                tree, more_read, more_resolved = _all_choices(walk, conds, archs, scopes,
+                                                              optional)
                 trees.append(tree)
                 read |= more_read
                 resolved |= more_resolved
@@ -1228,19 +1444,79 @@ def _model_test(walk: _Walk, name: str) -> list[Any]:
     return _ModelTest(walk, function, MODEL_TEST_FILE, {}, 0).body()
 
 
-def _module_constant(tree: SourceTree, path: str, name: str) -> Any:
+_MODULES: dict[tuple[str, str], ast.Module | None] = {}
+
+
+def _parsed(tree: SourceTree, path: str) -> ast.Module | None:
+    """A module of the release's package: the argument code's own parse, else the file read
+    from the wheel (a constant or helper the argument code imports from elsewhere)."""
+    module = tree.trees.get(path)
+    if module is not None:
+        return module
+    key = (str(tree.root), path)
+    if key not in _MODULES:
+        file = tree.root / path
+        try:
+            _MODULES[key] = ast.parse(file.read_text(encoding="utf-8")) if file.is_file() \
+                else None
+        except (SyntaxError, OSError, ValueError):
+            _MODULES[key] = None
+    return _MODULES[key]
+
+
+def _import_source(tree: SourceTree, path: str, name: str,
+                   scope: ast.AST | None = None) -> tuple[str, str] | None:
+    """(module file, name there) of `from sglang... import name` in the module or `scope`
+    (a function importing lazily), when the module is a file of the release's package."""
+    nodes = [scope] if scope is not None else []
+    module = _parsed(tree, path)
+    if module is not None:
+        nodes.append(module)
+    for node in nodes:
+        for imp in ast.walk(node):
+            if not (isinstance(imp, ast.ImportFrom) and imp.module and imp.level == 0
+                    and imp.module.split(".")[0] == "sglang"):
+                continue
+            for alias in imp.names:
+                if (alias.asname or alias.name) == name:
+                    base = imp.module.replace(".", "/")
+                    for rel in (f"{base}.py", f"{base}/__init__.py"):
+                        if _parsed(tree, rel) is not None:
+                            return rel, alias.name
+    return None
+
+
+def _imported_function(tree: SourceTree, path: str, name: str, scope: ast.AST | None,
+                       ) -> tuple[str, ast.FunctionDef] | None:
+    """A top-level function `name` of the module itself or imported from the package."""
+    where: tuple[str, str] | None = (path, name)
+    module = _parsed(tree, path)
+    if module is None or not any(isinstance(n, ast.FunctionDef) and n.name == name
+                                 for n in module.body):
+        where = _import_source(tree, path, name, scope)
+    if where is None:
+        return None
+    found = [n for n in (_parsed(tree, where[0]) or ast.Module([], [])).body
+             if isinstance(n, ast.FunctionDef) and n.name == where[1]]
+    return (where[0], found[0]) if len(found) == 1 else None
+
+
+def _module_constant(tree: SourceTree, path: str, name: str, depth: int = 0) -> Any:
     """A module-level name bound once to a literal (a tuple / list / set of literals, a
-    string, a number) and never rebound in the module, else None."""
+    string, a number; a union `A | frozenset({...})` of such sets) and never rebound in the
+    module, or one the module imports from another module of the package, else None."""
+    if depth:
+        return _read_module_constant(tree, path, name, depth)
     memo: dict[tuple[str, str], Any] = tree.__dict__.setdefault("_constants", {})
     key = (path, name)
     if key not in memo:
-        memo[key] = _read_module_constant(tree, path, name)
+        memo[key] = _read_module_constant(tree, path, name, 0)
     return memo[key]
 
 
-def _read_module_constant(tree: SourceTree, path: str, name: str) -> Any:
-    module = tree.trees.get(path)
-    if module is None:
+def _read_module_constant(tree: SourceTree, path: str, name: str, depth: int) -> Any:
+    module = _parsed(tree, path)
+    if module is None or depth > 4:
         return None
     values = [stmt.value for stmt in module.body if isinstance(stmt, ast.Assign)
               and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)]
@@ -1248,9 +1524,17 @@ def _read_module_constant(tree: SourceTree, path: str, name: str) -> Any:
                and isinstance(stmt.target, ast.Name) and stmt.target.id == name and stmt.value]
     stored = sum(1 for n in ast.walk(module) if isinstance(n, ast.Name) and n.id == name
                  and isinstance(n.ctx, ast.Store))
+    if not values and not stored:
+        source = _import_source(tree, path, name)
+        return _module_constant(tree, *source, depth + 1) if source is not None else None
     if len(values) != 1 or stored != 1:
         return None
     node = values[0]
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)):
+        parts = [_constant_part(tree, path, side, depth) for side in (node.left, node.right)]
+        if all(isinstance(p, list) for p in parts):
+            return sorted({*parts[0], *parts[1]}, key=repr)
+        return None
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
             and node.func.id in ("frozenset", "set", "tuple", "list") and not node.keywords):
         node = node.args[0]  # `_ARCHS = frozenset({"A", "B"})`
@@ -1266,6 +1550,30 @@ def _read_module_constant(tree: SourceTree, path: str, name: str) -> Any:
     return value if isinstance(value, bool | int | float | str) else None
 
 
+def _constant_part(tree: SourceTree, path: str, node: ast.expr, depth: int) -> Any:
+    """One side of a constant set union: a name of the module or a literal set."""
+    if isinstance(node, ast.Name):
+        return _module_constant(tree, path, node.id, depth + 1)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
+            and node.func.id in ("frozenset", "set") and not node.keywords):
+        node = node.args[0]
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    return sorted(value, key=repr) if isinstance(value, set | frozenset) else None
+
+
+def _is_param(function: ast.AST, name: str) -> bool:
+    """`name` is a parameter of the function that nothing in it rebinds."""
+    args = getattr(function, "args", None)
+    if args is None or name not in {a.arg for a in (*args.posonlyargs, *args.args,
+                                                     *args.kwonlyargs)}:
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                   for n in ast.walk(function))
+
+
 def _is_view_call(node: ast.expr) -> bool:
     """`resolved_view(server_args)` / `resolving_view(cfg)` / `self._resolved()`: a view of the
     record itself."""
@@ -1279,10 +1587,12 @@ def _is_view_call(node: ast.expr) -> bool:
 
 
 def _condition(walk: _Walk, conds: list[_Cond], archs: set[str] | None = None,
-               scopes: set[Scope] | None = None) -> tuple[list[Any], set[str], set[str]]:
+               scopes: set[Scope] | None = None, optional: dict[str, str] | None = None,
+               ) -> tuple[list[Any], set[str], set[str]]:
     """The conjunction of `conds` as a tree, the flags it reads and those read resolved;
     `archs` collects the architectures whose overrides may write what it reads (`scopes`: the
-    overrides that write it only when a condition holds)."""
+    overrides that write it only when a condition holds), `optional` the packages of extras
+    it assumes missing (`_Reader.missing`)."""
     parts: list[list[Any]] = []
     read: set[str] = set()
     resolved: set[str] = set()
@@ -1297,6 +1607,10 @@ def _condition(walk: _Walk, conds: list[_Cond], archs: set[str] | None = None,
             archs |= reader.archs
         if scopes is not None:
             scopes |= reader.scopes
+        if optional is not None:
+            optional.update(reader.optional)
+        elif reader.optional:
+            raise Impure("a write under a package probe")
         parts.append(["not", tree] if cond.negate else tree)
     if not parts:
         raise Impure("unconditional")
@@ -1462,6 +1776,45 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
             json.dumps({name: walk.defaults.get(name) for name in sorted(read)}))
 
 
+def _resolved_writes(walk: _Walk) -> None:
+    """Replay SGLang's plain writes of the fields the engine resolves itself (`RESOLVED_FIELDS`)
+    where the whole write is readable: a path the walk reads, a value it reads, no limit to some
+    architectures. The engine applies them at their place on the launch path, so a write none
+    of its steps models (`disable_radix_cache = True` for a PD decode server) reaches the values
+    it resolves, the later checks and the effective table."""
+    for name, log in walk.write_log.items():
+        if canonical_dest(name) not in RESOLVED_FIELDS:
+            continue
+        for write in log:
+            key = (name, write.seq)
+            if (key in walk.replayed or write.seq < 0 or write.conds is None
+                    or write.archs is not None or write.value is None):
+                continue
+            walk.replayed[key] = None
+            inner: set[str] = set()
+            scopes: set[Scope] = set()
+            try:
+                condition, read, resolved = (_condition(walk, write.conds, inner, scopes)
+                                             if write.conds else (["const", True], set(), set()))
+                reader = _Reader(walk, write.fn, write.seq, write.instance)
+                value = reader.expr(write.value)
+            except Impure:
+                walk.replayed.pop(key, None)
+                continue
+            read |= reader.read
+            if (inner or scopes or reader.archs or reader.scopes
+                    or any(canonical_dest(n) in RESOLVED_FIELDS for n in read)):
+                # (over a field the engine resolves, a write could land on the other side of
+                # the step that resolves it: the engine's steps model those writes)
+                walk.replayed.pop(key, None)
+                continue
+            walk.replayed[key] = {
+                "field": name, "seq": write.seq, "condition": condition, "value": value,
+                "defaults": {}, "read": sorted(read),
+                "resolved": sorted(resolved | reader.resolved), "archs": [], "scopes": set(),
+            }
+
+
 def _message(node: ast.expr | None, flags: frozenset[str],
              reader: _Reader | None = None) -> list[Any] | None:
     """The message's literal parts and flag (and model fact) placeholders; None when it is
@@ -1480,11 +1833,19 @@ def _message(node: ast.expr | None, flags: frozenset[str],
                 spec = ast.unparse(value.format_spec)[2:-1] if value.format_spec else None
                 conv = chr(value.conversion) if value.conversion and value.conversion > 0 else None
                 fact = reader.model_fact(inner) if reader is not None else None
+                read = _message_value(inner, reader) if fact is None else None
                 if (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
                         and inner.value.id in RECEIVERS and inner.attr in flags):
                     out.append({"flag": inner.attr, "conv": conv, "spec": spec})
                 elif fact is not None:
                     out.append({"model": fact, "conv": conv, "spec": spec})
+                elif read is not None and read[0] == "flag":
+                    out.append({"flag": read[1], "conv": conv, "spec": spec})
+                elif read is not None and read[0] == "model":
+                    out.append({"model": read[1], "conv": conv, "spec": spec})
+                elif read is not None and read[0] == "const" and not spec:
+                    value = read[1]
+                    out.append(repr(value) if conv == "r" else str(value))
                 else:
                     out.append("{" + ast.unparse(inner) + "}")
         return out
@@ -1492,6 +1853,29 @@ def _message(node: ast.expr | None, flags: frozenset[str],
         left, right = _message(node.left, flags, reader), _message(node.right, flags, reader)
         return None if left is None or right is None else [*left, *right]
     return None
+
+
+def _message_value(node: ast.expr, reader: _Reader | None) -> list[Any] | None:
+    """A placeholder of a message read as a flag, a model fact or a constant (a parameter bound
+    to `cfg.flag`, `sorted(<module constant>)`), else None. `architecture` bound to
+    `architectures[0] if architectures else None` is the model's architecture."""
+    if reader is None:
+        return None
+    sort = (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "sorted" and len(node.args) == 1 and not node.keywords)
+    probe = _Reader(reader.walk, reader.fn, reader.seq, reader.instance)
+    try:
+        tree = probe.expr(node.args[0] if sort else node)  # type: ignore[attr-defined]
+    except (Impure, RecursionError):
+        return None
+    if (tree[0] == "if" and tree[1] == ["model", "architectures"]
+            and tree[2] == ["model", "architecture"] and tree[3] == ["const", None]):
+        return ["model", "architecture"]
+    if sort:
+        if tree[0] == "const" and isinstance(tree[1], list):
+            return ["const", sorted(tree[1], key=repr)]
+        return None
+    return tree if tree[0] in ("flag", "model", "const") else None
 
 
 def _local_message(function: ast.AST, name: str) -> ast.expr | None:
@@ -1538,7 +1922,8 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
     for dest, name in SERVER_ARGS_FIELDS.items():  # `--ep-size` (dest expert_parallel_size)
         if dest in defaults:                     # sets the field `ep_size` the code reads
             defaults.setdefault(name, defaults[dest])
-    walk = _Walk(tree, frozenset(defaults), defaults=defaults)
+    walk = _Walk(tree, frozenset(defaults), defaults=defaults,
+                 requirements=_requirements(tree.root))
     for path, module in [*tree.trees.items(), *getattr(tree, "helpers", {}).items()]:
         for node in module.body:
             if isinstance(node, ast.FunctionDef):
@@ -1586,8 +1971,9 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         # where it raises first when it holds; a later call is not modelled)
         archs: set[str] = set()
         scopes: set[Scope] = set()
+        optional: dict[str, str] = {}
         try:
-            condition, read, resolved = _all_choices(walk, site.conds, archs, scopes)
+            condition, read, resolved = _all_choices(walk, site.conds, archs, scopes, optional)
         except Impure as why:
             skipped.append(f"{where}: guard {str(why)[:100]}")
             continue
@@ -1622,7 +2008,10 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         conditional = _scopes_json(scopes, archs)
         if conditional:
             entry["unknown_if"] = conditional
+        if optional:  # holds on a plain install only: these packages come with extras
+            entry["optional"] = dict(sorted(optional.items()))
         out.append(entry)
+    _resolved_writes(walk)
     writes = []
     for key in sorted(k for k, v in walk.replayed.items() if v is not None):
         write = dict(walk.replayed[key] or {})

@@ -21,6 +21,7 @@ from pathlib import Path
 ARGUMENT_CODE: tuple[str, ...] = (
     "sglang/srt/server_args.py",
     "sglang/srt/arg_groups",
+    "sglang/srt/kernel_plugins",  # the kernel plugins' resolution hooks (run_hook, 0.5.23)
     "sglang/srt/speculative/spec_info.py",
     "sglang/srt/speculative/adaptive_spec_params.py",
     "sglang/srt/configs/model_config.py",

@@ -226,6 +226,11 @@ WITNESSES: tuple[Witness, ...] = (
       "--disable-radix-cache", {"--disable-radix-cache": None}),
     W("R-MIS-BACKEND", "--model-path {llama} --enable-mis --attention-backend triton",
       {"--attention-backend": "flashinfer"}),
+    # a plain install has no kernel plugin: the flag alone is refused, on its vendor's GPU too
+    W("R-NVIDIA-MEGAKERNEL", "--model-path {llama} --enable-nvidia-megakernel",
+      {"--enable-nvidia-megakernel": None}, gpu="B200"),
+    W("R-AMD-MONOKERNEL", "--model-path {llama} --enable-amd-monokernel",
+      {"--enable-amd-monokernel": None}, gpu="MI355X"),
     W("R-DETERMINISTIC-BACKEND", "--model-path {llama} --enable-deterministic-inference "
       "--attention-backend torch_native", {"--attention-backend": "triton"}),
     W("R-DETERMINISTIC-MLA", "--model-path {dsv3} --enable-deterministic-inference "

@@ -261,13 +261,18 @@ class GenericSite:
     # on the values as typed or as they stand at the site (or cannot be evaluated)
     unknown_if: tuple[tuple[frozenset[str], Any, Mapping[str, Any], Mapping[str, str]],
                       ...] = ()
+    # packages it assumes missing (`try: import m except ImportError: raise`), module -> the
+    # extra of the wheel that installs it: the site holds on a plain install only
+    optional: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
 class GenericWrite:
-    """A write of a field the engine does not resolve (`x.field = value` under a readable
-    path), replayed where it stands for the sites after it (a value the data does not hold
-    makes the field unknown, and the sites reading it are not reported)."""
+    """A write `x.field = value` under a readable path, replayed where it stands. Of a field
+    the engine does not resolve: for the sites after it (a value the data does not hold makes
+    the field unknown, and the sites reading it are not reported). Of a field it resolves
+    (`resolved`; the extractor keeps only those over fields it does not resolve, so the write
+    holds the same on either side of the engine's steps): into the engine's values."""
 
     field: str  # canonical name
     seq: int
@@ -276,6 +281,9 @@ class GenericWrite:
     value_tree: Any  # what it writes (None: a value the data does not hold)
     defaults: Mapping[str, Any]
     keys: Mapping[str, str]  # release dest -> canonical name
+    # a field the engine resolves (`RESOLVED_FIELDS`): the write goes into the engine's own
+    # values, which its later steps, the sites and the effective table read
+    resolved: bool = False
 
     def test(self, a: Mapping[str, Any], platforms: frozenset[str],
              model: Mapping[str, Any] | None = None) -> bool:
@@ -349,13 +357,15 @@ def _site_of(index: int, entry: Mapping[str, Any], canonical: Callable[[str], st
                        tuple((frozenset(scope["archs"]), scope["condition"],
                               dict(scope["defaults"]),
                               {name: canonical(name) for name in scope["defaults"]})
-                             for scope in entry.get("unknown_if", ())))
+                             for scope in entry.get("unknown_if", ())),
+                       entry.get("optional"))
 
 
 def _write_of(entry: Mapping[str, Any], canonical: Callable[[str], str]) -> GenericWrite:
     keys = {name: canonical(name) for name in entry["defaults"]}
-    return GenericWrite(canonical(entry["field"]), int(entry["seq"]), tuple(keys.values()),
-                        entry["condition"], entry["value"], dict(entry["defaults"]), keys)
+    name = canonical(entry["field"])
+    return GenericWrite(name, int(entry["seq"]), tuple(keys.values()), entry["condition"],
+                        entry["value"], dict(entry["defaults"]), keys, name in RESOLVED_FIELDS)
 
 
 def _holding_source(sites: Sequence[GenericSite], consts: dict[str, Any]) -> list[str]:
@@ -550,13 +560,28 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
         severity=GENERIC.severity,
         title=GENERIC.title,
         message=message or site.source,
-        explanation=(f"{GENERIC.why} Here: {site.function} in {site.where} reads {flags}."),
+        explanation=(f"{GENERIC.why} Here: {site.function} in {site.where} reads {flags}."
+                     + _optional_note(site, ctx)),
         fields=GENERIC.fields,
         sglang=SglangRaise(stage, site.exception, site.where, site.bare,
                            site.source if site.bare else message),
         fixes=tuple(_fixes(site, ctx, a, sink)),
         order=order,
     )
+
+
+def _optional_note(site: GenericSite, ctx: Ctx) -> str:
+    """What an import probe's site assumes: the package is missing, as on a plain install of
+    the release, whose wheel declares it only in an extra. The wizard cannot see the host's
+    packages, so it says which install this is and what changes it."""
+    if not site.optional:
+        return ""
+    parts = [f"'{module}' (`pip install \"sglang[{extra}]=={ctx.requested_version}\"`)"
+             for module, extra in site.optional.items()]
+    return (" SGLang raises this when the package is not installed: a plain `pip install "
+            f"sglang=={ctx.requested_version}` does not install {', '.join(parts)}, so this is "
+            "what SGLang does there. On a host where it is installed SGLang passes this check; "
+            "the wizard cannot see the host's packages.")
 
 
 @dataclass(frozen=True)
@@ -577,7 +602,7 @@ class Placed:
         """The sites over resolved fields standing before step `position` that hold now.
         `replayed`: the values of the replayed writes so far (updated here; `_UNKNOWN` for a
         write whose test could not be evaluated, and a site reading such a field is not
-        reported)."""
+        reported). A replayed write of a field the engine resolves goes into `a` itself."""
         run = self.runs[position]
         if run is None:
             return []
@@ -619,8 +644,25 @@ def _late_source(number: int, items: Sequence[tuple[int, int, GenericWrite | Non
 
     for item_number, (_seq, index, write) in enumerate(items):
         name = f"_D{number}_{item_number}"
-        if write is not None:
+        if write is not None and write.resolved:
+            # SGLang's write of a field the engine resolves (over flags it does not): into the
+            # engine's values; one it cannot evaluate leaves the engine's own
+            if write.value_tree is None:
+                continue
             slots: dict[str, int] = {}
+            test = _source(write.condition, write.keys, slots, reader(name))
+            value = _source(write.value_tree, write.keys, slots, reader(name))
+            consts[name] = tuple(write.defaults.get(n) for n in slots)
+            consts[f"_F{name}"] = frozenset(write.flags)
+            lines += [f"    if not (unk and not unk.isdisjoint(_F{name})):", "        try:",
+                      f"            _n = ({value}) if ({test}) else _S",
+                      "        except _E:", "            _n = _S",
+                      "        if _n is not _S:", f"            a[{write.field!r}] = _n"]
+            if chunked and write.field == "chunked_prefill_size":
+                lines.append("            _C = _n")
+            continue
+        if write is not None:
+            slots = {}
             test = _source(write.condition, write.keys, slots, reader(name))
             value = (_source(write.value_tree, write.keys, slots, reader(name))
                      if write.value_tree is not None else "_U")
@@ -691,6 +733,37 @@ def _position(seqs: Sequence[int | None], seq: int) -> int:
     return min(later) if later else len(seqs)
 
 
+def _anchors(seqs: Sequence[int | None]) -> list[int | None]:
+    """The steps' launch-path positions kept as anchors: the longest run of them that rises
+    along the engine's order (the order is SGLang's where they agree). A step whose located
+    statement stands elsewhere on the path (a shared helper first reached for another purpose:
+    the newest releases locate R-DRAFT-CONFIG-READ at the `cached_file(` that reads the target's config
+    early, the engine checks the draft among the speculative steps) would pull every site after
+    that statement behind it; without it, a site sits between its true neighbours."""
+    known = [(i, s) for i, s in enumerate(seqs) if s is not None]
+    best: list[int] = []  # best[k]: index into `known` ending the best run of length k+1
+    parent: dict[int, int | None] = {}
+    for k, (_i, seq) in enumerate(known):
+        lo, hi = 0, len(best)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if known[best[mid]][1] < seq:
+                lo = mid + 1
+            else:
+                hi = mid
+        parent[k] = best[lo - 1] if lo else None
+        if lo == len(best):
+            best.append(k)
+        else:
+            best[lo] = k
+    keep: set[int] = set()
+    at = best[-1] if best else None
+    while at is not None:
+        keep.add(known[at][0])
+        at = parent[at]
+    return [s if i in keep else None for i, s in enumerate(seqs)]
+
+
 def place(release: Release, steps: Sequence[object], canonical: Callable[[str], str]) -> Placed:
     """Compile the release's sites and give each the index of the step it is reported before.
 
@@ -700,7 +773,8 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     sites = tuple(_site_of(index, entry, canonical)
                   for index, entry in enumerate(release.generic_sites))
     writes = tuple(_write_of(entry, canonical) for entry in release.generic_writes)
-    seqs = [release.rule_seq.get(step.id) if isinstance(step, Rule) else None for step in steps]
+    seqs = _anchors([release.rule_seq.get(step.id) if isinstance(step, Rule) else None
+                     for step in steps])
     before = tuple(_position(seqs, site.seq) for site in sites)
     late: list[list[tuple[int, int, GenericWrite | None]]] = [[] for _ in range(len(steps) + 1)]
     chunked = [False] * (len(steps) + 1)
@@ -722,7 +796,7 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     else:
         consts = {}
         lines = _holding_source(sites, consts)
-        written = frozenset(write.field for write in writes)
+        written = frozenset(write.field for write in writes if not write.resolved)
         for number, items in enumerate(ordered):
             if items:
                 lines += _late_source(number, items, sites, written, chunked[number], consts)

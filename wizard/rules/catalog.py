@@ -12,6 +12,7 @@ The rules are data (id, versions, what SGLang raises where, why, fixes), one top
 - `wizard.rules.model_config`: model type, MLA rope factor, context length, --quantize-and-serve;
 - `wizard.rules.quantization`: `--quantization` against the checkpoint and the platform;
 - `wizard.rules.cache`: the hierarchical cache;
+- `wizard.rules.plugins`: flags served by out-of-tree kernel plugins;
 - `wizard.rules.gpu_memory`: the GPU memory plan;
 - `wizard.rules.inputs`: the wizard's own inputs (release data, GPU kind, model facts,
   deprecated flags);
@@ -113,6 +114,7 @@ from wizard.rules.parallelism import (
     PP_SPEC_ALGO_23,
     SIZE_NOT_POSITIVE,
 )
+from wizard.rules.plugins import AMD_MONOKERNEL, NVIDIA_MEGAKERNEL
 from wizard.rules.quantization import QUANT_MISMATCH, QUANT_ROCM, QUANT_UNKNOWN
 from wizard.rules.speculative import (
     ADAPTIVE_OFF,
@@ -240,6 +242,8 @@ ALL_RULES: tuple[Rule, ...] = (
     QUANT_ROCM,
     GPT_OSS_ATTENTION,
     HICACHE_NO_RADIX,
+    NVIDIA_MEGAKERNEL,
+    AMD_MONOKERNEL,
     MIS_BACKEND,
     GENERIC,  # R-ARG-SITE: one id for every site the release data lists (wizard/rules/arg_sites.py)
     *mn.CHECK_RULES,

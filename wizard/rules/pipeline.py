@@ -700,6 +700,8 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.NGRAM_DPATTN,
     c.HICACHE_NO_RADIX,  # handle_cache_compatibility
     *_deterministic_at("after_default"),
+    c.NVIDIA_MEGAKERNEL,  # the kernel plugins' hooks, after handle_model_capability_adjustments
+    c.AMD_MONOKERNEL,
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC_ALGO_23,
     c.PP_SPEC,
