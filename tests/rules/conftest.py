@@ -133,3 +133,11 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         (folder / "config.json").write_text(json.dumps(config))
         out[name] = str(folder)
     return out
+
+
+@pytest.fixture(scope="module")
+def public(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The public model configs (config.json only) written as model folders."""
+    from wizard.conformance.models import public_model_configs, write_model_folders
+
+    return write_model_folders(tmp_path_factory.mktemp("public"), public_model_configs())

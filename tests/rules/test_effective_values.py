@@ -9,20 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from wizard.api import check_case
-from wizard.conformance.models import public_model_configs, write_model_folders
-
-
-@pytest.fixture(scope="module")
-def public(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return write_model_folders(tmp_path_factory.mktemp("public"), public_model_configs())
+from public_checks import check_public
 
 
 def check(version: str, gpu: str | None, argv: str, public: dict[str, Path]) -> dict[str, Any]:
-    case = {"id": "t", "sglang_version": version, "gpu": gpu, "gpus": 1, "env": {},
-            "argv": argv.format(**{k: str(v) for k, v in public.items()}).split()}
-    return check_case(case)
+    return check_public(version, gpu, argv, public)
 
 
 DET = "--model-path {llama31_8b} --enable-deterministic-inference"
@@ -122,9 +113,7 @@ def test_mamba_extra_buffer_needs_the_linear_attention_backend(public: dict[str,
 
 def check_on(version: str, gpu: str, gpus: int, argv: str,
              public: dict[str, Path]) -> dict[str, Any]:
-    case = {"id": "t", "sglang_version": version, "gpu": gpu, "gpus": gpus, "env": {},
-            "argv": argv.format(**{k: str(v) for k, v in public.items()}).split()}
-    return check_case(case)
+    return check_public(version, gpu, argv, public, gpus)
 
 
 # Seen on real SGLang (wide sweep seed 120389 and `conformance run` of the same argv on each

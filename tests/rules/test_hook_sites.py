@@ -12,23 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from public_checks import check_public
 
-from wizard.api import check_case
-from wizard.conformance.models import public_model_configs, write_model_folders
 from wizard.rules.arg_sites import GENERIC
 from wizard.sglang.releases import load_release
 
-
-@pytest.fixture(scope="module")
-def public(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return write_model_folders(tmp_path_factory.mktemp("public"), public_model_configs())
-
-
-def check(version: str, gpu: str, argv: str, public: dict[str, Path], gpus: int = 1,
-          ) -> dict[str, Any]:
-    case = {"id": "t", "sglang_version": version, "gpu": gpu, "gpus": gpus, "env": {},
-            "argv": argv.format(**{k: str(v) for k, v in public.items()}).split()}
-    return check_case(case)
+check = check_public
 
 
 def first(report: dict[str, Any]) -> dict[str, Any]:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from public_checks import check_public
 
 from wizard.api import check_argv, check_case, check_profile
-from wizard.conformance.models import public_model_configs, write_model_folders
 from wizard.profile import load_profile
 from wizard.rules.arg_sites import GENERIC, compile_condition
 from wizard.rules.engine import first_sglang_error
@@ -21,16 +21,7 @@ from wizard.sglang.releases import load_release, release_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
-@pytest.fixture(scope="module")
-def public(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return write_model_folders(tmp_path_factory.mktemp("public"), public_model_configs())
-
-
-def check(version: str, gpu: str, argv: str, public: dict[str, Path], gpus: int = 1,
-          ) -> dict[str, Any]:
-    case = {"id": "t", "sglang_version": version, "gpu": gpu, "gpus": gpus, "env": {},
-            "argv": argv.format(**{k: str(v) for k, v in public.items()}).split()}
-    return check_case(case)
+check = check_public
 
 
 def first_finding(report: dict[str, Any]) -> dict[str, Any] | None:

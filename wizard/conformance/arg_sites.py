@@ -1190,30 +1190,34 @@ def _assigning_branches(stmt: ast.If, name: str,
     node: ast.If | None = stmt
     tests: list[tuple[ast.If, bool]] = []
     while node is not None:
-        for body, here in ((node.body, [*tests, (node, False)]),):
-            last = body[-1] if body else None
-            stores = [n for b in body for n in ast.walk(b) if isinstance(n, ast.Name)
-                      and n.id == name and isinstance(n.ctx, ast.Store)]
-            if not (isinstance(last, ast.Assign) and len(last.targets) == 1
-                    and isinstance(last.targets[0], ast.Name) and last.targets[0].id == name
-                    and len(stores) == 1):
-                return None
-            out.append((here, last))
+        last = _sole_assignment(node.body, name)
+        if last is None:
+            return None
+        out.append(([*tests, (node, False)], last))
         tests = [*tests, (node, True)]
         orelse = node.orelse
         if len(orelse) == 1 and isinstance(orelse[0], ast.If):
             node = orelse[0]
             continue
-        last = orelse[-1] if orelse else None
-        stores = [n for b in orelse for n in ast.walk(b) if isinstance(n, ast.Name)
-                  and n.id == name and isinstance(n.ctx, ast.Store)]
-        if not (isinstance(last, ast.Assign) and len(last.targets) == 1
-                and isinstance(last.targets[0], ast.Name) and last.targets[0].id == name
-                and len(stores) == 1):
+        last = _sole_assignment(orelse, name)
+        if last is None:
             return None
         out.append((tests, last))
         node = None
     return out
+
+
+def _sole_assignment(body: list[ast.stmt], name: str) -> ast.Assign | None:
+    """The block's last statement when it is `name = value` and the block's only store of
+    `name`, else None."""
+    last = body[-1] if body else None
+    stores = [n for b in body for n in ast.walk(b) if isinstance(n, ast.Name)
+              and n.id == name and isinstance(n.ctx, ast.Store)]
+    if (isinstance(last, ast.Assign) and len(last.targets) == 1
+            and isinstance(last.targets[0], ast.Name) and last.targets[0].id == name
+            and len(stores) == 1):
+        return last
+    return None
 
 
 _MAX_CHOICES = 16
