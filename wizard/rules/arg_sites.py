@@ -16,7 +16,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any
@@ -288,24 +288,22 @@ class GenericWrite:
     def test(self, a: Mapping[str, Any], platforms: frozenset[str],
              model: Mapping[str, Any] | None = None) -> bool:
         """Whether SGLang writes the field on these values (compiled on first use)."""
-        return bool(self._compiled()[0](a, platforms, model))
+        return bool(self._compiled[0](a, platforms, model))
 
     def value(self, a: Mapping[str, Any], platforms: frozenset[str],
               model: Mapping[str, Any] | None = None) -> Any:
         """The value SGLang writes (`_UNKNOWN` when the data does not hold it)."""
-        return self._compiled()[1](a, platforms, model)
+        return self._compiled[1](a, platforms, model)
 
+    @cached_property
     def _compiled(self) -> tuple[Callable[..., Any], Callable[..., Any]]:
-        functions = _WRITE_FUNCTIONS.get(id(self))
-        if functions is None:
-            test = compile_condition(self.condition, self.defaults, self.keys)
-            value = (compile_condition(self.value_tree, self.defaults, self.keys, value=True)
-                     if self.value_tree is not None else _unknown_value)
-            functions = _WRITE_FUNCTIONS[id(self)] = (test, value)
-        return functions
+        # kept on the instance (a frozen dataclass without slots), not in a dict by id()
+        test = compile_condition(self.condition, self.defaults, self.keys)
+        value = (compile_condition(self.value_tree, self.defaults, self.keys, value=True)
+                 if self.value_tree is not None else _unknown_value)
+        return test, value
 
 
-_WRITE_FUNCTIONS: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {}
 Test = Callable[..., bool]  # (values, platforms[, model facts]) -> holds
 
 
@@ -386,19 +384,6 @@ def _holding_source(sites: Sequence[GenericSite], consts: dict[str, Any]) -> lis
     lines.append("    return out")
     consts["_D"] = tuple(defaults.get(name) for name in slots)
     return lines
-
-
-def compile_sites(entries: Sequence[Mapping[str, Any]], canonical: Callable[[str], str],
-                  writes: Sequence[Mapping[str, Any]] | None = None) -> CompiledSites:
-    """All of a release's sites, those over typed flags in one generated function returning
-    the indices that hold."""
-    sites = tuple(_site_of(index, entry, canonical) for index, entry in enumerate(entries))
-    consts: dict[str, Any] = {}
-    code = compile_cached("\n".join(_holding_source(sites, consts)) + "\n", "<R-ARG-SITE>")
-    scope = _scope(consts)
-    exec(code, scope)
-    return CompiledSites(sites, scope["_holding"], _LateTests(sites),
-                         tuple(_write_of(entry, canonical) for entry in writes or ()))
 
 
 def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
