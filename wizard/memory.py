@@ -1098,7 +1098,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     )
     if _with_suggestions:
         def replan(**changes: Any) -> MemoryPlan:
-            return _bare_plan(inputs.with_edits(**changes))
+            return bare_plan(inputs.with_edits(**changes))
 
         # Online FP8 (`--quantization fp8`) halves bf16 weights; SGLang runs it on SM89 and newer.
         fp8_ok = target.quant is None and quantization is None and gpu.sm >= 89
@@ -1111,7 +1111,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
 _BARE_PLANS: dict[tuple[Any, ...], MemoryPlan | ValueError] = {}
 
 
-def _bare_plan(inputs: MemoryInputs) -> MemoryPlan:
+def bare_plan(inputs: MemoryInputs) -> MemoryPlan:
     """A plan without suggestions, cached: trying fixes replans the same inputs again and again
     (every keystroke re-checks, and verifying an error's fixes re-checks once per fix)."""
     key = inputs.cache_key()

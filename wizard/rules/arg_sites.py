@@ -583,11 +583,13 @@ class Placed:
     runs: tuple[Callable[..., list[int]] | None, ...] = ()
 
     def late_holding(self, position: int, ctx: Ctx, a: Args, platforms: frozenset[str],
-                     replayed: dict[str, Any] | None = None) -> list[int]:
+                     replayed: dict[str, Any] | None = None,
+                     model: Mapping[str, Any] | None = None) -> list[int]:
         """The sites over resolved fields standing before step `position` that hold now.
         `replayed`: the values of the replayed writes so far (updated here; `_UNKNOWN` for a
         write whose test could not be evaluated, and a site reading such a field is not
-        reported). A replayed write of a field the engine resolves goes into `a` itself."""
+        reported). A replayed write of a field the engine resolves goes into `a` itself.
+        `model`: `model_values(ctx)` when the caller has it already."""
         run = self.runs[position]
         if run is None:
             return []
@@ -595,8 +597,9 @@ class Placed:
             replayed = {}
         unknown = {k for k, v in replayed.items() if v is _UNKNOWN} if replayed else set()
         chunked = chunked_prefill(ctx, a) if self.reads_chunked[position] else None
-        out: list[int] = run(a, replayed, platforms, model_values(ctx), unknown, ctx.arch,
-                             chunked)
+        if model is None:
+            model = model_values(ctx)
+        out: list[int] = run(a, replayed, platforms, model, unknown, ctx.arch, chunked)
         return out
 
 

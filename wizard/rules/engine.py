@@ -167,7 +167,8 @@ def evaluate(ctx: Ctx) -> Report:
     # values as typed; each holding site is reported at its place on the launch path.
     placed = _placed(ctx.release)
     platforms = g.platforms_of(ctx)
-    holding = (placed.compiled.holding(a, platforms, g.model_values(ctx))
+    model = g.model_values(ctx)
+    holding = (placed.compiled.holding(a, platforms, model)
                if placed.compiled.sites else [])
     due: dict[int, list[int]] = {}
     for index in holding:
@@ -180,8 +181,15 @@ def evaluate(ctx: Ctx) -> Report:
         """The holding sites placed before step `position`, in SGLang's order: those over flags
         as typed and those over fields SGLang has resolved by this step, interleaved."""
         nonlocal order
-        late = (placed.late_holding(position, ctx, a, platforms, replayed)
-                if placed.late[position] else [])
+        early = due.get(position)
+        if not placed.late[position]:
+            if early is None:
+                return
+            late: list[int] = []
+        else:
+            late = placed.late_holding(position, ctx, a, platforms, replayed, model)
+            if not late and early is None:
+                return
         for _seq, index, resolved in sorted(
                 [(sites[i].seq, i, False) for i in due.get(position, ())]
                 + [(sites[i].seq, i, True) for i in late]):
@@ -208,6 +216,7 @@ def evaluate(ctx: Ctx) -> Report:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
     report_sites(len(steps))
+    a.settle()
     for rule in runtime:
         order += 1
         try:

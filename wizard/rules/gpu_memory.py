@@ -19,11 +19,10 @@ def more_requests_fixes(ctx: Ctx, a: Args, count: int) -> list[Fix]:
     suggests the opposite of what the memory plan asks for."""
     inputs = memory_inputs(ctx, a)
     if inputs is not None:
-        from wizard.memory import plan_memory
+        from wizard.memory import bare_plan
 
         try:
-            after = plan_memory(inputs.with_edits(max_running_requests=count),
-                                _with_suggestions=False)
+            after = bare_plan(inputs.with_edits(max_running_requests=count))
         except ValueError:
             return []
         if after.verdict != "fits":
@@ -55,6 +54,15 @@ def memory_inputs(ctx: Ctx, a: Args) -> Any:
     no model facts, or no GPU kind given (a plan for an assumed card would be a guess)."""
     if ctx.facts is None or ctx.gpu_assumed:
         return None
+    cache = a.derived_cache()
+    if cache is None:
+        return _memory_inputs(ctx, a)
+    if "memory_inputs" not in cache:
+        cache["memory_inputs"] = _memory_inputs(ctx, a)
+    return cache["memory_inputs"]
+
+
+def _memory_inputs(ctx: Ctx, a: Args) -> Any:
     from wizard.memory import MemoryInputs
 
     tp = int(a.get("tp_size") or 1)

@@ -27,6 +27,16 @@ class Args(dict[str, Any]):
     def __setattr__(self, name: str, value: Any) -> None:
         self[name] = value
 
+    def settle(self) -> None:
+        """Mark the values resolved: nothing writes them any more, so what is derived from them
+        (the memory plan's inputs, read by several rules and the report) may be kept."""
+        object.__setattr__(self, "derived", {})
+
+    def derived_cache(self) -> dict[str, Any] | None:
+        """The cache of values derived from settled values (None while they are resolved)."""
+        cache: dict[str, Any] | None = self.__dict__.get("derived")
+        return cache
+
 
 @dataclass
 class Ctx:
