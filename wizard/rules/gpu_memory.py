@@ -63,6 +63,7 @@ def memory_inputs(ctx: Ctx, a: Args) -> Any:
 
 
 def _memory_inputs(ctx: Ctx, a: Args) -> Any:
+    assert ctx.facts is not None  # memory_inputs returns None without facts
     from wizard.memory import MemoryInputs
 
     tp = int(a.get("tp_size") or 1)
