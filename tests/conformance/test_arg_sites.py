@@ -61,6 +61,8 @@ def _mode_pass(view):
 
 
 class ServerArgs:
+    LOG_ARCHS = ("KimiK2ForCausalLM",)
+
     def __post_init__(self):
         self._handle_legacy()
         self._handle_a()
@@ -145,6 +147,9 @@ class ServerArgs:
     def check_server_args(self):
         if self.enable_c and self.mode == "null":
             raise RuntimeError("c needs a mode")
+        architectures = self.get_model_config().hf_config.architectures
+        if self.kind == "log" and not any(a in self.LOG_ARCHS for a in architectures):
+            raise ValueError("log needs a listed model")
         self._check_twice()
 '''
 HELPERS = '''
@@ -251,7 +256,7 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
         "--enable-x requires --cert and --key.", "offload needs decode, got {mode}",
         "size must be 1 or 2", "count needs kind", "c needs a mode", "page was rewritten",
         "c needs a kind", "size 3 cannot offload", "b cannot decode", "b cannot take items",
-        "c needs a width", "n cannot log", "kinds not allowed"])
+        "c needs a width", "n cannot log", "kinds not allowed", "log needs a listed model"])
     by_message = {messages[s["where"]]: s for s in sites}
     # the rewritten page and kind are replayed (kind's override for two architectures reads the
     # model's architecture, a model fact); a write for one architecture under a test the walk
@@ -287,6 +292,10 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
     # the post-process pass's local: `mode` as typed, "decode" when count > 1 and it was null
     assert by_message["b cannot decode"]["resolved"] == ["mode", "size"]
     assert by_message["c needs a mode"]["resolved"] == ["mode"]
+    # `any(...)` over the model's architectures and a class constant of ServerArgs
+    assert by_message["log needs a listed model"]["condition"][-1] == ["not", [
+        "any", ["model", "architectures"],
+        ["cmp", "in", ["item"], ["const", ["KimiK2ForCausalLM"]]]]]
     skipped = "\n".join(extraction.skipped)
     assert "guard for" in skipped.lower()
     names = sorted(CHOICES)

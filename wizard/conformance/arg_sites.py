@@ -708,6 +708,7 @@ class _Reader:
         self.archs: set[str] = set()  # architectures whose overrides may write what it reads
         self.scopes: set[Scope] = set()  # ... only when a condition holds (`_scope`)
         self.optional: dict[str, str] = {}  # module -> the extra that installs it (`missing`)
+        self.loop_var: str | None = None  # the variable of the `any(...)` being read (`item`)
 
     def absorb(self, inner: _Reader) -> None:
         """What a reader of a part read elsewhere (a binding, a parameter's argument) read."""
@@ -723,6 +724,10 @@ class _Reader:
             raise Impure(ast.unparse(node))
         name = node.attr
         if name not in self.walk.flags:
+            constant = _class_constant(self.walk.tree, "sglang/srt/server_args.py", "ServerArgs",
+                                       name)
+            if constant is not None:  # `server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`
+                return ["const", constant]
             raise Impure(f"{ast.unparse(node)} (not a flag)")
         written = self.walk.writes.get(name)
         if written is not None and written < self.seq:
@@ -872,6 +877,12 @@ class _Reader:
         return None
 
     def expr(self, node: ast.expr) -> list[Any]:
+        if isinstance(node, ast.Name) and node.id == self.loop_var:
+            return ["item"]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("any", "all") and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.GeneratorExp)):
+            return self.quantified(node.func.id, node.args[0])
         fact = self.model_fact(node)
         if fact is not None:  # hf_config.architectures[0]: a fact of the launch's model
             return ["model", fact]
@@ -1010,6 +1021,22 @@ class _Reader:
                 return self.expr(body)
 
         raise Impure(ast.unparse(node))
+
+    def quantified(self, kind: str, generator: ast.GeneratorExp) -> list[Any]:
+        """`any(a in ARCHS for a in architectures)`: one loop over a value, no filter, no
+        nesting (the loop's variable reads as `["item"]`)."""
+        if (self.loop_var is not None or len(generator.generators) != 1
+                or generator.generators[0].ifs or generator.generators[0].is_async
+                or not isinstance(generator.generators[0].target, ast.Name)):
+            raise Impure(ast.unparse(generator))
+        loop = generator.generators[0]
+        iterable = self.expr(loop.iter)
+        self.loop_var = loop.target.id  # type: ignore[attr-defined]
+        try:
+            element = self.expr(generator.elt)
+        finally:
+            self.loop_var = None
+        return [kind, iterable, element]
 
     def missing(self, module: str) -> list[Any]:
         """Whether `import <module>` fails on a plain install of the release (`pip install
@@ -1539,6 +1566,12 @@ def _read_module_constant(tree: SourceTree, path: str, name: str, depth: int) ->
         if all(isinstance(p, list) for p in parts):
             return sorted({*parts[0], *parts[1]}, key=repr)
         return None
+    return _literal(node)
+
+
+def _literal(node: ast.expr) -> Any:
+    """The value of a literal (a tuple / list / set of literals, a string, a number; a set
+    sorted), else None."""
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
             and node.func.id in ("frozenset", "set", "tuple", "list") and not node.keywords):
         node = node.args[0]  # `_ARCHS = frozenset({"A", "B"})`
@@ -1552,6 +1585,23 @@ def _read_module_constant(tree: SourceTree, path: str, name: str, depth: int) ->
             return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
         return None
     return value if isinstance(value, bool | int | float | str) else None
+
+
+def _class_constant(tree: SourceTree, path: str, cls: str, name: str) -> Any:
+    """A class attribute bound once, unannotated, in the class body to a literal,
+    else None: `ServerArgs.LANGUAGE_MODEL_ONLY_ARCHITECTURES = ("A", "B")`."""
+    memo: dict[tuple[str, str, str], Any] = tree.__dict__.setdefault("_class_constants", {})
+    key = (path, cls, name)
+    if key not in memo:
+        module = _parsed(tree, path)
+        body = next((stmt.body for stmt in (module.body if module is not None else [])
+                     if isinstance(stmt, ast.ClassDef) and stmt.name == cls), [])
+        values = [stmt.value for stmt in body if isinstance(stmt, ast.Assign)
+                  and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                  and stmt.targets[0].id == name]
+        # (an annotated one is a dataclass field: a value per record, not a constant)
+        memo[key] = _literal(values[0]) if len(values) == 1 else None
+    return memo[key]
 
 
 def _constant_part(tree: SourceTree, path: str, node: ast.expr, depth: int) -> Any:

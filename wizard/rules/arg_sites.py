@@ -173,6 +173,11 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
                 f"else {_source(tree[3], keys, slots, read)})")
     if kind == "index" and isinstance(tree[2], int) and not isinstance(tree[2], bool):
         return f"{_source(tree[1], keys, slots, read)}[{tree[2]}]"
+    if kind in ("any", "all"):  # `any(<elt> for <item> in <iterable>)`, not nested
+        return (f"{kind}({_source(tree[2], keys, slots, read)} "
+                f"for _item in {_source(tree[1], keys, slots, read)})")
+    if kind == "item":
+        return "_item"
     raise ValueError(f"not a condition node: {tree!r}")
 
 
@@ -180,7 +185,7 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] in ("str", "len", "connector", "set"):
+    if tree[0] in ("str", "len", "connector", "set", "any", "all"):
         return 2
     if tree[0] in ("platform", "model", "if", "index"):
         return 1
@@ -212,7 +217,7 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
     if not specs:
         return []
     scope: dict[str, Any] = {"_len": len, "_connector": _connector, "_set": frozenset,
-                             "__builtins__": {"bool": bool}}
+                             "__builtins__": {"bool": bool, "any": any, "all": all}}
     lines = []
     for number, (tree, defaults, keys, value) in enumerate(specs):
         slots: dict[str, int] = {}
@@ -264,6 +269,12 @@ class GenericSite:
     # packages it assumes missing (`try: import m except ImportError: raise`), module -> the
     # extra of the wheel that installs it: the site holds on a plain install only
     optional: Mapping[str, str] | None = None
+
+    @cached_property
+    def test(self) -> Test:
+        """Its condition alone as a function (`culprits` tries the flags one by one)."""
+        return compile_condition(self.condition, self.defaults,
+                                 dict(zip(self.dests, self.flags, strict=True)))
 
 
 @dataclass(frozen=True)
@@ -388,7 +399,8 @@ def _holding_source(sites: Sequence[GenericSite], consts: dict[str, Any]) -> lis
 
 def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
     return {**consts, "_E": _CAUGHT, "_U": _UNKNOWN, "_S": _SKIPPED, "_len": len,
-            "_connector": _connector, "_set": frozenset, "_may": _may, "__builtins__": {}}
+            "_connector": _connector, "_set": frozenset, "_may": _may,
+            "__builtins__": {"any": any, "all": all}}
 
 
 def _may(test: Callable[[], Any]) -> bool:
@@ -474,17 +486,11 @@ def _option(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-_TESTS: dict[int, Test] = {}  # id(site) -> its own test (sites live as long as the process)
-
-
 def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str],
              model: Mapping[str, Any] | None = None) -> list[str]:
     """The site's flags (canonical) whose value set back to the default makes it not hold:
     the flags a fix can drop. The model path is never one (a launch needs it)."""
-    test = _TESTS.get(id(site))
-    if test is None:
-        test = _TESTS[id(site)] = compile_condition(
-            site.condition, site.defaults, dict(zip(site.dests, site.flags, strict=True)))
+    test = site.test
     out = []
     for dest, name in zip(site.dests, site.flags, strict=True):
         default = site.defaults.get(dest)
