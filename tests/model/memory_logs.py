@@ -52,7 +52,11 @@ class LogRow:
     note: str = ""
     attention_backend: str | None = None  # as SGLang resolved it (ROCm: aiter scales the pool)
     env: dict[str, str] = field(default_factory=dict)  # the launch's SGLANG_* variables
-    started: bool = True  # False: the log ends in a start-up error after the KV cache line
+    # False: the log ends in an out-of-memory error after the KV cache line (the plan must say
+    # it will not fit); None: it ends in an error that is not about memory (a software fault at
+    # CUDA-graph capture), so neither verdict is held.
+    started: bool | None = True
+    kv_cache_dtype: str | None = None  # --kv-cache-dtype
     disaggregation_mode: str = "null"
     page_size: int | None = None
     enable_hierarchical_cache: bool = False
@@ -258,6 +262,9 @@ def _qwen3_30b_a3b_2507_5_layers() -> dict[str, Any]:
         "tie_word_embeddings": False,
         "torch_dtype": "bfloat16",
     }
+
+
+_AMD_ISSUES = "github.com/ajith-sirra-amd/Issues"  # an AMD engineer's MI355X start-up logs, 2026-02-26
 
 
 ROWS: tuple[LogRow, ...] = (
@@ -542,6 +549,37 @@ ROWS: tuple[LogRow, ...] = (
             "max_total_tokens=20480 and disable_cuda_graph=True. The draft as loaded: the MTP "
             "layer + its own bf16 embedding and head, 151,680 x 4,096 x 2 B each (2.31 GiB of "
             "the 2.71), swapped for the target's after loading"
+        ),
+    ),
+    LogRow(
+        name="Kimi-K2.5 INT4, 8x MI355X, tp 8",
+        config=fam.kimi_k25_int4().config,
+        gpu="MI355X",
+        gpus=8,
+        tp=8,
+        mem_fraction=None,  # the log's server_args: mem_fraction_static=0.8260405859375
+        version="0.5.9",
+        source=(
+            f"{_AMD_ISSUES}/blob/561754c/Kimi-K2.5-MI355X-SGLANG-ERROR.md (rocm/sgl-dev:"
+            "v0.5.8.post1-rocm720-mi35x-20260218, 2026-02-26)"
+        ),
+        # "[TP0] Load weight begin. avail mem=283.56 GB" (TP1-TP7 283.53-283.96)
+        free_before_gib=283.56,
+        # "[TP0] Load weight end. elapsed=618.04 s, type=KimiK25ForConditionalGeneration,
+        # dtype=torch.bfloat16, avail mem=209.98 GB, mem usage=73.58 GB." (every rank 73.58)
+        weights_gib=73.58,
+        kv_tokens=2454421,  # "KV Cache is allocated. #tokens: 2454421, KV size: 160.63 GB"
+        kv_bytes_per_token=160.63 * 2**30 / 2454421,
+        attention_backend="triton",  # as the server_args line resolved it
+        started=None,
+        note=(
+            "sglang serve --model-path moonshotai/Kimi-K2.5 --tp 8 --trust-remote-code "
+            "--tool-call-parser kimi_k2 --reasoning-parser kimi_k2. The image's server_args "
+            "fields are 0.5.9's (all 328 but 0.5.9's later mamba_backend), so 0.5.9. The start "
+            "ends at CUDA-graph capture in a TypeError ('cannot unpack non-iterable "
+            "ForwardMetadata object'), not in memory: no verdict held. Two more runs in the same "
+            "file (--attention-backend triton, and the NSA backend) log the same memory lines "
+            "(2,454,391 tokens). The checkpoint's ignore list is the families.py assumption"
         ),
     ),
 )
