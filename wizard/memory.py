@@ -1277,7 +1277,10 @@ def _vlm_adjust(fraction: float, target: ModelFacts) -> float:
     layers, width = target.vision_layers or 24, target.vision_hidden_size or 1024
     ratio = layers * width**2 / (24 * 1024**2)
     factor = max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
-    return round(fraction * 0.95 * factor, 3)
+    # Not rounded: `mem_fraction_static = original * final_overall_factor` (server_args.py
+    # `adjust_mem_fraction_for_vlm`, arg_groups/memory_hook.py in the later releases); the
+    # Kimi-K2.5 log on 8x MI355X prints the unrounded 0.8260405859375.
+    return fraction * 0.95 * factor
 
 
 # --------------------------------------------------------------------------------------------

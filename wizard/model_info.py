@@ -285,8 +285,18 @@ def facts_from_files(
         sliding_window_layers=sliding_layers,
         draft_vocab_size=draft_vocab,
         tie_word_embeddings=tie,
-        vision_layers=vision.opt_int("num_hidden_layers") if vision is not None else None,
-        vision_hidden_size=vision.opt_int("hidden_size") if vision is not None else None,
+        # Kimi-K2.5 names its tower `vt_num_hidden_layers` / `vt_hidden_size`; SGLang's own
+        # `KimiK25VisionConfig` takes `num_hidden_layers=27, hidden_size=1152` (its __init__
+        # defaults in configs/kimi_k25.py), the same numbers, and `adjust_mem_fraction_for_vlm`
+        # reads those attributes (an 8x MI355X log's 0.8260405859375 = 0.908 x 0.95 x 0.9576).
+        vision_layers=(
+            (vision.opt_int("num_hidden_layers") or vision.opt_int("vt_num_hidden_layers"))
+            if vision is not None else None
+        ),
+        vision_hidden_size=(
+            (vision.opt_int("hidden_size") or vision.opt_int("vt_hidden_size"))
+            if vision is not None else None
+        ),
         generation_defaults=_generation_defaults(files),
         notes=tuple(notes),
         origin=origin,

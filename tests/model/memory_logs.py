@@ -52,7 +52,11 @@ class LogRow:
     note: str = ""
     attention_backend: str | None = None  # as SGLang resolved it (ROCm: aiter scales the pool)
     env: dict[str, str] = field(default_factory=dict)  # the launch's SGLANG_* variables
-    started: bool = True  # False: the log ends in a start-up error after the KV cache line
+    # False: the log ends in an out-of-memory error after the KV cache line (the plan must say
+    # it will not fit); None: it ends in an error that is not about memory (a software fault at
+    # CUDA-graph capture), so neither verdict is held.
+    started: bool | None = True
+    kv_cache_dtype: str | None = None  # --kv-cache-dtype
     disaggregation_mode: str = "null"
     page_size: int | None = None
     enable_hierarchical_cache: bool = False
@@ -258,6 +262,50 @@ def _qwen3_30b_a3b_2507_5_layers() -> dict[str, Any]:
         "tie_word_embeddings": False,
         "torch_dtype": "bfloat16",
     }
+
+
+def _glm5_fp8() -> dict[str, Any]:
+    """zai-org/GLM-5-FP8: GLM-5's shape as transformers' GlmMoeDsaConfig gives it (its defaults
+    are the zai-org/GLM-5 checkpoint's: 78 layers, hidden 6144, MLA 512 + 64, 256 experts of 2048,
+    three dense layers, the DSA indexer 32 x 128, vocabulary 154,880, context 202,752; the log
+    shows 142 shards, type GlmMoeDsaForCausalLM), one MTP layer, and FP8 128x128 block weights
+    with no exclude list (an assumption: the checkpoint's quantization_config was not read)."""
+    return {
+        "architectures": ["GlmMoeDsaForCausalLM"],
+        "model_type": "glm_moe_dsa",
+        "vocab_size": 154880,
+        "hidden_size": 6144,
+        "intermediate_size": 12288,
+        "moe_intermediate_size": 2048,
+        "num_hidden_layers": 78,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 64,
+        "n_shared_experts": 1,
+        "n_routed_experts": 256,
+        "num_experts_per_tok": 8,
+        "first_k_dense_replace": 3,
+        "kv_lora_rank": 512,
+        "q_lora_rank": 2048,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 192,
+        "v_head_dim": 256,
+        "index_topk": 2048,
+        "index_head_dim": 128,
+        "index_n_heads": 32,
+        "num_nextn_predict_layers": 1,
+        "max_position_embeddings": 202752,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "quantization_config": {
+            "quant_method": "fp8",
+            "fmt": "e4m3",
+            "activation_scheme": "dynamic",
+            "weight_block_size": [128, 128],
+        },
+    }
+
+
+_AMD_ISSUES = "github.com/ajith-sirra-amd/Issues"  # an AMD engineer's MI355X start-up logs, 2026-02-26
 
 
 ROWS: tuple[LogRow, ...] = (
@@ -542,6 +590,72 @@ ROWS: tuple[LogRow, ...] = (
             "max_total_tokens=20480 and disable_cuda_graph=True. The draft as loaded: the MTP "
             "layer + its own bf16 embedding and head, 151,680 x 4,096 x 2 B each (2.31 GiB of "
             "the 2.71), swapped for the target's after loading"
+        ),
+    ),
+    LogRow(
+        name="Kimi-K2.5 INT4, 8x MI355X, tp 8",
+        config=fam.kimi_k25_int4().config,
+        gpu="MI355X",
+        gpus=8,
+        tp=8,
+        mem_fraction=None,  # the log's server_args: mem_fraction_static=0.8260405859375
+        version="0.5.9",
+        source=(
+            f"{_AMD_ISSUES}/blob/561754c/Kimi-K2.5-MI355X-SGLANG-ERROR.md (rocm/sgl-dev:"
+            "v0.5.8.post1-rocm720-mi35x-20260218, 2026-02-26)"
+        ),
+        # "[TP0] Load weight begin. avail mem=283.56 GB" (TP1-TP7 283.53-283.96)
+        free_before_gib=283.56,
+        # "[TP0] Load weight end. elapsed=618.04 s, type=KimiK25ForConditionalGeneration,
+        # dtype=torch.bfloat16, avail mem=209.98 GB, mem usage=73.58 GB." (every rank 73.58)
+        weights_gib=73.58,
+        kv_tokens=2454421,  # "KV Cache is allocated. #tokens: 2454421, KV size: 160.63 GB"
+        kv_bytes_per_token=160.63 * 2**30 / 2454421,
+        attention_backend="triton",  # as the server_args line resolved it
+        started=None,
+        note=(
+            "sglang serve --model-path moonshotai/Kimi-K2.5 --tp 8 --trust-remote-code "
+            "--tool-call-parser kimi_k2 --reasoning-parser kimi_k2. The image's server_args "
+            "fields are 0.5.9's (all 328 but 0.5.9's later mamba_backend), so 0.5.9. The start "
+            "ends at CUDA-graph capture in a TypeError ('cannot unpack non-iterable "
+            "ForwardMetadata object'), not in memory: no verdict held. Two more runs in the same "
+            "file (--attention-backend triton, and the NSA backend) log the same memory lines "
+            "(2,454,391 tokens). The checkpoint's ignore list is the families.py assumption"
+        ),
+    ),
+    LogRow(
+        name="GLM-5-FP8 fp8 KV, 8x MI355X, tp 8",
+        config=_glm5_fp8(),
+        gpu="MI355X",
+        gpus=8,
+        tp=8,
+        mem_fraction=None,  # the log's server_args: mem_fraction_static=0.908
+        version="0.5.9",
+        source=(
+            f"{_AMD_ISSUES}/blob/c40b780/GLM-5-FP8-MI355X-SGLANG-ERROR.md (rocm/sgl-dev:"
+            "v0.5.8.post1-rocm720-mi35x-20260218 with transformers 5.3.0.dev0, 2026-02-26)"
+        ),
+        # "[TP0] Load weight begin. avail mem=283.50 GB" (TP1-TP7 283.48-283.90)
+        free_before_gib=283.50,
+        # "[TP0] Load weight end. elapsed=778.18 s, type=GlmMoeDsaForCausalLM,
+        # dtype=torch.bfloat16, avail mem=193.92 GB, mem usage=89.58 GB." (every rank 89.58)
+        weights_gib=89.58,
+        kv_tokens=3262823,  # "KV Cache is allocated. #tokens: 3262823, KV size: 186.77 GB"
+        kv_bytes_per_token=186.77 * 2**30 / 3262823,
+        kv_cache_dtype="fp8_e4m3",
+        attention_backend="triton",
+        started=None,
+        note=(
+            "python3 -m sglang.launch_server --attention-backend triton --model-path "
+            "zai-org/GLM-5-FP8 --tp-size 8 --kv-cache-dtype fp8_e4m3 (NSA backends set to "
+            "flashmla_auto / flashmla_kv, page size 1 on ROCm). The pool is sized with 576 B "
+            "of fp8 latent + 132 B of indexer key per layer (55,224 B/token: 283.50 x 0.908 - "
+            "89.58 = 167.84 GiB = 3,263,4xx tokens) but allocated at the flashmla_kv layout's "
+            "656 B per layer (61,464 B/token: the logged 186.77 GB, 'Memory pool end. avail "
+            "mem=3.90 GB'). Same image and end as the Kimi-K2.5 row (a TypeError at graph "
+            "capture). A second run on rocm/sgl-dev:v0.5.9-rocm720-mi35x-20260225 in the same "
+            "file logs 279.50 GiB free (4 GiB held by something else), 89.20 GiB of weights, "
+            "3,199,575 tokens"
         ),
     ),
 )

@@ -79,6 +79,7 @@ def _plan(
         topk=row.topk,
         num_draft_tokens=row.num_draft_tokens,
         dtype=row.dtype,
+        kv_cache_dtype=row.kv_cache_dtype,
     ))
 
 
@@ -212,7 +213,7 @@ def test_launches_that_started_are_not_refused(row: LogRow, tmp_path: Path) -> N
     assert plan.headroom_gib >= 0, plan.reasons
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if not r.started], ids=lambda r: r.name)
+@pytest.mark.parametrize("row", [r for r in ROWS if r.started is False], ids=lambda r: r.name)
 def test_launches_that_failed_at_start_are_refused(row: LogRow, tmp_path: Path) -> None:
     """A logged launch that ran out of memory at start (after its KV cache line) is one the plan
     says will not fit."""
