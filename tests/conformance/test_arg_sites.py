@@ -5,6 +5,7 @@ venvs, the sites the wide sweeps missed are found with SGLang's own words and li
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -354,6 +355,15 @@ def _data(version: str) -> dict[str, Any]:
     return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
+@functools.cache
+def _extraction(version: str, root: Path) -> Any:
+    """The release's extraction from its installed source (one per release: a walk of the
+    newest releases takes seconds, and several cases read the same one)."""
+    return extract_sites(SourceTree(root), json.loads(
+        (ROOT / "wizard" / "sglang" / "data" / f"flags-{version}.json").read_text()),
+        _data(version)["sites"])
+
+
 @pytest.mark.conformance  # after the background runs had time to build the live venvs
 @pytest.mark.parametrize(("version", "flag", "text"), [
     ("0.5.15", "kv_canary_sweep_interval",
@@ -384,9 +394,7 @@ def _data(version: str) -> dict[str, Any]:
 def test_real_release_sites(version: str, flag: str, text: str) -> None:
     root = _real(version)
     data = _data(version)
-    extraction = extract_sites(SourceTree(root),
-                               json.loads((ROOT / "wizard" / "sglang" / "data" /
-                                           f"flags-{version}.json").read_text()), data["sites"])
+    extraction = _extraction(version, root)
     site = next(s for s in extraction.sites if s["message"] and s["message"][0] == text)
     assert flag in site["defaults"]
     path, _, line = site["where"].rpartition(":")
