@@ -151,6 +151,9 @@ class ServerArgs:
         architectures = self.get_model_config().hf_config.architectures
         if self.kind == "log" and not any(a in self.LOG_ARCHS for a in architectures):
             raise ValueError("log needs a listed model")
+        hf_config = self.get_model_config().hf_config
+        if getattr(hf_config, "model_type", None) != "kimi_k2" and self.enable_n:
+            raise ValueError("n needs a kimi model type")
         self._check_twice()
 '''
 HELPERS = '''
@@ -167,6 +170,7 @@ CHOICES = {"enable_x": [False, True], "cert": [None, "c.pem"], "key": [None, "k.
            "enable_b": [False, True], "count": [0, 2], "kind": ["none", "log"],
            "enable_c": [False, True], "model_path": ["m", "dummy"], "legacy": [False, True]}
 ARCHS = ("LlamaForCausalLM", "KimiK2ForCausalLM")
+MODEL_TYPES = {"LlamaForCausalLM": "llama", "KimiK2ForCausalLM": "kimi_k2"}
 
 
 def _tree(tmp_path: Path) -> SourceTree:
@@ -189,7 +193,8 @@ def _first_raise(tmp_path: Path, values: dict[str, Any], arch: str = ARCHS[0]) -
     exec(compile(path.read_text(), str(path), "exec"), scope)
     record = scope["ServerArgs"].__new__(scope["ServerArgs"])
     record.__dict__.update(values)
-    record._model_config = SimpleNamespace(hf_config=SimpleNamespace(architectures=[arch]))
+    record._model_config = SimpleNamespace(hf_config=SimpleNamespace(
+        architectures=[arch], model_type=MODEL_TYPES[arch]))
     try:
         record.__post_init__()
         record.check_server_args()
@@ -213,7 +218,7 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
                 else compile_condition(w["value"], w["defaults"], value=True)) for w in writes],
             key=lambda t: (t[0], t[1]))
     now = dict(values)
-    model = {"architecture": arch, "architectures": [arch]}
+    model = {"architecture": arch, "architectures": [arch], "model_type": MODEL_TYPES[arch]}
     abstained: set[str] = set()
     for _seq, kind, entry, test, value in _COMPILED[key]:
         if kind == 1:
@@ -257,7 +262,8 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
         "--enable-x requires --cert and --key.", "offload needs decode, got {mode}",
         "size must be 1 or 2", "count needs kind", "c needs a mode", "page was rewritten",
         "c needs a kind", "size 3 cannot offload", "b cannot decode", "b cannot take items",
-        "c needs a width", "n cannot log", "kinds not allowed", "log needs a listed model"])
+        "c needs a width", "n cannot log", "kinds not allowed", "log needs a listed model",
+        "n needs a kimi model type"])
     by_message = {messages[s["where"]]: s for s in sites}
     # the rewritten page and kind are replayed (kind's override for two architectures reads the
     # model's architecture, a model fact); a write for one architecture under a test the walk

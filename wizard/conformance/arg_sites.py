@@ -865,6 +865,16 @@ class _Reader:
         if (isinstance(node, ast.Attribute) and node.attr == "architectures"
                 and self.hf_config(node.value)):
             return "architectures"  # the whole list (`architectures[0] if architectures ...`)
+        if (isinstance(node, ast.Attribute) and node.attr == "model_type"
+                and self.hf_config(node.value) and "model_type" in MODEL_FACTS):
+            return "model_type"  # config.json's own `model_type`
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr" and len(node.args) == 3 and not node.keywords
+                and self.hf_config(node.args[0]) and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value == "model_type"
+                and isinstance(node.args[2], ast.Constant) and node.args[2].value is None
+                and "model_type" in MODEL_FACTS):
+            return "model_type"  # `getattr(hf_config, "model_type", None)`: always set there
         if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and node.slice.value == 0 and self.model_fact(node.value) == "architectures"):
             return "architecture"

@@ -64,7 +64,7 @@ _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is no
 # architecture is `hf_config.architectures[0]`, architectures the whole list, `has:<key>` whether
 # config.json sets the key (`getattr(hf_config, key, None) is not None`). Without model facts
 # such a site does not hold.
-MODEL_FACTS: frozenset[str] = frozenset({"architecture", "architectures"})
+MODEL_FACTS: frozenset[str] = frozenset({"architecture", "architectures", "model_type"})
 HAS_KEY = "has:"
 
 
@@ -460,6 +460,8 @@ class _ModelView(Mapping[str, Any]):
             return facts.architecture
         if name == "architectures" and facts.architectures:
             return list(facts.architectures)
+        if name == "model_type" and facts.config_model_type is not None:
+            return facts.config_model_type  # the top-level config's, as `hf_config` has it
         if name.startswith(HAS_KEY) and facts.config_keys is not None:
             return name[len(HAS_KEY):] in facts.config_keys
         raise KeyError(name)
