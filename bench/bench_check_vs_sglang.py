@@ -7,7 +7,7 @@ Wizard side: `wizard.api.check_case` on the same cases in this process (first ca
 Prints p50/p99 in microseconds and the ratio. Needs the venvs (`sglang-wizard conformance build`);
 a version without a venv is skipped with a note.
 
-    .venv/bin/python bench/bench_check_vs_sglang.py [--repeat N]
+    .venv/bin/python bench/bench_check_vs_sglang.py [--repeat N] [--versions 0.5.11,0.5.23]
 """
 
 from __future__ import annotations
@@ -68,11 +68,14 @@ def wizard_times(cases: list[dict], repeat: int) -> list[float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs of each case")
+    parser.add_argument("--versions", default="",
+                        help="comma-separated releases to measure (default: every one held)")
     args = parser.parse_args()
+    wanted = [v for v in args.versions.split(",") if v]
     models = write_model_folders(models_root())
     print(f"{'SGLang':8} {'cases':>5} {'sglang p50 us':>14} {'p99 us':>10} "
           f"{'wizard p50 us':>14} {'p99 us':>9} {'ratio p50':>10}")
-    for version in supported_versions():
+    for version in wanted or supported_versions():
         cases = [c for c in named_cases(version, models) if c["name"] in BENCH_CASES]
         if not is_ready(version):
             print(f"{version:8} skipped: no venv (run `sglang-wizard conformance build`)")

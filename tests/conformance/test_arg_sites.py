@@ -218,7 +218,7 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
                 else compile_condition(w["value"], w["defaults"], value=True)) for w in writes],
             key=lambda t: (t[0], t[1]))
     now = dict(values)
-    model = {"architecture": arch, "architectures": [arch], "model_type": MODEL_TYPES[arch]}
+    model = {"architecture": arch, "architectures": [arch], "model_type": MODEL_TYPES.get(arch)}
     abstained: set[str] = set()
     for _seq, kind, entry, test, value in _COMPILED[key]:
         if kind == 1:

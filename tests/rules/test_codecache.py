@@ -66,7 +66,7 @@ def test_a_release_s_placed_code_is_kept_and_read_back(
         other = second.runs[position]
         assert (run is None) == (other is None)
         if run is not None and other is not None:
-            assert run(values, {}, frozenset({"is_cuda"}), None, set(), None, 8192) == other(
-                values, {}, frozenset({"is_cuda"}), None, set(), None, 8192)
+            assert run(values, {}, frozenset({"is_cuda"}), None, set(), None, 8192, {}) == other(
+                values, {}, frozenset({"is_cuda"}), None, set(), None, 8192, {})
     assert first.compiled.holding(values, frozenset({"is_cuda"})) == second.compiled.holding(
         values, frozenset({"is_cuda"}))

@@ -20,7 +20,7 @@ from wizard.sglang.releases import load_release, release_names
 
 def _reference(placed: g.Placed, position: int, a: dict[str, Any], replayed: dict[str, Any],
                platforms: frozenset[str], model: Mapping[str, Any] | None, arch: str | None,
-               chunked: int | None) -> list[int]:
+               chunked: int | None, env: Mapping[str, str] = g.NO_ENV) -> list[int]:
     values = dict(a) if chunked is None else {**a, "chunked_prefill_size": chunked}
     merged = {**values, **replayed}
     unknown = {k for k, v in replayed.items() if v is g._UNKNOWN}
@@ -32,9 +32,9 @@ def _reference(placed: g.Placed, position: int, a: dict[str, Any], replayed: dic
             if write.value_tree is None or (unknown and not unknown.isdisjoint(write.flags)):
                 continue
             try:
-                if not write.test(merged, platforms, model):
+                if not write.test(merged, platforms, model, env):
                     continue
-                new = write.value(merged, platforms, model)
+                new = write.value(merged, platforms, model, env)
             except g._CAUGHT:
                 continue
             a[write.field] = values[write.field] = new
@@ -45,9 +45,9 @@ def _reference(placed: g.Placed, position: int, a: dict[str, Any], replayed: dic
                 new: Any = g._UNKNOWN
             else:
                 try:
-                    if not write.test(merged, platforms, model):
+                    if not write.test(merged, platforms, model, env):
                         continue
-                    new = write.value(merged, platforms, model)
+                    new = write.value(merged, platforms, model, env)
                 except g._CAUGHT:
                     new = g._UNKNOWN
             replayed[write.field] = new
@@ -61,13 +61,13 @@ def _reference(placed: g.Placed, position: int, a: dict[str, Any], replayed: dic
         if site.unknown_archs and (arch is None or arch in site.unknown_archs):
             continue
         if any((arch is None or arch in archs) and _may(
-                g.compile_condition(condition, defaults, keys), values, merged, platforms, model)
-               for archs, condition, defaults, keys in site.unknown_if):
+                g.compile_condition(condition, defaults, keys), values, merged, platforms, model,
+                env) for archs, condition, defaults, keys in site.unknown_if):
             continue  # an override whose condition may hold may have rewritten a field
         if unknown and not unknown.isdisjoint(site.flags):
             continue
         try:
-            if placed.compiled.late[index](merged, platforms, model):
+            if placed.compiled.late[index](merged, platforms, model, env):
                 out.append(index)
         except g._CAUGHT:
             continue
@@ -75,9 +75,10 @@ def _reference(placed: g.Placed, position: int, a: dict[str, Any], replayed: dic
 
 
 def _may(test: Any, values: Mapping[str, Any], merged: Mapping[str, Any],
-         platforms: frozenset[str], model: Mapping[str, Any] | None) -> bool:
+         platforms: frozenset[str], model: Mapping[str, Any] | None,
+         env: Mapping[str, str]) -> bool:
     try:
-        return bool(test(values, platforms, model) or test(merged, platforms, model))
+        return bool(test(values, platforms, model, env) or test(merged, platforms, model, env))
     except g._CAUGHT:
         return True
 
@@ -93,8 +94,9 @@ def _constants(tree: Any, out: list[Any]) -> None:
 
 
 def _pool(items: Sequence[tuple[int, int, g.GenericWrite | None]],
-          sites: Sequence[g.GenericSite]) -> tuple[list[str], list[Any], list[str]]:
+          sites: Sequence[g.GenericSite]) -> tuple[list[str], list[Any], list[str], list[str]]:
     names: set[str] = set()
+    env: set[str] = set()
     values: list[Any] = [None, True, False, 0, 1, 2, 8, -1, "auto", "", 0.5]
     archs: list[str] = ["LlamaForCausalLM"]
     for _seq, index, write in items:
@@ -103,17 +105,23 @@ def _pool(items: Sequence[tuple[int, int, g.GenericWrite | None]],
             names.add(write.field)
             _constants(write.condition, values)
             _constants(write.value_tree, values)
+            env.update(g.env_names(write.condition) + g.env_names(write.value_tree))
         else:
             site = sites[index]
             names.update(site.flags)
             _constants(site.condition, values)
+            env.update(site.env)
             archs.extend(site.unknown_archs)
             for scope_archs, condition, _defaults, keys in site.unknown_if:
                 archs.extend(sorted(scope_archs))
                 names.update(keys.values())
                 _constants(condition, values)
     hashable = [v for v in values if not isinstance(v, list | dict)]
-    return sorted(names), hashable, archs
+    return sorted(names), hashable, archs, sorted(env)
+
+
+# what users set variables to: SGLang's words for true and false, numbers, and words it refuses
+ENV_VALUES = ("1", "0", "true", "False", "yes", "n", "on", "", "8", "4096", "-1", "0.5", "x")
 
 
 @pytest.mark.parametrize("version", release_names())
@@ -129,7 +137,7 @@ def test_generated_late_code_matches_the_plain_loop(version: str) -> None:
         if not items:
             assert run is None
             continue
-        names, pool, archs = _pool(items, placed.compiled.sites)
+        names, pool, archs, env_vars = _pool(items, placed.compiled.sites)
         for _ in range(60):
             a = dict(base)
             for name in names:
@@ -145,13 +153,14 @@ def test_generated_late_code_matches_the_plain_loop(version: str) -> None:
                      {"architecture": arch or "LlamaForCausalLM",
                       "architectures": [arch or "LlamaForCausalLM"]})
             chunked = rng.choice([2048, 8192, -1]) if placed.reads_chunked[position] else None
+            env = {name: rng.choice(ENV_VALUES) for name in env_vars if rng.random() < 0.4}
             expected_replayed = dict(replayed)
             expected_a = dict(a)
             expected = _reference(placed, position, expected_a, expected_replayed, platforms,
-                                  model, arch, chunked)
+                                  model, arch, chunked, env)
             unknown = {k for k, v in replayed.items() if v is g._UNKNOWN}
             assert run is not None
-            got = run(a, replayed, platforms, model, unknown, arch, chunked)
+            got = run(a, replayed, platforms, model, unknown, arch, chunked, env)
             assert got == expected, (version, position)
             assert replayed == expected_replayed, (version, position)
             assert a == expected_a, (version, position)
@@ -175,7 +184,7 @@ def test_generated_late_code_matches_the_plain_loop(version: str) -> None:
                               None, chunked)
         run = placed.runs[position]
         assert run is not None
-        got = run(a, {}, frozenset({"is_cuda"}), model, set(), None, chunked)
+        got = run(a, {}, frozenset({"is_cuda"}), model, set(), None, chunked, {})
         assert (got, a) == (expected, expected_a), (version, position)
         forced |= a["disable_radix_cache"] is True
     assert forced, "no replayed write put the decode server's disable_radix_cache into `a`"

@@ -17,7 +17,9 @@ A site is kept when the whole path to it is known:
   `not`, comparisons, `in`, `is None`, truthiness, `.lower()` / `.upper()` of a flag, and the
   platform probes `is_cuda()` / `is_hip()` / `is_npu()` ... and FlashInfer's presence
   (`is_flashinfer_available()`, `get_platform().has_flashinfer`: CUDA only), answered by the
-  GPU kind;
+  GPU kind, and environment reads (`envs.X.get()`, `get_bool_env_var("X")`, `os.environ`...,
+  `_Reader.env_read`: parsed as the release's own `environ.py` parses them, answered by the
+  launch's environment) of a variable the argument code does not set before;
 * no flag it reads is written before it: an assignment `<x>.<flag> = ...`, `setattr(x,
   "<flag>", ...)`, a `"<flag>"` dict key or subscript, a `<flag>=` keyword of a call, anywhere
   earlier on the path or in any argument-code function the walk does not reach (the model
@@ -41,6 +43,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from wizard.conformance.env_reads import (
+    ANY,
+    EnvTable,
+    EnvUnreadable,
+    env_table,
+    env_written,
+)
 from wizard.conformance.locate import SourceTree, _assert_line
 from wizard.rules.arg_sites import (
     MODEL_FACTS,
@@ -165,6 +174,10 @@ class _Walk:
         default_factory=dict)
     requirements: dict[str, str | None] = field(default_factory=dict)  # `_requirements`
     cold: int = 0  # inside a dummy-model branch: its calls are not followed (`_dummy_branch`)
+    env: EnvTable = field(default_factory=EnvTable)  # how the release parses its environment
+    # environment variable (or `ANY`) -> the first seq the argument code sets or unsets it at
+    # (-1: a function the walk does not reach, or a module's top level: before everything)
+    env_writes: dict[str, int] = field(default_factory=dict)
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -502,7 +515,11 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
             walk.lines.setdefault(where, seq)
             walk.at.setdefault((walk.instance, where), seq)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for name in env_written(stmt, stmt):  # (a nested function may run from here on)
+                walk.env_writes.setdefault(name, seq)
             continue
+        for name in _env_written_head(stmt, fn.node):
+            walk.env_writes.setdefault(name, seq)
         here = [*guard, *[_exit_cond(ex, seq, fn) for ex in exits], *path]
         head_writes = _written_head(stmt, walk.flags)
         values = _write_values(stmt, walk.flags) if head_writes else {}
@@ -672,6 +689,23 @@ def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(stmt, ast.Match):
         return [case.body for case in stmt.cases]
     return [stmt.body, stmt.orelse]  # type: ignore[attr-defined]
+
+
+def _env_written_head(stmt: ast.stmt, scope: ast.AST) -> set[str]:
+    """The environment variables a statement itself sets (a compound statement's head), in the
+    function `scope`."""
+    if isinstance(stmt, ast.If | ast.While):
+        return env_written(stmt.test, scope)
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return env_written(stmt.iter, scope)
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        out: set[str] = set()
+        for item in stmt.items:  # `with envs.X.override(v):` sets it for the body
+            out |= env_written(item.context_expr, scope)
+        return out
+    if isinstance(stmt, ast.Try | ast.Match) or type(stmt).__name__ == "TryStar":
+        return set()
+    return env_written(stmt, scope)
 
 
 def _written_head(stmt: ast.stmt, flags: frozenset[str]) -> set[str]:
@@ -886,6 +920,63 @@ class _Reader:
             return facts.pop() if len(facts) == 1 else None  # `model_arch = ...[0]` in a branch
         return None
 
+    def env_read(self, node: ast.expr) -> list[Any] | None:
+        """An environment read (`wizard.conformance.env_reads`): `envs.X.get()` /
+        `envs.X.value`, `envs.X.is_set()`, `get_bool_env_var("X", d)` / `get_int_env_var("X",
+        d)`, `os.environ.get("X", d)` / `os.getenv("X", d)`, `"X" in os.environ`, as its tree
+        node; None for any other expression. Raises `Impure` for a read whose parsing the
+        release does not show plainly, or of a variable the argument code sets before here."""
+        table = self.walk.env
+        tree: list[Any] | None = None
+        try:
+            if (isinstance(node, ast.Call) and not node.args and not node.keywords
+                    and isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "is_set")
+                    and _envs_field(node.func.value) is not None):
+                name = str(_envs_field(node.func.value))
+                tree = (table.field_read(name) if node.func.attr == "get"
+                        else ["envset", name])
+            elif (isinstance(node, ast.Attribute) and node.attr == "value"
+                  and _envs_field(node.value) is not None):
+                tree = table.field_read(str(_envs_field(node.value)))  # (early releases)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                  and node.func.id in ("get_bool_env_var", "get_int_env_var")
+                  and 1 <= len(node.args) <= 2 and not node.keywords
+                  and isinstance(node.args[0], ast.Constant)
+                  and isinstance(node.args[0].value, str)):
+                tree = table.function_read(node.func.id, node.args[0].value,
+                                           node.args[1] if len(node.args) == 2 else None)
+            elif (isinstance(node, ast.Call) and 1 <= len(node.args) <= 2 and not node.keywords
+                  and ast.unparse(node.func) in ("os.environ.get", "os.getenv")
+                  and isinstance(node.args[0], ast.Constant)
+                  and isinstance(node.args[0].value, str)):
+                default = node.args[1] if len(node.args) == 2 else None
+                if default is not None and not (isinstance(default, ast.Constant) and (
+                        default.value is None or isinstance(default.value, str))):
+                    raise Impure(f"{ast.unparse(node)} (a default that is not a string)")
+                tree = ["env", node.args[0].value, ["str"],
+                        default.value if isinstance(default, ast.Constant) else None, None]
+            elif (isinstance(node, ast.Compare) and len(node.ops) == 1
+                  and isinstance(node.ops[0], ast.In | ast.NotIn)
+                  and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+                  and ast.unparse(node.comparators[0]) == "os.environ"):
+                tree = ["envset", node.left.value]
+                if isinstance(node.ops[0], ast.NotIn):
+                    tree = ["not", tree]
+        except EnvUnreadable as why:
+            raise Impure(str(why)) from None
+        if tree is None:
+            return None
+        core = tree[1] if tree[0] == "not" else tree
+        for variable in (core[1], core[4] if core[0] == "env" else None):
+            if variable is None:
+                continue
+            name = str(variable)
+            written = min(self.walk.env_writes.get(name, self.seq),
+                          self.walk.env_writes.get(ANY, self.seq))
+            if written < self.seq:
+                raise Impure(f"env {name} (set by the argument code before)")
+        return tree
+
     def expr(self, node: ast.expr) -> list[Any]:
         if isinstance(node, ast.Name) and node.id == self.loop_var:
             return ["item"]
@@ -896,6 +987,9 @@ class _Reader:
         fact = self.model_fact(node)
         if fact is not None:  # hf_config.architectures[0]: a fact of the launch's model
             return ["model", fact]
+        env = self.env_read(node)
+        if env is not None:
+            return env
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == MISSING_PACKAGE):
             return self.missing(str(node.args[0].value))  # type: ignore[attr-defined]
@@ -1638,6 +1732,14 @@ def _is_param(function: ast.AST, name: str) -> bool:
                    for n in ast.walk(function))
 
 
+def _envs_field(node: ast.expr) -> str | None:
+    """`envs.SGLANG_X`: the field's name."""
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == "envs"):
+        return node.attr
+    return None
+
+
 def _is_view_call(node: ast.expr) -> bool:
     """`resolved_view(server_args)` / `resolving_view(cfg)` / `self._resolved()`: a view of the
     record itself."""
@@ -1907,6 +2009,8 @@ def _message(node: ast.expr | None, flags: frozenset[str],
                     out.append({"flag": read[1], "conv": conv, "spec": spec})
                 elif read is not None and read[0] == "model":
                     out.append({"model": read[1], "conv": conv, "spec": spec})
+                elif read is not None and read[0] == "env":
+                    out.append({"env": read, "conv": conv, "spec": spec})
                 elif read is not None and read[0] == "const" and not spec:
                     value = read[1]
                     out.append(repr(value) if conv == "r" else str(value))
@@ -1939,7 +2043,7 @@ def _message_value(node: ast.expr, reader: _Reader | None) -> list[Any] | None:
         if tree[0] == "const" and isinstance(tree[1], list):
             return ["const", sorted(tree[1], key=repr)]
         return None
-    return tree if tree[0] in ("flag", "model", "const") else None
+    return tree if tree[0] in ("flag", "model", "const", "env") else None
 
 
 def _local_message(function: ast.AST, name: str) -> ast.expr | None:
@@ -1987,7 +2091,12 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         if dest in defaults:                     # sets the field `ep_size` the code reads
             defaults.setdefault(name, defaults[dest])
     walk = _Walk(tree, frozenset(defaults), defaults=defaults,
-                 requirements=_requirements(tree.root))
+                 requirements=_requirements(tree.root), env=env_table(tree.root))
+    for module in tree.trees.values():  # a module's top level runs at import: before the walk
+        for node in module.body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                for name in env_written(node, module):
+                    walk.env_writes[name] = -1
     for path, module in [*tree.trees.items(), *getattr(tree, "helpers", {}).items()]:
         for node in module.body:
             if isinstance(node, ast.FunctionDef):
@@ -2007,6 +2116,8 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
     # may run at any point: their writes count as before everything.
     for fn in _functions(tree):
         if id(fn.node) not in walk.visited:
+            for name in env_written(fn.node, fn.node):
+                walk.env_writes[name] = -1
             registered = _registered_archs(fn)
             paths = _override_paths(fn, walk.flags) if registered is not None else {}
             for flag in _written(fn.node, walk.flags) - _cli_renames(fn):

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import itertools
 import random
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from wizard.conformance.models import PUBLIC_KINDS, TARGET_KINDS, public_model_configs
 from wizard.gpus import names as gpu_names
+from wizard.rules.arg_sites import env_names
 from wizard.sglang.flags import load_table
+from wizard.sglang.releases import load_release
 
 ALGORITHMS: tuple[str | None, ...] = (None, "NEXTN", "EAGLE", "EAGLE3", "STANDALONE", "NGRAM",
                                       "DFLASH")
@@ -413,10 +416,96 @@ def _drawable(action: Any) -> bool:
     return bool(action.choices) or action.type in ("int", "human_readable_int", "float")
 
 
+# How often a wide case sets one of the environment variables the release's argument code reads
+# (most launches set none), and how often when the sweep's `--with` flags are read by a site
+# that also reads one.
+WIDE_ENV_CHANCE = 0.1
+WIDE_ENV_FOCUS_CHANCE = 0.4
+
+
+def _env_values(node: list[Any], compared: list[Any]) -> list[str]:
+    """Values a user sets an `["env", ...]` variable to: for a boolean SGLang's first true and
+    false words (the one that is not the default first), for a number or a string the
+    constants the conditions compare it with (and a few numbers)."""
+    parse, default = node[2], node[3]
+    if parse[0] == "bool":
+        words = [parse[1][0], parse[2][0] if parse[2] else "0"]
+        return words if default is not True else words[::-1]
+    values = [str(c) for c in compared if isinstance(c, str | int | float)
+              and not isinstance(c, bool)]
+    if parse[0] in ("int", "float"):
+        values += [v for v in ("0", "1", "4096") if v not in values]
+    return values
+
+
+def _env_nodes(tree: Any, out: dict[str, tuple[list[Any], list[Any]]]) -> None:
+    """Each `["env", ...]` node of a tree with the constants compared with it (an
+    `["envset", name]` node as a string variable set to "1")."""
+    if not isinstance(tree, list) or not tree:
+        return
+    if tree[0] == "env":
+        out.setdefault(tree[1], (tree, []))
+        return
+    if tree[0] == "envset":
+        out.setdefault(tree[1], (["env", tree[1], ["str"], None, None], ["1"]))
+        return
+    if tree[0] == "cmp":
+        for env, other in ((tree[2], tree[3]), (tree[3], tree[2])):
+            if isinstance(env, list) and env[:1] == ["env"] and other[:1] == ["const"]:
+                _node, compared = out.setdefault(env[1], (env, []))
+                value = other[1]
+                compared.extend(value if isinstance(value, list) else [value])
+    for part in tree[1:]:
+        _env_nodes(part, out)
+
+
+@cache
+def release_env_reads(version: str) -> dict[str, tuple[list[str], frozenset[str]]]:
+    """The environment variables the release's argument code reads in its sites' and replayed
+    writes' conditions (its data, `generic_sites` / `generic_writes`): variable -> (values to
+    set it to, the options of the flags those sites read)."""
+    release = load_release(version)
+    out: dict[str, tuple[list[str], frozenset[str]]] = {}
+    for entry in [*release.generic_sites, *release.generic_writes]:
+        if not env_names(entry.get("condition")) and not env_names(entry.get("value")):
+            continue
+        nodes: dict[str, tuple[list[Any], list[Any]]] = {}
+        _env_nodes(entry.get("condition"), nodes)
+        _env_nodes(entry.get("value"), nodes)
+        flags = frozenset("--" + name.replace("_", "-") for name in entry.get("defaults", {}))
+        for name, (node, compared) in nodes.items():
+            values = _env_values(node, compared)
+            if not values:
+                continue
+            known, reading = out.get(name, ([], frozenset()))
+            out[name] = ([*known, *[v for v in values if v not in known]], reading | flags)
+    return dict(sorted(out.items()))
+
+
+def _draw_env(env: dict[str, str], reads: dict[str, tuple[list[str], frozenset[str]]],
+              focus: frozenset[str], rng: random.Random) -> None:
+    """Sometimes one variable the release's argument code reads (`release_env_reads`), more
+    often one read by a site over a flag the sweep focuses on (`--with`)."""
+    focused = sorted(name for name, (_values, flags) in reads.items() if flags & focus)
+    roll = rng.random()
+    if focused and roll < WIDE_ENV_FOCUS_CHANCE:
+        name = rng.choice(focused)
+    elif roll < WIDE_ENV_CHANCE or (focused and roll < WIDE_ENV_CHANCE + WIDE_ENV_FOCUS_CHANCE):
+        name = rng.choice(sorted(reads)) if reads else ""
+    else:
+        return
+    if name and name not in env:
+        values = reads[name][0]
+        env[name] = values[0] if rng.random() < 0.7 else rng.choice(values)
+
+
 def make_wide_case(index: int, version: str, rng: random.Random, models: dict[str, Path],
-                   gpu: str | None = None) -> dict[str, Any]:
+                   gpu: str | None = None, env_rng: random.Random | None = None,
+                   focus: frozenset[str] = frozenset()) -> dict[str, Any]:
     """One wide case: a public model, parallelism as users combine it, the common flags with
-    the values users type, a speculative setup sometimes, and 0-3 other flags of the table."""
+    the values users type, a speculative setup sometimes, and 0-3 other flags of the table;
+    with `env_rng`, sometimes an environment variable the release's argument code reads (its
+    own random stream, so a seed's flags stay what they were)."""
     table = _table_choices(version)
     model = PUBLIC_KINDS[index % len(PUBLIC_KINDS)]
     config = public_model_configs()[model]
@@ -495,6 +584,9 @@ def make_wide_case(index: int, version: str, rng: random.Random, models: dict[st
                     else flag)
             add(flag, value)
 
+    if env_rng is not None:
+        _draw_env(env, release_env_reads(version), focus, env_rng)
+
     kinds = gpu_names()
     gpu_kind = gpu or kinds[index % len(kinds)]
     gpus = max(1, tp * pp * (1 if dp_attention else dp))
@@ -511,8 +603,13 @@ def make_wide_case(index: int, version: str, rng: random.Random, models: dict[st
 
 
 def generate_wide(version: str, count: int, seed: int, models: dict[str, Path],
-                  gpu: str | None = None) -> list[dict[str, Any]]:
+                  gpu: str | None = None, focus: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """``count`` wide cases for one SGLang version, reproducible from ``seed``; the model
-    folders must include the public ones (`models.public_model_configs`)."""
+    folders must include the public ones (`models.public_model_configs`). `focus`: the flags a
+    focused sweep adds to every case (`run --with`), whose env-reading sites get their
+    variables set more often."""
     rng = random.Random(f"wide:{version}:{seed}")
-    return [make_wide_case(index, version, rng, models, gpu) for index in range(count)]
+    env_rng = random.Random(f"wide-env:{version}:{seed}")
+    options = frozenset(part.split("=", 1)[0] for part in focus if part.startswith("--"))
+    return [make_wide_case(index, version, rng, models, gpu, env_rng, options)
+            for index in range(count)]

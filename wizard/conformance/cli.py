@@ -219,9 +219,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         models.update(write_model_folders(models_root(), public_model_configs()))
     cases: list[dict[str, Any]] = []
     make = {"multinode": generate_multinode, "wide": generate_wide}.get(kind_name, generate)
-    for version in _versions(args.version):
-        cases += make(version, args.cases, args.seed, models, gpu=args.gpu)
     extra = [part for typed in (getattr(args, "with_flags", None) or []) for part in typed.split()]
+    for version in _versions(args.version):
+        if kind_name == "wide":
+            cases += generate_wide(version, args.cases, args.seed, models, gpu=args.gpu,
+                                   focus=tuple(extra))
+        else:
+            cases += make(version, args.cases, args.seed, models, gpu=args.gpu)
     if extra:
         # a focused sweep: every case also types these flags (a flag the case already types is
         # typed again; argparse keeps the last value)

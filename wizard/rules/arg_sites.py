@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from pathlib import Path
-from types import CodeType
+from types import CodeType, MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from wizard.codecache import compile_cached, load_cached, store_cached
@@ -74,6 +74,61 @@ def model_fact_known(name: str) -> bool:
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
 _ARITH = frozenset({"+", "-", "*", "//", "%"})
 _CAUGHT = (TypeError, ValueError, AttributeError, KeyError, ArithmeticError)
+_ENV_KINDS = frozenset({"str", "int", "float", "bool"})
+NO_ENV: Mapping[str, str] = MappingProxyType({})  # a launch without environment variables
+
+
+def parse_env(parse: Sequence[Any], raw: str, default: Any) -> Any:
+    """SGLang's value of an environment variable set to `raw`, by the release's parsing read
+    from its source (`wizard.conformance.env_reads`): `("str",)` the text; `("int", INVALID)` /
+    `("float", INVALID)` `int(raw)` / `float(raw)`; `("bool", TRUE, FALSE, INVALID)` true for a
+    word of TRUE after `.lower()`, false for one of FALSE (for any other when FALSE is None).
+    INVALID "default": a value the parsing refuses gives `default` (SGLang warns and uses its
+    default), "raise": ValueError (SGLang raises)."""
+    kind = parse[0]
+    if kind == "str":
+        return raw
+    if kind == "bool":
+        word = raw.lower()
+        if word in parse[1]:
+            return True
+        if parse[2] is None or word in parse[2]:
+            return False
+    else:
+        try:
+            return int(raw) if kind == "int" else float(raw)
+        except ValueError:
+            pass
+    if parse[-1] == "default":
+        return default
+    raise ValueError(f"{raw!r} is not a valid {kind} value")
+
+
+def _env(env: Mapping[str, Any], name: str, parse: Sequence[Any], default: Any,
+         alias: str | None) -> Any:
+    """An `["env", ...]` node on the launch's environment (None or absent: unset; a deprecated
+    alias is read when the variable itself is unset)."""
+    raw = env.get(name)
+    if raw is None and alias is not None:
+        raw = env.get(alias)
+    if raw is None:
+        return default
+    return parse_env(parse, str(raw), default)
+
+
+def env_names(tree: Any) -> list[str]:
+    """The environment variables a condition tree reads, in order."""
+    out: list[str] = []
+    if not isinstance(tree, list) or not tree:
+        return out
+    if tree[0] in ("env", "envset") and isinstance(tree[1], str):
+        out.append(tree[1])
+        if tree[0] == "env" and len(tree) > 4 and isinstance(tree[4], str):
+            out.append(tree[4])
+        return out
+    for part in tree[1:]:
+        out += [n for n in env_names(part) if n not in out]
+    return out
 
 
 _CONNECTOR_URL = re.compile(r"(.+)://(.*)")
@@ -178,6 +233,13 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
                 f"for _item in {_source(tree[1], keys, slots, read)})")
     if kind == "item":
         return "_item"
+    if (kind == "env" and len(tree) == 5 and isinstance(tree[1], str) and isinstance(tree[2], list)
+            and tree[2] and tree[2][0] in _ENV_KINDS and (tree[4] is None
+                                                          or isinstance(tree[4], str))):
+        # the launch's environment `_V` (`_env`: the release's parsing, its default when unset)
+        return f"_env(_V, {tree[1]!r}, {_const(tree[2])}, {_const(tree[3])}, {tree[4]!r})"
+    if kind == "envset" and isinstance(tree[1], str):
+        return f"({tree[1]!r} in _V)"
     raise ValueError(f"not a condition node: {tree!r}")
 
 
@@ -185,9 +247,9 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] in ("str", "len", "connector", "set", "any", "all"):
+    if tree[0] in ("str", "len", "connector", "set", "env", "any", "all"):
         return 2
-    if tree[0] in ("platform", "model", "if", "index"):
+    if tree[0] in ("platform", "model", "if", "index", "envset"):
         return 1
     return max((_cost(t) for t in tree[1:]), default=0)
 
@@ -210,13 +272,14 @@ ConditionSpec = tuple[Sequence[Any], Mapping[str, Any], Mapping[str, str] | None
 def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
                        ) -> list[Callable[..., Any]]:
     """Many conditions (tree, defaults, keys, value) compiled in one go, each a function of
-    (values by name, platform probes that hold): a flag missing from the values takes its
-    default. (`value`: the expression's value, not its truth: a replayed write's right-hand
+    (values by name, platform probes that hold[, model facts[, the launch's environment]]): a
+    flag missing from the values takes its default. (`value`: the expression's value, not its truth: a replayed write's right-hand
     side.) One `compile` for a release's hundreds of tests, kept between processes
     (`codecache`), keeps a cold `check` fast."""
     if not specs:
         return []
     scope: dict[str, Any] = {"_len": len, "_connector": _connector, "_set": frozenset,
+                             "_env": _env, "_NOENV": NO_ENV,
                              "__builtins__": {"bool": bool, "any": any, "all": all}}
     lines = []
     for number, (tree, defaults, keys, value) in enumerate(specs):
@@ -224,7 +287,8 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
         text = _source(tree, keys or {}, slots)
         scope[f"_D{number}"] = tuple(defaults.get(name) for name in slots)
         text = text if value else f"bool({text})"
-        lines += [f"def _t{number}(a, _P, _M=None):", f"    _D = _D{number}", "    _g = a.get",
+        lines += [f"def _t{number}(a, _P, _M=None, _V=_NOENV):", f"    _D = _D{number}",
+                  "    _g = a.get",
                   f"    return {text}"]
     text = "\n".join(lines) + "\n"
     exec(compile_cached(text, "<R-ARG-SITE>") if cached else compile(text, "<R-ARG-SITE>", "exec"),
@@ -269,6 +333,10 @@ class GenericSite:
     # packages it assumes missing (`try: import m except ImportError: raise`), module -> the
     # extra of the wheel that installs it: the site holds on a plain install only
     optional: Mapping[str, str] | None = None
+    # the environment variables its condition reads (`["env", ...]`, `["envset", ...]`)
+    env: tuple[str, ...] = ()
+    # those the replayed writes before it read to set a field it reads (`place`)
+    fed_env: tuple[str, ...] = ()
 
     @cached_property
     def test(self) -> Test:
@@ -297,14 +365,14 @@ class GenericWrite:
     resolved: bool = False
 
     def test(self, a: Mapping[str, Any], platforms: frozenset[str],
-             model: Mapping[str, Any] | None = None) -> bool:
+             model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV) -> bool:
         """Whether SGLang writes the field on these values (compiled on first use)."""
-        return bool(self._compiled[0](a, platforms, model))
+        return bool(self._compiled[0](a, platforms, model, env))
 
     def value(self, a: Mapping[str, Any], platforms: frozenset[str],
-              model: Mapping[str, Any] | None = None) -> Any:
+              model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV) -> Any:
         """The value SGLang writes (`_UNKNOWN` when the data does not hold it)."""
-        return self._compiled[1](a, platforms, model)
+        return self._compiled[1](a, platforms, model, env)
 
     @cached_property
     def _compiled(self) -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -315,7 +383,7 @@ class GenericWrite:
         return test, value
 
 
-Test = Callable[..., bool]  # (values, platforms[, model facts]) -> holds
+Test = Callable[..., bool]  # (values, platforms[, model facts[, environment]]) -> holds
 
 
 class _LateTests(Mapping[int, Test]):
@@ -348,7 +416,8 @@ class CompiledSites:
     site over resolved fields has its own test (run at its step)."""
 
     sites: tuple[GenericSite, ...]
-    holding: Callable[..., list[int]]  # (values, platforms[, model facts]) -> indices
+    # (values, platforms[, model facts[, the launch's environment]]) -> indices
+    holding: Callable[..., list[int]]
     late: Mapping[int, Test]
     writes: tuple[GenericWrite, ...] = ()
 
@@ -367,7 +436,7 @@ def _site_of(index: int, entry: Mapping[str, Any], canonical: Callable[[str], st
                               dict(scope["defaults"]),
                               {name: canonical(name) for name in scope["defaults"]})
                              for scope in entry.get("unknown_if", ())),
-                       entry.get("optional"))
+                       entry.get("optional"), tuple(env_names(entry["condition"])))
 
 
 def _write_of(entry: Mapping[str, Any], canonical: Callable[[str], str]) -> GenericWrite:
@@ -377,12 +446,28 @@ def _write_of(entry: Mapping[str, Any], canonical: Callable[[str], str]) -> Gene
                         entry["value"], dict(entry["defaults"]), keys, name in RESOLVED_FIELDS)
 
 
+def _fed(site: GenericSite, writes: Sequence[GenericWrite]) -> GenericSite:
+    """The site with the environment variables read by the replayed writes before it of the
+    fields it reads (and of the fields those writes read, and so on)."""
+    if not site.resolved:
+        return site
+    fields = set(site.flags)
+    found: list[str] = []
+    for write in sorted(writes, key=lambda w: -w.seq):  # (a write reads what came before it)
+        if write.seq < site.seq and write.field in fields:
+            fields.update(write.flags)
+            for name in (*env_names(write.condition), *env_names(write.value_tree)):
+                if name not in found and name not in site.env:
+                    found.append(name)
+    return replace(site, fed_env=tuple(found)) if found else site
+
+
 def _holding_source(sites: Sequence[GenericSite], consts: dict[str, Any]) -> list[str]:
     """The sites over flags as typed in one function returning the indices that hold (a site
     whose values SGLang itself would crash on is not reported)."""
     slots: dict[str, int] = {}
     defaults: dict[str, Any] = {}
-    lines = ["def _holding(a, _P, _M=None):", "    _g = a.get", "    out = []"]
+    lines = ["def _holding(a, _P, _M=None, _V=_NOENV):", "    _g = a.get", "    out = []"]
     for site in sites:
         if site.resolved:
             continue
@@ -399,8 +484,8 @@ def _holding_source(sites: Sequence[GenericSite], consts: dict[str, Any]) -> lis
 
 def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
     return {**consts, "_E": _CAUGHT, "_U": _UNKNOWN, "_S": _SKIPPED, "_len": len,
-            "_connector": _connector, "_set": frozenset, "_may": _may,
-            "__builtins__": {"any": any, "all": all}}
+            "_connector": _connector, "_set": frozenset, "_may": _may, "_env": _env,
+            "_NOENV": NO_ENV, "__builtins__": {"any": any, "all": all}}
 
 
 def _may(test: Callable[[], Any]) -> bool:
@@ -413,17 +498,26 @@ def _may(test: Callable[[], Any]) -> bool:
 
 
 def _unknown_value(a: Mapping[str, Any], platforms: frozenset[str],
-                   model: Mapping[str, Any] | None = None) -> Any:
+                   model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV,
+                   ) -> Any:
     """The value of a write SGLang computes in a way the data does not hold: unknown."""
     return _UNKNOWN
 
 
 def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callable[[str], str],
-          model: Mapping[str, Any] | None = None) -> str:
+          model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV) -> str:
     if isinstance(part, str):
         return part
-    value = ((model or {}).get(part["model"]) if "model" in part
-             else a.get(canonical(part["flag"])))
+    if "env" in part:  # `{envs.X.get()}`: the value SGLang reads from the launch's environment
+        node = part["env"]
+        try:
+            value = _env(env, node[1], node[2], node[3], node[4])
+        except ValueError:
+            value = env.get(node[1])
+    elif "model" in part:
+        value = (model or {}).get(part["model"])
+    else:
+        value = a.get(canonical(part["flag"]))
     conv = part.get("conv")
     shown: Any = repr(value) if conv == "r" else ascii(value) if conv == "a" else value
     try:
@@ -433,12 +527,12 @@ def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callabl
 
 
 def site_message(site: GenericSite, a: Mapping[str, Any], canonical: Callable[[str], str],
-                 model: Mapping[str, Any] | None = None) -> str:
-    """SGLang's message with the flags' (and model facts') values filled in (the statement
-    when not a literal)."""
+                 model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV) -> str:
+    """SGLang's message with the flags' (model facts', environment variables') values filled
+    in (the statement when not a literal)."""
     if site.message is None:
         return site.source
-    return "".join(_fill(part, a, site, canonical, model) for part in site.message)
+    return "".join(_fill(part, a, site, canonical, model, env) for part in site.message)
 
 
 def _reads_model(tree: Any) -> bool:
@@ -488,8 +582,28 @@ def _option(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def env_culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str],
+                 model: Mapping[str, Any] | None = None,
+                 env: Mapping[str, Any] = NO_ENV) -> list[str]:
+    """The environment variables set for the launch that make SGLang take the site's path:
+    those whose removal makes it not hold (a fix can unset them)."""
+    out = []
+    for name in site.env:
+        if env.get(name) is None:
+            continue
+        try:
+            holds = site.test(a, platforms, model,
+                                     {k: v for k, v in env.items() if k != name})
+        except _CAUGHT:
+            holds = False
+        if not holds:
+            out.append(name)
+    return out
+
+
 def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str],
-             model: Mapping[str, Any] | None = None) -> list[str]:
+             model: Mapping[str, Any] | None = None,
+             env: Mapping[str, Any] = NO_ENV) -> list[str]:
     """The site's flags (canonical) whose value set back to the default makes it not hold:
     the flags a fix can drop. The model path is never one (a launch needs it)."""
     test = site.test
@@ -499,7 +613,7 @@ def culprits(site: GenericSite, a: Mapping[str, Any], platforms: frozenset[str],
         if name == "model_path" or a.get(name, default) == default:
             continue
         try:
-            holds = test({**a, name: default}, platforms, model)
+            holds = test({**a, name: default}, platforms, model, env)
         except _CAUGHT:
             holds = False
         if not holds:
@@ -512,7 +626,7 @@ def _fixes(site: GenericSite, ctx: Ctx, a: Mapping[str, Any],
     """Unset each culprit flag that has a profile field (flags typed in extra args get their
     drop fix in `wizard.api`, which knows the extra args; `sink` gets the culprits for it)."""
     out = []
-    found = culprits(site, a, platforms_of(ctx), model_values(ctx))
+    found = culprits(site, a, platforms_of(ctx), model_values(ctx), ctx.env)
     if sink is not None:
         sink[site.where] = tuple(found)
     for name in found:
@@ -543,12 +657,15 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
                  sink: dict[str, tuple[str, ...]] | None = None) -> Finding:
     """The finding of a holding site: SGLang's exception, words and `file:line` (`sink`: its
     culprit flags by `file:line`)."""
-    message = site_message(site, a, canonical, model_values(ctx))
+    message = site_message(site, a, canonical, model_values(ctx), ctx.env)
     flags = ", ".join(_option(n) for n in site.flags)
+    if site.env:
+        flags += (" and " if flags else "") + "the environment variable" + (
+            "s " if len(site.env) > 1 else " ") + ", ".join(site.env)
     if _reads_model(site.condition):
         flags += " and the model's config.json"
     stage: Any = site.stage
-    return Finding(
+    finding = Finding(
         rule=GENERIC.id,
         severity=GENERIC.severity,
         title=GENERIC.title,
@@ -561,6 +678,23 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
         fixes=tuple(_fixes(site, ctx, a, sink)),
         order=order,
     )
+    triggers = (env_culprits(site, a, platforms_of(ctx), model_values(ctx), ctx.env)
+                if site.env else [])
+    return with_env_triggers(finding, triggers, ctx.env)
+
+
+def with_env_triggers(finding: Finding, names: Sequence[str],
+                      env: Mapping[str, Any]) -> Finding:
+    """A site's finding whose path the launch's environment takes: the variables (and their
+    values) said after SGLang's words, and a fix unsetting each (`names`: variables whose
+    removal makes the finding go, `env_culprits` or the engine's re-check)."""
+    if not names:
+        return finding
+    note = (" [SGLang takes this path because the environment sets "
+            + ", ".join(f"{name}={env.get(name)}" for name in names) + "]")
+    fixes = [Fix(f"Unset the environment variable {name}", {}, env={name: None})
+             for name in names]
+    return replace(finding, message=finding.message + note, fixes=(*finding.fixes, *fixes))
 
 
 def _optional_note(site: GenericSite, ctx: Ctx) -> str:
@@ -607,7 +741,7 @@ class Placed:
         chunked = chunked_prefill(ctx, a) if self.reads_chunked[position] else None
         if model is None:
             model = model_values(ctx)
-        out: list[int] = run(a, replayed, platforms, model, unknown, ctx.arch, chunked)
+        out: list[int] = run(a, replayed, platforms, model, unknown, ctx.arch, chunked, ctx.env)
         return out
 
 
@@ -624,12 +758,14 @@ def _late_source(number: int, items: Sequence[tuple[int, int, GenericWrite | Non
     """One position's sites and writes as straight-line code (a Python loop calling a test
     function per item cost about 1 µs an item, a third of a check on the newest releases).
 
-    `_r(a, t, _P, _M, unk, arch, _C)`: `t` the replayed writes (updated), `unk` the replayed
-    fields whose value is unknown, `_C` SGLang's chunked prefill size. A field some write may
+    `_r(a, t, _P, _M, unk, arch, _C, _V)`: `t` the replayed writes (updated), `unk` the replayed
+    fields whose value is unknown, `_C` SGLang's chunked prefill size, `_V` the launch's
+    environment. A field some write may
     have replayed is read from `t` first; the engine's values are read with `a.get` as the
     release's default stands for a flag not typed. The defaults and flag sets it reads are added
     to `consts`."""
-    lines = [f"def _r{number}(a, t, _P, _M, unk, arch, _C):", "    _g = a.get", "    out = []"]
+    lines = [f"def _r{number}(a, t, _P, _M, unk, arch, _C, _V):", "    _g = a.get",
+             "    out = []"]
 
     def reader(name: str) -> Reader:
         def read(key: str, slot: int) -> str:
@@ -766,9 +902,9 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     The generated code (the sites over typed flags, and per step the late sites and replayed
     writes) is kept between processes under the release file's digest, this module's and the
     field names' source, and the steps' places: a cold `check` then builds no source text."""
-    sites = tuple(_site_of(index, entry, canonical)
-                  for index, entry in enumerate(release.generic_sites))
     writes = tuple(_write_of(entry, canonical) for entry in release.generic_writes)
+    sites = tuple(_fed(_site_of(index, entry, canonical), writes)
+                  for index, entry in enumerate(release.generic_sites))
     seqs = _anchors([release.rule_seq.get(step.id) if isinstance(step, Rule) else None
                      for step in steps])
     before = tuple(_position(seqs, site.seq) for site in sites)

@@ -4,6 +4,7 @@ anything heavy, well under a millisecond per check."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from wizard.rules import arg_sites as g
@@ -153,6 +154,33 @@ def _internal(step: object, ctx: Ctx, exc: Exception, order: int) -> Finding:
 
 def evaluate(ctx: Ctx) -> Report:
     """Run every rule of `ctx.release` in SGLang's order; the first error is the one SGLang raises first."""
+    return _evaluate(ctx, True)
+
+
+def _env_fed_triggers(ctx: Ctx, report: Report, fed: dict[str, tuple[str, ...]]) -> Report:
+    """R-ARG-SITE findings over a field a replayed write set from an environment variable the
+    launch sets (`GenericSite.fed_env`): the variables whose removal makes the finding go,
+    found by checking again without each, said in the finding with a fix unsetting it."""
+    findings = list(report.findings)
+    changed = False
+    for number, finding in enumerate(findings):
+        where = finding.sglang.where if finding.sglang is not None else None
+        names = [n for n in fed.get(where or "", ()) if ctx.env.get(n) is not None]
+        triggers = []
+        for name in names:
+            other = replace(ctx, env={k: v for k, v in ctx.env.items() if k != name})
+            again = _evaluate(other, False)
+            if not any(f.rule == finding.rule and f.sglang is not None
+                       and f.sglang.where == where for f in again.findings):
+                triggers.append(name)
+        if triggers:
+            findings[number] = g.with_env_triggers(finding, triggers, ctx.env)
+            changed = True
+    return replace(report, findings=tuple(findings)) if changed else report
+
+
+def _evaluate(ctx: Ctx, triggers: bool) -> Report:
+    """`evaluate`; `triggers`: look for the environment variables behind replayed writes."""
     context, steps, runtime = _steps(ctx.release)
     steps = _order_for(ctx, steps)
     a = Args(defaults_for(ctx.release))
@@ -168,7 +196,7 @@ def evaluate(ctx: Ctx) -> Report:
     placed = _placed(ctx.release)
     platforms = g.platforms_of(ctx)
     model = g.model_values(ctx)
-    holding = (placed.compiled.holding(a, platforms, model)
+    holding = (placed.compiled.holding(a, platforms, model, ctx.env)
                if placed.compiled.sites else [])
     due: dict[int, list[int]] = {}
     for index in holding:
@@ -176,6 +204,7 @@ def evaluate(ctx: Ctx) -> Report:
     replayed: dict[str, Any] = {}  # the release's replayed writes of fields not resolved here
     culprits: dict[str, tuple[str, ...]] = {}  # R-ARG-SITE: the flags a drop fix may drop
     sites = placed.compiled.sites
+    fed: dict[str, tuple[str, ...]] = {}  # file:line -> variables behind its replayed fields
 
     def report_sites(position: int) -> None:
         """The holding sites placed before step `position`, in SGLang's order: those over flags
@@ -197,6 +226,8 @@ def evaluate(ctx: Ctx) -> Report:
             findings.append(g.site_finding(sites[index], ctx,
                                            g.with_replayed(a, replayed) if resolved else a,
                                            order, canonical_dest, culprits))
+            if sites[index].fed_env and triggers:
+                fed[sites[index].where] = sites[index].fed_env
 
     for position, step in enumerate(steps):
         report_sites(position)
@@ -231,7 +262,7 @@ def evaluate(ctx: Ctx) -> Report:
     effective = {dest: a.get(n) for n in names
                  if (dest := release_dest(n, ctx.release)) in dests or not dests}
     typed = {release_dest(n, ctx.release): v for n, v in ctx.typed.items()}
-    return Report(
+    report = Report(
         sglang_version=ctx.requested_version,
         rules_version=ctx.version,
         gpu=ctx.gpu.name,
@@ -243,6 +274,7 @@ def evaluate(ctx: Ctx) -> Report:
         depends_on=depends_on(ctx, effective),
         site_culprits=culprits,
     )
+    return _env_fed_triggers(ctx, report, fed) if fed else report
 
 
 # Effective fields whose value follows the GPU kind (its compute capability and memory).
