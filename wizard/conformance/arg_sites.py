@@ -693,35 +693,33 @@ def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
 
 def _env_written_head(stmt: ast.stmt, scope: ast.AST) -> set[str]:
     """The environment variables a statement itself sets (a compound statement's head), in the
-    function `scope`."""
-    if isinstance(stmt, ast.If | ast.While):
-        return env_written(stmt.test, scope)
-    if isinstance(stmt, ast.For | ast.AsyncFor):
-        return env_written(stmt.iter, scope)
-    if isinstance(stmt, ast.With | ast.AsyncWith):
-        out: set[str] = set()
-        for item in stmt.items:  # `with envs.X.override(v):` sets it for the body
-            out |= env_written(item.context_expr, scope)
-        return out
-    if isinstance(stmt, ast.Try | ast.Match) or type(stmt).__name__ == "TryStar":
-        return set()
-    return env_written(stmt, scope)
+    function `scope` (`with envs.X.override(v):` sets it for the body)."""
+    out: set[str] = set()
+    for node in _own_parts(stmt):
+        out |= env_written(node, scope)
+    return out
 
 
 def _written_head(stmt: ast.stmt, flags: frozenset[str]) -> set[str]:
     """Writes of a statement itself (a compound statement's head; its bodies are walked)."""
+    out: set[str] = set()
+    for node in _own_parts(stmt):
+        out |= _written(node, flags)
+    return out
+
+
+def _own_parts(stmt: ast.stmt) -> list[ast.AST]:
+    """What a statement runs itself: a compound statement's head (its bodies are walked on
+    their own), a simple statement whole."""
     if isinstance(stmt, ast.If | ast.While):
-        return _written(stmt.test, flags)
+        return [stmt.test]
     if isinstance(stmt, ast.For | ast.AsyncFor):
-        return _written(stmt.iter, flags)
+        return [stmt.iter]
     if isinstance(stmt, ast.With | ast.AsyncWith):
-        out: set[str] = set()
-        for item in stmt.items:
-            out |= _written(item.context_expr, flags)
-        return out
+        return [item.context_expr for item in stmt.items]
     if isinstance(stmt, ast.Try | ast.Match) or type(stmt).__name__ == "TryStar":
-        return set()
-    return _written(stmt, flags)
+        return []
+    return [stmt]
 
 
 # ------------------------------------------------------------------------------- expressions
