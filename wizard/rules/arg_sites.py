@@ -173,6 +173,11 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
                 f"else {_source(tree[3], keys, slots, read)})")
     if kind == "index" and isinstance(tree[2], int) and not isinstance(tree[2], bool):
         return f"{_source(tree[1], keys, slots, read)}[{tree[2]}]"
+    if kind == "dict":  # `{"qwen25": "qwen"}`: [key, value] pairs of trees
+        return "{" + "".join(f"{_source(k, keys, slots, read)}: {_source(v, keys, slots, read)}, "
+                             for k, v in tree[1:]) + "}"
+    if kind == "item":  # `aliases[cfg.flag]` (a missing key: KeyError, caught as not holding)
+        return f"{_source(tree[1], keys, slots, read)}[{_source(tree[2], keys, slots, read)}]"
     raise ValueError(f"not a condition node: {tree!r}")
 
 
