@@ -482,7 +482,7 @@ def check_profile(
     else:
         early += _extra_field_findings(profile, version, extra)
         report = _with_extra_args_drops(report, profile, version)
-        report = _with_deprecated_value_fixes(report, profile, version, typed)
+        report = _with_deprecated_value_fixes(report, profile.extra_args, version, typed)
     covered = {
         path
         for f in report.findings
@@ -534,11 +534,12 @@ def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Re
     return replace(report, findings=tuple(findings))
 
 
-def _with_deprecated_value_fixes(report: Report, profile: Profile, version: str,
+def _with_deprecated_value_fixes(report: Report, extra_args: Sequence[str], version: str,
                                  typed: Mapping[str, Any]) -> Report:
     """R-DEPRECATED-VALUE findings without a fix (a flag only extra args hold, e.g.
-    `--tool-call-parser`) get one: the extra args with that flag typed as the value SGLang
-    runs with (`deprecated_values.replacement`)."""
+    `--tool-call-parser`) get one: the extra args (of a profile, or the flags of a command no
+    profile field holds) with that flag typed as the value SGLang runs with
+    (`deprecated_values.replacement`)."""
     from dataclasses import replace
 
     if not any(f.rule == dv.DEPRECATED_VALUE.id and not f.fixes for f in report.findings):
@@ -556,20 +557,20 @@ def _with_deprecated_value_fixes(report: Report, profile: Profile, version: str,
                       and e.words(typed, platforms) == finding.message), None)
         edits = dv.replacement(entry, typed, platforms) if entry is not None else None
         if edits is not None:
-            fix = _typed_instead(edits, profile, table, release)
+            fix = _typed_instead(edits, extra_args, table, release)
             if fix is not None:
                 finding = replace(finding, fixes=(Fix(dv.fix_label(edits), fix),))
         findings.append(finding)
     return replace(report, findings=tuple(findings))
 
 
-def _typed_instead(edits: Mapping[str, Any], profile: Profile, table: Any, release: Any,
-                   ) -> dict[str, Any] | None:
+def _typed_instead(edits: Mapping[str, Any], extra_args: Sequence[str], table: Any,
+                   release: Any) -> dict[str, Any] | None:
     """The profile edits that type `edits` (canonical field -> value, None: drop the flag):
     a profile field directly, another flag in the extra args (its pieces replaced where it is
     typed, else added). None when a flag is not in the release's table."""
     out: dict[str, Any] = {}
-    groups = [(m, list(p)) for m, p in group_pieces(table, profile.extra_args)]
+    groups = [(m, list(p)) for m, p in group_pieces(table, list(extra_args))]
     for name, value in edits.items():
         spec = BY_DEST.get(name)
         if spec is not None:
@@ -673,7 +674,19 @@ def check_argv(
     if command_fixes and any(f.rule == GENERIC.id or _droppable(f.rule)
                              for f in report.findings):
         report = _with_command_drops(report, list(argv), version)
+    if command_fixes and any(f.rule == dv.DEPRECATED_VALUE.id for f in report.findings):
+        groups = group_pieces(load_table(version), list(argv))
+        extra = [p for index in _extra_groups(groups, version) for p in groups[index][1]]
+        report = _with_deprecated_value_fixes(report, extra, version, typed)
     return report
+
+
+def _extra_groups(groups: Sequence[tuple[Any, list[str]]], version: str) -> list[int]:
+    """The groups of a command's flags that no profile field holds (a profile imported from
+    the command keeps them in `extra_args`, in order, as typed)."""
+    return [index for index, (match, _) in enumerate(groups) if match is not None and not (
+        (spec := BY_DEST.get(canonical_dest(match.action.server_field))) is not None
+        and spec.dest_for(version) == match.action.server_field)]
 
 
 def _with_command_drops(report: Report, argv: list[str], version: str) -> Report:
@@ -686,9 +699,7 @@ def _with_command_drops(report: Report, argv: list[str], version: str) -> Report
     from dataclasses import replace
 
     groups = group_pieces(load_table(version), argv)
-    extra = [index for index, (match, _) in enumerate(groups) if match is not None and not (
-        (spec := BY_DEST.get(canonical_dest(match.action.server_field))) is not None
-        and spec.dest_for(version) == match.action.server_field)]
+    extra = _extra_groups(groups, version)
     findings = []
     for finding in report.findings:
         where = finding.sglang.where if finding.sglang is not None else None

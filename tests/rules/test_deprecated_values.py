@@ -130,3 +130,19 @@ def test_a_deprecated_flag_the_words_name_is_replaced_not_kept(public: dict[str,
     fixed = apply_fix(before, fix)
     assert fixed.extra_args == ["--smg-grpc-mode"]
     assert RULE not in [f.rule for f in check_profile(fixed).findings]
+
+
+def test_a_command_gets_the_same_fix(public: dict[str, Path]) -> None:
+    from wizard.api import check_argv
+
+    model = ["--model-path", str(public["llama31_8b"])]
+    argv = [*model, "--tool-call-parser", "qwen25", "--grpc-mode"]
+    report = check_argv(argv, sglang_version="0.5.23", gpu="H100")
+    [parser_fix] = next(f.fixes for f in report.findings
+                        if f.rule == RULE and "tool_call_parser" in f.message)
+    # the flags of the command no profile field holds, with the value SGLang runs with
+    assert parser_fix.edits == {"extra_args": ["--tool-call-parser", "qwen", "--grpc-mode"]}
+    after = check_argv([*model, *parser_fix.edits["extra_args"]], sglang_version="0.5.23",
+                       gpu="H100")
+    assert [f.message for f in after.findings if f.rule == RULE] == [
+        f.message for f in report.findings if f.rule == RULE and "grpc" in f.message]
