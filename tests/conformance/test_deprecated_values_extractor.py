@@ -96,9 +96,12 @@ def test_entries_hold_exactly_when_the_source_logs_its_words(tmp_path: Path) -> 
     written = sorted(field for e in entries for field, _tree in e.writes)
     # no entry for --legacy (a deprecated action) nor --quiet (its words say no "deprecated")
     assert written == ["a_backend", "b_backend", "new_switch", "parser"]
-    # b_backend's value changes after the warning ("speedy" -> "fast" -> "slow"): not kept
-    assert [tree for e in entries for field, tree in e.writes if field == "b_backend"] == [None]
-    assert any("b_backend" in line for line in extraction.deprecation_skipped)
+    # b_backend's value changes after the warning ("speedy" -> "fast" -> "slow"): read as
+    # `"slow" if value == "fast" else value`
+    [b_tree] = [tree for e in entries for field, tree in e.writes if field == "b_backend"]
+    assert b_tree is not None and b_tree[0] == "if"
+    assert [line.split(": ", 1)[1] for line in extraction.deprecation_skipped] == [
+        "a Deprecated*Action flag (legacy): R-DEPRECATED-FLAG"]
     seen = 0
     for combination in itertools.product(*FLAGS.values()):
         values = {**EXTRA, **dict(zip(FLAGS, combination, strict=True))}
@@ -111,3 +114,26 @@ def test_entries_hold_exactly_when_the_source_logs_its_words(tmp_path: Path) -> 
                 assert after[field] == value, (values, field)
             seen += 1
     assert seen > 100
+
+
+def test_a_key_changed_otherwise_after_the_warning_is_not_read() -> None:
+    import ast
+
+    from wizard.conformance.arg_sites import _key_rewrites
+
+    function = ast.parse(textwrap.dedent("""
+        def f(renamed, x):
+            renamed["a"] = x
+            if renamed.get("a") == "fast":
+                renamed["a"] = "slow"
+    """)).body[0]
+    rewrites = _key_rewrites(function, "renamed", "a", after=3)
+    assert [(t.value, v.value) for t, v in rewrites or ()] == [("fast", "slow")]  # type: ignore[attr-defined]
+    # any other change after the warning (here a method that changes the dict): not read
+    changed = ast.parse(textwrap.dedent("""
+        def f(renamed, x):
+            renamed["a"] = x
+            if x:
+                renamed.pop("a")
+    """)).body[0]
+    assert _key_rewrites(changed, "renamed", "a", after=3) is None

@@ -146,3 +146,15 @@ def test_a_command_gets_the_same_fix(public: dict[str, Path]) -> None:
                        gpu="H100")
     assert [f.message for f in after.findings if f.rule == RULE] == [
         f.message for f in report.findings if f.rule == RULE and "grpc" in f.message]
+
+
+def test_the_value_sglang_keeps_not_the_one_it_names(public: dict[str, Path]) -> None:
+    # 0.5.23 warns "use 'cutedsl_mla'" for a tokenspeed_mla prefill backend, then makes it
+    # trtllm_mla (cutedsl_mla is decode-only): the effective value and the fix say trtllm_mla
+    report = check("0.5.23", "--model-path {deepseek_v3} --prefill-attention-backend "
+                   "tokenspeed_mla", public, gpu="B200")
+    [finding] = deprecated(report)
+    assert finding["message"] == ("--prefill-attention-backend=tokenspeed_mla is deprecated; "
+                                  "use 'cutedsl_mla' instead.")
+    assert report["effective"]["prefill_attention_backend"] == "trtllm_mla"
+    assert finding["fixes"][0]["edits"] == {"attention.prefill_backend": "trtllm_mla"}

@@ -2259,21 +2259,46 @@ def _handed_dicts(function: ast.AST) -> set[str]:
     return out
 
 
-def _later_key_writes(function: ast.AST, name: str, key: str, after: int) -> bool:
-    """Whether the function changes `name[key]` (or calls a method of `name`) after line
-    `after`: the value handed on is not the one written at the warning."""
+def _key_rewrites(function: ast.AST, name: str, key: str, after: int,
+                  ) -> list[tuple[ast.expr, ast.expr]] | None:
+    """The function's later top-level rewrites of `name[key]` in the one readable form `if
+    name.get(key) == <literal>: name[key] = <literal>` (0.5.23: `cutedsl_mla` is decode-only, so
+    the prefill backend becomes `trtllm_mla`), as (test literal, new literal) in order; None
+    when `name[key]` changes after line `after` in any other way."""
+    out: list[tuple[ast.expr, ast.expr]] = []
+    plain: set[int] = set()
+    for stmt in getattr(function, "body", []):
+        if stmt.lineno <= after or not isinstance(stmt, ast.If) or stmt.orelse:
+            continue
+        test, body = stmt.test, stmt.body
+        if (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)
+                and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Attribute)
+                and test.left.func.attr == "get" and isinstance(test.left.func.value, ast.Name)
+                and test.left.func.value.id == name and len(test.left.args) == 1
+                and isinstance(test.left.args[0], ast.Constant) and test.left.args[0].value == key
+                and len(body) == 1 and isinstance(body[0], ast.Assign)
+                and len(body[0].targets) == 1 and isinstance(body[0].targets[0], ast.Subscript)
+                and isinstance(body[0].targets[0].value, ast.Name)
+                and body[0].targets[0].value.id == name
+                and isinstance(body[0].targets[0].slice, ast.Constant)
+                and body[0].targets[0].slice.value == key
+                and isinstance(body[0].value, ast.Constant)):
+            out.append((test.comparators[0], body[0].value))
+            plain.add(id(body[0].targets[0]))
     for node in ast.walk(function):
         if getattr(node, "lineno", 0) <= after:
             continue
         if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del)
                 and isinstance(node.value, ast.Name) and node.value.id == name
-                and isinstance(node.slice, ast.Constant) and node.slice.value == key):
-            return True
+                and isinstance(node.slice, ast.Constant) and node.slice.value == key
+                and id(node) not in plain):
+            return None
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == name
                 and node.func.attr in _WRITERS | {"pop", "clear", "popitem"}):
-            return True
-    return False
+            return None
+    return out
 
 
 def _block_writes(walk: _Walk, fn: _Fn, body: list[ast.stmt], after: int,
@@ -2293,9 +2318,13 @@ def _block_writes(walk: _Walk, fn: _Fn, body: list[ast.stmt], after: int,
                 target = stmt.targets[0].value
                 if not (isinstance(target, ast.Name) and target.id in handed):
                     continue  # a dict nothing declares as writes
-                if _later_key_writes(fn.node, target.id, name, after):
+                rewrites = _key_rewrites(fn.node, target.id, name, after)
+                if rewrites is None:
                     notes.append(f"{name}: {target.id}[{name!r}] changes after the warning")
                     value = None
+                for literal, new in rewrites or ():
+                    if value is not None:  # `new if value == literal else value`
+                        value = ast.IfExp(ast.Compare(value, [ast.Eq()], [literal]), new, value)
             found[name] = value
     return found, notes
 
