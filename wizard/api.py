@@ -21,7 +21,8 @@ from wizard.gpus import GpuKind, lookup
 from wizard.limits import MAX_GPUS
 from wizard.model_files import ModelReadError, is_repo_id, resolve_model_dir
 from wizard.model_info import load_model_facts
-from wizard.rules.arg_sites import GENERIC
+from wizard.rules import deprecated_values as dv
+from wizard.rules.arg_sites import GENERIC, platforms_for
 from wizard.rules.catalog import RULES_BY_ID
 from wizard.rules.checks import (
     ARGPARSE,
@@ -35,7 +36,7 @@ from wizard.rules.model import Ctx, Rule
 from wizard.rules.report import Finding, Fix, Report, SglangRaise
 from wizard.secrets import argv_references, unset_references
 from wizard.sglang.errors import CommandError
-from wizard.sglang.fields import BY_DEST, FIELDS, canonical_dest
+from wizard.sglang.fields import BY_DEST, FIELDS, canonical_dest, release_dest
 from wizard.sglang.flags import group_pieces, load_table, run_argparse
 from wizard.sglang.releases import default_version, load_release, release_names
 from wizard.sglang.versions import resolve_version as _resolve_version_uncached
@@ -481,6 +482,7 @@ def check_profile(
     else:
         early += _extra_field_findings(profile, version, extra)
         report = _with_extra_args_drops(report, profile, version)
+        report = _with_deprecated_value_fixes(report, profile.extra_args, version, typed)
     covered = {
         path
         for f in report.findings
@@ -530,6 +532,65 @@ def _with_extra_args_drops(report: Report, profile: Profile, version: str) -> Re
             finding = replace(finding, fixes=(*finding.fixes, *drops))
         findings.append(finding)
     return replace(report, findings=tuple(findings))
+
+
+def _with_deprecated_value_fixes(report: Report, extra_args: Sequence[str], version: str,
+                                 typed: Mapping[str, Any]) -> Report:
+    """R-DEPRECATED-VALUE findings without a fix (a flag only extra args hold, e.g.
+    `--tool-call-parser`) get one: the extra args (of a profile, or the flags of a command no
+    profile field holds) with that flag typed as the value SGLang runs with
+    (`deprecated_values.replacement`)."""
+    from dataclasses import replace
+
+    if not any(f.rule == dv.DEPRECATED_VALUE.id and not f.fixes for f in report.findings):
+        return report
+    release = load_release(version)
+    table = load_table(version)
+    platforms = platforms_for(lookup(report.gpu)) if report.gpu else frozenset()
+    findings = []
+    for finding in report.findings:
+        if finding.rule != dv.DEPRECATED_VALUE.id or finding.fixes or finding.sglang is None:
+            findings.append(finding)
+            continue
+        entry = next((e for e in dv.deprecations(release) if e.where == finding.sglang.where
+                      and e.holds(typed, platforms)
+                      and e.words(typed, platforms) == finding.message), None)
+        edits = dv.replacement(entry, typed, platforms) if entry is not None else None
+        if edits is not None:
+            fix = _typed_instead(edits, extra_args, table, release)
+            if fix is not None:
+                finding = replace(finding, fixes=(Fix(dv.fix_label(edits), fix),))
+        findings.append(finding)
+    return replace(report, findings=tuple(findings))
+
+
+def _typed_instead(edits: Mapping[str, Any], extra_args: Sequence[str], table: Any,
+                   release: Any) -> dict[str, Any] | None:
+    """The profile edits that type `edits` (canonical field -> value, None: drop the flag):
+    a profile field directly, another flag in the extra args (its pieces replaced where it is
+    typed, else added). None when a flag is not in the release's table."""
+    out: dict[str, Any] = {}
+    groups = [(m, list(p)) for m, p in group_pieces(table, list(extra_args))]
+    for name, value in edits.items():
+        spec = BY_DEST.get(name)
+        if spec is not None:
+            out[spec.path] = value
+            continue
+        action = table.by_dest.get(release_dest(name, release))
+        if action is None:
+            return None
+        switch = action.kind in ("store_true", "store_false")
+        pieces = ([] if value is None or (switch and value is not True)
+                  else [action.primary] if switch else [action.primary, str(value)])
+        at = next((i for i, (m, _p) in enumerate(groups) if m is not None
+                   and m.action.server_field == action.server_field), None)
+        if at is None:
+            groups.append((None, pieces))
+        else:
+            groups[at] = (groups[at][0], pieces)
+    if any(spec is None for spec in (BY_DEST.get(n) for n in edits)):
+        out["extra_args"] = [p for _m, pieces in groups for p in pieces]
+    return out
 
 
 def _droppable(rule: str) -> tuple[str, ...]:
@@ -613,7 +674,19 @@ def check_argv(
     if command_fixes and any(f.rule == GENERIC.id or _droppable(f.rule)
                              for f in report.findings):
         report = _with_command_drops(report, list(argv), version)
+    if command_fixes and any(f.rule == dv.DEPRECATED_VALUE.id for f in report.findings):
+        groups = group_pieces(load_table(version), list(argv))
+        extra = [p for index in _extra_groups(groups, version) for p in groups[index][1]]
+        report = _with_deprecated_value_fixes(report, extra, version, typed)
     return report
+
+
+def _extra_groups(groups: Sequence[tuple[Any, list[str]]], version: str) -> list[int]:
+    """The groups of a command's flags that no profile field holds (a profile imported from
+    the command keeps them in `extra_args`, in order, as typed)."""
+    return [index for index, (match, _) in enumerate(groups) if match is not None and not (
+        (spec := BY_DEST.get(canonical_dest(match.action.server_field))) is not None
+        and spec.dest_for(version) == match.action.server_field)]
 
 
 def _with_command_drops(report: Report, argv: list[str], version: str) -> Report:
@@ -626,9 +699,7 @@ def _with_command_drops(report: Report, argv: list[str], version: str) -> Report
     from dataclasses import replace
 
     groups = group_pieces(load_table(version), argv)
-    extra = [index for index, (match, _) in enumerate(groups) if match is not None and not (
-        (spec := BY_DEST.get(canonical_dest(match.action.server_field))) is not None
-        and spec.dest_for(version) == match.action.server_field)]
+    extra = _extra_groups(groups, version)
     findings = []
     for finding in report.findings:
         where = finding.sglang.where if finding.sglang is not None else None

@@ -302,7 +302,7 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
     # `any(...)` over the model's architectures and a class constant of ServerArgs
     assert by_message["log needs a listed model"]["condition"][-1] == ["not", [
         "any", ["model", "architectures"],
-        ["cmp", "in", ["item"], ["const", ["KimiK2ForCausalLM"]]]]]
+        ["cmp", "in", ["each"], ["const", ["KimiK2ForCausalLM"]]]]]
     skipped = "\n".join(extraction.skipped)
     assert "guard for" in skipped.lower()
     names = sorted(CHOICES)

@@ -178,6 +178,9 @@ class _Walk:
     # environment variable (or `ANY`) -> the first seq the argument code sets or unsets it at
     # (-1: a function the walk does not reach, or a module's top level: before everything)
     env_writes: dict[str, int] = field(default_factory=dict)
+    # id(`if` / `for` statement) -> (its function, the statement, the path to it, its seq), at
+    # the first walk of its function: where a logged deprecation stands (`_deprecated_values`)
+    blocks: dict[int, tuple[_Fn, ast.stmt, list[_Cond], int]] = field(default_factory=dict)
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -521,6 +524,8 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
         for name in _env_written_head(stmt, fn.node):
             walk.env_writes.setdefault(name, seq)
         here = [*guard, *[_exit_cond(ex, seq, fn) for ex in exits], *path]
+        if isinstance(stmt, ast.If | ast.For) and not walk.instance and not walk.cold:
+            walk.blocks.setdefault(id(stmt), (fn, stmt, here, seq))
         head_writes = _written_head(stmt, walk.flags)
         values = _write_values(stmt, walk.flags) if head_writes else {}
         for flag in head_writes:
@@ -740,7 +745,7 @@ class _Reader:
         self.archs: set[str] = set()  # architectures whose overrides may write what it reads
         self.scopes: set[Scope] = set()  # ... only when a condition holds (`_scope`)
         self.optional: dict[str, str] = {}  # module -> the extra that installs it (`missing`)
-        self.loop_var: str | None = None  # the variable of the `any(...)` being read (`item`)
+        self.loop_var: str | None = None  # the variable of the `any(...)` being read (`each`)
 
     def absorb(self, inner: _Reader) -> None:
         """What a reader of a part read elsewhere (a binding, a parameter's argument) read."""
@@ -977,7 +982,7 @@ class _Reader:
 
     def expr(self, node: ast.expr) -> list[Any]:
         if isinstance(node, ast.Name) and node.id == self.loop_var:
-            return ["item"]
+            return ["each"]
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id in ("any", "all") and len(node.args) == 1 and not node.keywords
                 and isinstance(node.args[0], ast.GeneratorExp)):
@@ -1126,7 +1131,7 @@ class _Reader:
 
     def quantified(self, kind: str, generator: ast.GeneratorExp) -> list[Any]:
         """`any(a in ARCHS for a in architectures)`: one loop over a value, no filter, no
-        nesting (the loop's variable reads as `["item"]`)."""
+        nesting (the loop's variable reads as `["each"]`)."""
         if (self.loop_var is not None or len(generator.generators) != 1
                 or generator.generators[0].ifs or generator.generators[0].is_async
                 or not isinstance(generator.generators[0].target, ast.Name)):
@@ -2078,6 +2083,10 @@ class Extraction:
     skipped: list[str]
     # the plain writes of flags the engine does not resolve, replayed for the sites after them
     writes: list[dict[str, Any]] = field(default_factory=list)
+    # SGLang's logged rewrites of deprecated values (`_deprecated_values`) and the review lines
+    # of those it logs but the data cannot hold
+    deprecations: list[dict[str, Any]] = field(default_factory=list)
+    deprecation_skipped: list[str] = field(default_factory=list)
 
 
 def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
@@ -2192,7 +2201,11 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         write.pop("archs")
         write.pop("scopes")
         writes.append(write)
-    return Extraction(out, seq_of, skipped, writes)
+    deprecated_dests = frozenset(str(a["dest"]) for a in actions
+                                 if str(a.get("action") or "").startswith("Deprecated"))
+    deprecations, deprecation_skipped = _deprecated_values(walk, deprecated_dests)
+    writes = _with_deprecation_writes(writes, deprecations)
+    return Extraction(out, seq_of, skipped, writes, deprecations, deprecation_skipped)
 
 
 def _scopes_json(scopes: set[Scope], archs: set[str]) -> list[dict[str, Any]]:
@@ -2213,3 +2226,419 @@ def rule_order(extraction: Extraction, located: dict[str, dict[str, Any]]) -> di
     statement the walk does not reach are left out)."""
     return {rule_id: extraction.seq_of[site["where"]] for rule_id, site in sorted(located.items())
             if site["where"] in extraction.seq_of}
+
+
+# ------------------------------------------------------------------- logged deprecated values
+#
+# SGLang rewrites some values it still accepts and logs that they are deprecated (0.5.23's
+# `handle_deprecated_args`: `--tool-call-parser qwen25` becomes `qwen`, the attention-backend
+# aliases `compressed` / `tokenspeed_mla`). Each is an `if <cond>:` block (or the body of a loop
+# over a literal tuple of field names) on the launch path whose own statements log a warning
+# saying "deprecated" and write a field. Read here into `deprecations` (rule
+# R-DEPRECATED-VALUE, `wizard.rules.deprecated_values`). Flags whose argparse action is a
+# `Deprecated*Action` are R-DEPRECATED-FLAG's and left out.
+
+_WARNING_CALLS = frozenset({"warning", "warn"})
+
+
+class _ValueReader(_Reader):
+    """A `_Reader` that also reads dict literals (`["dict", [key, value], ...]`) and a
+    subscript of one by any key (`["item", container, key]`): `aliases[cfg.flag]`."""
+
+    def expr(self, node: ast.expr) -> list[Any]:
+        if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+            return ["dict", *[[self.expr(k), self.expr(v)]  # type: ignore[arg-type]
+                              for k, v in zip(node.keys, node.values, strict=True)]]
+        if (isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice)
+                and not (isinstance(node.slice, ast.Constant)
+                         and type(node.slice.value) is int)):
+            container = self.expr(node.value)
+            if container[0] != "dict" and not (container[0] == "const"
+                                               and isinstance(container[1], dict)):
+                raise Impure(f"{ast.unparse(node)} (a subscript of a non-literal)")
+            return ["item", _dict_tree(container), self.expr(node.slice)]
+        return _dict_tree(super().expr(node))
+
+    def _read_at(self, seq: int, value: ast.expr) -> list[Any]:
+        inner = _ValueReader(self.walk, self.fn, seq, self.instance)
+        tree = inner.expr(value)
+        self.absorb(inner)
+        return tree
+
+
+def _dict_tree(tree: list[Any]) -> list[Any]:
+    """A module constant read as a dict (`["const", {...}]`) as a `["dict", ...]` node."""
+    if tree[0] == "const" and isinstance(tree[1], dict):
+        return ["dict", *[[["const", k], ["const", v]] for k, v in tree[1].items()]]
+    return tree
+
+
+class _Unroll(ast.NodeTransformer):
+    """A loop body with the loop variable and the locals it binds replaced by their values,
+    and `"a_b".replace("_", "-")` (a string method of constants) folded."""
+
+    def __init__(self, names: dict[str, ast.expr]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id in self.names:
+            return ast.copy_location(copy.deepcopy(self.names[node.id]), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        func = node.func
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant)
+                and isinstance(func.value.value, str)
+                and func.attr in ("replace", "lower", "upper", "strip") and not node.keywords
+                and all(isinstance(a, ast.Constant) for a in node.args)):
+            args = [a.value for a in node.args]  # type: ignore[attr-defined]
+            return ast.copy_location(
+                ast.Constant(getattr(func.value.value, func.attr)(*args)), node)
+        return node
+
+
+def _unrolled(loop: ast.For) -> list[tuple[str, list[ast.stmt]]]:
+    """`for name in ("a", "b"): body` as (item, body with `name` = item) per item, the locals
+    the body binds at its top level substituted into the statements after them; [] for any
+    other loop."""
+    if not isinstance(loop.target, ast.Name) or loop.orelse:
+        return []
+    try:
+        items = ast.literal_eval(loop.iter)
+    except (ValueError, SyntaxError, TypeError):
+        return []
+    if not isinstance(items, tuple | list) or not all(isinstance(i, str) for i in items):
+        return []
+    out = []
+    for item in items:
+        names: dict[str, ast.expr] = {loop.target.id: ast.Constant(item)}
+        body: list[ast.stmt] = []
+        for stmt in loop.body:
+            new = _Unroll(dict(names)).visit(copy.deepcopy(stmt))
+            if (isinstance(new, ast.Assign) and len(new.targets) == 1
+                    and isinstance(new.targets[0], ast.Name)):
+                names[new.targets[0].id] = new.value
+                continue
+            body.append(new)
+        out.append((item, body))
+    return out
+
+
+def _is_deprecation_warning(stmt: ast.stmt) -> ast.Call | None:
+    """A statement `logger.warning(<message>, ...)` / `warnings.warn(...)` whose literal text
+    says "deprecat"; None otherwise."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return None
+    call = stmt.value
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in _WARNING_CALLS) or not call.args:
+        return None
+    text = "".join(str(n.value) for n in ast.walk(call.args[0])
+                   if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return call if "deprecat" in text.lower() else None
+
+
+def _logged_message(call: ast.Call, flags: frozenset[str], reader: _ValueReader,
+                    ) -> list[Any] | None:
+    """A logged warning's words as literal parts and placeholders (`_message`'s form), and
+    `{"tree": <value tree>}` for a placeholder `_message` cannot read
+    (`{aliases[cfg.flag]}`); a `%`-formatted `logger.warning(fmt, *args)` with its arguments
+    read the same way. None when the words are not literal."""
+    head = call.args[0]
+    if len(call.args) > 1:  # logger.warning("--%s=%s is deprecated", name, old)
+        if not (isinstance(head, ast.Constant) and isinstance(head.value, str)):
+            return None
+        pieces = re.split(r"(%[srd])", head.value)
+        args = list(call.args[1:])
+        out: list[Any] = []
+        for piece in pieces:
+            if not re.fullmatch(r"%[srd]", piece):
+                if piece:
+                    out.append(piece.replace("%%", "%"))
+                continue
+            if not args:
+                return None
+            part = _placeholder(args.pop(0), "r" if piece == "%r" else None, None, reader)
+            if part is None:
+                return None
+            out.append(part)
+        return _joined(out) if not args else None
+    if not isinstance(head, ast.JoinedStr):
+        return _message(head, flags, reader)
+    out = []
+    for value in head.values:
+        if isinstance(value, ast.Constant):
+            out.append(str(value.value))
+            continue
+        assert isinstance(value, ast.FormattedValue)
+        parts = _message(ast.JoinedStr([value]), flags, reader)
+        if parts and not (isinstance(parts[0], str) and parts[0] == "{"
+                          + ast.unparse(value.value) + "}"):
+            out.extend(parts)
+            continue
+        conv = chr(value.conversion) if value.conversion and value.conversion > 0 else None
+        spec = ast.unparse(value.format_spec)[2:-1] if value.format_spec else None
+        part = _placeholder(value.value, conv, spec, reader)
+        if part is None:
+            return None
+        out.append(part)
+    return _joined(out)
+
+
+def _joined(parts: list[Any]) -> list[Any]:
+    """Adjacent literal parts as one."""
+    out: list[Any] = []
+    for part in parts:
+        if isinstance(part, str) and out and isinstance(out[-1], str):
+            out[-1] += part
+        else:
+            out.append(part)
+    return out
+
+
+def _placeholder(node: ast.expr, conv: str | None, spec: str | None,
+                 reader: _ValueReader) -> Any:
+    """One placeholder of a logged message: a literal, a flag, or a value tree; None when
+    unreadable."""
+    probe = _ValueReader(reader.walk, reader.fn, reader.seq, reader.instance)
+    try:
+        tree = probe.expr(node)
+    except (Impure, RecursionError):
+        return None
+    reader.absorb(probe)
+    if tree[0] == "const" and not spec:
+        return repr(tree[1]) if conv == "r" else str(tree[1])
+    if tree[0] == "flag":
+        return {"flag": tree[1], "conv": conv, "spec": spec}
+    return {"tree": tree, "conv": conv, "spec": spec}
+
+
+def _handed_dicts(function: ast.AST) -> set[str]:
+    """Local dicts a call declares as field writes: `declare_resolution(sa, source, **d)`."""
+    out = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else "")
+            if "declare" in name or "override" in name:
+                out |= {k.value.id for k in node.keywords
+                        if k.arg is None and isinstance(k.value, ast.Name)}
+    return out
+
+
+def _key_rewrites(function: ast.AST, name: str, key: str, after: int,
+                  ) -> list[tuple[ast.expr, ast.expr]] | None:
+    """The function's later top-level rewrites of `name[key]` in the one readable form `if
+    name.get(key) == <literal>: name[key] = <literal>` (0.5.23: `cutedsl_mla` is decode-only, so
+    the prefill backend becomes `trtllm_mla`), as (test literal, new literal) in order; None
+    when `name[key]` changes after line `after` in any other way."""
+    out: list[tuple[ast.expr, ast.expr]] = []
+    plain: set[int] = set()
+    for stmt in getattr(function, "body", []):
+        if stmt.lineno <= after or not isinstance(stmt, ast.If) or stmt.orelse:
+            continue
+        test, body = stmt.test, stmt.body
+        if (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)
+                and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Attribute)
+                and test.left.func.attr == "get" and isinstance(test.left.func.value, ast.Name)
+                and test.left.func.value.id == name and len(test.left.args) == 1
+                and isinstance(test.left.args[0], ast.Constant) and test.left.args[0].value == key
+                and len(body) == 1 and isinstance(body[0], ast.Assign)
+                and len(body[0].targets) == 1 and isinstance(body[0].targets[0], ast.Subscript)
+                and isinstance(body[0].targets[0].value, ast.Name)
+                and body[0].targets[0].value.id == name
+                and isinstance(body[0].targets[0].slice, ast.Constant)
+                and body[0].targets[0].slice.value == key
+                and isinstance(body[0].value, ast.Constant)):
+            out.append((test.comparators[0], body[0].value))
+            plain.add(id(body[0].targets[0]))
+    for node in ast.walk(function):
+        if getattr(node, "lineno", 0) <= after:
+            continue
+        if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del)
+                and isinstance(node.value, ast.Name) and node.value.id == name
+                and isinstance(node.slice, ast.Constant) and node.slice.value == key
+                and id(node) not in plain):
+            return None
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name
+                and node.func.attr in _WRITERS | {"pop", "clear", "popitem"}):
+            return None
+    return out
+
+
+def _block_writes(walk: _Walk, fn: _Fn, body: list[ast.stmt], after: int,
+                  ) -> tuple[dict[str, ast.expr | None], list[str]]:
+    """The fields the block's own statements write, with their value expressions (None: not
+    readable as the value SGLang keeps), and why a value is not kept."""
+    handed = _handed_dicts(fn.node)
+    found: dict[str, ast.expr | None] = {}
+    notes: list[str] = []
+    for stmt in body:
+        for name, value in _write_values(stmt, walk.flags).items():
+            if value is None and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                # (an unrolled loop's `d[name] = aliases[getattr(sa, name, None)]`: the reader
+                # refuses any call it cannot read as a pure value)
+                value = stmt.value
+            if (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript)):
+                target = stmt.targets[0].value
+                if not (isinstance(target, ast.Name) and target.id in handed):
+                    continue  # a dict nothing declares as writes
+                rewrites = _key_rewrites(fn.node, target.id, name, after)
+                if rewrites is None:
+                    notes.append(f"{name}: {target.id}[{name!r}] changes after the warning")
+                    value = None
+                for literal, new in rewrites or ():
+                    if value is not None:  # `new if value == literal else value`
+                        value = ast.IfExp(ast.Compare(value, [ast.Eq()], [literal]), new, value)
+            found[name] = value
+    return found, notes
+
+
+def _deprecated_values(walk: _Walk, deprecated_dests: frozenset[str],
+                       ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The logged deprecated-value rewrites on the launch path (see the section comment) and the
+    review lines of those the data cannot hold."""
+    out: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for fn, stmt, here, seq in walk.blocks.values():
+        if not fn.reads_flags:
+            continue
+        if isinstance(stmt, ast.If):
+            if any(c.node is None and c.text == "For" for c in here):
+                continue  # inside a loop: read with the loop (`_unrolled`)
+            cases = [("", [(stmt, here)])]
+        else:
+            assert isinstance(stmt, ast.For)
+            if not any(_is_deprecation_warning(s) for sub in stmt.body for s in
+                       (sub.body if isinstance(sub, ast.If) else [sub])):
+                continue
+            unrolled = _unrolled(stmt)
+            if not unrolled:
+                skipped.append(f"{fn.path}:{stmt.lineno}: a deprecation logged in a loop over "
+                               "something other than a literal tuple of names")
+                continue
+            loop_path = [c for c in here]
+            cases = [(item, [(s, loop_path) for s in body if isinstance(s, ast.If)])
+                     for item, body in unrolled]
+        for item, blocks in cases:
+            for block, path in blocks:
+                assert isinstance(block, ast.If)
+                entry, why = _deprecation_entry(walk, fn, block, path, seq,
+                                                getattr(stmt, "end_lineno", stmt.lineno) or 0,
+                                                deprecated_dests)
+                if why is not None:
+                    where = f"{fn.path}:{block.lineno}" + (f" ({item})" if item else "")
+                    skipped.append(f"{where}: {why}")
+                if entry is not None:
+                    out.append(entry)
+    out.sort(key=lambda e: (e["seq"], e["where"], [w["field"] for w in e["writes"]]))
+    return out, skipped
+
+
+def _deprecation_entry(walk: _Walk, fn: _Fn, block: ast.If, path: list[_Cond], seq: int,
+                       end: int, deprecated_dests: frozenset[str],
+                       ) -> tuple[dict[str, Any] | None, str | None]:
+    """One `if` block's entry when it logs a deprecation and writes a field (else (None,
+    None)), or (None, why) when the data cannot hold it; (entry, note) when a value is not
+    kept."""
+    warning = next((call for s in block.body if (call := _is_deprecation_warning(s))), None)
+    if warning is None:
+        return None, None
+    writes, notes = _block_writes(walk, fn, block.body, end)
+    if not writes:
+        return None, "logs a deprecation but writes no field in its own statements"
+    where = f"{fn.path}:{warning.lineno}"
+    conds = [*path, _Cond(block.test, False, seq, fn)]
+    try:
+        condition, read, resolved = _value_condition(walk, conds)
+    except Impure as why:
+        return None, f"guard {str(why)[:100]}"
+    if read & deprecated_dests:
+        return None, (f"a Deprecated*Action flag ({', '.join(sorted(read & deprecated_dests))}):"
+                      " R-DEPRECATED-FLAG")
+    late = sorted(n for n in resolved if canonical_dest(n) not in RESOLVED_FIELDS)
+    if late:  # (a field the engine resolves is read as it stands: `resolved` below)
+        return None, f"reads {', '.join(late)} after SGLang rewrote it"
+    write_seq = walk.at.get((0, f"{fn.path}:{block.body[-1].lineno}"), seq)
+    out_writes = []
+    for name, node in sorted(writes.items()):
+        value: list[Any] | None = None
+        if node is not None:
+            reader = _ValueReader(walk, fn, write_seq)
+            try:
+                value = reader.expr(node)
+            except Impure as why:
+                notes.append(f"{name}: value {str(why)[:80]}")
+            else:
+                if reader.archs or reader.scopes or any(
+                        canonical_dest(n) not in RESOLVED_FIELDS for n in reader.resolved):
+                    notes.append(f"{name}: value reads fields rewritten before it")
+                    value = None
+                else:
+                    read |= reader.read
+                    resolved |= reader.resolved
+        out_writes.append({"field": name, "value": value})
+    reader = _ValueReader(walk, fn, seq)
+    message = _logged_message(warning, walk.flags, reader)
+    read |= reader.read
+    if any(canonical_dest(n) not in RESOLVED_FIELDS for n in reader.resolved):
+        message = None
+    resolved |= reader.resolved if message is not None else set()
+    entry = {
+        "where": where,
+        "function": fn.qualname,
+        "seq": seq,
+        "condition": condition,
+        "defaults": {name: walk.defaults.get(name) for name in sorted(read)},
+        "writes": out_writes,
+        # fields the engine resolves that it reads as they stand at the warning (the rule
+        # reads them as typed: SGLang rewrites no typed value into a deprecated one)
+        "resolved": sorted(resolved),
+        "message": message,
+        "source": ast.unparse(warning).split("\n", 1)[0][:200],
+    }
+    return entry, ("; ".join(notes) if notes else None)
+
+
+def _value_condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str], set[str]]:
+    """`_condition` read with `_ValueReader` (dict literals and their subscripts); a path
+    under a package probe or an override limited to some architectures is not read."""
+    parts: list[list[Any]] = []
+    read: set[str] = set()
+    resolved: set[str] = set()
+    for cond in conds:
+        if cond.node is None:
+            raise Impure(cond.text or "unreadable")
+        reader = _ValueReader(walk, cond.fn, cond.seq, cond.instance)
+        tree = reader.expr(cond.node)
+        if reader.optional or reader.archs or reader.scopes:
+            raise Impure("a path under a package probe or a model override")
+        read |= reader.read
+        resolved |= reader.resolved
+        parts.append(["not", tree] if cond.negate else tree)
+    return (parts[0] if len(parts) == 1 else ["and", *parts]), read, resolved
+
+
+def _with_deprecation_writes(writes: list[dict[str, Any]],
+                             deprecations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The replayed writes with the deprecation rewrites of fields the engine resolves (its
+    effective table) added where the walk has none at that place: `--attention-backend
+    compressed` runs as `dsv4`."""
+    have = {(w["field"], w["seq"]) for w in writes}
+    out = list(writes)
+    for entry in deprecations:
+        for write in entry["writes"]:
+            key = (write["field"], entry["seq"])
+            if (write["value"] is None or canonical_dest(write["field"]) not in RESOLVED_FIELDS
+                    or key in have):
+                continue
+            have.add(key)
+            out.append({"field": write["field"], "seq": entry["seq"],
+                        "condition": entry["condition"], "value": write["value"],
+                        "defaults": dict(entry["defaults"]),
+                        "resolved": list(entry["resolved"])})
+    return out

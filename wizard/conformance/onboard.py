@@ -1753,6 +1753,9 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
     review.append(f"generic {len(generic.sites)} sites of R-ARG-SITE (checks over flags as typed); "
                   f"{len(generic.skipped)} raise sites left out")
     review.extend(f"generic-skip {line}" for line in generic.skipped)
+    review.append(f"deprecated {len(generic.deprecations)} logged rewrites of deprecated values "
+                  f"(R-DEPRECATED-VALUE); {len(generic.deprecation_skipped)} left out or partial")
+    review.extend(f"deprecated-skip {line}" for line in generic.deprecation_skipped)
     review.extend(coverage(tree, sites, {s["where"] for s in generic.sites}).lines())
     covered = {s["where"] for s in sites.values()}
     for where, text in tree.raise_sites():
@@ -1785,6 +1788,7 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         "rule_seq": rule_order(generic, sites),
         "generic_sites": generic.sites,
         "generic_writes": generic.writes,
+        "deprecated_values": generic.deprecations,
     }
     return data, review
 
@@ -1957,7 +1961,7 @@ def site_packages(python: Path) -> Path:
 
 def review_summary(review: list[str]) -> str:
     """The review list, grouped by kind, for the terminal."""
-    order = ("coverage", "generic", "absent", "fuzzy", "unreasoned", "uncovered", "trait", "archs",
+    order = ("coverage", "generic", "deprecated", "absent", "fuzzy", "unreasoned", "uncovered", "trait", "archs",
              "unmodelled")
     lines = sorted(review, key=lambda line: (next((i for i, k in enumerate(order)
                                                     if line.startswith(k)), 9), line))

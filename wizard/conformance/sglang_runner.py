@@ -113,6 +113,10 @@ EFFECTIVE_FIELDS = (
     "chunked_prefill_size",
     "cuda_graph_max_bs",
     "device",
+    # rewritten by SGLang's logged deprecations (R-DEPRECATED-VALUE): reported so a sweep shows
+    # the value SGLang runs with; not in the wizard's effective table, so not scored
+    "tool_call_parser",
+    "image_processor_backend",
 )
 
 # ------------------------------------------------------------------ stubs

@@ -228,11 +228,11 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
                 f"else {_source(tree[3], keys, slots, read)})")
     if kind == "index" and isinstance(tree[2], int) and not isinstance(tree[2], bool):
         return f"{_source(tree[1], keys, slots, read)}[{tree[2]}]"
-    if kind in ("any", "all"):  # `any(<elt> for <item> in <iterable>)`, not nested
+    if kind in ("any", "all"):  # `any(<elt> for <each> in <iterable>)`, not nested
         return (f"{kind}({_source(tree[2], keys, slots, read)} "
-                f"for _item in {_source(tree[1], keys, slots, read)})")
-    if kind == "item":
-        return "_item"
+                f"for _each in {_source(tree[1], keys, slots, read)})")
+    if kind == "each":  # the loop variable of `any(...)`
+        return "_each"
     if (kind == "env" and len(tree) == 5 and isinstance(tree[1], str) and isinstance(tree[2], list)
             and tree[2] and tree[2][0] in _ENV_KINDS and (tree[4] is None
                                                           or isinstance(tree[4], str))):
@@ -240,6 +240,11 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
         return f"_env(_V, {tree[1]!r}, {_const(tree[2])}, {_const(tree[3])}, {tree[4]!r})"
     if kind == "envset" and isinstance(tree[1], str):
         return f"({tree[1]!r} in _V)"
+    if kind == "dict":  # `{"qwen25": "qwen"}`: [key, value] pairs of trees
+        return "{" + "".join(f"{_source(k, keys, slots, read)}: {_source(v, keys, slots, read)}, "
+                             for k, v in tree[1:]) + "}"
+    if kind == "item":  # `aliases[cfg.flag]` (a missing key: KeyError, caught as not holding)
+        return f"{_source(tree[1], keys, slots, read)}[{_source(tree[2], keys, slots, read)}]"
     raise ValueError(f"not a condition node: {tree!r}")
 
 

@@ -59,6 +59,7 @@ from wizard.rules.attention import (
 )
 from wizard.rules.cache import HICACHE_NO_RADIX
 from wizard.rules.checks import CHECKS
+from wizard.rules.deprecated_values import DEPRECATED_VALUE
 from wizard.rules.draft import (
     DRAFT_AUTO,
     DRAFT_FACTS_MISSING,
@@ -246,6 +247,7 @@ ALL_RULES: tuple[Rule, ...] = (
     AMD_MONOKERNEL,
     MIS_BACKEND,
     GENERIC,  # R-ARG-SITE: one id for every site the release data lists (wizard/rules/arg_sites.py)
+    DEPRECATED_VALUE,  # R-DEPRECATED-VALUE: the release data's logged rewrites (deprecated_values)
     *mn.CHECK_RULES,
     *RUNTIME_RULES,
     *CONTEXT_RULES,

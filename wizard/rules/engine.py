@@ -9,6 +9,7 @@ from typing import Any
 
 from wizard.rules import arg_sites as g
 from wizard.rules import catalog as c
+from wizard.rules import deprecated_values as dv
 from wizard.rules.checks import UNEVALUABLE
 from wizard.rules.gpu_memory import memory_plan
 from wizard.rules.model import Args, Ctx, Rule
@@ -191,6 +192,11 @@ def _evaluate(ctx: Ctx, triggers: bool) -> Report:
         order += 1
         if rule.when(ctx, a):
             findings.append(_finding(rule, ctx, a, order))
+    # R-DEPRECATED-VALUE: the release's logged rewrites of deprecated values, on the values as
+    # typed (what they write reaches the effective table as R-ARG-SITE's replayed writes)
+    deprecated = dv.findings(ctx, a, order)
+    findings.extend(deprecated)
+    order += len(deprecated)
     # R-ARG-SITE: the sites read only flags nothing rewrites, so they are evaluated once on the
     # values as typed; each holding site is reported at its place on the launch path.
     placed = _placed(ctx.release)

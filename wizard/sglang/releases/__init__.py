@@ -81,6 +81,9 @@ class Release:
     generic_sites: tuple[Mapping[str, Any], ...] = ()
     # the plain writes of fields the engine does not resolve, replayed for the sites after them
     generic_writes: tuple[Mapping[str, Any], ...] = ()
+    # SGLang's logged rewrites of deprecated values (rule R-DEPRECATED-VALUE,
+    # `wizard.rules.deprecated_values`): where it warns, when, what it writes, its words
+    deprecated_values: tuple[Mapping[str, Any], ...] = ()
     rule_seq: Mapping[str, int] = field(default_factory=dict)
     digest: str = ""  # of the release file's text (keys code generated from it between runs)
 
@@ -199,6 +202,7 @@ def load_release(name: str) -> Release:
         behaviour=_behaviour(data),
         generic_sites=tuple(data.get("generic_sites", ())),
         generic_writes=tuple(data.get("generic_writes", ())),
+        deprecated_values=tuple(data.get("deprecated_values", ())),
         rule_seq=dict(data.get("rule_seq", {})),
         digest=hashlib.blake2b(text.encode(), digest_size=16).hexdigest(),
     )
