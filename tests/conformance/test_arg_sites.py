@@ -103,6 +103,10 @@ class ServerArgs:
     def _handle_b(self):
         if self.count > 0 and self.kind == "none":
             raise ValueError("count needs kind")
+        if self.size is not None:
+            doubled = int(self.size) * 2
+            if doubled > 4:
+                raise ValueError("size doubled too big")
 
     def _handle_loop(self):
         for item in self.items or []:
@@ -263,7 +267,7 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
         "size must be 1 or 2", "count needs kind", "c needs a mode", "page was rewritten",
         "c needs a kind", "size 3 cannot offload", "b cannot decode", "b cannot take items",
         "c needs a width", "n cannot log", "kinds not allowed", "log needs a listed model",
-        "n needs a kimi model type"])
+        "n needs a kimi model type", "size doubled too big"])
     by_message = {messages[s["where"]]: s for s in sites}
     # the rewritten page and kind are replayed (kind's override for two architectures reads the
     # model's architecture, a model fact); a write for one architecture under a test the walk
@@ -299,6 +303,9 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
     # the post-process pass's local: `mode` as typed, "decode" when count > 1 and it was null
     assert by_message["b cannot decode"]["resolved"] == ["mode", "size"]
     assert by_message["c needs a mode"]["resolved"] == ["mode"]
+    # a local assigned once inside the `if` body that reads it, through `int()`
+    assert by_message["size doubled too big"]["condition"][-1] == ["cmp", ">", [
+        "op", "*", ["conv", "int", ["flag", "size"]], ["const", 2]], ["const", 4]]
     # `any(...)` over the model's architectures and a class constant of ServerArgs
     assert by_message["log needs a listed model"]["condition"][-1] == ["not", [
         "any", ["model", "architectures"],

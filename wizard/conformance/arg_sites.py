@@ -783,6 +783,9 @@ class _Reader:
         assert fn is not None
         stores = [n for n in ast.walk(fn.node) if isinstance(n, ast.Name) and n.id == node.id
                   and isinstance(n.ctx, ast.Store)]
+        nested = _block_assignment(fn.node, stores, node)
+        if nested is not None:  # `if c:` then `x = int(cfg.f)`, `if x <= 0: raise` in that body
+            return self._mutated(node, node.lineno, self._at(nested, nested.value))
         tree: list[Any] | None = None
         plain: set[int] = set()
         for stmt in fn.node.body:
@@ -999,6 +1002,10 @@ class _Reader:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "len" and len(node.args) == 1 and not node.keywords):
             return ["len", self.expr(node.args[0])]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("int", "float") and len(node.args) == 1
+                and not node.keywords):
+            return ["conv", node.func.id, self.expr(node.args[0])]  # `int(cfg.window_size)`
         if (isinstance(node, ast.Compare) and len(node.ops) == 1
                 and isinstance(node.ops[0], ast.Eq | ast.NotEq)
                 and isinstance(node.left, ast.Call) and isinstance(node.left.func, ast.Name)
@@ -1339,6 +1346,30 @@ def _assigning_branches(stmt: ast.If, name: str,
         out.append((tests, last))
         node = None
     return out
+
+
+def _block_assignment(function: ast.AST, stores: list[ast.Name],
+                      read: ast.Name) -> ast.Assign | None:
+    """The only assignment of a local, made in a nested body (an `if`'s, a `with`'s) before the
+    statement of that same body the read is in: it holds whenever the read runs (the function's
+    own top level is `local`'s walk)."""
+    if len(stores) != 1:
+        return None
+    for parent in ast.walk(function):
+        if parent is function:
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(parent, name, None)
+            if not isinstance(body, list):
+                continue
+            for index, stmt in enumerate(body):
+                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and stmt.targets[0] is stores[0]):
+                    if any(later.lineno <= read.lineno <= (later.end_lineno or later.lineno)
+                           for later in body[index + 1:]):
+                        return stmt
+                    return None
+    return None
 
 
 def _sole_assignment(body: list[ast.stmt], name: str) -> ast.Assign | None:

@@ -219,6 +219,8 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
         return f"_M[{tree[1]!r}]"  # no facts (None) or no such fact: TypeError / KeyError
     if kind == "len":
         return f"_len({_source(tree[1], keys, slots, read)})"
+    if kind == "conv" and tree[1] in ("int", "float"):  # `int(x)`: ValueError when it is not
+        return f"_{tree[1]}({_source(tree[2], keys, slots, read)})"
     if kind == "set":  # `set(x)`, `{"a", "b"}`
         return f"_set({_source(tree[1], keys, slots, read)})"
     if kind == "connector":  # `parse_connector_type(path) == ConnectorType.X`
@@ -252,7 +254,7 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] in ("str", "len", "connector", "set", "env", "any", "all"):
+    if tree[0] in ("str", "len", "connector", "set", "env", "any", "all", "conv"):
         return 2
     if tree[0] in ("platform", "model", "if", "index", "envset"):
         return 1
@@ -284,6 +286,7 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
     if not specs:
         return []
     scope: dict[str, Any] = {"_len": len, "_connector": _connector, "_set": frozenset,
+                             "_int": int, "_float": float,
                              "_env": _env, "_NOENV": NO_ENV,
                              "__builtins__": {"bool": bool, "any": any, "all": all}}
     lines = []
@@ -489,6 +492,7 @@ def _holding_source(sites: Sequence[GenericSite], consts: dict[str, Any]) -> lis
 
 def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
     return {**consts, "_E": _CAUGHT, "_U": _UNKNOWN, "_S": _SKIPPED, "_len": len,
+            "_int": int, "_float": float,
             "_connector": _connector, "_set": frozenset, "_may": _may, "_env": _env,
             "_NOENV": NO_ENV, "__builtins__": {"any": any, "all": all}}
 
