@@ -431,7 +431,7 @@ class CompiledSites:
 
 
 def _site_of(index: int, entry: Mapping[str, Any], canonical: Callable[[str], str],
-             ) -> GenericSite:
+             env: tuple[str, ...] | None = None) -> GenericSite:
     keys = {name: canonical(name) for name in entry["defaults"]}
     return GenericSite(index, entry["where"], entry["function"], entry["stage"],
                        int(entry["seq"]), entry["exception"], bool(entry["bare"]),
@@ -444,7 +444,8 @@ def _site_of(index: int, entry: Mapping[str, Any], canonical: Callable[[str], st
                               dict(scope["defaults"]),
                               {name: canonical(name) for name in scope["defaults"]})
                              for scope in entry.get("unknown_if", ())),
-                       entry.get("optional"), tuple(env_names(entry["condition"])))
+                       entry.get("optional"),
+                       env if env is not None else tuple(env_names(entry["condition"])))
 
 
 def _write_of(entry: Mapping[str, Any], canonical: Callable[[str], str]) -> GenericWrite:
@@ -454,17 +455,19 @@ def _write_of(entry: Mapping[str, Any], canonical: Callable[[str], str]) -> Gene
                         entry["value"], dict(entry["defaults"]), keys, name in RESOLVED_FIELDS)
 
 
-def _fed(site: GenericSite, writes: Sequence[GenericWrite]) -> GenericSite:
+def _fed(site: GenericSite, writes: Sequence[tuple[GenericWrite, tuple[str, ...]]],
+         ) -> GenericSite:
     """The site with the environment variables read by the replayed writes before it of the
-    fields it reads (and of the fields those writes read, and so on)."""
+    fields it reads (and of the fields those writes read, and so on). `writes`: each write
+    with the variables it reads, latest first."""
     if not site.resolved:
         return site
     fields = set(site.flags)
     found: list[str] = []
-    for write in sorted(writes, key=lambda w: -w.seq):  # (a write reads what came before it)
+    for write, names in writes:  # (a write reads what came before it)
         if write.seq < site.seq and write.field in fields:
             fields.update(write.flags)
-            for name in (*env_names(write.condition), *env_names(write.value_tree)):
+            for name in names:
                 if name not in found and name not in site.env:
                     found.append(name)
     return replace(site, fed_env=tuple(found)) if found else site
@@ -912,10 +915,27 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     writes) is kept between processes under the release file's digest, this module's and the
     field names' source, and the steps' places: a cold `check` then builds no source text."""
     writes = tuple(_write_of(entry, canonical) for entry in release.generic_writes)
-    sites = tuple(_fed(_site_of(index, entry, canonical), writes)
-                  for index, entry in enumerate(release.generic_sites))
     seqs = _anchors([release.rule_seq.get(step.id) if isinstance(step, Rule) else None
                      for step in steps])
+    key = (f"<R-ARG-SITE placed>\0{release.name}\0{release.digest}\0{_generator_digest()}"
+           f"\0{seqs!r}")
+    cached = load_cached(key) if release.digest else None
+    if not (isinstance(cached, tuple) and len(cached) == 3 and isinstance(cached[0], CodeType)
+            and isinstance(cached[1], dict) and isinstance(cached[2], list)
+            and len(cached[2]) == len(release.generic_sites)):
+        cached = None
+    if cached is not None:  # the environment variables each site reads, kept with its code
+        sites = tuple(
+            replace(site, fed_env=fed) if fed else site
+            for site, fed in ((_site_of(index, entry, canonical, env), fed)
+                              for index, (entry, (env, fed))
+                              in enumerate(zip(release.generic_sites, cached[2], strict=True))))
+    else:
+        latest_first = [(write, tuple(dict.fromkeys(
+            (*env_names(write.condition), *env_names(write.value_tree)))))
+            for write in sorted(writes, key=lambda w: -w.seq)]
+        sites = tuple(_fed(_site_of(index, entry, canonical), latest_first)
+                      for index, entry in enumerate(release.generic_sites))
     before = tuple(_position(seqs, site.seq) for site in sites)
     late: list[list[tuple[int, int, GenericWrite | None]]] = [[] for _ in range(len(steps) + 1)]
     chunked = [False] * (len(steps) + 1)
@@ -928,12 +948,8 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
         late[position].append((write.seq, -1, write))
         chunked[position] |= "chunked_prefill_size" in write.flags
     ordered = tuple(tuple(sorted(x, key=lambda t: (t[0], t[1]))) for x in late)
-    key = (f"<R-ARG-SITE placed>\0{release.name}\0{release.digest}\0{_generator_digest()}"
-           f"\0{seqs!r}")
-    cached = load_cached(key) if release.digest else None
-    if (isinstance(cached, tuple) and len(cached) == 2 and isinstance(cached[0], CodeType)
-            and isinstance(cached[1], dict)):
-        code, consts = cached
+    if cached is not None:
+        code, consts = cached[0], cached[1]
     else:
         consts = {}
         lines = _holding_source(sites, consts)
@@ -943,7 +959,7 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
                 lines += _late_source(number, items, sites, written, chunked[number], consts)
         code = compile("\n".join(lines) + "\n", "<R-ARG-SITE>", "exec")
         if release.digest:
-            store_cached(key, (code, consts))
+            store_cached(key, (code, consts, [(site.env, site.fed_env) for site in sites]))
     scope = _scope(consts)
     exec(code, scope)
     compiled = CompiledSites(sites, scope["_holding"], _LateTests(sites), writes)

@@ -24,6 +24,7 @@ from wizard.rules.arg_sites import (
     _CAUGHT,
     NO_ENV,
     compile_condition,
+    compile_conditions,
     model_values,
     platforms_of,
 )
@@ -67,12 +68,18 @@ class Deprecation:
 
     @cached_property
     def _test(self) -> Callable[..., Any]:
-        return compile_condition(self.condition, self.defaults, self.keys)
+        # (the code cache keeps the compiled text between processes: a cold `check` compiles
+        # nothing)
+        return compile_conditions([(self.condition, self.defaults, self.keys, False)])[0]
 
     @cached_property
     def _values(self) -> dict[str, Callable[..., Any] | None]:
-        return {name: (compile_condition(tree, self.defaults, self.keys, value=True)
-                       if tree is not None else None) for name, tree in self.writes}
+        trees = [(name, tree) for name, tree in self.writes if tree is not None]
+        compiled = compile_conditions([(tree, self.defaults, self.keys, True)
+                                       for _name, tree in trees])
+        out: dict[str, Callable[..., Any] | None] = {name: None for name, _tree in self.writes}
+        out.update({name: test for (name, _tree), test in zip(trees, compiled, strict=True)})
+        return out
 
     def holds(self, a: Mapping[str, Any], platforms: frozenset[str],
               model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV) -> bool:
