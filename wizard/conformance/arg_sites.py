@@ -1788,28 +1788,29 @@ def _is_view_call(node: ast.expr) -> bool:
 
 def _condition(walk: _Walk, conds: list[_Cond], archs: set[str] | None = None,
                scopes: set[Scope] | None = None, optional: dict[str, str] | None = None,
-               ) -> tuple[list[Any], set[str], set[str]]:
+               reader: type[_Reader] | None = None) -> tuple[list[Any], set[str], set[str]]:
     """The conjunction of `conds` as a tree, the flags it reads and those read resolved;
     `archs` collects the architectures whose overrides may write what it reads (`scopes`: the
     overrides that write it only when a condition holds), `optional` the packages of extras
-    it assumes missing (`_Reader.missing`)."""
+    it assumes missing (`_Reader.missing`); `reader` the reader class (`_Reader`)."""
+    make = reader or _Reader
     parts: list[list[Any]] = []
     read: set[str] = set()
     resolved: set[str] = set()
     for cond in conds:
         if cond.node is None:
             raise Impure(cond.text or "unreadable")
-        reader = _Reader(walk, cond.fn, cond.seq, cond.instance)
-        tree = reader.expr(cond.node)
-        read |= reader.read
-        resolved |= reader.resolved
+        this = make(walk, cond.fn, cond.seq, cond.instance)
+        tree = this.expr(cond.node)
+        read |= this.read
+        resolved |= this.resolved
         if archs is not None:
-            archs |= reader.archs
+            archs |= this.archs
         if scopes is not None:
-            scopes |= reader.scopes
+            scopes |= this.scopes
         if optional is not None:
-            optional.update(reader.optional)
-        elif reader.optional:
+            optional.update(this.optional)
+        elif this.optional:
             raise Impure("a write under a package probe")
         parts.append(["not", tree] if cond.negate else tree)
     if not parts:
@@ -2638,20 +2639,13 @@ def _deprecation_entry(walk: _Walk, fn: _Fn, block: ast.If, path: list[_Cond], s
 def _value_condition(walk: _Walk, conds: list[_Cond]) -> tuple[list[Any], set[str], set[str]]:
     """`_condition` read with `_ValueReader` (dict literals and their subscripts); a path
     under a package probe or an override limited to some architectures is not read."""
-    parts: list[list[Any]] = []
-    read: set[str] = set()
-    resolved: set[str] = set()
-    for cond in conds:
-        if cond.node is None:
-            raise Impure(cond.text or "unreadable")
-        reader = _ValueReader(walk, cond.fn, cond.seq, cond.instance)
-        tree = reader.expr(cond.node)
-        if reader.optional or reader.archs or reader.scopes:
-            raise Impure("a path under a package probe or a model override")
-        read |= reader.read
-        resolved |= reader.resolved
-        parts.append(["not", tree] if cond.negate else tree)
-    return (parts[0] if len(parts) == 1 else ["and", *parts]), read, resolved
+    archs: set[str] = set()
+    scopes: set[Scope] = set()
+    optional: dict[str, str] = {}
+    found = _condition(walk, conds, archs, scopes, optional, reader=_ValueReader)
+    if archs or scopes or optional:
+        raise Impure("a path under a package probe or a model override")
+    return found
 
 
 def _with_deprecation_writes(writes: list[dict[str, Any]],

@@ -530,6 +530,11 @@ def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callabl
         value = (model or {}).get(part["model"])
     else:
         value = a.get(canonical(part["flag"]))
+    return format_part(value, part)
+
+
+def format_part(value: Any, part: Mapping[str, Any]) -> str:
+    """A message placeholder's value as SGLang's f-string shows it (`!r` / `!a`, its spec)."""
     conv = part.get("conv")
     shown: Any = repr(value) if conv == "r" else ascii(value) if conv == "a" else value
     try:

@@ -25,6 +25,7 @@ from wizard.rules.arg_sites import (
     NO_ENV,
     compile_condition,
     compile_conditions,
+    format_part,
     model_values,
     platforms_of,
 )
@@ -127,12 +128,7 @@ class Deprecation:
         else:
             name = part["flag"]
             value = a.get(self.keys.get(name, canonical_dest(name)), self.defaults.get(name))
-        conv = part.get("conv")
-        shown: Any = repr(value) if conv == "r" else ascii(value) if conv == "a" else value
-        try:
-            return format(shown, part.get("spec") or "")
-        except (TypeError, ValueError):
-            return str(shown)
+        return format_part(value, part)
 
 
 def _of(entry: Mapping[str, Any]) -> Deprecation:
