@@ -87,6 +87,10 @@ def load_facts(
     direct = os.path.join(os.path.expanduser(path), "config.json")
     try:
         mtime = os.stat(direct).st_mtime
+        key = (direct, mtime)
+        cached = _FACTS_CACHE.get(key)
+        if cached is not None:  # the common case (every keystroke): no Path built
+            return cached
         root = Path(direct).parent
         config = Path(direct)
     except OSError:

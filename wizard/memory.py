@@ -22,6 +22,7 @@ logs in `tests/model/memory_logs.py` (docs/inspect.md has the table).
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
@@ -346,6 +347,15 @@ class PlanFix:
         return {"label": self.label, "edits": dict(self.edits)}
 
 
+def _fresh(value: Any) -> Any:
+    """A copy of a JSON value's containers (its strings and numbers are shared)."""
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    return value
+
+
 @dataclass(frozen=True)
 class MemoryPlan:
     """Per-GPU memory plan. All sizes are GiB per GPU unless the name says otherwise."""
@@ -411,7 +421,14 @@ class MemoryPlan:
     draft_loaded_gib: float = 0.0  # the draft as loaded (its "Load weight end ... mem usage")
 
     def to_json(self) -> dict[str, Any]:
-        """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md."""
+        """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md.
+
+        Built once per plan (plans are cached and re-checked on every keystroke); each call
+        returns a fresh copy, so a caller may change what it gets."""
+        return {name: _fresh(value) for name, value in self._json.items()}
+
+    @functools.cached_property
+    def _json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
@@ -426,6 +443,10 @@ class MemoryPlan:
 
     def summary(self) -> str:
         """One line: verdict and the key numbers (shortfalls said in words, never as a negative size)."""
+        return self._summary
+
+    @functools.cached_property
+    def _summary(self) -> str:
         word = {"fits": "fits", "tight": "tight", "will_not_fit": "will not fit"}[self.verdict]
         nvsmi = " by nvidia-smi" if self.free_memory_source == "nvidia-smi" else ""
         pool = (

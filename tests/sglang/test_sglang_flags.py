@@ -352,6 +352,16 @@ def _outcome(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[str, obj
         return "help", help_request.option
 
 
+def _known(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[str, object]:
+    """`parse_known_args`' leftovers (what an unrecognized-arguments message is explained from)."""
+    try:
+        return "ok", parser.parse_known_args(argv)[1]
+    except flags_module._ArgparseFailure as failure:
+        return "error", failure.message
+    except flags_module._HelpRequested as help_request:
+        return "help", help_request.option
+
+
 @pytest.mark.parametrize("version", ["0.5.0", "0.5.11", "0.5.23"])
 @pytest.mark.parametrize("require", [True, False])
 def test_the_subset_parser_parses_like_the_full_parser(version: str, require: bool) -> None:
@@ -377,6 +387,9 @@ def test_the_subset_parser_parses_like_the_full_parser(version: str, require: bo
                 option = option[: rng.randint(4, len(option) - 1)]  # an abbreviation
             elif roll < 0.12:
                 option = option + "-typo"
+            elif roll < 0.14:
+                option = rng.choice(["--zz-not-a-flag", "--mamba-scheduler-strategy",
+                                     "--enable-dp-attention", "--a b", "--tp"])
             pick = [str(c) for c in action.choices or ()] + values
             if roll > 0.85:
                 argv.append(f"{option}={rng.choice(pick)}")
@@ -388,6 +401,7 @@ def test_the_subset_parser_parses_like_the_full_parser(version: str, require: bo
         if small is not None:
             used_subset += 1
             assert _outcome(small, argv) == full, argv
+            assert _known(small, argv) == _known(parser, argv), argv
         try:
             fast: tuple[str, object] = (
                 "ok", sorted(vars(flags_module._parse_args(parser, argv)).items(),

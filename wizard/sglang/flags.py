@@ -11,6 +11,7 @@ flags (flags from other engines such as vLLM, then close spellings).
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -586,6 +587,21 @@ def _add_flags(parser: _SglangParser, table: FlagTable, enforce_required: bool) 
         action.wizard_flag = flag  # type: ignore[attr-defined]
 
 
+def _unknown_to_both(parser: _SglangParser, piece: str) -> bool:
+    """`--name[=value]` where no option string of `parser` starts with `--name`: argparse reads it
+    as an unrecognized option (or, holding a space, as a stray value) in the full parser and in
+    any subset of it alike, abbreviations included, so the subset parser's error is SGLang's."""
+    prefix = parser.prefix_chars
+    if len(piece) < 3 or piece[0] not in prefix or piece[1] not in prefix:
+        return False
+    head = piece.split("=", 1)[0]
+    options: list[str] | None = parser.__dict__.get("_wizard_sorted_options")
+    if options is None:
+        options = parser.__dict__["_wizard_sorted_options"] = sorted(parser._option_string_actions)
+    at = bisect.bisect_left(options, head)
+    return at == len(options) or not options[at].startswith(head)
+
+
 def _subset_parser(parser: _SglangParser, argv: Sequence[str]) -> _SglangParser | None:
     """A parser holding only the actions `argv` names (and the required ones), when it parses
     `argv` exactly as `parser` does; None when it might not.
@@ -594,8 +610,9 @@ def _subset_parser(parser: _SglangParser, argv: Sequence[str]) -> _SglangParser 
     0.15-0.25 ms on SGLang's 400-550 flags that a check on every keystroke pays. Every piece that
     starts with a prefix character must be an option string of `parser` as typed (`--flag` or
     `--flag=value`) or a negative number argparse reads as a value: then both parsers classify
-    every piece alike and run the same action objects. An abbreviation, `--`, or anything else
-    option-like goes to the full parser. Cached per parser by the set of actions.
+    every piece alike and run the same action objects. A `--name` that no option string starts
+    with is unrecognized to both. An abbreviation, `--`, or anything else option-like goes to the
+    full parser. Cached per parser by the set of actions.
     """
     table = parser._option_string_actions
     prefix = parser.prefix_chars
@@ -611,7 +628,7 @@ def _subset_parser(parser: _SglangParser, argv: Sequence[str]) -> _SglangParser 
         elif len(piece) == 1 or (parser._negative_number_matcher.match(piece)
                                  and not parser._has_negative_number_optionals):
             continue  # a value to both parsers
-        else:
+        elif not _unknown_to_both(parser, piece):
             return None
     key = frozenset(wanted)
     subsets: dict[frozenset[argparse.Action], _SglangParser] = parser.__dict__.setdefault(
@@ -708,7 +725,8 @@ def _explain(
     head = f"SGLang {table.version} would refuse this command: {message}"
     if message.startswith("unrecognized arguments: "):
         try:
-            _, extras = (parser or table.parser).parse_known_args(argv)
+            full = parser or table.parser
+            _, extras = (_subset_parser(full, argv) or full).parse_known_args(argv)
         except (_ArgparseFailure, _HelpRequested):
             extras = []
         first_flag = next((a.split("=", 1)[0] for a in extras if a.startswith("-")), None)
