@@ -80,6 +80,7 @@ class LogRow:
     # "max_total_num_tokens=..., max_running_requests=N": the request slots SGLang sized the
     # request table (req_to_token) with.
     logged_max_running_requests: int | None = None
+    enable_piecewise_cuda_graph: bool = False  # the opt-in flag of 0.5.5-0.5.9
 
 
 def _qwq_32b() -> dict[str, Any]:
@@ -301,6 +302,39 @@ def _glm5_fp8() -> dict[str, Any]:
             "fmt": "e4m3",
             "activation_scheme": "dynamic",
             "weight_block_size": [128, 128],
+        },
+    }
+
+
+def _qwen25_vl_7b() -> dict[str, Any]:
+    """Qwen/Qwen2.5-VL-7B-Instruct (its published config.json: the Qwen2-7B text stack, 28
+    layers of 28 query / 4 KV heads at width 3584, and a 32-block ViT of width 1280 written as
+    `depth`; the log's K size per token, 28,672 B, is 28 layers x 4 KV heads x 128 x 2 B)."""
+    return {
+        "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+        "model_type": "qwen2_5_vl",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "vocab_size": 152064,
+        "max_position_embeddings": 128000,
+        "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "vision_config": {
+            "depth": 32,
+            "hidden_size": 1280,
+            "intermediate_size": 3420,
+            "num_heads": 16,
+            "in_chans": 3,
+            "out_hidden_size": 3584,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "window_size": 112,
+            "fullatt_block_indexes": [7, 15, 23, 31],
         },
     }
 
@@ -656,6 +690,38 @@ ROWS: tuple[LogRow, ...] = (
             "capture). A second run on rocm/sgl-dev:v0.5.9-rocm720-mi35x-20260225 in the same "
             "file logs 279.50 GiB free (4 GiB held by something else), 89.20 GiB of weights, "
             "3,199,575 tokens"
+        ),
+    ),
+    LogRow(
+        name="Qwen2.5-VL-7B bf16 + piecewise CUDA graph, 1x B200, tp 1",
+        config=_qwen25_vl_7b(),
+        gpu="B200",
+        gpus=1,
+        tp=1,
+        mem_fraction=None,  # the log's server_args: mem_fraction_static=0.7629746875
+        version="0.5.6",
+        source=(
+            "github.com/sgl-project/sglang/pull/11830 (comment by yuan-luo, 2025-11-30: "
+            "'python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-VL-7B-Instruct "
+            "--enable-piecewise-cuda-graph --piecewise-cuda-graph-compiler eager "
+            "--disable-radix-cache --device cuda --host 127.0.0.1 --port 30000')"
+        ),
+        # "KV Cache is allocated. #tokens: 2243474, K size: 59.91 GB, V size: 59.91 GB"
+        kv_tokens=2243474,
+        kv_bytes_per_token=59.91 * 2 * 2**30 / 2243474,
+        enable_piecewise_cuda_graph=True,
+        note=(
+            "main of the PR branch on the day (its server_args fields are 0.5.6's: the first "
+            "release with fastapi_root_path); the card is a B200 (the log's 'CUTLASS backend is "
+            "disabled when piecewise cuda graph is enabled due to TMA descriptor initialization "
+            "issues on B200', printed on SM100 only; 'Memory pool end. avail mem=40.03 GB' after "
+            "119.8 GB of KV). No 'Load weight' lines in the excerpt. SGLang's fraction, "
+            "0.7629746875 = round((183,359 - 27,264) / 183,359, 3) x 0.95 x 0.94375: 0.5.6 "
+            "reserves piecewise_cuda_graph_max_tokens // 4 = 1,024 MiB for the prefill graph "
+            "(default 4,096 tokens, server_args.py:857) and its VLM factor reads the ViT's "
+            "num_hidden_layers (absent: 24, not the 32 of `depth`; the plan reads it alike); the "
+            "plan's 0.7657 counts the graph as 0.5.8's len(tokens) x 8 over the chunked prefill "
+            "(592 MiB)"
         ),
     ),
 )

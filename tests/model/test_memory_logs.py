@@ -80,6 +80,7 @@ def _plan(
         num_draft_tokens=row.num_draft_tokens,
         dtype=row.dtype,
         kv_cache_dtype=row.kv_cache_dtype,
+        enable_piecewise_cuda_graph=row.enable_piecewise_cuda_graph,
     ))
 
 
