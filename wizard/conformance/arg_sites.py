@@ -310,6 +310,32 @@ def _registered_archs(fn: _Fn) -> frozenset[str] | None:
     return frozenset(archs) if archs else None
 
 
+def _override_helper_archs(functions: list[_Fn]) -> dict[int, frozenset[str]]:
+    """Module-level helpers that only registered model overrides call (`overrides.update(
+    _dsa_dcp_overrides(cfg))`): by the helper's node id, the callers' architectures. Its writes
+    are then scoped like the overrides' own (its `if`/`return` path read, the caller's path to
+    the call not: a superset of when it writes)."""
+    by_name: dict[str, list[_Fn]] = {}
+    for fn in functions:
+        if fn.cls is None:
+            by_name.setdefault(fn.node.name, []).append(fn)
+    archs: dict[int, set[str]] = {}
+    other_callers: set[int] = set()
+    for caller in functions:
+        registered = _registered_archs(caller)
+        for node in ast.walk(caller.node):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            for helper in by_name.get(node.func.id, ()):
+                if helper is caller or _registered_archs(helper) is not None:
+                    continue
+                if registered is None:
+                    other_callers.add(id(helper.node))
+                else:
+                    archs.setdefault(id(helper.node), set()).update(registered)
+    return {key: frozenset(names) for key, names in archs.items() if key not in other_callers}
+
+
 def _override_paths(fn: _Fn, flags: frozenset[str]) -> dict[str, list[list[_Cond]]]:
     """The path inside a registered model override to each statement writing a flag (its `if`
     tests taken or not, its earlier returns not taken; a loop, `try` or `with` adds a test the
@@ -2153,18 +2179,19 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         _visit_function(walk, fn, [], stage)
     # Functions the walk never reaches by name (override registries, called by reference)
     # may run at any point: their writes count as before everything.
-    for fn in _functions(tree):
-        if id(fn.node) not in walk.visited:
-            for name in env_written(fn.node, fn.node):
-                walk.env_writes[name] = -1
-            registered = _registered_archs(fn)
-            paths = _override_paths(fn, walk.flags) if registered is not None else {}
-            for flag in _written(fn.node, walk.flags) - _cli_renames(fn):
-                walk.writes[flag] = -1
-                log = walk.write_log.setdefault(flag, [])
-                paths_of: list[list[_Cond] | None] = [*paths.get(flag, [])] or [None]
-                for conds in paths_of:
-                    log.insert(0, _Write(flag, -1, fn, conds, None, registered))
+    unvisited = [fn for fn in _functions(tree) if id(fn.node) not in walk.visited]
+    helper_archs = _override_helper_archs(unvisited)
+    for fn in unvisited:
+        for name in env_written(fn.node, fn.node):
+            walk.env_writes[name] = -1
+        registered = _registered_archs(fn) or helper_archs.get(id(fn.node))
+        paths = _override_paths(fn, walk.flags) if registered is not None else {}
+        for flag in _written(fn.node, walk.flags) - _cli_renames(fn):
+            walk.writes[flag] = -1
+            log = walk.write_log.setdefault(flag, [])
+            paths_of: list[list[_Cond] | None] = [*paths.get(flag, [])] or [None]
+            for conds in paths_of:
+                log.insert(0, _Write(flag, -1, fn, conds, None, registered))
     taken = {site["where"] for site in located.values()}
     out: list[dict[str, Any]] = []
     skipped: list[str] = []
