@@ -541,3 +541,67 @@ def test_hooks_bind_parameters_import_constants_probe_packages_and_replay_resolv
     for name in [m for m in sys.modules if m == "sglang" or m.startswith("sglang.")]:
         del sys.modules[name]
     assert checked == 3 * 2 ** 6
+
+
+SCOPED_WRITES = {
+    "sglang/srt/server_args.py": '''
+from sglang.srt.configs.model_config import ModelConfig
+
+
+class ServerArgs:
+    def __post_init__(self):
+        self.model_config = ModelConfig(self.quantization)
+        if self.cutlass and self.quantization not in ("fp8",):
+            raise ValueError("cutlass needs fp8")
+        if self.replicate and self.dcp_size <= 1:
+            raise ValueError("replicate needs dcp > 1")
+''',
+    "sglang/srt/configs/model_config.py": '''
+class ModelConfig:
+    def __init__(self, quantization):
+        self.quantization = quantization
+        if self.quantization is None:
+            self.quantization = "from-the-checkpoint"
+        self.overrides = {"quantization": self.quantization}
+''',
+    "sglang/srt/arg_groups/model_overrides/deepseek.py": '''
+def _dcp_overrides(cfg):
+    if cfg.dcp_size <= 1:
+        return {}
+    overrides = {}
+    if cfg.replicate is None:
+        overrides["replicate"] = True
+    return overrides
+
+
+@_register_for("DeepseekV3ForCausalLM")
+def _deepseek_overrides(server_args, hf_config):
+    overrides = {}
+    overrides.update(_dcp_overrides(server_args))
+    return overrides
+''',
+}
+
+
+def test_another_class_s_self_and_an_override_helper_s_writes_are_scoped(tmp_path: Path) -> None:
+    """`ModelConfig.__init__`'s `self.quantization = ...` (and its dicts) set the model config's
+    own attributes, not the ServerArgs field, so a later site over `--quantization` is read; a
+    helper only a registered model override calls writes for that override's architectures only,
+    under its own `if ...: return` path (0.5.23's `_dsa_dcp_overrides`)."""
+    for rel, text in SCOPED_WRITES.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    table = {"actions": [{"dest": k, "default": v} for k, v in {
+        "model_path": "m", "quantization": None, "cutlass": False, "replicate": None,
+        "dcp_size": 1}.items()]}
+    extraction = extract_sites(SourceTree(tmp_path), table, {})
+    by_where = {s["where"]: s for s in extraction.sites}
+    assert not extraction.skipped, extraction.skipped
+    cutlass = by_where["sglang/srt/server_args.py:9"]
+    assert cutlass["resolved"] == [] and "unknown_if" not in cutlass
+    replicate = by_where["sglang/srt/server_args.py:11"]
+    assert [scope["archs"] for scope in replicate["unknown_if"]] == [["DeepseekV3ForCausalLM"]]
+    # (its test of the field it writes itself counts as holding: a superset of when it writes)
+    assert replicate["unknown_if"][0]["condition"] == [
+        "not", ["cmp", "<=", ["flag", "dcp_size"], ["const", 1]]]

@@ -95,6 +95,13 @@ class _Fn:
         return f"{self.cls}.{self.node.name}" if self.cls else self.node.name
 
     @property
+    def other_class(self) -> bool:
+        """A method of a class outside the argument code (`ModelConfig`): its `self` is not the
+        ServerArgs record."""
+        return (self.cls is not None and not self.path.endswith("server_args.py")
+                and "/arg_groups/" not in self.path)
+
+    @property
     def reads_flags(self) -> bool:
         """Its `self.` / `server_args.` attributes are ServerArgs fields."""
         if self.path.endswith("server_args.py"):
@@ -194,13 +201,16 @@ def _functions(tree: SourceTree) -> Iterator[_Fn]:
                         yield _Fn(path, node.name, item)
 
 
-def _written(node: ast.AST, flags: frozenset[str]) -> set[str]:
-    """The flags a statement (or expression) may write."""
+def _written(node: ast.AST, flags: frozenset[str], own_self: bool = False) -> set[str]:
+    """The flags a statement (or expression) may write. `own_self`: the statement is in a method
+    of another class (`ModelConfig`), whose `self.quantization = ...` sets its own attribute,
+    not the ServerArgs field."""
     out: set[str] = set()
 
     def target(t: ast.AST) -> None:
         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
-            out.add(t.attr)  # `x.flag = ...` (not `self.hf_config.flag = ...`)
+            if not (own_self and t.value.id == "self"):
+                out.add(t.attr)  # `x.flag = ...` (not `self.hf_config.flag = ...`)
         elif isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant):
             out.add(str(t.slice.value))
         elif isinstance(t, ast.Tuple | ast.List):
@@ -216,7 +226,7 @@ def _written(node: ast.AST, flags: frozenset[str]) -> set[str]:
         elif isinstance(sub, ast.AugAssign | ast.AnnAssign) and (
                 not isinstance(sub, ast.AnnAssign) or sub.value is not None):
             target(sub.target)
-        elif isinstance(sub, ast.Dict):
+        elif isinstance(sub, ast.Dict) and not own_self:  # (another class's dicts are its own)
             out.update(str(k.value) for k in sub.keys if isinstance(k, ast.Constant))
         elif isinstance(sub, ast.Call):
             func = sub.func
@@ -224,7 +234,9 @@ def _written(node: ast.AST, flags: frozenset[str]) -> set[str]:
                 func.id if isinstance(func, ast.Name) else "")
             if name in _LOGGING:
                 continue
-            if name == "setattr" and len(sub.args) >= 2 and isinstance(sub.args[1], ast.Constant):
+            if name == "setattr" and len(sub.args) >= 2 and isinstance(sub.args[1], ast.Constant) \
+                    and not (own_self and isinstance(sub.args[0], ast.Name)
+                             and sub.args[0].id == "self"):
                 out.add(str(sub.args[1].value))
             if name in _WRITERS or "declare" in name or "override" in name:
                 # declare_resolution(sa, source, field=value), dataclasses.replace(sa, field=...)
@@ -552,7 +564,7 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
         here = [*guard, *[_exit_cond(ex, seq, fn) for ex in exits], *path]
         if isinstance(stmt, ast.If | ast.For) and not walk.instance and not walk.cold:
             walk.blocks.setdefault(id(stmt), (fn, stmt, here, seq))
-        head_writes = _written_head(stmt, walk.flags)
+        head_writes = _written_head(stmt, walk.flags, fn.other_class)
         values = _write_values(stmt, walk.flags) if head_writes else {}
         for flag in head_writes:
             walk.logged += 1
@@ -731,11 +743,11 @@ def _env_written_head(stmt: ast.stmt, scope: ast.AST) -> set[str]:
     return out
 
 
-def _written_head(stmt: ast.stmt, flags: frozenset[str]) -> set[str]:
+def _written_head(stmt: ast.stmt, flags: frozenset[str], own_self: bool = False) -> set[str]:
     """Writes of a statement itself (a compound statement's head; its bodies are walked)."""
     out: set[str] = set()
     for node in _own_parts(stmt):
-        out |= _written(node, flags)
+        out |= _written(node, flags, own_self)
     return out
 
 
@@ -2186,7 +2198,7 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
             walk.env_writes[name] = -1
         registered = _registered_archs(fn) or helper_archs.get(id(fn.node))
         paths = _override_paths(fn, walk.flags) if registered is not None else {}
-        for flag in _written(fn.node, walk.flags) - _cli_renames(fn):
+        for flag in _written(fn.node, walk.flags, fn.other_class) - _cli_renames(fn):
             walk.writes[flag] = -1
             log = walk.write_log.setdefault(flag, [])
             paths_of: list[list[_Cond] | None] = [*paths.get(flag, [])] or [None]
