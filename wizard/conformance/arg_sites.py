@@ -40,7 +40,7 @@ import copy
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wizard.conformance.env_reads import (
@@ -1942,7 +1942,12 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
             limited = _arch_scope(walk, write.conds) if write.conds else None
             if limited is None:
                 raise Impure(f"{name} is written before ({str(why)[:60]})") from None
-            archs |= limited
+            # (its readable tests, a GPU probe say, still bound when it may run: a scope)
+            scope = None if walk.scoping else _scope(walk, replace(write, archs=limited), seq)
+            if scope is None:
+                archs |= limited
+            else:
+                scopes.add(scope)
             continue
         value: list[Any] | None = None  # a value it cannot read: unknown after the write
         if write.value is not None:
@@ -2004,7 +2009,10 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
                     continue
                 if reader.archs or reader.scopes:
                     continue
-                parts.append(["not", tree] if negate else tree)
+                part = ["not", tree] if negate else tree
+                if _holds_for_archs(part, write.archs):
+                    continue  # (an architecture test the scope's own architectures pass)
+                parts.append(part)
                 read |= reader.read
     finally:
         walk.scoping.discard(key)
@@ -2013,6 +2021,30 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
     tree = parts[0] if len(parts) == 1 else ["and", *parts]
     return (tuple(sorted(write.archs)), json.dumps(tree),
             json.dumps({name: walk.defaults.get(name) for name in sorted(read)}))
+
+
+def _holds_for_archs(tree: list[Any], archs: frozenset[str]) -> bool:
+    """A test of the model's architecture alone (`arch in [...]`, `arch == "X"`, `"Llama4" in
+    arch`, negated) that every one of `archs` passes: implied by the scope's architectures."""
+    negate = tree[0] == "not"
+    test = tree[1] if negate else tree
+    if not (isinstance(test, list) and len(test) == 4 and test[0] == "cmp"
+            and test[1] in ("in", "==", "!=")):
+        return False
+    left, right = test[2], test[3]
+    arch = ["model", "architecture"]
+    if test[1] != "in":  # `arch == "X"` / `arch != "X"`
+        other = right if left == arch else left if right == arch else None
+        if other is None or other[0] != "const" or not isinstance(other[1], str):
+            return False
+        results = {(name == other[1]) == (test[1] == "==") for name in archs}
+    elif right == arch and left[0] == "const" and isinstance(left[1], str):
+        results = {(left[1] in name) for name in archs}
+    elif left == arch and right[0] == "const" and isinstance(right[1], list | tuple):
+        results = {(name in right[1]) for name in archs}
+    else:
+        return False
+    return results == {not negate}
 
 
 def _resolved_writes(walk: _Walk) -> None:
