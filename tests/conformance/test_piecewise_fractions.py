@@ -1,7 +1,9 @@
 """The recorded SGLang fractions of `fixtures/piecewise-fractions.json` (which the memory plan is
 held to in `tests/model/test_prefill_graph_reserve.py`) still come out of the release's real
 argument code: re-run live for the recorded releases chosen live this session (`live.py`) whose
-venv is already built (none is built here)."""
+venv is already built (none is built here). Conformance tests run last in collection order, so
+in a full session these start after `test_conformance.py` has waited for every background run:
+no second SGLang process runs beside them."""
 
 from __future__ import annotations
 
