@@ -135,6 +135,71 @@ def accounting(version: str) -> Accounting:
 
 
 @dataclass(frozen=True)
+class PrefillGraphReserve:
+    """The prefill ("piecewise") CUDA-graph term of one release's mem-fraction heuristic: the
+    release-data trait `prefill_graph_reserve` (`onboard.prefill_graph_reserve` reads it from
+    the wheel: the `reserved_mem +=` statement, where it stands against the 10 GiB floor, and
+    how the graph's max tokens default)."""
+
+    form: str  # "none", "max_tokens_div" (max tokens // factor) or "sizes_times" (len x factor)
+    factor: int = 0
+    after_floor: bool = False  # added after `reserved_mem = max(reserved_mem, 10 * 1024)`
+    max_tokens: int | None = None  # the flag's class default; None: the chunked prefill size
+    mla_max_tokens: tuple[str, int] | None = None  # ("set", N) or ("min", N) for MLA models
+    caps: frozenset[str] = frozenset()  # "max_total_tokens", "context_length", "llama-2"
+    sizes: tuple[tuple[int, int | None, int], ...] = ()  # capture sizes as range triples
+    site: str | None = None  # the term's file:line in the release
+
+    @classmethod
+    def from_trait(cls, trait: dict[str, Any]) -> PrefillGraphReserve:
+        mla = trait.get("mla_max_tokens")
+        return cls(
+            form=str(trait.get("form") or "none"),
+            factor=int(trait.get("factor") or 0),
+            after_floor=trait.get("floor") == "after",
+            max_tokens=trait["max_tokens"] if isinstance(trait.get("max_tokens"), int) else None,
+            mla_max_tokens=(str(mla[0]), int(mla[1])) if mla else None,
+            caps=frozenset(trait.get("caps") or ()),
+            sizes=tuple((int(a), None if b is None else int(b), int(c))
+                        for a, b, c in trait.get("sizes") or ()),
+            site=trait.get("site"),
+        )
+
+    def max_graph_tokens(self, chunked: int, *, mla: bool, max_total_tokens: int | None = None,
+                         context_length: int | None = None, model_path: str = "") -> int:
+        """The prefill graph's max tokens as the release defaults them for this launch."""
+        tokens = chunked if self.max_tokens is None else self.max_tokens
+        if mla and self.mla_max_tokens is not None:
+            kind, bound = self.mla_max_tokens
+            tokens = bound if kind == "set" else min(bound, tokens)
+        if "max_total_tokens" in self.caps and max_total_tokens:
+            tokens = min(tokens, max_total_tokens)
+        if "llama-2" in self.caps and "llama-2" in model_path.lower():
+            tokens = min(tokens, 4096)
+        if "context_length" in self.caps and context_length:
+            tokens = min(tokens, context_length)
+        return tokens
+
+    def term_mib(self, max_tokens: int) -> float:
+        """MiB the heuristic reserves for the prefill graph of `max_tokens`."""
+        if self.form == "max_tokens_div":
+            return max_tokens // self.factor
+        if self.form == "sizes_times":
+            count = sum(len(range(start, max_tokens + 1 if stop is None else min(stop, max_tokens + 1),
+                                  step)) for start, stop, step in self.sizes)
+            return count * self.factor
+        return 0
+
+
+#: The newest releases' term (`reserve_for_graph_mb`): 8 MiB a capture size, before the floor.
+_DEFAULT_GRAPH_RESERVE = PrefillGraphReserve(
+    "sizes_times", 8, False, None, ("set", 2048), frozenset({"max_total_tokens", "llama-2"}),
+    ((4, 33, 4), (48, 257, 16), (288, 513, 32), (576, 1025, 64), (1280, 4097, 256),
+     (4608, None, 512)),
+)
+
+
+@dataclass(frozen=True)
 class GraphPolicy:
     """How one release counts CUDA graphs in its mem-fraction heuristic: the release-data traits
     `conformance add-release` reads from the wheel (`onboard.graph_memory_traits`)."""
@@ -147,6 +212,7 @@ class GraphPolicy:
     release: str
     vlm_adjust_skips_decode: bool = False
     off_on_hip: bool = False  # ROCm turns the default prefill graph off (`is_hip()` in the list)
+    reserve: PrefillGraphReserve = _DEFAULT_GRAPH_RESERVE  # trait `prefill_graph_reserve`
 
 
 #: Releases whose data predates the traits are read as the default release (`_handle_piecewise_cuda_graph`).
@@ -180,6 +246,7 @@ def graph_policy(version: str) -> GraphPolicy:
             release.name,
             traits.vlm_adjust_skips_decode,
             traits.prefill_graph_off_on_hip,
+            PrefillGraphReserve.from_trait(traits.prefill_graph_reserve),
         )
     _POLICIES[version] = policy
     return policy
@@ -751,7 +818,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             decode_tokens=(running or graph_bs or 1) * (draft_tokens or 1),
             moe_a2a_backend=(inputs.moe_a2a_backend or "none").lower(),
             decode_graph=not disable_cuda_graph,
-            graph_tokens_cap=inputs.max_total_tokens,
+            graph_tokens_cap=inputs.max_total_tokens, context_length=inputs.context_length,
         )
         spec_reserve = 0
         if algo is not None and algo != "NGRAM" and acc.spec_reserve_mib:
@@ -1223,18 +1290,6 @@ def _default_cuda_graph_max_bs(total_mib: int, tp: int, acc: Accounting) -> int:
     return 512
 
 
-def _piecewise_graph_tokens(max_tokens: int) -> int:
-    sizes = (
-        list(range(4, 33, 4))
-        + list(range(48, 257, 16))
-        + list(range(288, 513, 32))
-        + list(range(576, 1025, 64))
-        + list(range(1280, 4097, 256))
-    )
-    tail = max(0, (max_tokens - 4608) // 512 + 1)  # range(4608, max_tokens + 1, 512), counted
-    return sum(1 for s in sizes if s <= max_tokens) + tail
-
-
 def _sglang_base_reserve_mib(
     total_mib: int,
     chunked: int,
@@ -1251,6 +1306,7 @@ def _sglang_base_reserve_mib(
     moe_a2a_backend: str = "none",
     decode_graph: bool = True,
     graph_tokens_cap: int | None = None,
+    context_length: int | None = None,
 ) -> float:
     """SGLang's estimate of activations + CUDA graphs (MiB), before the speculative reserve
     (`_handle_gpu_memory_settings`; later `reserve_for_graph_mb` and
@@ -1271,21 +1327,29 @@ def _sglang_base_reserve_mib(
         reserve += graph_bs * dp * 3
         if graph_bs > 300:
             reserve += graph_bs * dp * 1.5
+    after_floor = 0.0
     if prefill_graph:
         mla = target.attention == "MLA" and bool(target.kv_lora_rank)
         if mla and policy.mla_reserve_mib:
             reserve += policy.mla_reserve_mib
         else:
-            # Prefill graph sizes up to the chunked prefill (2048 for MLA), capped by
-            # --max-total-tokens (`piecewise_cuda_graph_max_tokens`).
-            tokens = 2048 if mla else chunked
-            if graph_tokens_cap:
-                tokens = min(tokens, graph_tokens_cap)
-            reserve += _piecewise_graph_tokens(tokens) * 8
+            # The release's own term (trait `prefill_graph_reserve`): its max tokens default
+            # (the chunked prefill, a fixed 4096, 2048 for MLA) and caps (--max-total-tokens,
+            # --context-length), then `// N` or `len(capture sizes) * N`, before or after the
+            # floor.
+            rule = policy.reserve
+            tokens = rule.max_graph_tokens(chunked, mla=mla, max_total_tokens=graph_tokens_cap,
+                                           context_length=context_length,
+                                           model_path=target.source)
+            if rule.after_floor:
+                after_floor += rule.term_mib(tokens)
+            else:
+                reserve += rule.term_mib(tokens)
         if policy.prefill_graph_default == "breakable" and moe_a2a_backend == "deepep":
             reserve += policy.breakable_deepep_mib
     if total_mib > 60 * 1024:
         reserve = max(reserve, 10 * 1024)
+    reserve += after_floor
     if by_role and mode != "prefill" and decode_graph and moe_a2a_backend == "deepep":
         reserve += 2 * 1024  # `reserve_for_deepep_a2a_mb`: on top of the 10 GiB floor
     return reserve

@@ -81,6 +81,8 @@ class LogRow:
     # request table (req_to_token) with.
     logged_max_running_requests: int | None = None
     enable_piecewise_cuda_graph: bool = False  # the opt-in flag of 0.5.5-0.5.9
+    # The automatic mem_fraction_static the log's server_args line prints (mem_fraction None).
+    logged_fraction: float | None = None
 
 
 def _qwq_32b() -> dict[str, Any]:
@@ -633,6 +635,7 @@ ROWS: tuple[LogRow, ...] = (
         gpus=8,
         tp=8,
         mem_fraction=None,  # the log's server_args: mem_fraction_static=0.8260405859375
+        logged_fraction=0.8260405859375,
         version="0.5.9",
         source=(
             f"{_AMD_ISSUES}/blob/561754c/Kimi-K2.5-MI355X-SGLANG-ERROR.md (rocm/sgl-dev:"
@@ -664,6 +667,7 @@ ROWS: tuple[LogRow, ...] = (
         gpus=8,
         tp=8,
         mem_fraction=None,  # the log's server_args: mem_fraction_static=0.908
+        logged_fraction=0.908,
         version="0.5.9",
         source=(
             f"{_AMD_ISSUES}/blob/c40b780/GLM-5-FP8-MI355X-SGLANG-ERROR.md (rocm/sgl-dev:"
@@ -699,6 +703,7 @@ ROWS: tuple[LogRow, ...] = (
         gpus=1,
         tp=1,
         mem_fraction=None,  # the log's server_args: mem_fraction_static=0.7629746875
+        logged_fraction=0.7629746875,
         version="0.5.6",
         source=(
             "github.com/sgl-project/sglang/pull/11830 (comment by yuan-luo, 2025-11-30: "
@@ -718,10 +723,10 @@ ROWS: tuple[LogRow, ...] = (
             "119.8 GB of KV). No 'Load weight' lines in the excerpt. SGLang's fraction, "
             "0.7629746875 = round((183,359 - 27,264) / 183,359, 3) x 0.95 x 0.94375: 0.5.6 "
             "reserves piecewise_cuda_graph_max_tokens // 4 = 1,024 MiB for the prefill graph "
-            "(default 4,096 tokens, server_args.py:857) and its VLM factor reads the ViT's "
-            "num_hidden_layers (absent: 24, not the 32 of `depth`; the plan reads it alike); the "
-            "plan's 0.7657 counts the graph as 0.5.8's len(tokens) x 8 over the chunked prefill "
-            "(592 MiB)"
+            "after the 10 GiB floor (default 4,096 tokens, server_args.py:857; the release "
+            "trait prefill_graph_reserve) and its VLM factor reads the ViT's num_hidden_layers "
+            "(absent: 24, not the 32 of `depth`; the plan reads it alike). The plan reproduces "
+            "it; KV tokens -0.6% (free memory and weights are estimates: no 'Load weight' lines)"
         ),
     ),
 )

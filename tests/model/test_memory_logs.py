@@ -184,6 +184,13 @@ def test_known_misses_are_still_misses(row: LogRow, tmp_path: Path) -> None:
         assert abs(_err(plan.kv_tokens, row.kv_tokens)) > 5.0
 
 
+@pytest.mark.parametrize("row", [r for r in ROWS if r.logged_fraction], ids=lambda r: r.name)
+def test_automatic_fraction_is_the_logged_one(row: LogRow, tmp_path: Path) -> None:
+    """SGLang's automatic mem_fraction_static as its server_args line printed it (the release's
+    heuristic: activation, CUDA-graph and prefill-graph reserve, floor, VLM factor)."""
+    assert _plan(row, tmp_path).mem_fraction_static == pytest.approx(row.logged_fraction, abs=1e-9)
+
+
 @pytest.mark.parametrize("row", [r for r in ROWS if r.mamba_slots], ids=lambda r: r.name)
 def test_recurrent_state_slots_follow_sglang(row: LogRow, tmp_path: Path) -> None:
     """`max_mamba_cache_size` from the log's own free memory and weights with the plan's state per

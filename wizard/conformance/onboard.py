@@ -1261,7 +1261,239 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
                       everything) or re.search(
         r'is_vlm = \([^)]*disaggregation_mode != "decode"', everything)
     out["vlm_adjust_skips_decode"] = (bool(skips), "the condition before adjust_mem_fraction_for_vlm")
+    out["prefill_graph_reserve"] = prefill_graph_reserve(root)
     return out
+
+
+# The names a prefill-graph reserve term reads: the size list (`len(...) * N`) or the max tokens
+# (`max_tokens // N`).
+_GRAPH_SIZE_LISTS = ("piecewise_cuda_graph_tokens", "bs")
+_GRAPH_MAX_TOKENS = ("piecewise_cuda_graph_max_tokens", "max_bs")
+_GRAPH_SIZE_GENERATORS = re.compile(
+    r"_?generate_(piecewise_cuda_graph_tokens|prefill_cuda_graph_batch_sizes)$")
+
+
+def _const_int(node: ast.AST) -> int | None:
+    """An int constant or constant arithmetic (`1024 + 1`, `10 * 1024`); None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(
+            node.value, bool):
+        return int(node.value)
+    if isinstance(node, ast.BinOp):
+        left, right = _const_int(node.left), _const_int(node.right)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+    return None
+
+
+def _attr_name(node: ast.AST) -> str | None:
+    """`x.name` or `name` -> "name"."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return None
+
+
+def _reserved_term(node: ast.AST) -> tuple[str, int] | None:
+    """("sizes_times", N) for `reserved_mem += len(<size list>) * N`, ("max_tokens_div", N) for
+    `reserved_mem += <max tokens> // N`; None for any other statement."""
+    if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
+            and _attr_name(node.target) == "reserved_mem" and isinstance(node.value, ast.BinOp)):
+        return None
+    value = node.value
+    factor = _const_int(value.right)
+    if factor is None:
+        return None
+    if isinstance(value.op, ast.FloorDiv) and _attr_name(value.left) in _GRAPH_MAX_TOKENS:
+        return "max_tokens_div", factor
+    left = value.left
+    if (isinstance(value.op, ast.Mult) and isinstance(left, ast.Call)
+            and _attr_name(left.func) == "len" and len(left.args) == 1
+            and _attr_name(left.args[0]) in _GRAPH_SIZE_LISTS):
+        return "sizes_times", factor
+    return None
+
+
+def _is_floor(node: ast.AST) -> bool:
+    """`reserved_mem = max(reserved_mem, <constant>)` (the heuristic's 10 GiB floor)."""
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and _attr_name(node.targets[0]) == "reserved_mem" and isinstance(node.value, ast.Call)
+            and _attr_name(node.value.func) == "max" and len(node.value.args) == 2
+            and _attr_name(node.value.args[0]) == "reserved_mem"
+            and _const_int(node.value.args[1]) is not None)
+
+
+def _functions(modules: dict[str, ast.Module]) -> Iterator[tuple[str, ast.FunctionDef]]:
+    for rel, module in modules.items():
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef):
+                yield rel, node
+
+
+def _graph_sizes(modules: dict[str, ast.Module]) -> list[list[int | None]] | None:
+    """The prefill graph's capture sizes as `range` triples ([start, stop, step]; stop None =
+    the max tokens + 1), read from `capture_sizes = list(range(...)) + ...` of the generator."""
+    for _rel, fn in _functions(modules):
+        if not _GRAPH_SIZE_GENERATORS.search(fn.name):
+            continue
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Assign) and _attr_name(node.targets[0]) == "capture_sizes"
+                    and isinstance(node.value, ast.BinOp)):
+                continue
+            parts: list[ast.AST] = []
+            stack: list[ast.AST] = [node.value]
+            while stack:
+                part = stack.pop()
+                if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Add) and _const_int(
+                        part) is None:
+                    stack.extend((part.right, part.left))
+                else:
+                    parts.append(part)
+            ranges: list[list[int | None]] = []
+            for part in parts:
+                inner = part.args[0] if (isinstance(part, ast.Call) and _attr_name(part.func)
+                                         == "list" and part.args) else None
+                if not (isinstance(inner, ast.Call) and _attr_name(inner.func) == "range"
+                        and len(inner.args) == 3):
+                    return None
+                start, stop, step = (_const_int(a) for a in inner.args)
+                top = inner.args[1]
+                if stop is None and not (isinstance(top, ast.BinOp) and isinstance(top.op, ast.Add)
+                                         and _attr_name(top.left) in _GRAPH_MAX_TOKENS
+                                         and _const_int(top.right) == 1):
+                    return None
+                if start is None or step is None:
+                    return None
+                ranges.append([start, stop, step])
+            return ranges
+    return None
+
+
+def _max_tokens_rules(modules: dict[str, ast.Module]) -> dict[str, Any]:
+    """How the prefill graph's max tokens default: "max_tokens" (the flag's class default, or
+    "chunked" when SGLang sets it to the chunked prefill size), "mla_max_tokens" (["set", N] /
+    ["min", N] with the chunked prefill size, where MLA models get their own), "caps" (what a
+    later `min(max_tokens, X)` caps it by: "max_total_tokens", "context_length", "llama-2")."""
+    out: dict[str, Any] = {"max_tokens": None, "mla_max_tokens": None, "caps": []}
+    server_args = modules.get("sglang/srt/server_args.py")
+    if server_args is not None:
+        for node in ast.walk(server_args):
+            if (isinstance(node, ast.ClassDef) and node.name == "ServerArgs"):
+                for item in node.body:
+                    if (isinstance(item, ast.AnnAssign) and _attr_name(item.target)
+                            == "piecewise_cuda_graph_max_tokens" and item.value is not None):
+                        out["max_tokens"] = _const_int(item.value)
+
+    def sets_max(node: ast.AST) -> bool:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            return False
+        target = node.targets[0]
+        if not isinstance(target, ast.Attribute):
+            return False
+        if target.attr == "piecewise_cuda_graph_max_tokens":
+            return True
+        return target.attr == "max_bs" and "prefill" in (_attr_name(target.value) or "")
+
+    caps: list[str] = []
+    for _rel, fn in _functions(modules):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.If) and "use_mla_backend" in ast.unparse(node.test):
+                mla_branch = node.orelse if isinstance(node.test, ast.UnaryOp) else node.body
+                plain_branch = node.body if isinstance(node.test, ast.UnaryOp) else node.orelse
+                plain = [s for s in plain_branch if sets_max(s)]
+                mla = [s for s in mla_branch if sets_max(s)]
+                if not (plain and mla):
+                    continue
+                assert isinstance(mla[0], ast.Assign)
+                value = mla[0].value
+                if _const_int(value) is not None:
+                    out["mla_max_tokens"] = ["set", _const_int(value)]
+                elif isinstance(value, ast.Call) and _attr_name(value.func) == "min":
+                    bound = [_const_int(a) for a in value.args if _const_int(a) is not None]
+                    if bound:
+                        out["mla_max_tokens"] = ["min", bound[0]]
+            if not sets_max(node):
+                continue
+            assert isinstance(node, ast.Assign)
+            value = node.value
+            if _attr_name(value) == "chunked_prefill_size" and out["max_tokens"] is None:
+                out["max_tokens"] = "chunked"
+            if isinstance(value, ast.Call) and _attr_name(value.func) == "min":
+                for arg in value.args[1:]:
+                    name = _attr_name(arg)
+                    if name in ("max_total_tokens", "context_length") and name not in caps:
+                        caps.append(name)
+                    elif _const_int(arg) is not None and "llama-2" not in caps:
+                        caps.append("llama-2")
+    out["caps"] = caps
+    return out
+
+
+def prefill_graph_reserve(root: Path) -> tuple[dict[str, Any], str]:
+    """The prefill ("piecewise") CUDA-graph term of the mem-fraction heuristic (read by `ast`
+    from `server_args.py` and `arg_groups/*.py` under `root`, the folder holding `sglang/`):
+
+    * "form": "none" (no term), "max_tokens_div" (`reserved_mem += max_tokens // factor`,
+      0.5.5.post1-0.5.7) or "sizes_times" (`reserved_mem += len(capture sizes) * factor`);
+    * "floor": "before" / "after" the heuristic's `reserved_mem = max(reserved_mem, 10 * 1024)`
+      (in the same function, or through the call of the function holding the term);
+    * "max_tokens", "mla_max_tokens", "caps": how the max tokens default (`_max_tokens_rules`);
+    * "sizes": the capture sizes as `range` triples (`_graph_sizes`), for "sizes_times";
+    * "site" / "floor_site": the term's and the floor's file:line.
+    """
+    srt = root / "sglang" / "srt"
+    paths = [srt / "server_args.py"]
+    if (srt / "arg_groups").is_dir():
+        paths.extend(sorted((srt / "arg_groups").glob("*.py")))
+    modules: dict[str, ast.Module] = {}
+    for path in paths:
+        if path.is_file():
+            rel = str(path.relative_to(root))
+            modules[rel] = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    none: dict[str, Any] = {"form": "none", "factor": 0, "floor": None, "max_tokens": None,
+                            "mla_max_tokens": None, "caps": [], "sizes": [], "site": None,
+                            "floor_site": None}
+    term: tuple[str, ast.FunctionDef, ast.AugAssign, tuple[str, int]] | None = None
+    for rel, fn in _functions(modules):
+        for node in ast.walk(fn):
+            found = _reserved_term(node)
+            if found is not None and isinstance(node, ast.AugAssign):
+                term = (rel, fn, node, found)
+                break
+        if term is not None:
+            break
+    if term is None:
+        return none, "no reserved_mem term for the prefill graph"
+    rel, fn, node, (form, factor) = term
+    floor: tuple[str, int, int] | None = None  # (file, floor line, line of the term or its call)
+    for other_rel, other in _functions(modules):
+        floors = [n for n in ast.walk(other) if isinstance(n, ast.Assign) and _is_floor(n)]
+        if not floors:
+            continue
+        if other is fn:
+            at = node.lineno
+        else:
+            calls = [n for n in ast.walk(other) if isinstance(n, ast.Call)
+                     and _attr_name(n.func) == fn.name]
+            if not calls:
+                continue
+            at = calls[0].lineno
+        floor = (other_rel, floors[0].lineno, at)
+        break
+    value = dict(none)
+    value.update(_max_tokens_rules(modules))
+    value.update(form=form, factor=factor, site=f"{rel}:{node.lineno}",
+                 sizes=_graph_sizes(modules) or [])
+    how = f"reserved_mem += {ast.unparse(node.value)} ({rel}:{node.lineno}"
+    if floor is not None:
+        value["floor"] = "before" if floor[2] < floor[1] else "after"
+        value["floor_site"] = f"{floor[0]}:{floor[1]}"
+        how += f", {value['floor']} the floor at {floor[0]}:{floor[1]}"
+    return value, how + ")"
 
 
 _SMALL_CARD = r"gpu_mem < 35 \* 1024:[^\n]*\n"  # SGLang's 20-35 GiB bracket (A10, L40, 4090)

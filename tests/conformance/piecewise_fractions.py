@@ -1,0 +1,96 @@
+"""Launches whose automatic `mem_fraction_static` moves with the prefill ("piecewise") CUDA-graph
+term of SGLang's heuristic, and SGLang's own resolved fraction for them (issue 22).
+
+`fixtures/piecewise-fractions.json` holds what each release's real argument code resolved (the
+runner, with a faked GPU); `tests/model/test_prefill_graph_reserve.py` holds the memory plan to
+those values, and `test_piecewise_fractions.py` re-runs them live where the venv is built.
+Record again (one SGLang process at a time) with
+
+    python -m tests.conformance.piecewise_fractions 0.5.6 0.5.8 0.5.11 0.5.23
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+FIXTURE = Path(__file__).parent / "fixtures" / "piecewise-fractions.json"
+
+#: (name, GPU kind, GPU count, launch flags after --model-path {llama}). Each is launched with the
+#: release's prefill-graph flag when that graph is opt-in (`--enable-piecewise-cuda-graph`), and
+#: "default" also without it.
+CASES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
+    ("h100", "H100", 1, ()),
+    # 512 + 2048 x 1.5 + 128 + 256 x 2 = 4,224 MiB: the 10 GiB floor binds, so a term counted
+    # before it vanishes and one counted after it does not.
+    ("h100-chunked-2048", "H100", 1, ("--chunked-prefill-size", "2048")),
+    ("b200", "B200", 1, ()),
+    ("a6000", "A6000", 1, ()),  # 48 GiB: no floor
+    ("h100-max-total-3000", "H100", 1, ("--max-total-tokens", "3000")),
+    ("h100-context-1024", "H100", 1, ("--context-length", "1024")),
+    ("h100-tp2", "H100", 2, ("--tp-size", "2")),
+)
+
+
+def release_cases(version: str, models: dict[str, Path]) -> list[dict[str, Any]]:
+    """The runner cases of one release (ids `<version>-<name>[-flag]`)."""
+    from wizard.memory import graph_policy
+
+    opt_in = graph_policy(version).prefill_graph_default == "opt_in"
+    out = []
+    for name, gpu, gpus, flags in CASES:
+        variants = [("", ())]
+        if opt_in:
+            variants = [("-flag", ("--enable-piecewise-cuda-graph",))]
+            if name == "h100":
+                variants.append(("", ()))
+        for suffix, extra in variants:
+            argv = ["--model-path", str(models["llama"]), *flags, *extra]
+            out.append({"id": f"{version}-{name}{suffix}", "sglang_version": version, "gpu": gpu,
+                        "gpus": gpus, "argv": argv, "env": {}})
+    return out
+
+
+def load() -> dict[str, list[dict[str, Any]]]:
+    """The recorded cases by release: id, gpu, gpus, argv ({llama} placeholder) and SGLang's
+    resolved mem_fraction_static, chunked_prefill_size and cuda_graph_max_bs."""
+    data: dict[str, list[dict[str, Any]]] = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    return data
+
+
+def run(version: str) -> list[dict[str, Any]]:
+    """Run one release's cases through its real argument code; the fixture's rows."""
+    from wizard.conformance.models import write_model_folders
+    from wizard.conformance.named_cases import with_placeholders
+    from wizard.conformance.run import models_root, run_cases
+
+    models = write_model_folders(models_root())
+    cases = release_cases(version, models)
+    results = run_cases(version, cases, jobs=1)
+    rows = []
+    for case in cases:
+        result = results[case["id"]]
+        effective = result.get("effective") or {}
+        rows.append({
+            "id": case["id"], "gpu": case["gpu"], "gpus": case["gpus"],
+            "argv": with_placeholders(case["argv"], models), "verdict": result.get("verdict"),
+            **{key: effective.get(key) for key in (
+                "mem_fraction_static", "chunked_prefill_size", "cuda_graph_max_bs")},
+        })
+    return rows
+
+
+def record(versions: list[str]) -> None:
+    data = load() if FIXTURE.exists() else {}
+    for version in versions:
+        data[version] = run(version)
+        print(version, [(r["id"], r["mem_fraction_static"]) for r in data[version]])
+    ordered = dict(sorted(data.items(), key=lambda kv: [int(p.removeprefix("post"))
+                                                        for p in kv[0].split(".")]))
+    FIXTURE.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    record(sys.argv[1:])
