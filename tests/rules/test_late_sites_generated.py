@@ -31,6 +31,12 @@ def _reference(placed: g.Placed, position: int, a: dict[str, Any], replayed: dic
             # over a field whose replayed value is unknown, leaves the engine's own
             if write.value_tree is None or (unknown and not unknown.isdisjoint(write.flags)):
                 continue
+            if write.skip_archs and (arch is None or arch in write.skip_archs):
+                continue  # an override of this architecture may rewrite what it reads
+            if any((arch is None or arch in archs) and _may(
+                    g.compile_condition(condition, defaults, keys), values, merged, platforms,
+                    model, env) for archs, condition, defaults, keys in write.skip_if):
+                continue
             try:
                 if not write.test(merged, platforms, model, env):
                     continue
@@ -103,6 +109,11 @@ def _pool(items: Sequence[tuple[int, int, g.GenericWrite | None]],
         if write is not None:
             names.update(write.flags)
             names.add(write.field)
+            archs.extend(sorted(write.skip_archs))
+            for scope_archs, condition, _defaults, keys in write.skip_if:
+                archs.extend(sorted(scope_archs))
+                names.update(keys.values())
+                _constants(condition, values)
             _constants(write.condition, values)
             _constants(write.value_tree, values)
             env.update(g.env_names(write.condition) + g.env_names(write.value_tree))

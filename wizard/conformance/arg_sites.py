@@ -245,9 +245,13 @@ def _written(node: ast.AST, flags: frozenset[str], own_self: bool = False) -> se
     return out & flags
 
 
-def _write_values(stmt: ast.stmt, flags: frozenset[str]) -> dict[str, ast.expr | None]:
+def _write_values(stmt: ast.stmt, flags: frozenset[str], function: ast.AST | None = None,
+                  ) -> dict[str, ast.expr | None]:
     """The value expression of each flag a simple statement writes in a plain form (None for
-    a flag it writes otherwise, or more than once)."""
+    a flag it writes otherwise, or more than once). With its `function`: a local dict literal
+    the function later declares (`updates = {"flag": v}` ... `declare_resolution(sa, src,
+    **updates)`) writes its keys here (nothing reads the record in between in the hooks' form;
+    a key added to it later is its own write)."""
     if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor | ast.With | ast.AsyncWith
                   | ast.Try | ast.Match) or type(stmt).__name__ == "TryStar":
         return {}
@@ -264,6 +268,12 @@ def _write_values(stmt: ast.stmt, flags: frozenset[str]) -> dict[str, ast.expr |
         # `overrides["flag"] = value`: the hooks' dicts of declarations (`declare_resolution(
         # server_args, source, **overrides)`)
         found.setdefault(str(stmt.targets[0].slice.value), []).append(stmt.value)
+    elif (function is not None and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+          and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Dict)
+          and stmt.targets[0].id in _handed_dicts(function)):
+        for key, item in zip(stmt.value.keys, stmt.value.values, strict=True):
+            if isinstance(key, ast.Constant):
+                found.setdefault(str(key.value), []).append(item)
     elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Dict):
         # a post-process pass's `return {"flag": value}` (applied by `run_post_process_pass`)
         for key, item in zip(stmt.value.keys, stmt.value.values, strict=True):
@@ -565,7 +575,7 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
         if isinstance(stmt, ast.If | ast.For) and not walk.instance and not walk.cold:
             walk.blocks.setdefault(id(stmt), (fn, stmt, here, seq))
         head_writes = _written_head(stmt, walk.flags, fn.other_class)
-        values = _write_values(stmt, walk.flags) if head_writes else {}
+        values = _write_values(stmt, walk.flags, fn.node) if head_writes else {}
         for flag in head_writes:
             walk.logged += 1
             walk.writes.setdefault(flag, seq)
@@ -1737,12 +1747,52 @@ def _read_module_constant(tree: SourceTree, path: str, name: str, depth: int) ->
     if len(values) != 1 or stored != 1:
         return None
     node = values[0]
+    keys = _dict_keys(tree, path, node, depth)
+    if keys is not None:
+        return keys
     if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)):
         parts = [_constant_part(tree, path, side, depth) for side in (node.left, node.right)]
         if all(isinstance(p, list) for p in parts):
             return sorted({*parts[0], *parts[1]}, key=repr)
         return None
     return _literal(node)
+
+
+def _dict_keys(tree: SourceTree, path: str, node: ast.expr, depth: int) -> list[str] | None:
+    """The string keys of a module-level dict, sorted, read where only membership is asked
+    (`backend in _NVFP4_PREFILL_DEQUANT_DTYPE`: a key list answers it alike): a literal
+    `{"a": ..., "b": ...}`, or `{v: k for k, v in OTHER.items()}` over such a literal (its
+    values then). None for any other dict (a subscript of the list would not be the dict's)."""
+    if isinstance(node, ast.Dict):
+        if node.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                             for k in node.keys):
+            return sorted(str(k.value) for k in node.keys)  # type: ignore[union-attr]
+        return None
+    if not (isinstance(node, ast.DictComp) and len(node.generators) == 1):
+        return None
+    loop = node.generators[0]
+    source = loop.iter
+    if (loop.ifs or loop.is_async or not isinstance(loop.target, ast.Tuple)
+            or len(loop.target.elts) != 2 or not isinstance(node.key, ast.Name)
+            or not isinstance(source, ast.Call) or source.args
+            or not isinstance(source.func, ast.Attribute) or source.func.attr != "items"
+            or not isinstance(source.func.value, ast.Name)):
+        return None
+    names = [e.id if isinstance(e, ast.Name) else None for e in loop.target.elts]
+    if node.key.id not in names:
+        return None
+    module = _parsed(tree, path)
+    literal = next((stmt.value for stmt in (module.body if module is not None else [])
+                    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and stmt.targets[0].id == source.func.value.id
+                    and isinstance(stmt.value, ast.Dict)), None)
+    if literal is None:
+        return None
+    column = literal.keys if names.index(node.key.id) == 0 else literal.values
+    if not all(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in column):
+        return None
+    return sorted({str(c.value) for c in column})  # type: ignore[union-attr]
 
 
 def _literal(node: ast.expr) -> Any:
@@ -2050,7 +2100,8 @@ def _holds_for_archs(tree: list[Any], archs: frozenset[str]) -> bool:
 def _resolved_writes(walk: _Walk) -> None:
     """Replay SGLang's plain writes of the fields the engine resolves itself (`RESOLVED_FIELDS`)
     where the whole write is readable: a path the walk reads, a value it reads, no limit to some
-    architectures. The engine applies them at their place on the launch path, so a write none
+    architectures (a read of a field some model override rewrites: those architectures keep the
+    engine's value, `skip_archs`). The engine applies them at their place on the launch path, so a write none
     of its steps models (`disable_radix_cache = True` for a PD decode server) reaches the values
     it resolves, the later checks and the effective table."""
     for name, log in walk.write_log.items():
@@ -2073,16 +2124,21 @@ def _resolved_writes(walk: _Walk) -> None:
                 walk.replayed.pop(key, None)
                 continue
             read |= reader.read
-            if (inner or scopes or reader.archs or reader.scopes
-                    or any(canonical_dest(n) in RESOLVED_FIELDS for n in read)):
+            if any(canonical_dest(n) in RESOLVED_FIELDS for n in read):
                 # (over a field the engine resolves, a write could land on the other side of
                 # the step that resolves it: the engine's steps model those writes)
                 walk.replayed.pop(key, None)
                 continue
+            # (a field some model override rewrites is read: for those architectures the
+            # engine keeps its own value, `skip_archs`)
+            skip = inner | reader.archs
+            skip_if = _scopes_json(scopes | reader.scopes, skip)
             walk.replayed[key] = {
                 "field": name, "seq": write.seq, "condition": condition, "value": value,
                 "defaults": {}, "read": sorted(read),
                 "resolved": sorted(resolved | reader.resolved), "archs": [], "scopes": set(),
+                **({"skip_archs": sorted(skip)} if skip else {}),
+                **({"skip_if": skip_if} if skip_if else {}),
             }
 
 

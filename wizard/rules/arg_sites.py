@@ -184,6 +184,8 @@ def _const(value: Any) -> str:
 
 
 Reader = Callable[[str, int], str]  # (canonical key, default slot) -> expression text
+# An override scope: (architectures, condition, defaults, release dest -> canonical name)
+Scope = tuple[frozenset[str], Any, Mapping[str, Any], Mapping[str, str]]
 
 
 def _plain_read(key: str, slot: int) -> str:
@@ -336,8 +338,7 @@ class GenericSite:
     # the same for overrides that rewrite it only when a condition holds: (architectures, the
     # condition tree, its flags' defaults, their canonical names); not reported when it holds
     # on the values as typed or as they stand at the site (or cannot be evaluated)
-    unknown_if: tuple[tuple[frozenset[str], Any, Mapping[str, Any], Mapping[str, str]],
-                      ...] = ()
+    unknown_if: tuple[Scope, ...] = ()
     # packages it assumes missing (`try: import m except ImportError: raise`), module -> the
     # extra of the wheel that installs it: the site holds on a plain install only
     optional: Mapping[str, str] | None = None
@@ -371,6 +372,12 @@ class GenericWrite:
     # a field the engine resolves (`RESOLVED_FIELDS`): the write goes into the engine's own
     # values, which its later steps, the sites and the effective table read
     resolved: bool = False
+    # (resolved writes) architectures whose model overrides may rewrite a field its condition
+    # reads (always, or under a scope's condition, as `GenericSite.unknown_archs` /
+    # `unknown_if`): for those, and for a model of unknown architecture, the engine keeps its
+    # own value
+    skip_archs: frozenset[str] = frozenset()
+    skip_if: tuple[Scope, ...] = ()
 
     def test(self, a: Mapping[str, Any], platforms: frozenset[str],
              model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV) -> bool:
@@ -440,19 +447,26 @@ def _site_of(index: int, entry: Mapping[str, Any], canonical: Callable[[str], st
                        tuple(entry["message"]) if entry["message"] is not None else None,
                        entry["source"], bool(entry.get("resolved")),
                        frozenset(entry.get("unknown_archs", ())),
-                       tuple((frozenset(scope["archs"]), scope["condition"],
-                              dict(scope["defaults"]),
-                              {name: canonical(name) for name in scope["defaults"]})
-                             for scope in entry.get("unknown_if", ())),
+                       _scopes_of(entry, "unknown_if", canonical),
                        entry.get("optional"),
                        env if env is not None else tuple(env_names(entry["condition"])))
+
+
+def _scopes_of(entry: Mapping[str, Any], key: str, canonical: Callable[[str], str],
+               ) -> tuple[Scope, ...]:
+    """An entry's override scopes (`unknown_if` / `skip_if`) as the engine keeps them."""
+    return tuple((frozenset(scope["archs"]), scope["condition"], dict(scope["defaults"]),
+                  {name: canonical(name) for name in scope["defaults"]})
+                 for scope in entry.get(key, ()))
 
 
 def _write_of(entry: Mapping[str, Any], canonical: Callable[[str], str]) -> GenericWrite:
     keys = {name: canonical(name) for name in entry["defaults"]}
     name = canonical(entry["field"])
     return GenericWrite(name, int(entry["seq"]), tuple(keys.values()), entry["condition"],
-                        entry["value"], dict(entry["defaults"]), keys, name in RESOLVED_FIELDS)
+                        entry["value"], dict(entry["defaults"]), keys, name in RESOLVED_FIELDS,
+                        frozenset(entry.get("skip_archs", ())), _scopes_of(entry, "skip_if",
+                                                                          canonical))
 
 
 def _fed(site: GenericSite, writes: Sequence[tuple[GenericWrite, tuple[str, ...]]],
@@ -762,6 +776,27 @@ class Placed:
         return out
 
 
+def _override_guards(name: str, archs: frozenset[str], scopes: tuple[Scope, ...],
+                     reader: Callable[[str], Reader], consts: dict[str, Any]) -> list[str]:
+    """The tests under which a model override may have rewritten what an item reads: its
+    architecture is one of `archs` (or unknown), or one of `scopes` (architectures, condition on
+    the values as typed or as they stand) may hold. Their constants are added to `consts`."""
+    guards = []
+    if archs:
+        consts[f"_A{name}"] = archs
+        guards.append(f"(arch is None or arch in _A{name})")
+    for number_if, (scope_archs, condition, defaults, keys) in enumerate(scopes):
+        scoped = f"{name}_{number_if}"
+        scope_slots: dict[str, int] = {}
+        merged = _source(condition, keys, scope_slots, reader(scoped))
+        typed = _source(condition, keys, scope_slots, _typed_reader(scoped))
+        consts[scoped] = tuple(defaults.get(n) for n in scope_slots)
+        consts[f"_A{scoped}"] = scope_archs
+        guards.append(f"((arch is None or arch in _A{scoped}) and "
+                      f"_may(lambda: ({typed}) or ({merged})))")
+    return guards
+
+
 def _typed_reader(name: str) -> Reader:
     """Reads of the engine's values only (a flag as typed, or its default in `name`)."""
     def read(key: str, slot: int) -> str:
@@ -803,7 +838,9 @@ def _late_source(number: int, items: Sequence[tuple[int, int, GenericWrite | Non
             value = _source(write.value_tree, write.keys, slots, reader(name))
             consts[name] = tuple(write.defaults.get(n) for n in slots)
             consts[f"_F{name}"] = frozenset(write.flags)
-            lines += [f"    if not (unk and not unk.isdisjoint(_F{name})):", "        try:",
+            skip = "".join(f"{guard} or " for guard in _override_guards(
+                name, write.skip_archs, write.skip_if, reader, consts))
+            lines += [f"    if not ({skip}unk and not unk.isdisjoint(_F{name})):", "        try:",
                       f"            _n = ({value}) if ({test}) else _S",
                       "        except _E:", "            _n = _S",
                       "        if _n is not _S:", f"            a[{write.field!r}] = _n"]
@@ -831,19 +868,7 @@ def _late_source(number: int, items: Sequence[tuple[int, int, GenericWrite | Non
                                                               strict=True)),
                        slots, reader(name))
         consts[name] = tuple(site.defaults.get(n) for n in slots)
-        guards = []
-        if site.unknown_archs:
-            consts[f"_A{name}"] = site.unknown_archs
-            guards.append(f"(arch is None or arch in _A{name})")
-        for number_if, (archs, condition, defaults, keys) in enumerate(site.unknown_if):
-            scoped = f"{name}_{number_if}"
-            scope_slots: dict[str, int] = {}
-            merged = _source(condition, keys, scope_slots, reader(scoped))
-            typed = _source(condition, keys, scope_slots, _typed_reader(scoped))
-            consts[scoped] = tuple(defaults.get(n) for n in scope_slots)
-            consts[f"_A{scoped}"] = archs
-            guards.append(f"((arch is None or arch in _A{scoped}) and "
-                          f"_may(lambda: ({typed}) or ({merged})))")
+        guards = _override_guards(name, site.unknown_archs, site.unknown_if, reader, consts)
         if written.intersection(site.flags):
             consts[f"_F{name}"] = frozenset(site.flags)
             guards.append(f"(unk and not unk.isdisjoint(_F{name}))")
