@@ -935,13 +935,13 @@ class _Reader:
 
     def hf_config(self, node: ast.expr) -> bool:
         """`<x>.hf_config` (the model config's transformers config, `self.get_model_config()
-        .hf_config`, `model_config_of(server_args).hf_config`) or a local only ever bound to it."""
+        .hf_config`, `model_config_of(server_args).hf_config`) or a local only ever bound to it
+        or to `self.get_hf_config()` (0.5.4's `_handle_model_specific_adjustments`)."""
         if isinstance(node, ast.Attribute):
             return node.attr == "hf_config"
         if isinstance(node, ast.Name) and self.fn is not None:
             values = _assigned(self.fn.node, node.id)
-            return bool(values) and all(isinstance(v, ast.Attribute) and v.attr == "hf_config"
-                                        for v in values)
+            return bool(values) and all(_is_hf_config(v) for v in values)
         return False
 
     def model_fact(self, node: ast.expr) -> str | None:
@@ -1716,6 +1716,15 @@ def _imported_function(tree: SourceTree, path: str, name: str, scope: ast.AST | 
     found = [n for n in (_parsed(tree, where[0]) or ast.Module([], [])).body
              if isinstance(n, ast.FunctionDef) and n.name == where[1]]
     return (where[0], found[0]) if len(found) == 1 else None
+
+
+def _is_hf_config(node: ast.expr) -> bool:
+    """`<x>.hf_config` or `<receiver>.get_hf_config()`: the model's transformers config."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "hf_config"
+    return (isinstance(node, ast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "get_hf_config"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in RECEIVERS)
 
 
 def _module_constant(tree: SourceTree, path: str, name: str, depth: int = 0) -> Any:
