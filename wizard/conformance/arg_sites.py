@@ -863,10 +863,11 @@ class _Reader:
             elif isinstance(stmt, ast.If) and not stmt.orelse and any(
                     isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
                     for n in ast.walk(stmt)):
-                last = stmt.body[-1] if stmt.body else None
-                if tree is None or not (isinstance(last, ast.Assign) and len(last.targets) == 1
-                                        and isinstance(last.targets[0], ast.Name)
-                                        and last.targets[0].id == node.id):
+                # (the one assignment is a statement of the body itself, logging around it)
+                last = next((b for b in stmt.body if isinstance(b, ast.Assign)
+                             and len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)
+                             and b.targets[0].id == node.id), None)
+                if tree is None or last is None:
                     raise Impure(f"{node.id} (assigned inside a block)")
                 inner = [n for n in ast.walk(stmt) if isinstance(n, ast.Name)
                          and n.id == node.id and isinstance(n.ctx, ast.Store)]
