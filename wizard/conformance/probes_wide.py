@@ -195,10 +195,12 @@ def _assigns_runner(body: list[ast.stmt]) -> str | None:
 
 def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
     """The MoE runner the model-specific step sets on SM100 when none is chosen: every
-    `if <quantization test> and moe_a2a_backend == "none" and moe_runner_backend == "auto":
+    `if <quantization test> [and moe_a2a_backend == "none"] and moe_runner_backend == "auto":
     moe_runner_backend = "<runner>"` under an SM100 test, with the architectures of the branch
     (or `@_register_for`) around it. Each entry: archs, the quantizations that qualify,
-    whether an unquantized launch does (`quantization is None`), the runner."""
+    whether an unquantized launch does (`quantization is None`), the runner, `any_a2a` where
+    the branch does not test the all-to-all backend, and `typed_only` where its function never
+    copies the checkpoint's quantization method into the flag (the test reads it as typed)."""
     found: list[dict[str, Any]] = []
     for rel in sorted(tree.trees):
         module = tree.trees[rel]
@@ -207,8 +209,7 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
             if not isinstance(node, ast.If):
                 continue
             test = ast.unparse(node.test)
-            if not ("moe_runner_backend == 'auto'" in test and "moe_a2a_backend == 'none'" in test
-                    and "quantization" in test):
+            if not ("moe_runner_backend == 'auto'" in test and "quantization" in test):
                 continue
             runner = _assigns_runner(node.body)
             if runner is None:
@@ -234,9 +235,18 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
                     quantizations.append(str(right.value))
                 elif isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
                     unquantized = True
-            found.append({"archs": sorted(archs), "quantizations": sorted(set(quantizations)),
-                          "unquantized": unquantized, "runner": runner,
-                          "where": f"{rel}:{node.lineno}"})
+            entry = {"archs": sorted(archs), "quantizations": sorted(set(quantizations)),
+                     "unquantized": unquantized, "runner": runner,
+                     "where": f"{rel}:{node.lineno}"}
+            if "moe_a2a_backend == 'none'" not in test:
+                entry["any_a2a"] = True  # (0.5.3: no all-to-all test in the branch)
+            function = node
+            while function in parents and not isinstance(function, ast.FunctionDef):
+                function = parents[function]
+            source = ast.unparse(function)
+            if "quant_method" not in source and "get_quantization_config" not in source:
+                entry["typed_only"] = True  # (the checkpoint's method is never copied in)
+            found.append(entry)
     return found
 
 

@@ -415,13 +415,17 @@ def _moe_runner_model_default(ctx: Ctx, a: Args) -> None:
     if probed:
         # The model-specific step's SM100 runner, read from the release's source: the typed
         # quantization, else the checkpoint's, must be one the branch names (or none).
-        if not ctx.gpu.is_sm100 or a.get("moe_a2a_backend", "none") not in (None, "none"):
+        if not ctx.gpu.is_sm100:
             return
+        a2a = a.get("moe_a2a_backend", "none") in (None, "none")
         typed = a.get("quantization")
         unset = typed is not None and str(typed).lower() == "unquant"
         method = None if unset else (str(typed).lower() if typed is not None else quant)
         for entry in probed:
-            if method in entry["quantizations"] or (method is None and entry["unquantized"]):
+            if not (a2a or entry.get("any_a2a")):
+                continue
+            read = None if entry.get("typed_only") and typed is None else method
+            if read in entry["quantizations"] or (read is None and entry["unquantized"]):
                 a.moe_runner_backend = entry["runner"]
                 return
         return
