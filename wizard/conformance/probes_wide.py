@@ -240,7 +240,7 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
                      "where": f"{rel}:{node.lineno}"}
             if "moe_a2a_backend == 'none'" not in test:
                 entry["any_a2a"] = True  # (0.5.3: no all-to-all test in the branch)
-            function = node
+            function: ast.AST = node
             while function in parents and not isinstance(function, ast.FunctionDef):
                 function = parents[function]
             source = ast.unparse(function)
