@@ -195,6 +195,7 @@ WITNESSES: tuple[Witness, ...] = (
     W("R-PP-SPEC", f"{EAGLE} {CHAIN} --pp-size 2", {"--pp-size": "1"}, gpus=2),
     W("R-PP-SPEC-ALGO", f"{NGRAM} --pp-size 2", {"--pp-size": "1"}, gpus=2),
     W("R-CHUNKED-PAGE", "--model-path {llama} --page-size 48", {"--page-size": "64"}),
+    W("R-PAGE-ZERO", "--model-path {llama} --page-size 0", {"--page-size": "1"}),
     W("R-LORA-SPEC", f"{EAGLE} {CHAIN} --enable-lora --lora-paths a={{llama}}",
       {"--enable-lora": None, "--lora-paths": None}),
     W("R-ADAPTIVE-STEPS", "--model-path {dsv3} --speculative-algorithm NEXTN "

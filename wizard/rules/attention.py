@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wizard.rules.common import attention_backends, variant
-from wizard.rules.model import SILENT, Args, Ctx, Rule, raises
+from wizard.rules.model import SILENT, Args, Ctx, Raises, Rule, raises
 from wizard.rules.report import Fix
 
 FA4_DECODE = Rule(
@@ -218,6 +218,32 @@ CHUNKED_PAGE = Rule(
     fixes=lambda ctx, a: [
         Fix("Page size 64", {"attention.page_size": 64}),
         Fix("Let SGLang choose the page size", {"attention.page_size": None}),
+    ],
+)
+
+
+PAGE_ZERO = Rule(
+    id="R-PAGE-ZERO",
+    title="A page size of 0 crashes SGLang's chunked-prefill check",
+    severity="error",
+    why=(
+        "SGLang checks chunked_prefill_size % page_size == 0 at the end of its argument checks; with "
+        "--page-size 0 Python raises ZeroDivisionError there (no message about the flag). A page "
+        "holds at least one token: 1 is token-level paging, and leaving it unset lets SGLang "
+        "choose the backend's size."
+    ),
+    sglang=Raises("check", "ZeroDivisionError", located=True, at="R-CHUNKED-PAGE"),
+    fields=("attention.page_size",),
+    when=lambda ctx, a: (
+        a.get("disaggregation_mode") != "decode"
+        and a.get("page_size") == 0
+        and not isinstance(a.get("page_size"), bool)
+        and chunked_prefill(ctx, a) > 0
+    ),
+    message=lambda ctx, a: "integer modulo by zero",
+    fixes=lambda ctx, a: [
+        Fix("Let SGLang choose the page size", {"attention.page_size": None}),
+        Fix("Page size 1 (token-level paging)", {"attention.page_size": 1}),
     ],
 )
 

@@ -101,14 +101,23 @@ class Raises:
     exception: str | None = None
     located: bool = False
     argparse_with_choices: bool = False
+    # another rule whose located statement raises this one too (`x % page_size` with a page
+    # size of 0: Python's ZeroDivisionError at R-CHUNKED-PAGE's assert)
+    at: str | None = None
+
+    def site_rule(self, rule_id: str) -> str:
+        """The rule id whose located statement this rule's raise is."""
+        return self.at or rule_id
 
     def for_release(self, release: Release, rule_id: str, message: str) -> SglangRaise:
         """What SGLang does in `release` (the raise site read from its data)."""
         if self.argparse_with_choices and release.algorithm_choices:
             return SglangRaise("argparse", "SystemExit", None, False, message)
-        site = release.site(rule_id)
+        site = release.site(self.site_rule(rule_id))
         if site is None:
             return SglangRaise(self.stage, self.exception, None, False, message)
+        if self.at is not None:  # Python's own error at that statement, not its assert
+            return SglangRaise(self.stage, self.exception, site.where, False, message)
         exception = (site.exception or self.exception) if self.exception else None
         bare = site.bare and exception == "AssertionError"
         return SglangRaise(self.stage, exception, site.where, bare, site.source if bare else message)
@@ -153,7 +162,7 @@ class Rule:
 
     def holds_for(self, release: Release) -> bool:
         """Whether the rule exists in this release (located rules: their statement is there)."""
-        return not self.sglang.located or release.site(self.id) is not None
+        return not self.sglang.located or release.site(self.sglang.site_rule(self.id)) is not None
 
 
 def gt(value: Any, other: int) -> bool:

@@ -613,6 +613,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     mn.MULTINODE_TP,  # check_server_args starts here
     c.PP_SPEC,
     mn.MULTINODE_DP,
+    c.PAGE_ZERO,  # the same assert, Python's error with a page size of 0
     c.CHUNKED_PAGE,
     c.LORA_SPEC,
 )
@@ -710,6 +711,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.PP_SPEC_ALGO_23,
     c.PP_SPEC,
     mn.MULTINODE_DP,
+    c.PAGE_ZERO,  # the same assert, Python's error with a page size of 0
     c.CHUNKED_PAGE,
     c.LORA_SPEC,
 )
