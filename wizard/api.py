@@ -85,14 +85,9 @@ def load_facts(
     if missing is not None and time.monotonic() - missing[0] < _MISSING_TTL_S:
         return None, missing[1]
     direct = os.path.join(os.path.expanduser(path), "config.json")
+    root: Path | None = None  # built only on a cache miss (the check runs on every keystroke)
     try:
         mtime = os.stat(direct).st_mtime
-        key = (direct, mtime)
-        cached = _FACTS_CACHE.get(key)
-        if cached is not None:  # the common case (every keystroke): no Path built
-            return cached
-        root = Path(direct).parent
-        config = Path(direct)
     except OSError:
         try:
             root = resolve_model_dir(Path(path).expanduser())
@@ -115,6 +110,9 @@ def load_facts(
     cached = _FACTS_CACHE.get(key)
     if cached is not None:
         return cached
+    if root is None:
+        config = Path(direct)
+        root = config.parent
     try:
         result: tuple[ModelFacts | None, str | None] = (load_model_facts(root), None)
     except ModelReadError as exc:

@@ -938,12 +938,10 @@ class _Reader:
         """`<x>.hf_config` (the model config's transformers config, `self.get_model_config()
         .hf_config`, `model_config_of(server_args).hf_config`) or a local only ever bound to it
         or to `self.get_hf_config()` (0.5.4's `_handle_model_specific_adjustments`)."""
-        if isinstance(node, ast.Attribute):
-            return node.attr == "hf_config"
         if isinstance(node, ast.Name) and self.fn is not None:
             values = _assigned(self.fn.node, node.id)
             return bool(values) and all(_is_hf_config(v) for v in values)
-        return False
+        return _is_hf_config(node)
 
     def model_fact(self, node: ast.expr) -> str | None:
         """The model fact an expression reads (`MODEL_FACTS`), else None."""
@@ -1741,23 +1739,29 @@ def _module_constant(tree: SourceTree, path: str, name: str, depth: int = 0) -> 
     return memo[key]
 
 
-def _read_module_constant(tree: SourceTree, path: str, name: str, depth: int) -> Any:
-    module = _parsed(tree, path)
-    if module is None or depth > 4:
-        return None
+def _module_bindings(module: ast.Module, name: str) -> tuple[list[ast.expr], int]:
+    """The values a module's top level binds `name` to, and how often anything stores it."""
     values = [stmt.value for stmt in module.body if isinstance(stmt, ast.Assign)
               and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)]
     values += [stmt.value for stmt in module.body if isinstance(stmt, ast.AnnAssign)
                and isinstance(stmt.target, ast.Name) and stmt.target.id == name and stmt.value]
     stored = sum(1 for n in ast.walk(module) if isinstance(n, ast.Name) and n.id == name
                  and isinstance(n.ctx, ast.Store))
+    return values, stored
+
+
+def _read_module_constant(tree: SourceTree, path: str, name: str, depth: int) -> Any:
+    module = _parsed(tree, path)
+    if module is None or depth > 4:
+        return None
+    values, stored = _module_bindings(module, name)
     if not values and not stored:
         source = _import_source(tree, path, name)
         return _module_constant(tree, *source, depth + 1) if source is not None else None
     if len(values) != 1 or stored != 1:
         return None
     node = values[0]
-    keys = _dict_keys(tree, path, node, depth)
+    keys = _dict_keys(tree, path, node)
     if keys is not None:
         return keys
     if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)):
@@ -1768,7 +1772,7 @@ def _read_module_constant(tree: SourceTree, path: str, name: str, depth: int) ->
     return _literal(node)
 
 
-def _dict_keys(tree: SourceTree, path: str, node: ast.expr, depth: int) -> list[str] | None:
+def _dict_keys(tree: SourceTree, path: str, node: ast.expr) -> list[str] | None:
     """The string keys of a module-level dict, sorted, read where only membership is asked
     (`backend in _NVFP4_PREFILL_DEQUANT_DTYPE`: a key list answers it alike): a literal
     `{"a": ..., "b": ...}`, or `{v: k for k, v in OTHER.items()}` over such a literal (its
@@ -1792,12 +1796,10 @@ def _dict_keys(tree: SourceTree, path: str, node: ast.expr, depth: int) -> list[
     if node.key.id not in names:
         return None
     module = _parsed(tree, path)
-    literal = next((stmt.value for stmt in (module.body if module is not None else [])
-                    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)
-                    and stmt.targets[0].id == source.func.value.id
-                    and isinstance(stmt.value, ast.Dict)), None)
-    if literal is None:
+    values, stored = (_module_bindings(module, source.func.value.id) if module is not None
+                      else ([], 0))
+    literal = values[0] if len(values) == 1 and stored == 1 else None
+    if not isinstance(literal, ast.Dict):
         return None
     column = literal.keys if names.index(node.key.id) == 0 else literal.values
     if not all(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in column):
@@ -2109,10 +2111,10 @@ def _holds_for_archs(tree: list[Any], archs: frozenset[str]) -> bool:
 
 def _resolved_writes(walk: _Walk) -> None:
     """Replay SGLang's plain writes of the fields the engine resolves itself (`RESOLVED_FIELDS`)
-    where the whole write is readable: a path the walk reads, a value it reads, no limit to some
-    architectures (a read of a field some model override rewrites: those architectures keep the
-    engine's value, `skip_archs`). The engine applies them at their place on the launch path, so a write none
-    of its steps models (`disable_radix_cache = True` for a PD decode server) reaches the values
+    where the whole write is readable: a path the walk reads, a value it reads (where it reads a
+    field some model override rewrites, those architectures keep the engine's value:
+    `skip_archs` / `skip_if`). The engine applies them at their place on the launch path, so a
+    write none of its steps models (`disable_radix_cache = True` for a PD decode server) reaches the values
     it resolves, the later checks and the effective table."""
     for name, log in walk.write_log.items():
         if canonical_dest(name) not in RESOLVED_FIELDS:
