@@ -602,6 +602,105 @@ def test_another_class_s_self_and_an_override_helper_s_writes_are_scoped(tmp_pat
     assert cutlass["resolved"] == [] and "unknown_if" not in cutlass
     replicate = by_where["sglang/srt/server_args.py:11"]
     assert [scope["archs"] for scope in replicate["unknown_if"]] == [["DeepseekV3ForCausalLM"]]
-    # (its test of the field it writes itself counts as holding: a superset of when it writes)
-    assert replicate["unknown_if"][0]["condition"] == [
-        "not", ["cmp", "<=", ["flag", "dcp_size"], ["const", 1]]]
+    # (its test of the field it writes itself reads the value it was handed: the registry
+    # applies the override's writes after it returns)
+    assert replicate["unknown_if"][0]["condition"] == ["and", [
+        "not", ["cmp", "<=", ["flag", "dcp_size"], ["const", 1]]],
+        ["cmp", "is", ["flag", "replicate"], ["const", None]]]
+
+
+OWN_READS = '''
+def _register_for(*architectures):
+    def decorator(fn):
+        for architecture in architectures:
+            _OVERRIDES.setdefault(architecture, []).append(fn)
+        return fn
+    return decorator
+
+
+_OVERRIDES = {}
+
+
+def probe(hf_config):
+    return getattr(hf_config, "quant_method", None)
+
+
+@_register_for("Qwen3MoeForCausalLM")
+def _qwen3_overrides(server_args, hf_config):
+    overrides = {}
+    if server_args.count > 0:
+        quant_method = probe(hf_config)
+        quantization = server_args.quantization
+        if quantization is None and quant_method is not None:
+            overrides["quantization"] = quant_method
+            quantization = quant_method
+        if quantization in ("fp8", None):
+            overrides["runner"] = "trtllm"
+    return overrides
+
+
+@_register_for("Glm4MoeForCausalLM")
+def _glm4_overrides(server_args, hf_config):
+    overrides = {}
+    if probe(hf_config) is not None:
+        overrides["quantization"] = probe(hf_config)
+    return overrides
+
+
+class ServerArgs:
+    def __post_init__(self):
+        hf_config = self.get_model_config().hf_config
+        for override in _OVERRIDES.get(hf_config.architectures[0], ()):
+            self.__dict__.update(override(self, hf_config))
+        if self.cutlass and self.quantization not in ("fp8", "mxfp8"):
+            raise ValueError("cutlass needs fp8")
+'''
+
+
+def test_an_override_s_scope_reads_what_it_reads_before_its_own_writes(tmp_path: Path) -> None:
+    """0.5.16's `_qwen3_moe_family_overrides`: `quantization = server_args.quantization` in an
+    `if` body, reassigned after the test that reads it; the override's scope is that test (its
+    own write, applied after it returns, and the writes of other models' overrides do not make
+    it unreadable), so a typed `--quantization w8a8_fp8` is checked on that model."""
+    path = tmp_path / "sglang" / "srt" / "server_args.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(OWN_READS))
+    table = {"actions": [{"dest": k, "default": v} for k, v in {
+        "model_path": "m", "quantization": None, "count": 0, "cutlass": False,
+        "runner": "auto"}.items()]}
+    extraction = extract_sites(SourceTree(tmp_path), table, {})
+    (site,) = extraction.sites
+    scopes = {scope["archs"][0]: scope for scope in site["unknown_if"]}
+    assert scopes["Qwen3MoeForCausalLM"]["condition"] == [
+        "and", ["cmp", ">", ["flag", "count"], ["const", 0]],
+        ["cmp", "is", ["flag", "quantization"], ["const", None]]]
+    assert site.get("unknown_archs") == ["Glm4MoeForCausalLM"]
+    scope: dict[str, Any] = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    checked = abstained = 0
+    for arch in ("Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "LlamaForCausalLM"):
+        for quant_method, quantization, count, cutlass in itertools.product(
+                (None, "fp8", "awq"), (None, "fp8", "w8a8_fp8"), (0, 2), (False, True)):
+            values = {"model_path": "m", "quantization": quantization, "count": count,
+                      "cutlass": cutlass, "runner": "auto"}
+            record = scope["ServerArgs"].__new__(scope["ServerArgs"])
+            record.__dict__.update(values)
+            record.get_model_config = lambda arch=arch, q=quant_method: SimpleNamespace(
+                hf_config=SimpleNamespace(architectures=[arch], quant_method=q))
+            try:
+                record.__post_init__()
+                raised = None
+            except ValueError as exc:
+                raised = f"sglang/srt/server_args.py:{traceback.extract_tb(exc.__traceback__)[-1].lineno}"
+            predicted, skipped = _predict(extraction.sites, extraction.writes, values, arch)
+            if skipped:
+                abstained += 1
+                continue
+            assert predicted == raised, (arch, values, quant_method)
+            checked += 1
+    # the typed w8a8_fp8 on Qwen3 with count > 0 is no longer abstained on
+    assert checked >= 3 * 2 * 2 * 2 * 2 and abstained > 0
+    typed = {"model_path": "m", "quantization": "w8a8_fp8", "count": 2, "cutlass": True,
+             "runner": "auto"}
+    assert _predict(extraction.sites, extraction.writes, typed,
+                    "Qwen3MoeForCausalLM")[0] == site["where"]

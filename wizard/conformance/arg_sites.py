@@ -158,6 +158,10 @@ class _Walk:
     write_log: dict[str, list[_Write]] = field(default_factory=dict)  # flag -> every write
     # (flag, seq) of a write replayed for the sites after it -> its entry of `generic_writes`
     replayed: dict[tuple[str, int], dict[str, Any] | None] = field(default_factory=dict)
+    # the same, read while a scope is being built (an override's writes then count as their
+    # architectures, not their scopes): kept apart so that reading never reaches `replayed`
+    replayed_in_scope: dict[int, dict[tuple[str, int], dict[str, Any] | None]] = field(
+        default_factory=dict)  # (per function being scoped: its own writes are left out)
     lines: dict[str, int] = field(default_factory=dict)  # file:line of a statement -> its seq
     # (walk of a function, file:line) -> seq: where a statement stands at each call
     at: dict[tuple[int, str], int] = field(default_factory=dict)
@@ -169,7 +173,9 @@ class _Walk:
     defaults: dict[str, Any] = field(default_factory=dict)  # flag -> its default
     # module-level function name -> (module path, definition), argument code and helpers
     helpers: dict[str, list[tuple[str, ast.FunctionDef]]] = field(default_factory=dict)
-    scoping: set[int] = field(default_factory=set)  # writes whose `_scope` is being read
+    # the functions whose write's `_scope` is being read (an override's reads do not see its
+    # own writes: the registry applies them after it returns)
+    scoping: set[int] = field(default_factory=set)
     # (id(if statement), local) -> the branch whose value a site is read with (`_all_choices`)
     forced: dict[tuple[int, str], int] = field(default_factory=dict)
     logged: int = 0  # writes logged so far
@@ -1397,9 +1403,14 @@ def _assigning_branches(stmt: ast.If, name: str,
 
 def _block_assignment(function: ast.AST, stores: list[ast.Name],
                       read: ast.Name) -> ast.Assign | None:
-    """The only assignment of a local, made in a nested body (an `if`'s, a `with`'s) before the
-    statement of that same body the read is in: it holds whenever the read runs (the function's
-    own top level is `local`'s walk)."""
+    """The only assignment of a local before the read, made in a nested body (an `if`'s, a
+    `with`'s) before the statement of that same body the read is in: it holds whenever the read
+    runs (the function's own top level is `local`'s walk). Stores after the read do not count
+    unless a loop holds both."""
+    loops = [n for n in ast.walk(function) if isinstance(n, ast.For | ast.While | ast.AsyncFor)
+             and n.lineno <= read.lineno <= (n.end_lineno or n.lineno)]
+    stores = [n for n in stores if n.lineno < read.lineno or any(
+        loop.lineno <= n.lineno <= (loop.end_lineno or loop.lineno) for loop in loops)]
     if len(stores) != 1:
         return None
     for parent in ast.walk(function):
@@ -1972,8 +1983,11 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
     Raises `Impure` otherwise."""
     archs: set[str] = set()
     scopes: set[Scope] = set()
+    replayed = (walk.replayed_in_scope.setdefault(min(walk.scoping), {}) if walk.scoping
+                else walk.replayed)
     for write in walk.write_log.get(name, []):
-        if write.seq >= seq:
+        if write.seq >= seq or (write.seq < 0 and write.fn is not None
+                                     and id(write.fn.node) in walk.scoping):
             continue
         if write.archs is not None:
             # (inside another override's condition: not read, that condition part holds)
@@ -1984,8 +1998,8 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
                 scopes.add(scope)
             continue
         key = (name, write.seq)
-        if key in walk.replayed:
-            entry = walk.replayed[key]
+        if key in replayed:
+            entry = replayed[key]
             if entry is None:  # being read right now (a write reading its own field)
                 raise Impure(f"{name} is written from itself")
             archs |= set(entry["archs"])
@@ -1994,13 +2008,13 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
         try:
             if write.conds is None:
                 raise Impure(f"{name} is written before")
-            walk.replayed[key] = None
+            replayed[key] = None
             inner: set[str] = set()
             inner_scopes: set[Scope] = set()
             condition, read, resolved = (_condition(walk, write.conds, inner, inner_scopes)
                                          if write.conds else (["const", True], set(), set()))
         except Impure as why:
-            walk.replayed.pop(key, None)
+            replayed.pop(key, None)
             limited = _arch_scope(walk, write.conds) if write.conds else None
             if limited is None:
                 raise Impure(f"{name} is written before ({str(why)[:60]})") from None
@@ -2025,7 +2039,7 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
                 resolved |= reader.resolved
         archs |= inner
         scopes |= inner_scopes
-        walk.replayed[key] = {
+        replayed[key] = {
             "field": name, "seq": write.seq, "condition": condition, "value": value,
             "defaults": {}, "read": sorted(read), "resolved": sorted(resolved),
             "archs": sorted(inner), "scopes": inner_scopes,
@@ -2051,11 +2065,12 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
     """An override's write (limited to `write.archs`) read at `seq` as (its architectures, the
     condition under which it may run, the defaults of the flags that reads): the conjunction of
     the readable tests on its path in the override (a test it cannot read, or one over a field
-    another override writes, counts as holding), None when none is readable. The engine
+    an override of one of these architectures writes, counts as holding; overrides of other
+    models do not run for these), None when none is readable. The engine
     abstains for those architectures only when the condition holds on the values as typed or as
     they stand at the reading site (an override reads the record as it is when the registry
     runs, which is between the two)."""
-    key = id(write)
+    key = id(write.fn.node) if write.fn is not None else id(write)
     if walk.scoping or write.archs is None:
         return None
     walk.scoping.add(key)
@@ -2069,8 +2084,9 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
                     tree = reader.expr(node)
                 except Impure:
                     continue
-                if reader.archs or reader.scopes:
-                    continue
+                if reader.archs & write.archs or any(
+                        set(scope[0]) & write.archs for scope in reader.scopes):
+                    continue  # (a field an override for these same models writes)
                 part = ["not", tree] if negate else tree
                 if _holds_for_archs(part, write.archs):
                     continue  # (an architecture test the scope's own architectures pass)
