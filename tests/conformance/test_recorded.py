@@ -16,8 +16,14 @@ from typing import Any
 import pytest
 
 from wizard.conformance.cli import wizard_reports
-from wizard.conformance.models import write_model_folders
-from wizard.conformance.recorded import generated_fixture_text, recorded_cases, restore_paths
+from wizard.conformance.models import public_model_configs, write_model_folders
+from wizard.conformance.recorded import (
+    found_cases,
+    generated_fixture_text,
+    keep_found,
+    recorded_cases,
+    restore_paths,
+)
 from wizard.conformance.score import (
     effective_differences,
     markdown_report,
@@ -115,3 +121,45 @@ def test_recorded_paths_round_trip(tmp_path: Path, models: dict[str, Path]) -> N
     assert cases == [case]
     assert results["0.5.23-x"]["effective"] == result["effective"]
     assert restore_paths(["{llama}"], models) == [str(models["llama"])]
+
+
+@pytest.fixture(scope="module")
+def all_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("all-models")
+    return {**write_model_folders(root), **write_model_folders(root, public_model_configs())}
+
+
+def test_found_cases_agree_on_the_verdict_and_every_effective_value(
+        all_models: dict[str, Path]) -> None:
+    """The sweep cases kept in `found-results.json` (`conformance keep`), each a real SGLang
+    result the wizard once got wrong, on whatever release and GPU kind it came from."""
+    cases, results = found_cases(FIXTURES, all_models)
+    assert len(cases) >= 2
+    reports = wizard_reports(cases)
+    wrong = {}
+    for case in cases:
+        result, report = results[str(case["id"])], reports[str(case["id"])]
+        score = score_case(case, result, report)
+        differing = effective_differences(result.get("effective") or {},
+                                          report.get("effective") or {})
+        if not score.agree or differing:
+            wrong[case["id"]] = (score.reason, {k: (result["effective"][k],
+                                                    report["effective"].get(k))
+                                                for k in differing})
+    assert wrong == {}
+
+
+def test_keeping_a_found_case_replaces_it_and_writes_placeholders(
+        tmp_path: Path, all_models: dict[str, Path]) -> None:
+    case: dict[str, Any] = {"id": "0.5.23-w1", "sglang_version": "0.5.23", "gpu": "B200",
+                            "gpus": 1, "env": {}, "argv": ["--model-path",
+                                                           str(all_models["llama31_8b"])]}
+    result = {"sglang_version": "0.5.23", "verdict": "ok", "effective": {"page_size": 1},
+              "warnings": ["noise"], "runner_error": False}
+    assert keep_found(tmp_path, [(case, result, "first")], all_models) == 1
+    assert keep_found(tmp_path, [(case, {**result, "verdict": "error"}, "again")],
+                      all_models) == 1
+    text = (tmp_path / "found-results.json").read_text()
+    assert "{llama31_8b}" in text and str(tmp_path) not in text and "noise" not in text
+    cases, results = found_cases(tmp_path, all_models)
+    assert cases == [case] and results["0.5.23-w1"]["verdict"] == "error"

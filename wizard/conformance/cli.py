@@ -27,6 +27,7 @@ from wizard.conformance.cases import GPU_KINDS, generate, generate_multinode, ge
 from wizard.conformance.models import public_model_configs, write_model_folders
 from wizard.conformance.named_cases import fixture_text, named_cases
 from wizard.conformance.onboard import onboard, review_summary
+from wizard.conformance.recorded import FOUND_FIXTURE, keep_found
 from wizard.conformance.run import RunnerError, models_root, run_cases
 from wizard.conformance.score import Summary, markdown_report, summarise, wizard_first_error
 from wizard.conformance.venvs import VenvBuildError, ensure_venv, supported_versions
@@ -247,6 +248,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     """Score saved SGLang results (`run --results-out`) against the wizard as it is now."""
     path = Path(args.results)
+    cases, sglang = _saved_results(path)
+    summary = summarise(cases, sglang, wizard_reports(cases))
+    return _finish(summary, args, f"Conformance (re-scored): {path.name}")
+
+
+def _saved_results(path: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The cases and SGLang's results of a file written by `run --results-out`."""
     cases: list[dict[str, Any]] = []
     sglang: dict[str, dict[str, Any]] = {}
     try:
@@ -268,8 +276,23 @@ def cmd_score(args: argparse.Namespace) -> int:
         cases.append(case)
     if not cases:
         raise ToolInputError(f"{path} holds no results")
-    summary = summarise(cases, sglang, wizard_reports(cases))
-    return _finish(summary, args, f"Conformance (re-scored): {path.name}")
+    return cases, sglang
+
+
+def cmd_keep(args: argparse.Namespace) -> int:
+    """Keep cases of a saved sweep, with SGLang's results, in the repository's found cases."""
+    cases, sglang = _saved_results(Path(args.results))
+    by_id = {str(c["id"]): c for c in cases}
+    missing = [i for i in args.ids if i not in by_id]
+    if missing:
+        raise ToolInputError(f"{args.results} has no case {', '.join(missing)}; its ids look "
+                             f"like {next(iter(by_id))}")
+    models = write_model_folders(models_root())
+    models.update(write_model_folders(models_root(), public_model_configs()))
+    count = keep_found(Path(args.fixtures), [(by_id[i], sglang[i], args.why) for i in args.ids],
+                       models)
+    _log(f"kept {len(args.ids)} case(s); {Path(args.fixtures) / FOUND_FIXTURE} holds {count}")
+    return 0
 
 
 def cmd_named(args: argparse.Namespace) -> int:
@@ -416,6 +439,17 @@ def register(subparsers: Any) -> None:
     score.add_argument("--results", required=True, help="a file written by `run --results-out`")
     common(score)
     score.set_defaults(func=cmd_score)
+
+    keep = sub.add_parser(
+        "keep", help="keep cases of a saved sweep (SGLang's results) as found cases the tests "
+        "replay on every run"
+    )
+    keep.add_argument("--results", required=True, help="a file written by `run --results-out`")
+    keep.add_argument("ids", nargs="+", metavar="CASE_ID", help="case ids, e.g. 0.5.16-w00019")
+    keep.add_argument("--why", required=True, help="what the case caught (kept beside it)")
+    keep.add_argument("--fixtures", default="tests/conformance/fixtures",
+                      help="the fixtures folder (default: tests/conformance/fixtures)")
+    keep.set_defaults(func=cmd_keep)
 
     named = sub.add_parser("named", help="the incidents' and the reference's named cases")
     named.add_argument("--version", help="one SGLang version (default: all supported)")

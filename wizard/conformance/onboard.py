@@ -63,6 +63,7 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "hicache_decode_fallback": "none",
     "hicache_decode_sinks": False,
     "fa4_page": {},
+    "xpu_page": {},
     "deterministic_inference": {},
     "trtllm_disables_radix": [],
     "deprecated_actions": {},
@@ -615,6 +616,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the FlashAttention3 / hierarchical-cache decode fix of the hicache step")
     probed("fa4_page", _fa4_page(tree),
            "the test before 'FA4 backend only supports page size 128'")
+    probed("xpu_page", _xpu_page(tree),
+           "the if around 'Intel XPU attention backend ... changing page_size ... to 128'")
     probed("hicache_decode_sinks", _hicache_decode_sinks(tree),
            "has_attention_sinks in the function of that decode fix")
     probed("spec_moe_runner_default", _spec_moe_runner_default(tree),
@@ -927,6 +930,47 @@ def _fa4_page(tree: SourceTree) -> dict[str, Any]:
             return {"fields": fields, "sm100": bool(re.search(r"\bis_sm100(_supported)?\b", test)),
                     "topk": "speculative_eagle_topk" in test}
     return {}
+
+
+def _xpu_page(tree: SourceTree) -> dict[str, Any]:
+    """The intel_xpu page-size rewrite (page size 128 when the typed one is not supported):
+    which backend the release tests ("attention": `attention_backend` as typed, 0.5.4-0.5.10;
+    "decode": the decode backend, 0.5.11-0.5.19; "either": prefill or decode, 0.5.20 on), the
+    page sizes it keeps, and those it keeps for MLA models. {} when the release has none."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not isinstance(node, ast.If):
+                continue
+            inner = "\n".join(ast.unparse(b) for b in node.body)
+            test = ast.unparse(node.test)
+            if ("Intel XPU attention backend" not in inner or "intel_xpu" not in test
+                    or "128" not in inner or "page_size" not in inner):
+                continue
+            backends = ("either" if "prefill" in test else "decode" if "decode" in test
+                        else "attention")
+            mla_if = next((n for n in ast.walk(node) if isinstance(n, ast.If)
+                           and "use_mla_backend" in ast.unparse(n.test)), None)
+            in_mla = ({id(n) for stmt in mla_if.body for n in ast.walk(stmt)}
+                      if mla_if is not None else set())
+            sizes = next((lst for n in ast.walk(node) if id(n) not in in_mla
+                          and (lst := _int_list(n)) is not None), None)
+            if sizes is None:
+                continue
+            mla = sizes
+            for stmt in mla_if.body if mla_if is not None else []:
+                for n in ast.walk(stmt):
+                    if (lst := _int_list(n)) is not None:
+                        mla = [*sizes, *lst] if ".extend(" in ast.unparse(stmt) else lst
+            return {"backends": backends, "sizes": sorted(sizes), "mla_sizes": sorted(mla)}
+    return {}
+
+
+def _int_list(node: ast.AST) -> list[int] | None:
+    """`node` as a literal list of ints (`[64, 128]`), else None."""
+    if isinstance(node, ast.List) and node.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, int) for e in node.elts):
+        return [int(e.value) for e in node.elts]  # type: ignore[attr-defined]
+    return None
 
 
 def _hicache_decode_sinks(tree: SourceTree) -> bool:

@@ -606,18 +606,26 @@ def deprecated_actions(tree: Any, flags: dict[str, Any]) -> dict[str, Any]:
 
 def spec_v2_runs_trees(tree: Any) -> bool:
     """Whether the overlapped speculative worker (spec v2) takes a typed topk > 1 itself: the
-    release's EAGLE-family handler (`_handle_eagle_family` of `arg_groups/speculative_hook.py`)
-    has no branch that turns the overlap scheduler off for topk > 1 (the spec v1 fallback of the
-    older releases). False where the release has no such handler."""
+    release's EAGLE-family handler (`_handle_eagle_family` of `arg_groups/speculative_hook.py`,
+    else `server_args.py`) has no branch on topk that turns the overlap scheduler off (the spec v1
+    fallback, 0.5.11-0.5.2x) or raises for spec v2 (0.5.7-0.5.10). 0.5.5-0.5.6.x turn overlap on
+    for spec v2 whatever the topk. False where the release has no spec v2 branch."""
     hook = tree.trees.get("sglang/srt/arg_groups/speculative_hook.py")
     handler = next((n for n in (hook.body if hook is not None else ())
                     if isinstance(n, ast.FunctionDef) and n.name == "_handle_eagle_family"), None)
     if handler is None:
-        return False
+        handler = tree.trees.get("sglang/srt/server_args.py")
+        if handler is None or not any(
+                isinstance(n, ast.If) and "SGLANG_ENABLE_SPEC_V2" in ast.unparse(n.test)
+                and any("disable_overlap_schedule = False" in ast.unparse(b) for b in n.body)
+                for n in ast.walk(handler)):
+            return False
     for node in ast.walk(handler):
-        if (isinstance(node, ast.If) and "speculative_eagle_topk" in ast.unparse(node.test)
-                and any("disable_overlap_schedule = True" in ast.unparse(b)
-                        or "disable_overlap_schedule=True" in ast.unparse(b) for b in node.body)):
+        if not (isinstance(node, ast.If) and "speculative_eagle_topk" in ast.unparse(node.test)):
+            continue
+        body = "\n".join(ast.unparse(b) for b in node.body)
+        if ("disable_overlap_schedule = True" in body or "disable_overlap_schedule=True" in body
+                or ("raise" in body and "Spec v2" in body)):
             return False
     return True
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.conformance.named_cases import with_placeholders
+from wizard.profile import atomic_write_text
 
 # What scoring reads (score.py) plus the message a reviewer reads; the rest is per-run noise.
 RESULT_KEYS = ("sglang_version", "verdict", "stage", "exception", "message", "where", "bare",
@@ -74,3 +75,40 @@ def recorded_cases(fixtures: Path, version: str, models: dict[str, Path],
             cases.append(case)
             results[str(case["id"])] = restore_paths(entry["result"], models)
     return cases, results
+
+
+FOUND_FIXTURE = "found-results.json"
+
+
+def found_cases(fixtures: Path, models: dict[str, Path],
+                ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The kept sweep cases (`found-results.json`, every release): cases a sweep once scored
+    wrong, with SGLang's real results, each with the reason it was kept."""
+    path = fixtures / FOUND_FIXTURE
+    if not path.exists():
+        return [], {}
+    cases: list[dict[str, Any]] = []
+    results: dict[str, dict[str, Any]] = {}
+    for entry in json.loads(path.read_text())["cases"]:
+        case = restore_paths(entry["case"], models)
+        cases.append(case)
+        results[str(case["id"])] = restore_paths(entry["result"], models)
+    return cases, results
+
+
+def keep_found(fixtures: Path, entries: Sequence[tuple[dict[str, Any], dict[str, Any], str]],
+               models: dict[str, Path]) -> int:
+    """Add (case, SGLang result, why) entries to `found-results.json` (an id already kept is
+    replaced); the fixture's case count. Written whole, atomically."""
+    path = fixtures / FOUND_FIXTURE
+    kept = json.loads(path.read_text())["cases"] if path.exists() else []
+    by_id = {entry["case"]["id"]: entry for entry in kept}
+    for case, result, why in entries:
+        by_id[str(case["id"])] = with_placeholders({
+            "case": {k: case[k] for k in CASE_KEYS if k in case},
+            "result": {k: result[k] for k in RESULT_KEYS if k in result},
+            "why": why,
+        }, models)
+    ordered = sorted(by_id.values(), key=lambda e: str(e["case"]["id"]))
+    atomic_write_text(path, json.dumps({"cases": ordered}, indent=1) + "\n")
+    return len(ordered)

@@ -241,6 +241,8 @@ WITNESSES: tuple[Witness, ...] = (
     # ---- silent rewrites and log lines (SGLang's resolved values show them)
     W("R-FA4-PAGE", "--model-path {llama} --attention-backend fa4",
       {"--attention-backend": "triton"}, gpu="B200", effect={"page_size": 128}),
+    W("R-XPU-PAGE", "--model-path {llama} --attention-backend intel_xpu --page-size 16",
+      {"--page-size": "64"}, effect={"page_size": 128}),
     W("R-MAMBA-AUTO", f"{NEXT} --mamba-scheduler-strategy auto",
       {"--mamba-scheduler-strategy": "extra_buffer"},
       effect={"mamba_scheduler_strategy": "no_buffer"}),
@@ -384,6 +386,9 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     "R-MIXED-CHUNK": (_V1, "its witness runs STANDALONE, not an argparse choice before 0.5.2"),
     "R-NGRAM-DEFAULTS": (_V1_V2, _NO_NGRAM),
     "R-NGRAM-PAGE": (("0.5.2",), _NO_NGRAM),
+    "R-XPU-PAGE": ((*_V1_V2, "0.5.3", "0.5.3.post1", "0.5.3.post2", "0.5.3.post3"),
+                   "intel_xpu is not an argparse choice of --attention-backend there (nor is "
+                   "there a rewrite: the release's trait xpu_page is empty)"),
 }
 
 

@@ -153,18 +153,50 @@ FA4_PAGE_23 = Rule(
 )
 
 
+XPU_PAGE = Rule(
+    id="R-XPU-PAGE",
+    title="intel_xpu forces page size 128",
+    severity="adjusted",
+    why=(
+        "The Intel XPU attention kernels take only some page sizes (the release's list, a longer "
+        "one for MLA models); SGLang replaces any other page size, the default included, with "
+        "128. It tests the typed backend, not the device: on a CUDA host the launch then runs "
+        "with 128-token pages."
+    ),
+    sglang=SILENT,
+    fields=("attention.page_size", "attention.backend"),
+    when=lambda ctx, a: _xpu_forces_page(ctx, a),
+    message=lambda ctx, a: f"intel_xpu: page_size {a.get('page_size')} -> 128.",
+    apply=lambda ctx, a: a.__setitem__("page_size", 128),
+)
+
+
+def _xpu_forces_page(ctx: Ctx, a: Args) -> bool:
+    """The release's intel_xpu page test (trait `xpu_page`: which backend it reads, the page
+    sizes it keeps, for MLA models too); False for a release without that rewrite."""
+    how = ctx.release.traits.get("xpu_page") or {}
+    if not how:
+        return False
+    common = a.get("attention_backend")
+    decode = a.get("decode_attention_backend") or common
+    prefill = a.get("prefill_attention_backend") or common
+    named = {"attention": (common,), "decode": (decode,),
+             "either": (prefill, decode)}[how["backends"]]
+    kept = how["mla_sizes"] if ctx.is_mla else how["sizes"]
+    return "intel_xpu" in named and a.get("page_size") not in kept
+
+
 def fa4_page_test(ctx: Ctx, a: Args) -> bool:
     """The release's test before its page-size-128 rewrite (trait `fa4_page`: the backend
-    fields compared with fa4, SM100 only, draft trees skipped); without the trait, any named
-    backend on SM100 with the draft-tree skip."""
+    fields compared with fa4, SM100 only, draft trees skipped); False for a release without
+    that statement (before 0.5.4 fa4 keeps the page size as typed)."""
     how = ctx.release.traits.get("fa4_page") or {}
-    if how:
-        fa4 = any(a.get(name) == "fa4" for name in how.get("fields", ()))
-        sm100 = ctx.gpu.is_sm100 or not how.get("sm100")
-        topk_ok = not how.get("topk") or (ctx.typed_value("speculative_eagle_topk") or 0) <= 1
-        return fa4 and sm100 and topk_ok
-    return ("fa4" in attention_backends(a) and ctx.gpu.is_sm100
-            and (ctx.typed_value("speculative_eagle_topk") or 0) <= 1)
+    if not how:
+        return False
+    fa4 = any(a.get(name) == "fa4" for name in how.get("fields", ()))
+    sm100 = ctx.gpu.is_sm100 or not how.get("sm100")
+    topk_ok = not how.get("topk") or (ctx.typed_value("speculative_eagle_topk") or 0) <= 1
+    return fa4 and sm100 and topk_ok
 
 
 def _fa4_forces_page(ctx: Ctx, a: Args) -> bool:

@@ -57,6 +57,7 @@ from wizard.rules.attention import (
     TRTLLM_MLA_GPU,
     TRTLLM_MLA_PAGE,
     TRTLLM_PAGE,
+    XPU_PAGE,
 )
 from wizard.rules.cache import HICACHE_NO_RADIX
 from wizard.rules.checks import CHECKS
@@ -181,6 +182,7 @@ ALL_RULES: tuple[Rule, ...] = (
     MODEL_TYPE_UNKNOWN,
     DPATTN_TP_DIVISIBLE,
     FA4_PAGE_23,
+    XPU_PAGE,
     SINK_NEEDS_WINDOW_23,
     REJECTION_TOPK_23,
     ALGO_CHOICE,

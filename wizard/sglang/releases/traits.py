@@ -91,6 +91,7 @@ class Traits:
     unknown_algorithm_turns_off: bool
     upper_cases_algorithm: bool
     vlm_adjust_skips_decode: bool
+    xpu_page: dict[str, Any]
 
 
 NAMES: frozenset[str] = frozenset(Traits.__dataclass_fields__)
