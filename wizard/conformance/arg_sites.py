@@ -453,6 +453,11 @@ def _bind_params(walk: _Walk, call: ast.Call, callee: _Fn, caller: _Fn, seq: int
         return
     key = id(callee.node)
     here = walk.instance
+    if (callee.cls is not None and isinstance(func, ast.Attribute) and args.args
+            and args.args[0].arg == "self" and isinstance(func.value, ast.Name)
+            and func.value.id not in RECEIVERS):
+        # `algo.handle_server_args(server_args)`: the method's `self` is that local
+        walk.params[(key, "self", instance)] = (func.value, caller, seq, here)
     for param, arg in zip(positional, call.args, strict=False):
         walk.params[(key, param, instance)] = (arg, caller, seq, here)
     passed = {k.arg for k in call.keywords}
@@ -1164,10 +1169,27 @@ class _Reader:
             # `getattr(self._resolved(), "attention_backend", None)`: a field every record
             # has, so the default is never taken
             return self.expr(ast.Attribute(node.args[0], str(node.args[1].value), ast.Load()))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "isinstance" and len(node.args) == 2
+                and isinstance(node.args[1], ast.Name) and node.args[1].id == "CustomSpecAlgo"
+                and _is_spec_member(self.expr(node.args[0]))):
+            # a plugin's algorithm: never one of the release's own argparse choices
+            return ["const", False]
+        algorithm = _spec_algorithm_call(node)
+        if algorithm is not None:
+            # `SpeculativeAlgorithm.from_string(cfg.speculative_algorithm)`: its member's name
+            return _spec_member(self.walk, self.expr(algorithm))
         if isinstance(node, ast.Call) and not node.args and not node.keywords:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in STR_METHODS:
                 return ["str", func.attr, self.expr(func.value)]
+            if isinstance(func, ast.Attribute) and func.attr.startswith("is_") and (
+                    func.attr.lstrip("_") not in PLATFORM_PROBES):
+                method = _spec_method(self.walk, func.attr)
+                if method is not None:  # `algo.is_eagle()` on a from_string member
+                    member = self.expr(func.value)
+                    if _is_spec_member(member):
+                        return method(member)
             name = func.id if isinstance(func, ast.Name) else (
                 func.attr if isinstance(func, ast.Attribute) else "")
             if name.lstrip("_") in PLATFORM_PROBES:  # is_hip(), _is_hip()
@@ -1735,6 +1757,115 @@ def _is_hf_config(node: ast.expr) -> bool:
     return (isinstance(node, ast.Call) and not node.args and not node.keywords
             and isinstance(node.func, ast.Attribute) and node.func.attr == "get_hf_config"
             and isinstance(node.func.value, ast.Name) and node.func.value.id in RECEIVERS)
+
+
+SPEC_INFO = "sglang/srt/speculative/spec_info.py"
+
+
+def _spec_algorithm_call(node: ast.expr) -> ast.expr | None:
+    """The argument of `SpeculativeAlgorithm.from_string(arg)`, else None."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "from_string" and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "SpeculativeAlgorithm" and len(node.args) == 1
+            and not node.keywords):
+        return node.args[0]
+    return None
+
+
+def _spec_class(walk: _Walk) -> ast.ClassDef | None:
+    module = _parsed(walk.tree, SPEC_INFO)
+    return next((n for n in (module.body if module is not None else ())
+                 if isinstance(n, ast.ClassDef) and n.name == "SpeculativeAlgorithm"), None)
+
+
+def _spec_member(walk: _Walk, name: list[Any]) -> list[Any]:
+    """`SpeculativeAlgorithm.from_string(name)` as the name of the member it returns: NONE for
+    None, else the upper-cased name, a reserved alias (`_RESERVED_ALIASES`, NEXTN) as the
+    member `from_string` returns for it. An unknown name raises in SGLang before any test
+    reads the member (argparse choices), so it is not modelled."""
+    cls = _spec_class(walk)
+    method = next((n for n in (cls.body if cls is not None else ())
+                   if isinstance(n, ast.FunctionDef) and n.name == "from_string"), None)
+    if method is None or "cls.NONE" not in ast.unparse(method):
+        raise Impure("SpeculativeAlgorithm.from_string")
+    upper: list[Any] = ["str", "upper", name]
+    for test in ast.walk(method):
+        if (isinstance(test, ast.If) and "_RESERVED_ALIASES" in ast.unparse(test.test)
+                and isinstance(test.body[0], ast.Return)
+                and isinstance(test.body[0].value, ast.Attribute)):
+            aliases = _module_constant(walk.tree, SPEC_INFO, "_RESERVED_ALIASES")
+            if not isinstance(aliases, list | tuple | set | frozenset):
+                raise Impure("SpeculativeAlgorithm.from_string (aliases)")
+            upper = ["if", ["cmp", "in", upper, ["const", sorted(aliases)]],
+                     ["const", test.body[0].value.attr], upper]
+    return ["if", ["cmp", "is", name, ["const", None]], ["const", "NONE"], upper]
+
+
+def _is_spec_member(tree: list[Any]) -> bool:
+    """A tree `_spec_member` built (an `if` whose None branch is the NONE member), or a choice
+    between such members and None (`algo = None`, then `algo = from_string(...)` under a test)."""
+    if len(tree) != 4 or tree[0] != "if":
+        return False
+    if (tree[2] == ["const", "NONE"] and isinstance(tree[1], list)
+            and tree[1][:2] == ["cmp", "is"] and tree[1][3] == ["const", None]):
+        return True
+    return all(branch == ["const", None] or _is_spec_member(branch) for branch in tree[2:])
+
+
+def _spec_method(walk: _Walk, name: str) -> Callable[[list[Any]], list[Any]] | None:
+    """`SpeculativeAlgorithm.<name>()` read from its one `return` as a test of the member's
+    name: `self == / != / is SpeculativeAlgorithm.X`, `self in (A, B)`, `and` / `or` / `not`
+    of those and of other such methods; None when the method is another shape."""
+    cls = _spec_class(walk)
+    methods = {n.name: n for n in (cls.body if cls is not None else ())
+               if isinstance(n, ast.FunctionDef)}
+
+    def member(node: ast.expr) -> str | None:
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in ("SpeculativeAlgorithm", "cls")):
+            return node.attr
+        return None
+
+    def test(node: ast.expr, self_tree: list[Any], depth: int) -> list[Any]:
+        if depth > 8:
+            raise Impure("SpeculativeAlgorithm (recursion)")
+        if isinstance(node, ast.BoolOp):
+            return ["and" if isinstance(node.op, ast.And) else "or",
+                    *(test(v, self_tree, depth) for v in node.values)]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ["not", test(node.operand, self_tree, depth)]
+        if (isinstance(node, ast.Call) and not node.args and not node.keywords
+                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"):
+            return body(node.func.attr, self_tree, depth + 1)
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.left, ast.Name) and node.left.id == "self"):
+            op, right = node.ops[0], node.comparators[0]
+            if isinstance(op, ast.Eq | ast.Is | ast.NotEq | ast.IsNot):
+                name = member(right)
+                if name is not None:
+                    equal = ["cmp", "==", self_tree, ["const", name]]
+                    return equal if isinstance(op, ast.Eq | ast.Is) else ["not", equal]
+            if isinstance(op, ast.In | ast.NotIn) and isinstance(right, ast.Tuple | ast.List
+                                                                  | ast.Set):
+                names = [member(e) for e in right.elts]
+                if all(names):
+                    inside = ["cmp", "in", self_tree, ["const", sorted(str(n) for n in names)]]
+                    return inside if isinstance(op, ast.In) else ["not", inside]
+        raise Impure(f"SpeculativeAlgorithm: {ast.unparse(node)}")
+
+    def body(method_name: str, self_tree: list[Any], depth: int) -> list[Any]:
+        method = methods.get(method_name)
+        statements = [s for s in (method.body if method is not None else [])
+                      if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if (len(statements) != 1 or not isinstance(statements[0], ast.Return)
+                or statements[0].value is None):
+            raise Impure(f"SpeculativeAlgorithm.{method_name}")
+        return test(statements[0].value, self_tree, depth)
+
+    if name not in methods:
+        return None
+    return lambda self_tree: body(name, self_tree, 0)
 
 
 def _module_constant(tree: SourceTree, path: str, name: str, depth: int = 0) -> Any:
