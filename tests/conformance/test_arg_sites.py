@@ -704,3 +704,113 @@ def test_an_override_s_scope_reads_what_it_reads_before_its_own_writes(tmp_path:
              "runner": "auto"}
     assert _predict(extraction.sites, extraction.writes, typed,
                     "Qwen3MoeForCausalLM")[0] == site["where"]
+
+
+SPEC_INFO_SOURCE = '''
+from enum import Enum, auto
+
+_RESERVED_ALIASES = frozenset({"NEXTN"})
+
+
+class SpeculativeAlgorithm(Enum):
+    EAGLE = auto()
+    EAGLE3 = auto()
+    NGRAM = auto()
+    NONE = auto()
+
+    @classmethod
+    def from_string(cls, name):
+        if name is None:
+            return cls.NONE
+        upper = name.upper()
+        try:
+            return cls[upper]
+        except KeyError:
+            pass
+        if upper in _RESERVED_ALIASES:
+            return cls.EAGLE
+        raise ValueError(f"Unknown speculative algorithm name: {name}")
+
+    def is_speculative(self):
+        return self != SpeculativeAlgorithm.NONE
+
+    def is_eagle(self):
+        return self in (SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3)
+
+    def is_ngram(self):
+        return self == SpeculativeAlgorithm.NGRAM
+
+    def handle_server_args(self, server_args):
+        if self.is_eagle():
+            _handle_eagle(server_args)
+        elif self.is_ngram():
+            _handle_ngram(server_args)
+'''
+SPEC_ARGS_SOURCE = '''
+class CustomSpecAlgo:
+    pass
+
+
+def _handle_eagle(server_args):
+    if server_args.topk > 1 and server_args.page > 1:
+        raise ValueError("eagle trees need page 1")
+
+
+def _handle_ngram(server_args):
+    if server_args.page > 1:
+        raise ValueError("ngram needs page 1")
+
+
+class ServerArgs:
+    def __post_init__(self):
+        if self.lmcache and SpeculativeAlgorithm.from_string(self.algorithm).is_speculative():
+            raise NotImplementedError("lmcache does not support speculative decoding")
+        algo = None
+        if self.algorithm is not None:
+            algo = SpeculativeAlgorithm.from_string(self.algorithm)
+        if algo is not None:
+            if isinstance(algo, CustomSpecAlgo):
+                return
+            algo.handle_server_args(self)
+'''
+
+
+def test_speculative_algorithm_members_and_methods_are_read_from_spec_info(
+        tmp_path: Path) -> None:
+    """`SpeculativeAlgorithm.from_string(x)` is the name of its member (NEXTN an alias of EAGLE),
+    `is_*()` read from their return, `isinstance(algo, CustomSpecAlgo)` False and the handler
+    `algo.handle_server_args(self)` dispatches to walked with `self` bound: every site is a
+    condition over the typed flags that raises exactly when the code does."""
+    spec = tmp_path / "sglang" / "srt" / "speculative" / "spec_info.py"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(textwrap.dedent(SPEC_INFO_SOURCE))
+    args = tmp_path / "sglang" / "srt" / "server_args.py"
+    args.write_text(textwrap.dedent(SPEC_ARGS_SOURCE))
+    table = {"actions": [{"dest": k, "default": v} for k, v in {
+        "model_path": "m", "algorithm": None, "lmcache": False, "topk": 1, "page": 1}.items()]}
+    extraction = extract_sites(SourceTree(tmp_path), table, {})
+    messages = sorted(str(s["message"][0]) for s in extraction.sites)
+    assert messages == ["eagle trees need page 1", "lmcache does not support speculative decoding",
+                        "ngram needs page 1"], extraction.skipped
+    scope: dict[str, Any] = {}
+    exec(compile(spec.read_text(), str(spec), "exec"), scope)
+    exec(compile(args.read_text(), str(args), "exec"), scope)
+    checked = 0
+    for algorithm, lmcache, topk, page in itertools.product(
+            (None, "EAGLE", "eagle3", "NEXTN", "NGRAM"), (False, True), (1, 4), (1, 16)):
+        values = {"model_path": "m", "algorithm": algorithm, "lmcache": lmcache, "topk": topk,
+                  "page": page}
+        record = scope["ServerArgs"].__new__(scope["ServerArgs"])
+        record.__dict__.update(values)
+        try:
+            record.__post_init__()
+            raised = None
+        except (ValueError, NotImplementedError) as exc:
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            raised = f"{Path(frame.filename).relative_to(tmp_path).as_posix()}:{frame.lineno}"
+        predicted, abstained = _predict(extraction.sites, extraction.writes, values,
+                                        "LlamaForCausalLM")
+        assert not abstained
+        assert predicted == raised, values
+        checked += 1
+    assert checked == 5 * 2 * 2 * 2

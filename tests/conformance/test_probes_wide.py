@@ -13,6 +13,7 @@ from wizard.conformance.probes_wide import (
     extra_buffer_linear_backend,
     mis_disables_radix,
     mixed_chunk_off_algorithms,
+    moe_runner_platform,
     moe_runner_sm100,
     quantization_methods,
     radix_disables_overlap,
@@ -259,3 +260,48 @@ def test_extra_buffer_linear_backend_probe(tmp_path: Path) -> None:
             return model_arch in _MAMBA_EXTRA_BUFFER_ARCHS
     """)
     assert extra_buffer_linear_backend(SourceTree(tmp_path)) is None
+
+
+def test_moe_runner_platform_and_a_family_set_of_architectures(tmp_path: Path) -> None:
+    """0.5.13 on: modelopt_fp4 on SM120 takes flashinfer_cutlass for any model (0.5.22: SM110 or
+    SM120); 0.5.2x's DeepSeek resolution names its architectures by a module-level set it
+    returns early outside of, and leaves LongCat out of its runner test."""
+    _write(tmp_path, "sglang/srt/arg_groups/overrides.py", """
+        _FAMILY = frozenset({"DeepseekV3ForCausalLM", "LongcatFlashForCausalLM"})
+
+        def _runner(view):
+            moe_runner_backend = view.moe_runner_backend
+            if (
+                moe_runner_backend == "auto"
+                and view.quantization == "modelopt_fp4"
+                and (get_platform().is_sm120 or get_platform().is_sm110)
+            ):
+                moe_runner_backend = "flashinfer_cutlass"
+            if moe_runner_backend == "auto" and model_arch == "X" and is_sm120_supported():
+                moe_runner_backend = "triton"
+            return {"moe_runner_backend": moe_runner_backend}
+
+        def _deepseek(view):
+            model_arch = view.arch
+            if model_arch not in _FAMILY:
+                return {}
+            overrides = {}
+            if get_platform().is_sm100:
+                quantization = view.quantization
+                if (
+                    view.moe_a2a_backend == "none"
+                    and view.moe_runner_backend == "auto"
+                    and not model_arch.startswith("LongcatFlash")
+                    and (quantization in ["fp8", "modelopt_fp4"] or quantization is None)
+                ):
+                    overrides["moe_runner_backend"] = "flashinfer_trtllm"
+            return overrides
+    """)
+    tree = SourceTree(tmp_path)
+    assert moe_runner_platform(tree) == [{"quantization": "modelopt_fp4",
+                                          "probes": ["is_sm110", "is_sm120"],
+                                          "runner": "flashinfer_cutlass"}]
+    (entry,) = moe_runner_sm100(tree)
+    assert entry["archs"] == ["DeepseekV3ForCausalLM"]
+    assert entry["quantizations"] == ["fp8", "modelopt_fp4"] and entry["unquantized"]
+    assert entry["runner"] == "flashinfer_trtllm" and entry["typed_only"]

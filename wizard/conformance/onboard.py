@@ -38,6 +38,7 @@ from wizard.conformance.probes_wide import (
     extra_buffer_linear_backend,
     mis_disables_radix,
     mixed_chunk_off_algorithms,
+    moe_runner_platform,
     moe_runner_sm100,
     quantization_methods,
     quantize_and_serve,
@@ -87,6 +88,7 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "quantization_methods": {},
     "quantization_rocm": [],
     "moe_runner_sm100": [],
+    "moe_runner_platform": [],
     "radix_disables_overlap": [],
     "hip_attention_default": {},
     "hip_hybrid_spec_disables_radix": False,
@@ -635,6 +637,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     probed("quantization_rocm",
            _assert_list(tree, sites.get("R-QUANT-ROCM"), "rocm_supported_quantization"),
            "rocm_supported_quantization before R-QUANT-ROCM's raise")
+    probed("moe_runner_platform", moe_runner_platform(tree),
+           "`if moe_runner_backend == 'auto' and quantization == Q and <SM probe>:` runners")
     probed("moe_runner_sm100", moe_runner_sm100(tree),
            "the SM100 MoE runner branches of the model-specific step")
     probed("radix_disables_overlap", radix_disables_overlap(tree),

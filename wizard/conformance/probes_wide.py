@@ -169,7 +169,38 @@ def _arch_names(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[str] | N
                         and ast.unparse(decorator.func).endswith("_register_for")):
                     return [a.value for a in decorator.args
                             if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            family = _early_return_archs(current, parents)
+            if family:
+                return family
         current = parents.get(current)
+    return None
+
+
+def _early_return_archs(function: ast.FunctionDef,
+                        parents: dict[ast.AST, ast.AST]) -> list[str] | None:
+    """`if model_arch not in _FAMILY: return {}` at the top of a function (0.5.2x's
+    `_deepseek_moe_quant_resolution`): the names of that module-level set."""
+    module: ast.AST = function
+    while module in parents:
+        module = parents[module]
+    for stmt in function.body:
+        if not (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
+                and ast.unparse(stmt.test.left).endswith("model_arch")
+                and isinstance(stmt.test.ops[0], ast.NotIn)
+                and stmt.body and isinstance(stmt.body[0], ast.Return)):
+            continue
+        right = stmt.test.comparators[0]
+        if isinstance(right, ast.Name) and isinstance(module, ast.Module):
+            for top in module.body:
+                if (isinstance(top, ast.Assign) and len(top.targets) == 1
+                        and isinstance(top.targets[0], ast.Name)
+                        and top.targets[0].id == right.id):
+                    value = top.value
+                    if (isinstance(value, ast.Call) and ast.unparse(value.func) in (
+                            "frozenset", "set", "tuple") and len(value.args) == 1):
+                        value = value.args[0]
+                    return _strings(value) or None
+        return _strings(right) or None
     return None
 
 
@@ -191,6 +222,71 @@ def _assigns_runner(body: list[ast.stmt]) -> str | None:
                 "speculative" not in target):
             return str(stmt.value.value)
     return None
+
+
+def moe_runner_platform(tree: Any) -> list[dict[str, Any]]:
+    """The MoE runner the argument code sets for any model when none is chosen, on a platform:
+    `if moe_runner_backend == "auto" and <x>.quantization == "<q>" and <platform probes, or-ed>:
+    moe_runner_backend = "<runner>"` (0.5.13 on: `modelopt_fp4` on SM120 -> flashinfer_cutlass,
+    the trtllm-gen MoE kernels being SM100-only). Each entry: the quantization, the probes (one
+    holding is enough), the runner. A test of anything else (an architecture) is not this shape."""
+    from wizard.rules.arg_sites import PLATFORM_PROBES
+
+    def probe(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Call) and not node.args:
+            node = node.func
+        name = (node.attr if isinstance(node, ast.Attribute)
+                else node.id if isinstance(node, ast.Name) else "")
+        name = name.lstrip("_")
+        return name if name.startswith("is_sm") else None
+
+    def is_field(node: ast.expr, field: str) -> bool:
+        return ((isinstance(node, ast.Name) and node.id == field)
+                or (isinstance(node, ast.Attribute) and node.attr == field))
+
+    found: list[dict[str, Any]] = []
+    for rel in sorted(tree.trees):
+        for node in ast.walk(tree.trees[rel]):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp)
+                    and isinstance(node.test.op, ast.And)):
+                continue
+            auto = quantization = None
+            probes: list[str] = []
+            shaped = True
+            for part in node.test.values:
+                if (isinstance(part, ast.Compare) and len(part.ops) == 1
+                        and isinstance(part.ops[0], ast.Eq)
+                        and isinstance(part.comparators[0], ast.Constant)):
+                    value = part.comparators[0].value
+                    if is_field(part.left, "moe_runner_backend") and value == "auto":
+                        auto = True
+                        continue
+                    if is_field(part.left, "quantization") and isinstance(value, str):
+                        quantization = value
+                        continue
+                parts = (part.values if isinstance(part, ast.BoolOp)
+                         and isinstance(part.op, ast.Or) else [part])
+                names = [probe(p) for p in parts]
+                if all(names):
+                    probes += [str(n) for n in names]
+                    continue
+                shaped = False
+            if not (shaped and auto and quantization and probes):
+                continue
+            runner = next((stmt.value.value for stmt in node.body
+                           if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                           and is_field(stmt.targets[0], "moe_runner_backend")
+                           and isinstance(stmt.value, ast.Constant)
+                           and isinstance(stmt.value.value, str)), None)
+            if runner is None:
+                continue
+            entry = {"quantization": quantization,
+                     "probes": sorted(p for p in set(probes) if p in PLATFORM_PROBES
+                                      or p.endswith("_supported") or p.startswith("is_sm")),
+                     "runner": runner}
+            if entry not in found:
+                found.append(entry)
+    return found
 
 
 def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
@@ -235,6 +331,16 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
                     quantizations.append(str(right.value))
                 elif isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
                     unquantized = True
+            for compare in ast.walk(node.test):  # `not model_arch.startswith("LongcatFlash")`
+                if (isinstance(compare, ast.UnaryOp) and isinstance(compare.op, ast.Not)
+                        and isinstance(compare.operand, ast.Call)
+                        and isinstance(compare.operand.func, ast.Attribute)
+                        and compare.operand.func.attr == "startswith"
+                        and ast.unparse(compare.operand.func.value).endswith("model_arch")
+                        and compare.operand.args
+                        and isinstance(compare.operand.args[0], ast.Constant)):
+                    prefix = str(compare.operand.args[0].value)
+                    archs = [a for a in archs if not a.startswith(prefix)]
             entry = {"archs": sorted(archs), "quantizations": sorted(set(quantizations)),
                      "unquantized": unquantized, "runner": runner,
                      "where": f"{rel}:{node.lineno}"}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from wizard.rules import catalog as c
 from wizard.rules import deterministic as det
 from wizard.rules import multinode as mn
+from wizard.rules.arg_sites import platforms_for
 from wizard.rules.attention import fa4_page_test
 from wizard.rules.common import algo, eagle_family, hip_attention_backend
 from wizard.rules.draft import MULTI_LAYER_EAGLE_ARCHS
@@ -404,6 +405,18 @@ def _moe_runner_default(ctx: Ctx, a: Args) -> None:
             )
 
 
+def _moe_runner_platform_default(ctx: Ctx, a: Args) -> None:
+    """The MoE runner the release sets for any model on a platform when none is chosen (trait
+    `moe_runner_platform`: `modelopt_fp4` on SM120 -> flashinfer_cutlass, 0.5.13 on)."""
+    if a.get("moe_runner_backend") != "auto":
+        return
+    on = platforms_for(ctx.gpu)
+    for entry in ctx.release.traits.get("moe_runner_platform") or ():
+        if a.get("quantization") == entry["quantization"] and on & set(entry["probes"]):
+            a.moe_runner_backend = entry["runner"]
+            return
+
+
 def _moe_runner_model_default(ctx: Ctx, a: Args) -> None:
     """The model-specific MoE runner of the two launches users type most on Blackwell (GPT-OSS
     with its MXFP4 checkpoint; DeepSeek-V3 with FP8 on SM100), where the release sets it."""
@@ -541,6 +554,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.QUANT_ROCM,
     R("_handle_model_specific_adjustments", _model_specific),
     R("model-specific MoE runner", _moe_runner_model_default),
+    R("platform MoE runner", _moe_runner_platform_default),
     c.GPT_OSS_ATTENTION,
     c.MAMBA_EXTRA_UNSUPPORTED,
     c.MAMBA_EXTRA_NORADIX,
@@ -638,6 +652,7 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     c.QUANT_ROCM,
     R("handle_model_specific_adjustments", _model_specific),
     R("model-specific MoE runner", _moe_runner_model_default),
+    R("platform MoE runner", _moe_runner_platform_default),
     c.GPT_OSS_ATTENTION,
     R("_mamba_radix_cache_resolution", _mamba_auto_choose),
     c.MAMBA_NOT_HYBRID,
