@@ -70,3 +70,28 @@ def test_a_release_s_placed_code_is_kept_and_read_back(
                 values, {}, frozenset({"is_cuda"}), None, set(), None, 8192, {})
     assert first.compiled.holding(values, frozenset({"is_cuda"})) == second.compiled.holding(
         values, frozenset({"is_cuda"}))
+
+
+def test_a_release_file_is_parsed_once_and_a_damaged_entry_reparsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`load_release` keeps the parsed release file under its digest (a second process reads
+    it back without json); a damaged or foreign entry is parsed again, never trusted."""
+    import json
+
+    from wizard.sglang import releases
+
+    monkeypatch.setenv("SGLANG_WIZARD_CACHE_DIR", str(tmp_path))
+    first = releases.load_release.__wrapped__("0.5.11")
+    (entry,) = (tmp_path / "code").iterdir()
+    parsed = []
+    real = json.loads
+    monkeypatch.setattr(releases.json, "loads", lambda text: parsed.append(1) or real(text))
+    second = releases.load_release.__wrapped__("0.5.11")
+    assert parsed == [] and second == first
+    entry.write_bytes(b"not marshal data")
+    assert releases.load_release.__wrapped__("0.5.11") == first and parsed == [1]
+    import marshal
+
+    entry.write_bytes(marshal.dumps({"name": "0.5.23"}))  # another release's data: not trusted
+    assert releases.load_release.__wrapped__("0.5.11") == first and parsed == [1, 1]

@@ -12,6 +12,7 @@ hand-written rule whose located statement comes later in SGLang's call order (`r
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -896,15 +897,20 @@ def with_replayed(a: Args, replayed: Mapping[str, Any]) -> Args:
     return out
 
 
-def _position(seqs: Sequence[int | None], seq: int) -> int:
-    """Right after the step whose located statement is the last before `seq` on SGLang's launch
-    path (the engine's order is SGLang's only where witnessed, so the nearest neighbour is
-    the safest anchor); before the first located step when none comes earlier."""
-    earlier = [(s, i) for i, s in enumerate(seqs) if s is not None and s < seq]
-    if earlier:
-        return max(earlier)[1] + 1
-    later = [i for i, s in enumerate(seqs) if s is not None]
-    return min(later) if later else len(seqs)
+def _positions(seqs: Sequence[int | None], targets: Sequence[int]) -> list[int]:
+    """For each launch-path position in `targets`: right after the step whose located statement
+    is the last before it on SGLang's launch path (the engine's order is SGLang's only where
+    witnessed, so the nearest neighbour is the safest anchor); before the first located step
+    when none comes earlier. `seqs` are `_anchors`: they rise with the step index, so the last
+    anchor below a position is found by bisection."""
+    anchors = [(s, i) for i, s in enumerate(seqs) if s is not None]
+    keys = [s for s, _i in anchors]
+    first = anchors[0][1] if anchors else len(seqs)
+    out = []
+    for seq in targets:
+        k = bisect.bisect_left(keys, seq)
+        out.append(anchors[k - 1][1] + 1 if k else first)
+    return out
 
 
 def _anchors(seqs: Sequence[int | None]) -> list[int | None]:
@@ -966,15 +972,14 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
             for write in sorted(writes, key=lambda w: -w.seq)]
         sites = tuple(_fed(_site_of(index, entry, canonical), latest_first)
                       for index, entry in enumerate(release.generic_sites))
-    before = tuple(_position(seqs, site.seq) for site in sites)
+    before = tuple(_positions(seqs, [site.seq for site in sites]))
     late: list[list[tuple[int, int, GenericWrite | None]]] = [[] for _ in range(len(steps) + 1)]
     chunked = [False] * (len(steps) + 1)
     for site in sites:
         if site.resolved:
             late[before[site.index]].append((site.seq, site.index, None))
             chunked[before[site.index]] |= "chunked_prefill_size" in site.flags
-    for write in writes:
-        position = _position(seqs, write.seq)
+    for write, position in zip(writes, _positions(seqs, [w.seq for w in writes]), strict=True):
         late[position].append((write.seq, -1, write))
         chunked[position] |= "chunked_prefill_size" in write.flags
     ordered = tuple(tuple(sorted(x, key=lambda t: (t[0], t[1]))) for x in late)

@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from wizard.codecache import load_cached, store_cached
 from wizard.sglang.releases.traits import Traits
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -181,7 +182,14 @@ def release_range() -> str:
 def load_release(name: str) -> Release:
     """The release data of `name` (one of `release_names()`), read from its JSON file."""
     text = (DATA_DIR / f"{name}.json").read_text(encoding="utf-8")
-    data = json.loads(text)
+    digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    # the parsed file, kept between processes under its digest (marshal loads a large release
+    # in about half json's time; a miss or a damaged cache only costs the parse)
+    key = f"<release data>\0{name}\0{digest}"
+    data = load_cached(key)
+    if not (isinstance(data, dict) and data.get("name") == name):
+        data = json.loads(text)
+        store_cached(key, data)
     return Release(
         name=data["name"],
         aliases=tuple(data.get("aliases", ())),
@@ -204,7 +212,7 @@ def load_release(name: str) -> Release:
         generic_writes=tuple(data.get("generic_writes", ())),
         deprecated_values=tuple(data.get("deprecated_values", ())),
         rule_seq=dict(data.get("rule_seq", {})),
-        digest=hashlib.blake2b(text.encode(), digest_size=16).hexdigest(),
+        digest=digest,
     )
 
 
