@@ -814,3 +814,46 @@ def test_speculative_algorithm_members_and_methods_are_read_from_spec_info(
         assert predicted == raised, values
         checked += 1
     assert checked == 5 * 2 * 2 * 2
+
+
+APPENDED_LIST = '''
+class ServerArgs:
+    def __post_init__(self):
+        if self.policy == "complete":
+            self._validate_complete()
+
+    def _validate_complete(self):
+        unsupported = []
+        if self.mode not in ("prefill", "decode"):
+            unsupported.append("aggregated serving")
+        if self.tp_size != 1:
+            unsupported.append("tensor parallelism")
+        if unsupported:
+            raise ValueError("complete does not support " + ", ".join(unsupported))
+'''
+
+
+def test_a_list_built_by_guarded_appends_raises_when_any_test_holds(tmp_path: Path) -> None:
+    """0.5.22's `_validate_prefill_complete`: `unsupported = []`, `if <test>:
+    unsupported.append("...")` at the function's top level, then `if unsupported: raise`."""
+    path = tmp_path / "sglang" / "srt" / "server_args.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(APPENDED_LIST))
+    table = {"actions": [{"dest": k, "default": v} for k, v in {
+        "model_path": "m", "policy": "none", "mode": "null", "tp_size": 1}.items()]}
+    extraction = extract_sites(SourceTree(tmp_path), table, {})
+    assert len(extraction.sites) == 1, extraction.skipped
+    scope: dict[str, Any] = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    for policy, mode, tp_size in itertools.product(("none", "complete"), ("null", "decode"),
+                                                   (1, 2)):
+        values = {"model_path": "m", "policy": policy, "mode": mode, "tp_size": tp_size}
+        record = scope["ServerArgs"].__new__(scope["ServerArgs"])
+        record.__dict__.update(values)
+        try:
+            record.__post_init__()
+            raised = None
+        except ValueError as exc:
+            raised = f"sglang/srt/server_args.py:{traceback.extract_tb(exc.__traceback__)[-1].lineno}"
+        assert _predict(extraction.sites, extraction.writes, values,
+                        "LlamaForCausalLM")[0] == raised, values

@@ -176,6 +176,8 @@ class _Walk:
     # the functions whose write's `_scope` is being read (an override's reads do not see its
     # own writes: the registry applies them after it returns)
     scoping: set[int] = field(default_factory=set)
+    # (flag, seq) of the write whose scope is being read: its own test reads the value before it
+    scoping_write: tuple[str, int] | None = None
     # (id(if statement), local) -> the branch whose value a site is read with (`_all_choices`)
     forced: dict[tuple[int, str], int] = field(default_factory=dict)
     logged: int = 0  # writes logged so far
@@ -897,6 +899,11 @@ class _Reader:
         on it before the read raises `Impure`."""
         assert self.fn is not None
         top = {id(stmt.value) for stmt in self.fn.node.body if isinstance(stmt, ast.Expr)}
+        # `if <test>: x.append(v)` at the function's top level (0.5.22's list of what a policy
+        # does not support, raised when not empty)
+        guarded = {id(stmt.body[0].value): stmt for stmt in self.fn.node.body
+                   if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1
+                   and isinstance(stmt.body[0], ast.Expr)}
         calls = sorted((n for n in ast.walk(self.fn.node) if isinstance(n, ast.Call)
                         and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATING
                         and isinstance(n.func.value, ast.Name) and n.func.value.id == node.id
@@ -908,6 +915,17 @@ class _Reader:
                     and call.func.attr in ("discard", "remove") and len(call.args) == 1):
                 tree = ["op", "-", tree, ["set", self.expr(ast.Tuple(call.args, ast.Load()))]]
                 continue
+            if (call.lineno > since and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "append" and len(call.args) == 1 and not call.keywords
+                    and (id(call) in top or id(call) in guarded) and tree[0] in ("const", "op")):
+                item = self.expr(call.args[0])
+                if item[0] == "const":
+                    added: list[Any] = ["const", [item[1]]]
+                    if id(call) in guarded:
+                        test = guarded[id(call)]
+                        added = ["if", self._at(test, test.test), added, ["const", []]]
+                    tree = ["op", "+", tree, added]
+                    continue
             raise Impure(f"{node.id} (changed by .{getattr(call.func, 'attr', '')}())")
         return tree
 
@@ -2118,7 +2136,8 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
                 else walk.replayed)
     for write in walk.write_log.get(name, []):
         if write.seq >= seq or (write.seq < 0 and write.fn is not None
-                                     and id(write.fn.node) in walk.scoping):
+                                     and id(write.fn.node) in walk.scoping) or (
+                walk.scoping and walk.scoping_write == (write.flag, write.seq)):
             continue
         if write.archs is not None:
             # (inside another override's condition: not read, that condition part holds)
@@ -2205,6 +2224,7 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
     if walk.scoping or write.archs is None:
         return None
     walk.scoping.add(key)
+    walk.scoping_write = (write.flag, write.seq)
     parts: list[Any] = []
     read: set[str] = set()
     try:
@@ -2225,6 +2245,7 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
                 read |= reader.read
     finally:
         walk.scoping.discard(key)
+        walk.scoping_write = None
     if not parts:
         return None
     tree = parts[0] if len(parts) == 1 else ["and", *parts]

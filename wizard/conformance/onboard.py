@@ -65,6 +65,8 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "hicache_decode_sinks": False,
     "fa4_page": {},
     "xpu_page": {},
+    "trtllm_mha_gpu_any_backend": False,
+    "fa3_fp8_e5m2_to_triton": False,
     "deterministic_inference": {},
     "trtllm_disables_radix": [],
     "deprecated_actions": {},
@@ -618,6 +620,12 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the FlashAttention3 / hierarchical-cache decode fix of the hicache step")
     probed("fa4_page", _fa4_page(tree),
            "the test before 'FA4 backend only supports page size 128'")
+    probed("trtllm_mha_gpu_any_backend",
+           _raise_tests_backends_around(tree, sites.get("R-TRTLLM-MHA-GPU"), "trtllm_mha"),
+           "the if around R-TRTLLM-MHA-GPU's raise: a GPU test alone, under an if naming any "
+           "of the three backend fields")
+    probed("fa3_fp8_e5m2_to_triton", _fa3_e5m2_fallback(tree),
+           "`if attention_backend == 'fa3' and kv_cache_dtype == 'fp8_e5m2':` -> triton")
     probed("xpu_page", _xpu_page(tree),
            "the if around 'Intel XPU attention backend ... changing page_size ... to 128'")
     probed("hicache_decode_sinks", _hicache_decode_sinks(tree),
@@ -969,6 +977,20 @@ def _xpu_page(tree: SourceTree) -> dict[str, Any]:
     return {}
 
 
+def _fa3_e5m2_fallback(tree: SourceTree) -> bool:
+    """Whether the release swaps fa3 for triton with an fp8_e5m2 KV cache (FA3 has no e5m2
+    kernels; 0.5.5 on): an `if` testing both whose body sets the backend to triton."""
+    for module in tree.trees.values():
+        for node in ast.walk(module):
+            if not isinstance(node, ast.If):
+                continue
+            test = ast.unparse(node.test)
+            if ("attention_backend == 'fa3'" in test and "kv_cache_dtype == 'fp8_e5m2'" in test
+                    and "'triton'" in "\n".join(ast.unparse(b) for b in node.body)):
+                return True
+    return False
+
+
 def _int_list(node: ast.AST) -> list[int] | None:
     """`node` as a literal list of ints (`[64, 128]`), else None."""
     if isinstance(node, ast.List) and node.elts and all(
@@ -1134,6 +1156,31 @@ def _enclosing_algorithms(tree: SourceTree, site: dict[str, Any] | None) -> list
                 if best is None or node.lineno > best[0]:
                     best = (node.lineno, names)
     return best[1] if best is not None else None
+
+
+def _raise_tests_backends_around(tree: SourceTree, site: dict[str, Any] | None,
+                                 backend: str) -> bool:
+    """Whether the `if` that raises at a located site tests the GPU alone (`if not
+    is_sm100_supported(): raise`) inside an `if` that compares any of the attention backend
+    fields with `backend` (0.5.2-0.5.10: `attention_backend == "trtllm_mha" or
+    decode_attention_backend == ... or prefill_attention_backend == ...`); False where the raising
+    test names the backend itself (the prefill backend only, 0.5.11 on)."""
+    located = _site_module(tree, site)
+    if located is None:
+        return False
+    _rel, line, module = located
+    for outer in ast.walk(module):
+        if not (isinstance(outer, ast.If) and backend in ast.unparse(outer.test)):
+            continue
+        for inner in outer.body:
+            if (isinstance(inner, ast.If) and any(isinstance(b, ast.Raise) and b.lineno <= line
+                                                  <= (b.end_lineno or b.lineno)
+                                                  for b in inner.body)):
+                fields = {n.attr for n in ast.walk(outer.test) if isinstance(n, ast.Attribute)}
+                return (backend not in ast.unparse(inner.test) and {
+                    "attention_backend", "decode_attention_backend",
+                    "prefill_attention_backend"} <= fields)
+    return False
 
 
 def _guarded_backends(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:

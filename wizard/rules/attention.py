@@ -83,7 +83,9 @@ TRTLLM_MHA_PREFILL_GPU = Rule(
     sglang=raises("resolve", "ValueError"),
     fields=("attention.backend", "attention.prefill_backend"),
     when=lambda ctx, a: (
-        (a.get("prefill_attention_backend") or a.get("attention_backend")) == "trtllm_mha"
+        (("trtllm_mha" in attention_backends(a))
+         if ctx.release.traits.get("trtllm_mha_gpu_any_backend")  # 0.5.2-0.5.10: any of the 3
+         else (a.get("prefill_attention_backend") or a.get("attention_backend")) == "trtllm_mha")
         and not (
             ctx.gpu.is_sm100
             if variant(ctx, "R-TRTLLM-MHA-GPU") == 0
@@ -295,7 +297,7 @@ def _prefill_decode(a: Args) -> tuple[Any, Any]:
             a.get("decode_attention_backend") or backend)
 
 
-def _gpt_oss_checks_one_backend(ctx: Ctx) -> bool:
+def gpt_oss_checks_one_backend(ctx: Ctx) -> bool:
     """The first form of the assert (variants 2-3 of its anchors) checks only
     `attention_backend`, not the prefill and decode backends."""
     return variant(ctx, "R-GPT-OSS-ATTENTION") >= 2
@@ -305,14 +307,14 @@ def _arch_backend_refused(ctx: Ctx, a: Args) -> bool:
     allowed = _arch_backends(ctx)
     if not allowed:
         return False
-    if _gpt_oss_checks_one_backend(ctx):
+    if gpt_oss_checks_one_backend(ctx):
         return a.get("attention_backend") not in allowed
     prefill, decode = _prefill_decode(a)
     return prefill not in allowed or decode not in allowed
 
 
 def _arch_backend_message(ctx: Ctx, a: Args) -> str:
-    if _gpt_oss_checks_one_backend(ctx):
+    if gpt_oss_checks_one_backend(ctx):
         return (f"GptOssForCausalLM requires one of {_arch_backends(ctx)} attention backend, but "
                 f"got '{a.get('attention_backend')}'")
     return (f"GptOssForCausalLM requires one of {_arch_backends(ctx)} attention backend, but got "

@@ -19,7 +19,7 @@ from wizard.rules import catalog as c
 from wizard.rules import deterministic as det
 from wizard.rules import multinode as mn
 from wizard.rules.arg_sites import platforms_for
-from wizard.rules.attention import fa4_page_test
+from wizard.rules.attention import fa4_page_test, gpt_oss_checks_one_backend
 from wizard.rules.common import algo, eagle_family, hip_attention_backend
 from wizard.rules.draft import MULTI_LAYER_EAGLE_ARCHS
 from wizard.rules.hybrid import QWEN_HYBRID_SM100, extra_buffer_supported, is_hybrid, strategy
@@ -221,8 +221,10 @@ def _model_specific(ctx: Ctx, a: Args) -> None:
         and a.get("decode_attention_backend") is None
     ):
         a.attention_backend = "trtllm_mla"
-    if arch == "GptOssForCausalLM" and no_backend and a.get(
-            "prefill_attention_backend") is None and a.get("decode_attention_backend") is None:
+    if arch == "GptOssForCausalLM" and no_backend and (gpt_oss_checks_one_backend(ctx) or (
+            a.get("prefill_attention_backend") is None
+            and a.get("decode_attention_backend") is None)):
+        # (the release whose assert reads `attention_backend` alone defaults it alone too)
         hip_backend = ctx.release.traits.get("hip_gpt_oss_attention") if ctx.gpu.is_hip else None
         a.attention_backend = (
             "trtllm_mha" if ctx.gpu.is_sm100 else "fa3" if ctx.gpu.is_hopper
@@ -320,7 +322,8 @@ def _attention_misc(ctx: Ctx, a: Args) -> None:
         a.page_size = 64
     if "cutlass_mla" in (a.get("attention_backend"), a.get("decode_attention_backend")):
         a.page_size = 128
-    if a.get("attention_backend") == "fa3" and a.get("kv_cache_dtype") == "fp8_e5m2":
+    if (a.get("attention_backend") == "fa3" and a.get("kv_cache_dtype") == "fp8_e5m2"
+            and ctx.release.traits.get("fa3_fp8_e5m2_to_triton")):
         a.attention_backend = "triton"
     if fa4_page_test(ctx, a) and not ctx.is_mla:  # the release's own test (trait `fa4_page`)
         a.page_size = 128

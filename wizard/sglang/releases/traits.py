@@ -37,6 +37,7 @@ class Traits:
     draft_in_static_pool: bool
     extra_buffer_check_skips_disabled_radix: bool
     extra_buffer_linear_backend: str | None
+    fa3_fp8_e5m2_to_triton: bool
     fa4_page: dict[str, Any]
     gpt_oss_attention_backends: list[str]
     gpt_oss_mxfp4_moe_runner: dict[str, str]
@@ -87,6 +88,7 @@ class Traits:
     transformers_sets_rope_scaling: bool
     trio_skipped_when_adaptive: bool
     trtllm_disables_radix: list[str]
+    trtllm_mha_gpu_any_backend: bool
     trtllm_mha_page_sizes: list[int]
     trtllm_mla_page_rule: bool
     unknown_algorithm_turns_off: bool
