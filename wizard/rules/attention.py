@@ -5,7 +5,7 @@ a multiple of the page size.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from wizard.rules.common import attention_backends, variant
@@ -139,38 +139,36 @@ TRTLLM_MLA_PAGE = Rule(
 )
 
 
-FA4_PAGE_23 = Rule(
-    id="R-FA4-PAGE",
-    title="fa4 forces page size 128 on Blackwell",
-    severity="adjusted",
-    why=(
-        "The FA4 kernels on SM100 only support pages of 128 tokens for non-MLA models (skipped when a draft tree "
-        "with topk > 1 is typed, which needs page size 1)."
-    ),
-    sglang=SILENT,
-    fields=("attention.page_size", "attention.backend"),
-    when=lambda ctx, a: _fa4_forces_page(ctx, a),
-    message=lambda ctx, a: f"fa4: page_size {a.get('page_size')} -> 128.",
-    apply=lambda ctx, a: a.__setitem__("page_size", 128),
-)
+def _page_128(rule_id: str, title: str, why: str, backend: str,
+              forces: Callable[[Ctx, Args], bool]) -> Rule:
+    """A silent rewrite of the page size to 128 that a backend's kernels need."""
+    return Rule(
+        id=rule_id,
+        title=title,
+        severity="adjusted",
+        why=why,
+        sglang=SILENT,
+        fields=("attention.page_size", "attention.backend"),
+        when=forces,
+        message=lambda ctx, a: f"{backend}: page_size {a.get('page_size')} -> 128.",
+        apply=lambda ctx, a: a.__setitem__("page_size", 128),
+    )
 
 
-XPU_PAGE = Rule(
-    id="R-XPU-PAGE",
-    title="intel_xpu forces page size 128",
-    severity="adjusted",
-    why=(
-        "The Intel XPU attention kernels take only some page sizes (the release's list, a longer "
-        "one for MLA models); SGLang replaces any other page size, the default included, with "
-        "128. It tests the typed backend, not the device: on a CUDA host the launch then runs "
-        "with 128-token pages."
-    ),
-    sglang=SILENT,
-    fields=("attention.page_size", "attention.backend"),
-    when=lambda ctx, a: _xpu_forces_page(ctx, a),
-    message=lambda ctx, a: f"intel_xpu: page_size {a.get('page_size')} -> 128.",
-    apply=lambda ctx, a: a.__setitem__("page_size", 128),
-)
+FA4_PAGE_23 = _page_128(
+    "R-FA4-PAGE", "fa4 forces page size 128 on Blackwell",
+    "The FA4 kernels on SM100 only support pages of 128 tokens for non-MLA models (skipped when "
+    "a draft tree with topk > 1 is typed, which needs page size 1).",
+    "fa4", lambda ctx, a: _fa4_forces_page(ctx, a))
+
+
+XPU_PAGE = _page_128(
+    "R-XPU-PAGE", "intel_xpu forces page size 128",
+    "The Intel XPU attention kernels take only some page sizes (the release's list, a longer one "
+    "for MLA models); SGLang replaces any other page size, the default included, with 128. It "
+    "tests the typed backend, not the device: on a CUDA host the launch then runs with 128-token "
+    "pages.",
+    "intel_xpu", lambda ctx, a: _xpu_forces_page(ctx, a))
 
 
 def _xpu_forces_page(ctx: Ctx, a: Args) -> bool:
