@@ -11,6 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from wizard.rules.arg_sites import PLATFORM_PROBES
+
 # The platforms the wizard checks, as SGLang's platform predicates answer on each.
 PLATFORMS: dict[str, dict[str, bool]] = {
     "cuda": {"is_cuda": True, "is_hip": False, "gfx95": False},
@@ -230,8 +232,6 @@ def moe_runner_platform(tree: Any) -> list[dict[str, Any]]:
     moe_runner_backend = "<runner>"` (0.5.13 on: `modelopt_fp4` on SM120 -> flashinfer_cutlass,
     the trtllm-gen MoE kernels being SM100-only). Each entry: the quantization, the probes (one
     holding is enough), the runner. A test of anything else (an architecture) is not this shape."""
-    from wizard.rules.arg_sites import PLATFORM_PROBES
-
     def probe(node: ast.expr) -> str | None:
         if isinstance(node, ast.Call) and not node.args:
             node = node.func
