@@ -609,17 +609,9 @@ def test_another_class_s_self_and_an_override_helper_s_writes_are_scoped(tmp_pat
         ["cmp", "is", ["flag", "replicate"], ["const", None]]]
 
 
-OWN_READS = '''
-def _register_for(*architectures):
-    def decorator(fn):
-        for architecture in architectures:
-            _OVERRIDES.setdefault(architecture, []).append(fn)
-        return fn
-    return decorator
-
-
-_OVERRIDES = {}
-
+# the model-override registry of SOURCE, shared by the toy trees below
+REGISTRY = SOURCE[SOURCE.index("def _register_for"):SOURCE.index("_OVERRIDES = {}") + 15]
+OWN_READS = REGISTRY + '''
 
 def probe(hf_config):
     return getattr(hf_config, "quant_method", None)
