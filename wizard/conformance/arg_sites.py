@@ -173,11 +173,10 @@ class _Walk:
     defaults: dict[str, Any] = field(default_factory=dict)  # flag -> its default
     # module-level function name -> (module path, definition), argument code and helpers
     helpers: dict[str, list[tuple[str, ast.FunctionDef]]] = field(default_factory=dict)
-    # the functions whose write's `_scope` is being read (an override's reads do not see its
-    # own writes: the registry applies them after it returns)
-    scoping: set[int] = field(default_factory=set)
-    # (flag, seq) of the write whose scope is being read: its own test reads the value before it
-    scoping_write: tuple[str, int] | None = None
+    # the write whose `_scope` is being read (one at a time): its own test reads the value
+    # before it, and an override's reads do not see any of its writes (the registry applies
+    # them after it returns)
+    scoping: _Write | None = None
     # (id(if statement), local) -> the branch whose value a site is read with (`_all_choices`)
     forced: dict[tuple[int, str], int] = field(default_factory=dict)
     logged: int = 0  # writes logged so far
@@ -2132,16 +2131,18 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
     Raises `Impure` otherwise."""
     archs: set[str] = set()
     scopes: set[Scope] = set()
-    replayed = (walk.replayed_in_scope.setdefault(min(walk.scoping), {}) if walk.scoping
+    scoped = walk.scoping
+    replayed = (walk.replayed_in_scope.setdefault(_scoped_key(scoped), {}) if scoped is not None
                 else walk.replayed)
     for write in walk.write_log.get(name, []):
-        if write.seq >= seq or (write.seq < 0 and write.fn is not None
-                                     and id(write.fn.node) in walk.scoping) or (
-                walk.scoping and walk.scoping_write == (write.flag, write.seq)):
+        if write.seq >= seq or (scoped is not None and (
+                (write.flag, write.seq) == (scoped.flag, scoped.seq)
+                or (write.seq < 0 and write.fn is not None and scoped.fn is not None
+                    and write.fn.node is scoped.fn.node))):
             continue
         if write.archs is not None:
             # (inside another override's condition: not read, that condition part holds)
-            scope = None if walk.scoping else _scope(walk, write, seq)
+            scope = None if scoped is not None else _scope(walk, write, seq)
             if scope is None:
                 archs |= write.archs
             else:
@@ -2169,7 +2170,8 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
             if limited is None:
                 raise Impure(f"{name} is written before ({str(why)[:60]})") from None
             # (its readable tests, a GPU probe say, still bound when it may run: a scope)
-            scope = None if walk.scoping else _scope(walk, replace(write, archs=limited), seq)
+            scope = (None if scoped is not None
+                     else _scope(walk, replace(write, archs=limited), seq))
             if scope is None:
                 archs |= limited
             else:
@@ -2197,6 +2199,12 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
     return archs, scopes
 
 
+def _scoped_key(write: _Write) -> int:
+    """The cache of replays made while `write`'s scope is read: one per override function (its
+    own writes are left out of them), else per write."""
+    return id(write.fn.node) if write.fn is not None else id(write)
+
+
 def _conjuncts(node: ast.expr | None, negate: bool) -> Iterator[tuple[ast.expr, bool]]:
     """A test (negated or not) as the parts that must all hold: `a and b` taken, `a or b` not
     taken (`not a`, `not b`), `not a` flipped; nothing for a test the walk cannot read."""
@@ -2220,11 +2228,9 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
     abstains for those architectures only when the condition holds on the values as typed or as
     they stand at the reading site (an override reads the record as it is when the registry
     runs, which is between the two)."""
-    key = id(write.fn.node) if write.fn is not None else id(write)
-    if walk.scoping or write.archs is None:
+    if walk.scoping is not None or write.archs is None:
         return None
-    walk.scoping.add(key)
-    walk.scoping_write = (write.flag, write.seq)
+    walk.scoping = write
     parts: list[Any] = []
     read: set[str] = set()
     try:
@@ -2244,8 +2250,7 @@ def _scope(walk: _Walk, write: _Write, seq: int) -> Scope | None:
                 parts.append(part)
                 read |= reader.read
     finally:
-        walk.scoping.discard(key)
-        walk.scoping_write = None
+        walk.scoping = None
     if not parts:
         return None
     tree = parts[0] if len(parts) == 1 else ["and", *parts]

@@ -11,8 +11,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from wizard.rules.arg_sites import PLATFORM_PROBES
-
 # The platforms the wizard checks, as SGLang's platform predicates answer on each.
 PLATFORMS: dict[str, dict[str, bool]] = {
     "cuda": {"is_cuda": True, "is_hip": False, "gfx95": False},
@@ -280,9 +278,7 @@ def moe_runner_platform(tree: Any) -> list[dict[str, Any]]:
                            and isinstance(stmt.value.value, str)), None)
             if runner is None:
                 continue
-            entry = {"quantization": quantization,
-                     "probes": sorted(p for p in set(probes) if p in PLATFORM_PROBES
-                                      or p.endswith("_supported") or p.startswith("is_sm")),
+            entry = {"quantization": quantization, "probes": sorted(set(probes)),
                      "runner": runner}
             if entry not in found:
                 found.append(entry)
