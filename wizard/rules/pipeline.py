@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from wizard.rules import catalog as c
 from wizard.rules import deterministic as det
 from wizard.rules import multinode as mn
-from wizard.rules.arg_sites import platforms_for
+from wizard.rules.arg_sites import platforms_of
 from wizard.rules.attention import fa4_page_test, gpt_oss_checks_one_backend
 from wizard.rules.common import algo, eagle_family, hip_attention_backend
 from wizard.rules.draft import MULTI_LAYER_EAGLE_ARCHS
@@ -413,7 +413,7 @@ def _moe_runner_platform_default(ctx: Ctx, a: Args) -> None:
     `moe_runner_platform`: `modelopt_fp4` on SM120 -> flashinfer_cutlass, 0.5.13 on)."""
     if a.get("moe_runner_backend") != "auto":
         return
-    on = platforms_for(ctx.gpu)
+    on = platforms_of(ctx)
     for entry in ctx.release.traits.get("moe_runner_platform") or ():
         if a.get("quantization") == entry["quantization"] and on & set(entry["probes"]):
             a.moe_runner_backend = entry["runner"]
