@@ -83,6 +83,12 @@ class LogRow:
     enable_piecewise_cuda_graph: bool = False  # the opt-in flag of 0.5.5-0.5.9
     # The automatic mem_fraction_static the log's server_args line prints (mem_fraction None).
     logged_fraction: float | None = None
+    # MoE and head layout flags (--moe-a2a-backend, --ep-size, --enable-dp-lm-head,
+    # --moe-dense-tp-size) as the launch gave them.
+    moe_a2a_backend: str | None = None
+    ep: int = 1
+    enable_dp_lm_head: bool = False
+    moe_dense_tp_size: int | None = None
 
 
 def _qwq_32b() -> dict[str, Any]:
@@ -339,6 +345,27 @@ def _qwen25_vl_7b() -> dict[str, Any]:
             "fullatt_block_indexes": [7, 15, 23, 31],
         },
     }
+
+
+def _qwen3_next_80b_fp8() -> dict[str, Any]:
+    """Qwen/Qwen3-Next-80B-A3B-Instruct-FP8: the Qwen3-Next-80B-A3B shape
+    (`families.qwen3_next_80b`; the log's K size per token, 12,288 B, is its 12 full-attention
+    layers x 2 KV heads x 256 x 2 B on one attention-TP rank) with FP8 128x128 block weights. The
+    unquantized modules (head, Gated DeltaNet, MTP, router and shared-expert gates) are the list the
+    FP8 checkpoints of the Qwen3.5 family publish, assumed here (the checkpoint's
+    quantization_config was not read; quantizing the DeltaNet layers too moves the plan's KV
+    tokens by 0.2%)."""
+    config = copy.deepcopy(fam.qwen3_next_80b().config)
+    config["quantization_config"] = {
+        "quant_method": "fp8",
+        "fmt": "e4m3",
+        "activation_scheme": "dynamic",
+        "weight_block_size": [128, 128],
+        "modules_to_not_convert": [
+            "lm_head", "linear_attn", "mtp", "mlp.gate", "shared_expert_gate"
+        ],
+    }
+    return config
 
 
 _AMD_ISSUES = "github.com/ajith-sirra-amd/Issues"  # an AMD engineer's MI355X start-up logs, 2026-02-26
@@ -727,6 +754,43 @@ ROWS: tuple[LogRow, ...] = (
             "trait prefill_graph_reserve) and its VLM factor reads the ViT's num_hidden_layers "
             "(absent: 24, not the 32 of `depth`; the plan reads it alike). The plan reproduces "
             "it; KV tokens -0.6% (free memory and weights are estimates: no 'Load weight' lines)"
+        ),
+    ),
+    LogRow(
+        name="Qwen3-Next-80B-A3B-FP8, 4x B200, tp 4, dp 4 DP attention, DeepEP",
+        config=_qwen3_next_80b_fp8(),
+        gpu="B200",
+        gpus=4,
+        tp=4,
+        dp=4,
+        dp_attention=True,
+        mem_fraction=None,
+        version="0.5.6.post2",
+        source=(
+            "github.com/sgl-project/sglang/pull/10622 (comment by vincentzed, 2025-12-27: "
+            "'On main: ... model-path: Qwen/Qwen3-Next-80B-A3B-Instruct-FP8, tp-size: 4, "
+            "deepep-mode: auto, dp-size: 4, enable-dp-attention: true, moe-a2a-backend: deepep'; "
+            "check_env: 8x NVIDIA B200, sglang 0.5.6.post2)"
+        ),
+        # "[2025-12-26 23:02:03 DP0 TP0 EP0] KV Cache is allocated. #tokens: 2786325, K size:
+        # 31.89 GB, V size: 31.89 GB" (DP1, DP3 the same); "Memory pool end. avail mem=34.15 GB"
+        kv_tokens=2786325,
+        kv_bytes_per_token=31.89 * 2 * 2**30 / 2786325,
+        moe_a2a_backend="deepep",
+        ep=4,  # "DeepEP MoE is enabled. The expert parallel size is adjusted to ... tp size"
+        attention_backend="triton",  # the logged server_args: attention_backend='triton'
+        env={"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "1024"},
+        note=(
+            "KV tokens and layout: the excerpt found holds the command, the check_env block, the "
+            "tail of the server_args line (dp_size=4, attention_backend='triton') and the pool "
+            "lines; its 'Load weight' and 'Mamba Cache' lines and the fraction were not found, so "
+            "the plan's own free memory (card), weights (attention replicated on the 4 DP ranks, "
+            "experts split 4 ways) and heuristic fraction (0.805) are what is compared. Beside the "
+            "tokens the plan leaves 34.19 GiB after weights (20.07), KV (63.78) and its 796-slot "
+            "Mamba pool (57.28): the log's 'Memory pool end. avail mem=34.15 GB' (DP0; 34.12-34.27 "
+            "on the other ranks). The server "
+            "started (CUDA graph capture for bs 1-159 follows); the thread is about gibberish "
+            "output on Blackwell, not memory"
         ),
     ),
 )

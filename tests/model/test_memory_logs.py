@@ -81,6 +81,10 @@ def _plan(
         dtype=row.dtype,
         kv_cache_dtype=row.kv_cache_dtype,
         enable_piecewise_cuda_graph=row.enable_piecewise_cuda_graph,
+        moe_a2a_backend=row.moe_a2a_backend,
+        ep=row.ep,
+        enable_dp_lm_head=row.enable_dp_lm_head,
+        moe_dense_tp_size=row.moe_dense_tp_size,
     ))
 
 
