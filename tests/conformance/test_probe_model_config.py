@@ -80,3 +80,112 @@ def test_no_construction_keeps_the_template(tmp_path: Path) -> None:
                 pass
     """)
     assert _model_config_at_args(tree) is None
+
+
+# A hook pipeline that builds the model config lazily (0.5.20-0.5.23 `model_config_of`): the
+# first hook that needs it builds it, and which one that is depends on the launch.
+LAZY = """
+    import json
+
+
+    def model_config_of(server_args):
+        if getattr(server_args, "_model_config", None) is not None:
+            return server_args._model_config
+        server_args._model_config = ModelConfig.from_server_args(server_args)
+        BUILT.append(server_args.where)
+        return server_args._model_config
+
+
+    BUILT = []
+
+
+    def handle_pack(server_args):
+        if server_args.load_format != "pack":
+            return
+        errors = []
+        try:
+            extra = json.loads(server_args.extra)
+        except ValueError:
+            extra = {}
+        for key in extra:
+            errors.append(key)
+        server_args.where = "pack"
+        try:
+            model_config_of(server_args)
+        except Exception:
+            pass
+
+
+    def handle_graphs(server_args):
+        if server_args.disable_graph or server_args.graph_backend is not None:
+            return
+        server_args.where = "graphs"
+        model_config_of(server_args)
+
+
+    def handle_memory(server_args):
+        if server_args.mem_fraction_static is None:
+            server_args.where = "memory"
+            model_config_of(server_args)
+
+
+    def handle_attention(server_args):
+        server_args.where = "attention"
+        model_config_of(server_args)
+
+
+    def handle_late(server_args):
+        server_args.where = "late"
+        model_config_of(server_args)
+
+
+    class ServerArgs:
+        def __post_init__(self):
+            handle_pack(self)
+            handle_graphs(self)
+            handle_memory(self)
+            handle_attention(self)
+            handle_late(self)
+"""
+LAZY_FLAGS = {"load_format": "auto", "extra": "{}", "disable_graph": False,
+              "graph_backend": None, "mem_fraction_static": None}
+
+
+def _built_first(tmp_path: Path, values: dict[str, object]) -> str:
+    """Run the tiny source's launch path: the hook that built the model config."""
+    scope: dict[str, object] = {}
+    exec(compile(textwrap.dedent(LAZY), "server_args.py", "exec"), scope)
+    scope["ModelConfig"] = type("ModelConfig", (), {"from_server_args": staticmethod(
+        lambda server_args: object())})
+    record = scope["ServerArgs"].__new__(scope["ServerArgs"])  # type: ignore[operator]
+    record.__dict__.update({**LAZY_FLAGS, **values})
+    record.__post_init__()
+    built = scope["BUILT"]
+    assert isinstance(built, list)
+    return str(built[0])
+
+
+def test_lazy_builds_are_read_in_order_with_the_path_that_reaches_each(tmp_path: Path) -> None:
+    """Each build's condition holds exactly where the source builds there first (the early
+    return stays part of a call's path inside a `try:`), and the list ends at the build every
+    launch reaches."""
+    from wizard.conformance.arg_sites import extract_sites
+    from wizard.rules.arg_sites import compile_condition
+
+    tree = _tree(tmp_path, LAZY)
+    table = {"actions": [{"dest": k, "default": v} for k, v in LAZY_FLAGS.items()]}
+    builds = extract_sites(tree, table, {}).builds
+    assert [b["condition"] is None for b in builds] == [False, False, False, True]
+    assert [b["seq"] for b in builds] == sorted(b["seq"] for b in builds)
+    names = ["pack", "graphs", "memory", "attention"]
+    tests = [compile_condition(b["condition"], b["defaults"]) if b["condition"] is not None
+             else (lambda *_: True) for b in builds]
+    launches: list[dict[str, object]] = [
+        {}, {"load_format": "pack"}, {"disable_graph": True}, {"graph_backend": "full"},
+        {"disable_graph": True, "mem_fraction_static": 0.8},
+        {"load_format": "pack", "disable_graph": True, "mem_fraction_static": 0.8},
+    ]
+    for values in launches:
+        first = next(name for name, test in zip(names, tests, strict=True)
+                     if test(values, frozenset()))
+        assert first == _built_first(tmp_path, values), values

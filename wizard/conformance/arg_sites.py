@@ -195,6 +195,9 @@ class _Walk:
     # id(`if` / `for` statement) -> (its function, the statement, the path to it, its seq), at
     # the first walk of its function: where a logged deprecation stands (`_deprecated_values`)
     blocks: dict[int, tuple[_Fn, ast.stmt, list[_Cond], int]] = field(default_factory=dict)
+    # (seq, path) of every call of a function that builds the model config (`_model_config_builds`)
+    builds: list[tuple[int, list[_Cond]]] = field(default_factory=list)
+    builders: dict[int, bool] = field(default_factory=dict)  # id(function) -> builds it
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -481,6 +484,8 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str,
     key = id(fn.node)
     if key in walk.active:
         return
+    if not walk.cold and _builds_model_config(walk, fn):
+        walk.builds.append((walk.seq, list(guard)))
     if key in walk.visited:
         walk.visited[key] += 1
         for site in walk.sites:
@@ -508,6 +513,59 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str,
     before = walk.logged
     _walk_body(walk, fn, guard, stage)
     walk.writes_in[key] = walk.logged - before
+
+
+def _builds_model_config(walk: _Walk, fn: _Fn) -> bool:
+    """`fn` builds the model config (its body calls `ModelConfig.from_server_args(...)` or
+    `ModelConfig(...)`): SGLang's `get_model_config` / `model_config_of`, memoized there."""
+    key = id(fn.node)
+    found = walk.builders.get(key)
+    if found is None:
+        found = walk.builders[key] = any(
+            isinstance(node, ast.Call) and ast.unparse(node.func) in _MODEL_CONFIG_BUILDERS
+            for node in ast.walk(fn.node))
+    return found
+
+
+_MODEL_CONFIG_BUILDERS = frozenset({"ModelConfig.from_server_args", "ModelConfig"})
+
+
+def _model_config_builds(walk: _Walk, defaults: dict[str, Any]) -> list[dict[str, Any]]:
+    """Where the launch path may build the model config, in order, each with the condition
+    under which the call is reached (`None`: always), up to the first reached always.
+
+    The first that holds for a launch is where SGLang runs ModelConfig's checks (context
+    length, quantization) among the other checks: the releases that build it lazily (in the
+    first hook that needs it) run it at different places for different launches. A part of
+    a call's path the data cannot hold (a loop, a local, a field an earlier step rewrites, an
+    override's write) is left out: the condition then holds where the call may be reached,
+    so no build is passed over that SGLang may make."""
+    out: list[dict[str, Any]] = []
+    kept: list[set[str]] = []  # the conjuncts of each build kept
+    for seq, conds in walk.builds:
+        parts: list[Any] = []
+        read: set[str] = set()
+        for cond in conds:
+            archs: set[str] = set()
+            scopes: set[Scope] = set()
+            try:
+                tree, reads, resolved = _condition(walk, [cond], archs, scopes)
+            except Impure:
+                continue
+            if resolved or archs or scopes:
+                continue
+            parts.append(tree)
+            read |= reads
+        condition = None if not parts else parts[0] if len(parts) == 1 else ["and", *parts]
+        conjuncts = {json.dumps(part, sort_keys=True) for part in parts}
+        if any(earlier <= conjuncts for earlier in kept):
+            continue  # (it holds only where an earlier build holds too: never first)
+        kept.append(conjuncts)
+        out.append({"seq": seq, "condition": condition,
+                    "defaults": {name: defaults[name] for name in sorted(read)}})
+        if condition is None:
+            break
+    return out
 
 
 def _walk_body(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str) -> None:
@@ -624,15 +682,15 @@ def _block(walk: _Walk, fn: _Fn, body: list[ast.stmt], guard: list[_Cond], path:
             # `try: ... except BaseException: <cleanup>; raise`: the body's errors propagate
             _block(walk, fn, stmt.body, guard, path, exits, stage)
             for sub in (*[h.body for h in stmt.handlers], stmt.orelse, stmt.finalbody):
-                _block(walk, fn, sub, [*guard, *path, _unknown(walk, fn, "Try")], [], [], stage)
+                _block(walk, fn, sub, [*here, _unknown(walk, fn, "Try")], [], [], stage)
         elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.Try | ast.Match
                         | getattr(ast, "TryStar", ast.Try)):
             blocked = [*here, _unknown(walk, fn, type(stmt).__name__.lower())]
             for head in _heads(stmt):
                 _visit_calls(walk, head, blocked, stage, fn)
             inner_exits: list[list[_Cond]] = []
-            for sub in _bodies(stmt):
-                _block(walk, fn, sub, [*guard, *path, _unknown(walk, fn, type(stmt).__name__)],
+            for sub in _bodies(stmt):  # (after the earlier returns, like the statement)
+                _block(walk, fn, sub, [*here, _unknown(walk, fn, type(stmt).__name__)],
                        [], inner_exits, stage)
             if inner_exits:
                 exits.append([_unknown(walk, fn, "return inside a loop or try")])
@@ -2430,6 +2488,8 @@ class Extraction:
     # of those it logs but the data cannot hold
     deprecations: list[dict[str, Any]] = field(default_factory=list)
     deprecation_skipped: list[str] = field(default_factory=list)
+    # where the launch path may build the model config (`_model_config_builds`)
+    builds: list[dict[str, Any]] = field(default_factory=list)
 
 
 def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
@@ -2549,7 +2609,8 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
                                  if str(a.get("action") or "").startswith("Deprecated"))
     deprecations, deprecation_skipped = _deprecated_values(walk, deprecated_dests)
     writes = _with_deprecation_writes(writes, deprecations)
-    return Extraction(out, seq_of, skipped, writes, deprecations, deprecation_skipped)
+    return Extraction(out, seq_of, skipped, writes, deprecations, deprecation_skipped,
+                      _model_config_builds(walk, defaults))
 
 
 def _scopes_json(scopes: set[Scope], archs: set[str]) -> list[dict[str, Any]]:

@@ -2116,6 +2116,7 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         "generic_sites": generic.sites,
         "generic_writes": generic.writes,
         "deprecated_values": generic.deprecations,
+        "model_config_builds": generic.builds,
     }
     return data, review
 

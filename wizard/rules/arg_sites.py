@@ -755,6 +755,28 @@ class Placed:
     late: tuple[tuple[tuple[int, int, GenericWrite | None], ...], ...]
     reads_chunked: tuple[bool, ...]
     runs: tuple[Callable[..., list[int]] | None, ...] = ()
+    anchors: tuple[int | None, ...] = ()  # the steps' launch-path positions (`_anchors`)
+    # where the model config may be built: (seq, its test) in launch-path order
+    builds: tuple[tuple[int, Callable[..., Any] | None], ...] = ()
+
+    def position_of(self, seq: int) -> int:
+        """The index of the step a statement at launch-path position `seq` goes before."""
+        return _positions(self.anchors, [seq])[0]
+
+    def model_config_build(self, a: Mapping[str, Any], platforms: frozenset[str],
+                           model: Mapping[str, Any] | None, env: Mapping[str, Any]) -> int | None:
+        """The launch-path position where SGLang first builds the model config for these
+        values (its checks run there): the first build whose test holds or cannot be
+        evaluated; None where the release holds no builds or none is reached."""
+        for seq, test in self.builds:
+            if test is None:
+                return seq
+            try:
+                if test(a, platforms, model, env):
+                    return seq
+            except _CAUGHT:
+                return seq
+        return None
 
     def late_holding(self, position: int, ctx: Ctx, a: Args, platforms: frozenset[str],
                      replayed: dict[str, Any] | None = None,
@@ -999,7 +1021,20 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     exec(code, scope)
     compiled = CompiledSites(sites, scope["_holding"], _LateTests(sites), writes)
     runs = tuple(scope.get(f"_r{number}") for number in range(len(ordered)))
-    return Placed(compiled, before, ordered, tuple(chunked), runs)
+    return Placed(compiled, before, ordered, tuple(chunked), runs, tuple(seqs),
+                  _builds(release, canonical))
+
+
+def _builds(release: Release, canonical: Callable[[str], str],
+            ) -> tuple[tuple[int, Callable[..., Any] | None], ...]:
+    """The release's model-config builds with their tests compiled (`model_config_build`)."""
+    entries = release.model_config_builds
+    specs = [(entry["condition"], dict(entry["defaults"]),
+              {name: canonical(name) for name in entry["defaults"]}, False)
+             for entry in entries if entry["condition"] is not None]
+    tests = iter(compile_conditions(specs))
+    return tuple((int(entry["seq"]), next(tests) if entry["condition"] is not None else None)
+                 for entry in entries)
 
 
 @cache

@@ -88,6 +88,25 @@ def _order_for(ctx: Ctx, steps: tuple[Rule | Resolver, ...]) -> tuple[Rule | Res
     return (*kept[:at], *moved, *kept[at:])
 
 
+def _model_config_deferral(ctx: Ctx, steps: tuple[Rule | Resolver, ...], placed: g.Placed,
+                           a: Args, platforms: frozenset[str], model: Any,
+                           ) -> tuple[tuple[int, ...], tuple[int, int] | None]:
+    """The model config's checks (`MODEL_CONFIG_RULES`) that wait for where SGLang first builds
+    the model config for this launch (their step indexes), and that place: (the step it goes
+    before, its launch-path position). Nothing waits where the release builds it no later than
+    the engine's order has them, or a typed fraction moves them already (`_order_for`)."""
+    if not placed.builds or _typed_fraction_build(ctx):
+        return (), None
+    seq = placed.model_config_build(a, platforms, model, ctx.env)
+    if seq is None:
+        return (), None
+    group = tuple(i for i, s in enumerate(steps) if isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES)
+    position = placed.position_of(seq)
+    if not group or position <= group[-1]:
+        return (), None
+    return group, (position, seq)
+
+
 _STEPS: dict[str, tuple[tuple[Rule, ...], tuple[Rule | Resolver, ...], tuple[Rule, ...]]] = {}
 
 
@@ -212,22 +231,35 @@ def _evaluate(ctx: Ctx, triggers: bool) -> Report:
     sites = placed.compiled.sites
     fed: dict[str, tuple[str, ...]] = {}  # file:line -> variables behind its replayed fields
 
+    # The model config's checks run where SGLang first builds it for this launch: a release
+    # that builds it lazily may do so after checks the engine's order puts behind them.
+    deferred, build = _model_config_deferral(ctx, steps, placed, a, platforms, model)
+
     def report_sites(position: int) -> None:
         """The holding sites placed before step `position`, in SGLang's order: those over flags
-        as typed and those over fields SGLang has resolved by this step, interleaved."""
+        as typed and those over fields SGLang has resolved by this step, interleaved (and the
+        model config's deferred checks where it is built)."""
         nonlocal order
         early = due.get(position)
+        built = build is not None and build[0] == position
         if not placed.late[position]:
-            if early is None:
+            if early is None and not built:
                 return
             late: list[int] = []
         else:
             late = placed.late_holding(position, ctx, a, platforms, replayed, model)
-            if not late and early is None:
+            if not late and early is None and not built:
                 return
-        for _seq, index, resolved in sorted(
-                [(sites[i].seq, i, False) for i in due.get(position, ())]
-                + [(sites[i].seq, i, True) for i in late]):
+        items = sorted([(sites[i].seq, i, False) for i in due.get(position, ())]
+                       + [(sites[i].seq, i, True) for i in late])
+        if built and build is not None:
+            items.insert(next((k for k, item in enumerate(items) if item[0] > build[1]),
+                              len(items)), (build[1], -1, False))
+        for _seq, index, resolved in items:
+            if index < 0:
+                for step_index in deferred:
+                    run_step(steps[step_index])
+                continue
             order += 1
             findings.append(g.site_finding(sites[index], ctx,
                                            g.with_replayed(a, replayed) if resolved else a,
@@ -235,15 +267,15 @@ def _evaluate(ctx: Ctx, triggers: bool) -> Report:
             if sites[index].fed_env and triggers:
                 fed[sites[index].where] = sites[index].fed_env
 
-    for position, step in enumerate(steps):
-        report_sites(position)
+    def run_step(step: Rule | Resolver) -> None:
+        nonlocal order
         order += 1
         try:
             if not isinstance(step, Rule):
                 step.run(ctx, a)
-                continue
+                return
             if not step.when(ctx, a):
-                continue
+                return
             findings.append(_finding(step, ctx, a, order))
             if step.apply is not None:
                 step.apply(ctx, a)
@@ -252,6 +284,11 @@ def _evaluate(ctx: Ctx, triggers: bool) -> Report:
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as exc:
             # Values SGLang itself would crash on (page size 0, strings where ints belong, ...).
             findings.append(_internal(step, ctx, exc, order))
+
+    for position, step in enumerate(steps):
+        report_sites(position)
+        if position not in deferred:
+            run_step(step)
     report_sites(len(steps))
     a.settle()
     for rule in runtime:

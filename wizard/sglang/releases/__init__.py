@@ -86,6 +86,10 @@ class Release:
     # `wizard.rules.deprecated_values`): where it warns, when, what it writes, its words
     deprecated_values: tuple[Mapping[str, Any], ...] = ()
     rule_seq: Mapping[str, int] = field(default_factory=dict)
+    # where the launch path may build the model config (whose `__init__` checks the context
+    # length and the quantization), in order: `{seq, condition (None: always), defaults}`; the
+    # first that holds for a launch is where those checks run (`arg_sites.model_config_build`)
+    model_config_builds: tuple[Mapping[str, Any], ...] = ()
     digest: str = ""  # of the release file's text (keys code generated from it between runs)
 
     def site(self, rule_id: str) -> Site | None:
@@ -212,6 +216,7 @@ def load_release(name: str) -> Release:
         generic_writes=tuple(data.get("generic_writes", ())),
         deprecated_values=tuple(data.get("deprecated_values", ())),
         rule_seq=dict(data.get("rule_seq", {})),
+        model_config_builds=tuple(data.get("model_config_builds", ())),
         digest=digest,
     )
 
