@@ -208,7 +208,8 @@ def _first_raise(tmp_path: Path, values: dict[str, Any], arch: str = ARCHS[0]) -
 
 
 def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
-             values: dict[str, Any], arch: str) -> tuple[str | None, set[str]]:
+             values: dict[str, Any], arch: str, quant_method: str | None = None,
+             ) -> tuple[str | None, set[str]]:
     """What the engine does with the extraction: the replayed writes and the sites in launch-path
     order on the values as they are then; the first holding site, and the sites it abstains on
     (a field an override of this architecture may rewrite)."""
@@ -222,7 +223,8 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
                 else compile_condition(w["value"], w["defaults"], value=True)) for w in writes],
             key=lambda t: (t[0], t[1]))
     now = dict(values)
-    model = {"architecture": arch, "architectures": [arch], "model_type": MODEL_TYPES.get(arch)}
+    model = {"architecture": arch, "architectures": [arch], "model_type": MODEL_TYPES.get(arch),
+             "quant_method": quant_method}
     abstained: set[str] = set()
     for _seq, kind, entry, test, value in _COMPILED[key]:
         if kind == 1:
@@ -849,3 +851,66 @@ def test_a_list_built_by_guarded_appends_raises_when_any_test_holds(tmp_path: Pa
             raised = f"sglang/srt/server_args.py:{traceback.extract_tb(exc.__traceback__)[-1].lineno}"
         assert _predict(extraction.sites, extraction.writes, values,
                         "LlamaForCausalLM")[0] == raised, values
+
+
+# 0.5.6.post1's shape: a model branch adopts the checkpoint's quantization method for an unset
+# --quantization, and a later check reads the field
+CHECKPOINT_QUANT = """
+class ServerArgs:
+    def __post_init__(self):
+        self._handle_model_specific_adjustments()
+        self._handle_moe()
+
+    def get_hf_config(self):
+        return self._model_config.hf_config
+
+    def _handle_model_specific_adjustments(self):
+        hf_config = self.get_hf_config()
+        model_arch = hf_config.architectures[0]
+        if model_arch in ["Qwen3NextForCausalLM"]:
+            quantization_config = getattr(hf_config, "quantization_config", None)
+            quant_method = (
+                quantization_config.get("quant_method")
+                if quantization_config is not None
+                else None
+            )
+            if self.quantization is None and quant_method is not None:
+                self.quantization = quant_method
+
+    def _handle_moe(self):
+        if self.cutlass:
+            assert self.quantization == "fp8", "cutlass MoE is only supported with fp8"
+"""
+
+
+def test_the_checkpoint_s_quant_method_is_a_model_fact(tmp_path: Path) -> None:
+    """`quantization_config.get("quant_method")` of the model's config is read as the model
+    fact `quant_method` (None without a quantization_config), so a write of `--quantization`
+    from it is replayed and the check after it is read on the checkpoint (0.5.6.post1 w00019:
+    `SGLANG_CUTLASS_MOE` on an unquantized Qwen3-Next)."""
+    path = tmp_path / "sglang" / "srt" / "server_args.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(CHECKPOINT_QUANT))
+    table = {"actions": [{"dest": "quantization", "default": None},
+                         {"dest": "cutlass", "default": False}]}
+    extraction = extract_sites(SourceTree(tmp_path), table, {})
+    assert [w["value"] for w in extraction.writes] == [["model", "quant_method"]]
+    scope: dict[str, Any] = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    for arch, method, quantization, cutlass in itertools.product(
+            ("Qwen3NextForCausalLM", "LlamaForCausalLM"), (None, "fp8", "awq"),
+            (None, "fp8", "awq"), (False, True)):
+        record = scope["ServerArgs"].__new__(scope["ServerArgs"])
+        record.__dict__.update(quantization=quantization, cutlass=cutlass)
+        config = SimpleNamespace(architectures=[arch])
+        if method is not None:
+            config.quantization_config = {"quant_method": method}
+        record._model_config = SimpleNamespace(hf_config=config)
+        try:
+            record.__post_init__()
+            raised = None
+        except AssertionError as exc:
+            raised = f"sglang/srt/server_args.py:{traceback.extract_tb(exc.__traceback__)[-1].lineno}"
+        values = {"quantization": quantization, "cutlass": cutlass}
+        predicted, abstained = _predict(extraction.sites, extraction.writes, values, arch, method)
+        assert (predicted, abstained) == (raised, set()), (arch, method, quantization, cutlass)

@@ -1029,6 +1029,22 @@ class _Reader:
             return bool(values) and all(_is_hf_config(v) for v in values)
         return _is_hf_config(node)
 
+    def quantization_config(self, node: ast.expr) -> bool:
+        """config.json's `quantization_config` section: `getattr(hf_config,
+        "quantization_config", None)`, `hf_config.quantization_config`, or a local only ever
+        bound to one of them."""
+        if isinstance(node, ast.Name) and self.fn is not None:
+            values = _assigned(self.fn.node, node.id)
+            return bool(values) and all(
+                not isinstance(v, ast.Name) and self.quantization_config(v) for v in values)
+        if isinstance(node, ast.Attribute):
+            return node.attr == "quantization_config" and self.hf_config(node.value)
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr" and len(node.args) == 3 and not node.keywords
+                and self.hf_config(node.args[0]) and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value == "quantization_config"
+                and isinstance(node.args[2], ast.Constant) and node.args[2].value is None)
+
     def model_fact(self, node: ast.expr) -> str | None:
         """The model fact an expression reads (`MODEL_FACTS`), else None."""
         if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
@@ -1051,6 +1067,20 @@ class _Reader:
         if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and node.slice.value == 0 and self.model_fact(node.value) == "architectures"):
             return "architecture"
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get" and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value == "quant_method"
+                and self.quantization_config(node.func.value)):
+            return "quant_method"  # `quantization_config.get("quant_method")`
+        if (isinstance(node, ast.IfExp) and isinstance(node.orelse, ast.Constant)
+                and node.orelse.value is None and self.model_fact(node.body) == "quant_method"
+                and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                and isinstance(node.test.ops[0], ast.IsNot)
+                and isinstance(node.test.comparators[0], ast.Constant)
+                and node.test.comparators[0].value is None
+                and self.quantization_config(node.test.left)):
+            return "quant_method"  # `... .get("quant_method") if quantization_config is not None
+            # else None`: None without a quantization_config, as the fact is
         if isinstance(node, ast.Name) and self.fn is not None:
             bound = self.walk.bindings.get((id(self.fn.node), node.id, self.instance))
             if bound is not None:

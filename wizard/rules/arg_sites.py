@@ -65,7 +65,9 @@ _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is no
 # architecture is `hf_config.architectures[0]`, architectures the whole list, `has:<key>` whether
 # config.json sets the key (`getattr(hf_config, key, None) is not None`). Without model facts
 # such a site does not hold.
-MODEL_FACTS: frozenset[str] = frozenset({"architecture", "architectures", "model_type"})
+# `quant_method`: config.json's `quantization_config.quant_method` (None without one)
+MODEL_FACTS: frozenset[str] = frozenset({"architecture", "architectures", "model_type",
+                                         "quant_method"})
 HAS_KEY = "has:"
 
 
@@ -590,6 +592,8 @@ class _ModelView(Mapping[str, Any]):
             return facts.config_model_type  # the top-level config's, as `hf_config` has it
         if name.startswith(HAS_KEY) and facts.config_keys is not None:
             return name[len(HAS_KEY):] in facts.config_keys
+        if name == "quant_method" and facts.config_keys is not None:
+            return facts.checkpoint_quant_method
         raise KeyError(name)
 
     def __iter__(self) -> Iterator[str]:
