@@ -209,7 +209,7 @@ def _first_raise(tmp_path: Path, values: dict[str, Any], arch: str = ARCHS[0]) -
 
 def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
              values: dict[str, Any], arch: str, quant_method: str | None = None,
-             ) -> tuple[str | None, set[str]]:
+             mla: bool = False) -> tuple[str | None, set[str]]:
     """What the engine does with the extraction: the replayed writes and the sites in launch-path
     order on the values as they are then; the first holding site, and the sites it abstains on
     (a field an override of this architecture may rewrite)."""
@@ -224,7 +224,7 @@ def _predict(sites: list[dict[str, Any]], writes: list[dict[str, Any]],
             key=lambda t: (t[0], t[1]))
     now = dict(values)
     model = {"architecture": arch, "architectures": [arch], "model_type": MODEL_TYPES.get(arch),
-             "quant_method": quant_method}
+             "quant_method": quant_method, "mla": mla}
     abstained: set[str] = set()
     for _seq, kind, entry, test, value in _COMPILED[key]:
         if kind == 1:
@@ -914,3 +914,70 @@ def test_the_checkpoint_s_quant_method_is_a_model_fact(tmp_path: Path) -> None:
         values = {"quantization": quantization, "cutlass": cutlass}
         predicted, abstained = _predict(extraction.sites, extraction.writes, values, arch, method)
         assert (predicted, abstained) == (raised, set()), (arch, method, quantization, cutlass)
+
+
+# 0.5.23's `use_mla_backend(server_args)` (a helper) and 0.5.5-0.5.17's `self.use_mla_backend()`
+# (a method): the model config's attention architecture
+MLA_TESTS = """
+class AttentionArch:
+    MLA = "mla"
+    MHA = "mha"
+
+
+def model_config_of(server_args):
+    return server_args._model_config
+
+
+def use_mla_backend(server_args):
+    model_config = model_config_of(server_args)
+    return model_config.attention_arch == AttentionArch.MLA
+
+
+class ServerArgs:
+    def __post_init__(self):
+        if self.kv_cache_dtype == "fp4_e2m1":
+            if use_mla_backend(self):
+                assert self.attention_backend in ["flashinfer", "trtllm_mla"], "KV4 MLA"
+            else:
+                assert self.attention_backend in ["triton", "trtllm_mha"], "KV4 MHA"
+        self._handle_dcp()
+
+    def use_mla_backend(self):
+        model_config = model_config_of(self)
+        return model_config.attention_arch == AttentionArch.MLA
+
+    def _handle_dcp(self):
+        if self.dcp_size > 1 and self.use_mla_backend():
+            raise ValueError("--dcp-size > 1 is not supported for MLA models")
+"""
+
+
+def test_the_model_config_s_mla_attention_is_a_model_fact(tmp_path: Path) -> None:
+    """`use_mla_backend` (a helper or a method returning `<model config>.attention_arch ==
+    AttentionArch.MLA`) and that test itself read as the model fact `mla`: the sites under it
+    are extracted and hold exactly where SGLang's code raises."""
+    path = tmp_path / "sglang" / "srt" / "server_args.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(MLA_TESTS))
+    table = {"actions": [{"dest": "kv_cache_dtype", "default": "auto"},
+                         {"dest": "attention_backend", "default": None},
+                         {"dest": "dcp_size", "default": 1}]}
+    extraction = extract_sites(SourceTree(tmp_path), table, {})
+    assert not extraction.skipped, extraction.skipped
+    assert len(extraction.sites) == 3
+    scope: dict[str, Any] = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    for mla, kv, backend, dcp in itertools.product(
+            (False, True), ("auto", "fp4_e2m1"), (None, "triton", "flashinfer"), (1, 2)):
+        record = scope["ServerArgs"].__new__(scope["ServerArgs"])
+        values = {"kv_cache_dtype": kv, "attention_backend": backend, "dcp_size": dcp}
+        record.__dict__.update(values)
+        record._model_config = SimpleNamespace(attention_arch="mla" if mla else "mha")
+        try:
+            record.__post_init__()
+            raised = None
+        except (AssertionError, ValueError) as exc:
+            raised = f"sglang/srt/server_args.py:{traceback.extract_tb(exc.__traceback__)[-1].lineno}"
+        predicted, abstained = _predict(extraction.sites, extraction.writes, values,
+                                        "LlamaForCausalLM", mla=mla)
+        assert (predicted, abstained) == (raised, set()), (mla, kv, backend, dcp)

@@ -1081,6 +1081,17 @@ class _Reader:
                 and self.quantization_config(node.test.left)):
             return "quant_method"  # `... .get("quant_method") if quantization_config is not None
             # else None`: None without a quantization_config, as the fact is
+        if _is_mla_test(node):
+            return "mla"  # `model_config.attention_arch == AttentionArch.MLA`
+        if (isinstance(node, ast.Call) and not node.keywords and len(node.args) <= 1
+                and isinstance(node.func, ast.Attribute | ast.Name)):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id
+            defined = [fn for fn in self.walk.functions.get(name, ())
+                       if isinstance(fn.node, ast.FunctionDef)]
+            if defined and all(fn.node.body and isinstance(fn.node.body[-1], ast.Return)
+                               and _is_mla_test(fn.node.body[-1].value) for fn in defined):
+                return "mla"  # `use_mla_backend(server_args)` / `self.use_mla_backend()`
         if isinstance(node, ast.Name) and self.fn is not None:
             bound = self.walk.bindings.get((id(self.fn.node), node.id, self.instance))
             if bound is not None:
@@ -1853,6 +1864,17 @@ def _imported_function(tree: SourceTree, path: str, name: str, scope: ast.AST | 
     found = [n for n in (_parsed(tree, where[0]) or ast.Module([], [])).body
              if isinstance(n, ast.FunctionDef) and n.name == where[1]]
     return (where[0], found[0]) if len(found) == 1 else None
+
+
+def _is_mla_test(node: ast.expr | None) -> bool:
+    """`<model config>.attention_arch == AttentionArch.MLA` (SGLang's `use_mla_backend`)."""
+    return (isinstance(node, ast.Compare) and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.Eq) and isinstance(node.left, ast.Attribute)
+            and node.left.attr == "attention_arch"
+            and isinstance(node.comparators[0], ast.Attribute)
+            and node.comparators[0].attr == "MLA"
+            and isinstance(node.comparators[0].value, ast.Name)
+            and node.comparators[0].value.id == "AttentionArch")
 
 
 def _is_hf_config(node: ast.expr) -> bool:

@@ -65,9 +65,10 @@ _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is no
 # architecture is `hf_config.architectures[0]`, architectures the whole list, `has:<key>` whether
 # config.json sets the key (`getattr(hf_config, key, None) is not None`). Without model facts
 # such a site does not hold.
-# `quant_method`: config.json's `quantization_config.quant_method` (None without one)
+# `quant_method`: config.json's `quantization_config.quant_method` (None without one); `mla`:
+# the model config's attention is MLA (SGLang's `use_mla_backend`)
 MODEL_FACTS: frozenset[str] = frozenset({"architecture", "architectures", "model_type",
-                                         "quant_method"})
+                                         "quant_method", "mla"})
 HAS_KEY = "has:"
 
 
@@ -594,6 +595,8 @@ class _ModelView(Mapping[str, Any]):
             return name[len(HAS_KEY):] in facts.config_keys
         if name == "quant_method" and facts.config_keys is not None:
             return facts.checkpoint_quant_method
+        if name == "mla" and facts.attention is not None:
+            return facts.attention == "MLA"
         raise KeyError(name)
 
     def __iter__(self) -> Iterator[str]:
