@@ -100,7 +100,11 @@ def _model_config_deferral(ctx: Ctx, steps: tuple[Rule | Resolver, ...], placed:
     seq = placed.model_config_build(a, platforms, model, ctx.env)
     if seq is None:
         return (), None
-    group = tuple(i for i, s in enumerate(steps) if isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES)
+    # (the unknown model type is the model config's own error too, unless a step reads
+    # config.json before it is built)
+    ids = MODEL_CONFIG_RULES if ctx.release.behaviour.config_read_first else (
+        MODEL_CONFIG_RULES | {"R-MODEL-TYPE-UNKNOWN"})
+    group = tuple(i for i, s in enumerate(steps) if isinstance(s, Rule) and s.id in ids)
     position = placed.position_of(seq)
     if not group or position <= group[-1]:
         return (), None
