@@ -734,6 +734,9 @@ class SpeculativeAlgorithm(Enum):
     def is_ngram(self):
         return self == SpeculativeAlgorithm.NGRAM
 
+    def supports_mixed_chunk(self):
+        return self in (SpeculativeAlgorithm.EAGLE3, SpeculativeAlgorithm.NONE)
+
     def handle_server_args(self, server_args):
         if self.is_eagle():
             _handle_eagle(server_args)
@@ -757,6 +760,9 @@ def _handle_ngram(server_args):
 
 class ServerArgs:
     def __post_init__(self):
+        mixing = SpeculativeAlgorithm.from_string(self.algorithm)
+        if self.mixed and not mixing.supports_mixed_chunk():
+            raise ValueError("mixed chunk needs EAGLE3")
         if self.lmcache and SpeculativeAlgorithm.from_string(self.algorithm).is_speculative():
             raise NotImplementedError("lmcache does not support speculative decoding")
         algo = None
@@ -772,7 +778,7 @@ class ServerArgs:
 def test_speculative_algorithm_members_and_methods_are_read_from_spec_info(
         tmp_path: Path) -> None:
     """`SpeculativeAlgorithm.from_string(x)` is the name of its member (NEXTN an alias of EAGLE),
-    `is_*()` read from their return, `isinstance(algo, CustomSpecAlgo)` False and the handler
+    its methods (`is_*()`, `supports_mixed_chunk()`) read from their return, `isinstance(algo, CustomSpecAlgo)` False and the handler
     `algo.handle_server_args(self)` dispatches to walked with `self` bound: every site is a
     condition over the typed flags that raises exactly when the code does."""
     spec = tmp_path / "sglang" / "srt" / "speculative" / "spec_info.py"
@@ -781,19 +787,21 @@ def test_speculative_algorithm_members_and_methods_are_read_from_spec_info(
     args = tmp_path / "sglang" / "srt" / "server_args.py"
     args.write_text(textwrap.dedent(SPEC_ARGS_SOURCE))
     table = {"actions": [{"dest": k, "default": v} for k, v in {
-        "model_path": "m", "algorithm": None, "lmcache": False, "topk": 1, "page": 1}.items()]}
+        "model_path": "m", "algorithm": None, "lmcache": False, "topk": 1, "page": 1,
+        "mixed": False}.items()]}
     extraction = extract_sites(SourceTree(tmp_path), table, {})
     messages = sorted(str(s["message"][0]) for s in extraction.sites)
     assert messages == ["eagle trees need page 1", "lmcache does not support speculative decoding",
-                        "ngram needs page 1"], extraction.skipped
+                        "mixed chunk needs EAGLE3", "ngram needs page 1"], extraction.skipped
     scope: dict[str, Any] = {}
     exec(compile(spec.read_text(), str(spec), "exec"), scope)
     exec(compile(args.read_text(), str(args), "exec"), scope)
     checked = 0
-    for algorithm, lmcache, topk, page in itertools.product(
-            (None, "EAGLE", "eagle3", "NEXTN", "NGRAM"), (False, True), (1, 4), (1, 16)):
+    for algorithm, lmcache, topk, page, mixed in itertools.product(
+            (None, "EAGLE", "eagle3", "NEXTN", "NGRAM"), (False, True), (1, 4), (1, 16),
+            (False, True)):
         values = {"model_path": "m", "algorithm": algorithm, "lmcache": lmcache, "topk": topk,
-                  "page": page}
+                  "page": page, "mixed": mixed}
         record = scope["ServerArgs"].__new__(scope["ServerArgs"])
         record.__dict__.update(values)
         try:
@@ -807,7 +815,7 @@ def test_speculative_algorithm_members_and_methods_are_read_from_spec_info(
         assert not abstained
         assert predicted == raised, values
         checked += 1
-    assert checked == 5 * 2 * 2 * 2
+    assert checked == 5 * 2 * 2 * 2 * 2
 
 
 APPENDED_LIST = '''

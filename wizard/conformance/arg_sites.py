@@ -198,6 +198,8 @@ class _Walk:
     # (seq, path) of every call of a function that builds the model config (`_model_config_builds`)
     builds: list[tuple[int, list[_Cond]]] = field(default_factory=list)
     builders: dict[int, bool] = field(default_factory=dict)  # id(function) -> builds it
+    # the methods of the release's `SpeculativeAlgorithm` by name (`_spec_method`), once read
+    spec_methods: dict[str, ast.FunctionDef] | None = None
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -1299,12 +1301,15 @@ class _Reader:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in STR_METHODS:
                 return ["str", func.attr, self.expr(func.value)]
-            if isinstance(func, ast.Attribute) and func.attr.startswith("is_") and (
+            if isinstance(func, ast.Attribute) and (
                     func.attr.lstrip("_") not in PLATFORM_PROBES):
                 method = _spec_method(self.walk, func.attr)
-                if method is not None:  # `algo.is_eagle()` on a from_string member
-                    member = self.expr(func.value)
-                    if _is_spec_member(member):
+                if method is not None:  # `algo.is_eagle()`, `algo.supports_mixed_chunk()`
+                    try:                # on a from_string member
+                        member = self.expr(func.value)
+                    except Impure:
+                        member = None
+                    if member is not None and _is_spec_member(member):
                         return method(member)
             name = func.id if isinstance(func, ast.Name) else (
                 func.attr if isinstance(func, ast.Attribute) else "")
@@ -1943,9 +1948,11 @@ def _spec_method(walk: _Walk, name: str) -> Callable[[list[Any]], list[Any]] | N
     """`SpeculativeAlgorithm.<name>()` read from its one `return` as a test of the member's
     name: `self == / != / is SpeculativeAlgorithm.X`, `self in (A, B)`, `and` / `or` / `not`
     of those and of other such methods; None when the method is another shape."""
-    cls = _spec_class(walk)
-    methods = {n.name: n for n in (cls.body if cls is not None else ())
-               if isinstance(n, ast.FunctionDef)}
+    methods = walk.spec_methods
+    if methods is None:
+        cls = _spec_class(walk)
+        methods = walk.spec_methods = {n.name: n for n in (cls.body if cls is not None else ())
+                                       if isinstance(n, ast.FunctionDef)}
 
     def member(node: ast.expr) -> str | None:
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
