@@ -989,3 +989,56 @@ def test_the_model_config_s_mla_attention_is_a_model_fact(tmp_path: Path) -> Non
         predicted, abstained = _predict(extraction.sites, extraction.writes, values,
                                         "LlamaForCausalLM", mla=mla)
         assert (predicted, abstained) == (raised, set()), (mla, kv, backend, dcp)
+
+
+def test_a_helper_s_own_import_shadows_its_module_s_function(tmp_path: Path) -> None:
+    """0.5.5's `sglang.utils.is_in_ci` imports `is_in_ci` from `sglang.test.test_utils` inside
+    its body and returns its call: the call reaches the imported function (an environment read),
+    not the module's own `is_in_ci` again, so `assert ... not is_in_ci()` is a site."""
+    files = {
+        "sglang/srt/server_args.py": """
+            from sglang.utils import is_in_ci
+
+
+            class ServerArgs:
+                def __post_init__(self):
+                    if self.dp_size > 1 and not is_in_ci():
+                        assert self.balance, "Prefill round robin balance is required"
+        """,
+        "sglang/utils.py": """
+            def is_in_ci():
+                from sglang.test.test_utils import is_in_ci
+
+                return is_in_ci()
+        """,
+        "sglang/test/test_utils.py": """
+            from sglang.srt.utils import get_bool_env_var
+
+
+            def is_in_ci():
+                return get_bool_env_var("SGLANG_IS_IN_CI")
+        """,
+        "sglang/srt/utils/common.py": """
+            import os
+
+
+            def get_bool_env_var(name: str, default: str = "false") -> bool:
+                value = os.getenv(name, default)
+                value = value.lower()
+                truthy_values = ("true", "1")
+                return value in truthy_values
+        """,
+    }
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    table = {"actions": [{"dest": "dp_size", "default": 1}, {"dest": "balance", "default": False}]}
+    extraction = extract_sites(SourceTree(tmp_path), table, {})
+    assert not extraction.skipped, extraction.skipped
+    (site,) = extraction.sites
+    test = compile_condition(site["condition"], site["defaults"])
+    assert test({"dp_size": 2}, frozenset())
+    assert not test({"dp_size": 2}, frozenset(), None, {"SGLANG_IS_IN_CI": "true"})
+    assert not test({"dp_size": 2, "balance": True}, frozenset())
+    assert not test({"dp_size": 1}, frozenset())

@@ -1465,6 +1465,15 @@ def _helper_body(walk: _Walk, path: str, function: ast.FunctionDef,
         return None
     called = {n.func.id for n in ast.walk(function)
               if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    # `from sglang.test.test_utils import is_in_ci` inside the helper: its calls of that name
+    # reach the imported function, not the module's own of the same name
+    imported: dict[str, tuple[str, str]] = {}
+    for stmt in function.body:
+        if isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                source = _import_source(walk.tree, path, alias.asname or alias.name, stmt)
+                if source is not None:
+                    imported[alias.asname or alias.name] = source
 
     def substitute(node: ast.expr, names: dict[str, ast.expr]) -> ast.expr | None:
         free = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
@@ -1487,7 +1496,12 @@ def _helper_body(walk: _Walk, path: str, function: ast.FunctionDef,
         own = copy.deepcopy(node)
         for sub in ast.walk(own):  # the helper's own calls resolve in its module
             if isinstance(sub, ast.Call) and not hasattr(sub, _HELPER_MODULE):
-                setattr(sub, _HELPER_MODULE, path)
+                if isinstance(sub.func, ast.Name) and sub.func.id in imported:
+                    module, original = imported[sub.func.id]
+                    sub.func.id = original
+                    setattr(sub, _HELPER_MODULE, module)
+                else:
+                    setattr(sub, _HELPER_MODULE, path)
         return ast.fix_missing_locations(Swap().visit(own))
 
     scope = dict(bound)
