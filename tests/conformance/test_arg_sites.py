@@ -991,10 +991,58 @@ def test_the_model_config_s_mla_attention_is_a_model_fact(tmp_path: Path) -> Non
         assert (predicted, abstained) == (raised, set()), (mla, kv, backend, dcp)
 
 
-def test_a_helper_s_own_import_shadows_its_module_s_function(tmp_path: Path) -> None:
+IS_IN_CI_ENVS = {  # 0.5.5.post2 on: `sglang.utils.is_in_ci` reads the environ registry itself
+    "sglang/utils.py": """
+        from sglang.srt.environ import envs
+
+
+        def is_in_ci() -> bool:
+            return envs.SGLANG_IS_IN_CI.get()
+    """,
+    "sglang/srt/environ.py": """
+        import os
+
+
+        class EnvField:
+            def __init__(self, default):
+                self.default = default
+
+            def __set_name__(self, owner, name):
+                self.name = name
+
+            def get(self):
+                value = os.getenv(self.name)
+                if value is None:
+                    return self.default
+                return self.parse(value)
+
+
+        class EnvBool(EnvField):
+            def parse(self, value):
+                value = value.lower()
+                if value in ["true", "1", "yes", "y"]:
+                    return True
+                if value in ["false", "0", "no", "n"]:
+                    return False
+                raise ValueError(f'"{value}" is not a valid boolean value')
+
+
+        class Envs:
+            SGLANG_IS_IN_CI = EnvBool(False)
+
+
+        envs = Envs()
+    """,
+}
+
+
+@pytest.mark.parametrize("variant", ["test_utils", "envs"])
+def test_a_helper_s_own_import_shadows_its_module_s_function(tmp_path: Path, variant: str,
+                                                             ) -> None:
     """0.5.5's `sglang.utils.is_in_ci` imports `is_in_ci` from `sglang.test.test_utils` inside
     its body and returns its call: the call reaches the imported function (an environment read),
-    not the module's own `is_in_ci` again, so `assert ... not is_in_ci()` is a site."""
+    not the module's own `is_in_ci` again, so `assert ... not is_in_ci()` is a site; 0.5.5.post2's
+    returns `envs.SGLANG_IS_IN_CI.get()` of the module's `envs` import."""
     files = {
         "sglang/srt/server_args.py": """
             from sglang.utils import is_in_ci
@@ -1029,6 +1077,8 @@ def test_a_helper_s_own_import_shadows_its_module_s_function(tmp_path: Path) -> 
                 return value in truthy_values
         """,
     }
+    if variant == "envs":
+        files.update(IS_IN_CI_ENVS)
     for rel, text in files.items():
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1475,9 +1475,17 @@ def _helper_body(walk: _Walk, path: str, function: ast.FunctionDef,
                 if source is not None:
                     imported[alias.asname or alias.name] = source
 
+    # `envs` of `from sglang.srt.environ import envs`: `envs.X.get()` is an environment read
+    module = (getattr(walk.tree, "helpers", {}).get(path) if path in getattr(walk.tree, "helpers", {})
+              else _parsed(walk.tree, path))
+    registry = {"envs"} if module is not None and any(
+        isinstance(n, ast.ImportFrom) and n.module == "sglang.srt.environ"
+        and any(a.name == "envs" and a.asname is None for a in n.names)
+        for n in module.body) else set()
+
     def substitute(node: ast.expr, names: dict[str, ast.expr]) -> ast.expr | None:
         free = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-                and n.id not in names and n.id not in called}
+                and n.id not in names and n.id not in called and n.id not in registry}
         constants: dict[str, ast.expr] = {}
         for name in free:
             value = (_helper_constant(walk, path, name)
