@@ -22,6 +22,8 @@ from wizard.conformance.locate import SourceTree
 from wizard.conformance.venvs import venv_dir
 from wizard.rules.arg_sites import compile_condition
 
+from .environ_source import ENVIRON
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SOURCE = '''
@@ -999,40 +1001,9 @@ IS_IN_CI_ENVS = {  # 0.5.5.post2 on: `sglang.utils.is_in_ci` reads the environ r
         def is_in_ci() -> bool:
             return envs.SGLANG_IS_IN_CI.get()
     """,
-    "sglang/srt/environ.py": """
-        import os
-
-
-        class EnvField:
-            def __init__(self, default):
-                self.default = default
-
-            def __set_name__(self, owner, name):
-                self.name = name
-
-            def get(self):
-                value = os.getenv(self.name)
-                if value is None:
-                    return self.default
-                return self.parse(value)
-
-
-        class EnvBool(EnvField):
-            def parse(self, value):
-                value = value.lower()
-                if value in ["true", "1", "yes", "y"]:
-                    return True
-                if value in ["false", "0", "no", "n"]:
-                    return False
-                raise ValueError(f'"{value}" is not a valid boolean value')
-
-
-        class Envs:
-            SGLANG_IS_IN_CI = EnvBool(False)
-
-
-        envs = Envs()
-    """,
+    # the registry of test_env_reads with the variable read here
+    "sglang/srt/environ.py": ENVIRON.replace(
+        "class Envs:\n", "class Envs:\n    SGLANG_IS_IN_CI = EnvBool(False)\n"),
 }
 
 
