@@ -337,11 +337,50 @@ def _registered_archs(fn: _Fn) -> frozenset[str] | None:
             continue
         name = deco.func.attr if isinstance(deco.func, ast.Attribute) else (
             deco.func.id if isinstance(deco.func, ast.Name) else "")
-        if "register" not in name or deco.keywords or not deco.args or not all(
-                isinstance(a, ast.Constant) and isinstance(a.value, str) for a in deco.args):
+        if "register" not in name or deco.keywords or not deco.args:
+            return None
+        if len(deco.args) == 1 and isinstance(deco.args[0], ast.Lambda):
+            named = _predicate_archs(deco.args[0])
+            if named is None:
+                return None
+            archs |= named
+            continue
+        if not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in deco.args):
             return None
         archs.update(str(a.value) for a in deco.args)  # type: ignore[attr-defined]
     return frozenset(archs) if archs else None
+
+
+def _predicate_archs(predicate: ast.Lambda) -> set[str] | None:
+    """The architectures an override's predicate names (`@register_model_override_predicate(
+    lambda arch: "A" in arch or "B" in arch)`, `arch == "A"`, `arch in ("A", "B")`), None for
+    any other predicate."""
+    params = predicate.args.args
+    if len(params) != 1:
+        return None
+    arg = params[0].arg
+    tests = (predicate.body.values if isinstance(predicate.body, ast.BoolOp)
+             and isinstance(predicate.body.op, ast.Or) else [predicate.body])
+    out: set[str] = set()
+    for test in tests:
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if (isinstance(op, ast.In) and isinstance(left, ast.Constant)
+                and isinstance(left.value, str) and isinstance(right, ast.Name)
+                and right.id == arg):
+            out.add(left.value)  # `"A" in arch`: a part of the name; the name itself here
+        elif (isinstance(op, ast.Eq) and isinstance(left, ast.Name) and left.id == arg
+              and isinstance(right, ast.Constant) and isinstance(right.value, str)):
+            out.add(right.value)
+        elif (isinstance(op, ast.In) and isinstance(left, ast.Name) and left.id == arg
+              and isinstance(right, ast.Tuple | ast.List | ast.Set)
+              and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                      for e in right.elts)):
+            out.update(str(e.value) for e in right.elts)  # type: ignore[attr-defined]
+        else:
+            return None
+    return out
 
 
 def _override_helper_archs(functions: list[_Fn]) -> dict[int, frozenset[str]]:

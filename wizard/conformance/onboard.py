@@ -66,6 +66,8 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
     "fa4_page": {},
     "xpu_page": {},
     "trtllm_mha_gpu_any_backend": False,
+    "trtllm_mla_gpu_sm100_only": False,
+    "context_len_ci_escape": False,
     "fa3_fp8_e5m2_to_triton": False,
     "deterministic_inference": {},
     "trtllm_disables_radix": [],
@@ -624,6 +626,12 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            _raise_tests_backends_around(tree, sites.get("R-TRTLLM-MHA-GPU"), "trtllm_mha"),
            "the if around R-TRTLLM-MHA-GPU's raise: a GPU test alone, under an if naming any "
            "of the three backend fields")
+    probed("trtllm_mla_gpu_sm100_only",
+           _raise_tests_sm100_only(tree, sites.get("R-TRTLLM-MLA-GPU")),
+           "the if around R-TRTLLM-MLA-GPU's raise: is_sm100_supported() alone (SM120 refused)")
+    probed("context_len_ci_escape", _else_raise_tests(tree, sites.get("R-CONTEXT-LEN"),
+                                                      "is_in_ci()"),
+           "the if whose else raises R-CONTEXT-LEN also lets is_in_ci() (SGLANG_IS_IN_CI) through")
     probed("fa3_fp8_e5m2_to_triton", _fa3_e5m2_fallback(tree),
            "`if attention_backend == 'fa3' and kv_cache_dtype == 'fp8_e5m2':` -> triton")
     probed("xpu_page", _xpu_page(tree),
@@ -1181,6 +1189,39 @@ def _raise_tests_backends_around(tree: SourceTree, site: dict[str, Any] | None,
                     "attention_backend", "decode_attention_backend",
                     "prefill_attention_backend"} <= fields)
     return False
+
+
+def _raise_tests_sm100_only(tree: SourceTree, site: dict[str, Any] | None) -> bool | None:
+    """Whether the `if` that raises at a located site tests `is_sm100_supported()` and no other
+    Blackwell probe (0.5.1-0.5.4.post3: an RTX PRO 6000's SM120 is refused; later releases test
+    `is_blackwell_supported()` / `is_blackwell`); None without the site."""
+    located = _site_module(tree, site)
+    if located is None:
+        return None
+    _rel, line, module = located
+    for node in ast.walk(module):
+        if isinstance(node, ast.If) and any(
+                isinstance(b, ast.Raise) and b.lineno <= line <= (b.end_lineno or b.lineno)
+                for b in node.body):
+            text = ast.unparse(node.test)
+            return "is_sm100_supported" in text and re.search("sm120|blackwell", text) is None
+    return None
+
+
+def _else_raise_tests(tree: SourceTree, site: dict[str, Any] | None, text: str) -> bool | None:
+    """Whether the `if` whose `else:` raises at a located site tests `text` (0.5.3-0.5.6.x's
+    context-length check: `if envs.SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN.get() or
+    is_in_ci(): warn else: raise`); None without the site."""
+    located = _site_module(tree, site)
+    if located is None:
+        return None
+    _rel, line, module = located
+    for node in ast.walk(module):
+        if isinstance(node, ast.If) and any(
+                isinstance(b, ast.Raise) and b.lineno <= line <= (b.end_lineno or b.lineno)
+                for b in node.orelse):
+            return text in ast.unparse(node.test)
+    return None
 
 
 def _guarded_backends(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:

@@ -64,10 +64,13 @@ TRTLLM_MLA_GPU = Rule(
     fields=("attention.backend",),
     when=lambda ctx, a: (
         "trtllm_mla" in (a.get("attention_backend"), a.get("decode_attention_backend"))
-        and not (ctx.gpu.is_sm100 or ctx.gpu.is_sm120)
+        and not (ctx.gpu.is_sm100 or (ctx.gpu.is_sm120
+                                      and not ctx.release.behaviour.trtllm_mla_gpu_sm100_only))
     ),
     message=lambda ctx, a: (
-        "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend."
+        "TRTLLM MLA backend is only supported on Blackwell GPUs "
+        f"({'SM100' if ctx.release.behaviour.trtllm_mla_gpu_sm100_only else 'SM100/SM12x'}). "
+        "Please use a different backend."
     ),
     fixes=lambda ctx, a: [
         Fix("Let SGLang choose the attention backend", {"attention.backend": None})

@@ -59,8 +59,15 @@ MLA_ROPE_FACTOR = Rule(
 ALLOW_LONGER_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
 
+IN_CI = "SGLANG_IS_IN_CI"
+
+
 def _longer_context_allowed(ctx: Ctx) -> bool:
-    return parse_env_bool(ALLOW_LONGER_CONTEXT, ctx.env.get(ALLOW_LONGER_CONTEXT), False)[0]
+    """The release lets a longer context through with a warning: the override variable, or
+    (trait `context_len_ci_escape`) SGLang's CI marker."""
+    return parse_env_bool(ALLOW_LONGER_CONTEXT, ctx.env.get(ALLOW_LONGER_CONTEXT), False)[0] or (
+        bool(ctx.release.traits.get("context_len_ci_escape"))
+        and parse_env_bool(IN_CI, ctx.env.get(IN_CI), False)[0])
 
 
 def _derived_context(ctx: Ctx) -> int | None:

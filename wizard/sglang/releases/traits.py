@@ -28,6 +28,7 @@ class Traits:
     chunked_prefill_split_by_dp: bool
     config_read_first: bool
     config_reader: str
+    context_len_ci_escape: bool
     deprecated_actions: dict[str, dict[str, dict[str, Any | None]]]
     deprecated_store_true: dict[str, dict[str, str]]
     deterministic_inference: dict[str, Any | None]
@@ -90,6 +91,7 @@ class Traits:
     trtllm_disables_radix: list[str]
     trtllm_mha_gpu_any_backend: bool
     trtllm_mha_page_sizes: list[int]
+    trtllm_mla_gpu_sm100_only: bool
     trtllm_mla_page_rule: bool
     unknown_algorithm_turns_off: bool
     upper_cases_algorithm: bool
