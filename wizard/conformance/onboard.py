@@ -1195,6 +1195,16 @@ def _raise_tests_sm100_only(tree: SourceTree, site: dict[str, Any] | None) -> bo
     """Whether the `if` that raises at a located site tests `is_sm100_supported()` and no other
     Blackwell probe (0.5.1-0.5.4.post3: an RTX PRO 6000's SM120 is refused; later releases test
     `is_blackwell_supported()` / `is_blackwell`); None without the site."""
+    guard = _if_raising_at(tree, site, else_branch=False)
+    if guard is None:
+        return None
+    text = ast.unparse(guard.test)
+    return "is_sm100_supported" in text and re.search("sm120|blackwell", text) is None
+
+
+def _if_raising_at(tree: SourceTree, site: dict[str, Any] | None, *, else_branch: bool,
+                   ) -> ast.If | None:
+    """The `if` whose body (or `else:`) holds the raise of a located site; None without one."""
     located = _site_module(tree, site)
     if located is None:
         return None
@@ -1202,9 +1212,8 @@ def _raise_tests_sm100_only(tree: SourceTree, site: dict[str, Any] | None) -> bo
     for node in ast.walk(module):
         if isinstance(node, ast.If) and any(
                 isinstance(b, ast.Raise) and b.lineno <= line <= (b.end_lineno or b.lineno)
-                for b in node.body):
-            text = ast.unparse(node.test)
-            return "is_sm100_supported" in text and re.search("sm120|blackwell", text) is None
+                for b in (node.orelse if else_branch else node.body)):
+            return node
     return None
 
 
@@ -1212,16 +1221,8 @@ def _else_raise_tests(tree: SourceTree, site: dict[str, Any] | None, text: str) 
     """Whether the `if` whose `else:` raises at a located site tests `text` (0.5.3-0.5.6.x's
     context-length check: `if envs.SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN.get() or
     is_in_ci(): warn else: raise`); None without the site."""
-    located = _site_module(tree, site)
-    if located is None:
-        return None
-    _rel, line, module = located
-    for node in ast.walk(module):
-        if isinstance(node, ast.If) and any(
-                isinstance(b, ast.Raise) and b.lineno <= line <= (b.end_lineno or b.lineno)
-                for b in node.orelse):
-            return text in ast.unparse(node.test)
-    return None
+    guard = _if_raising_at(tree, site, else_branch=True)
+    return None if guard is None else text in ast.unparse(guard.test)
 
 
 def _guarded_backends(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:
