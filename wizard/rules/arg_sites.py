@@ -17,7 +17,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache, cached_property
+from functools import cache, cached_property, partial
 from pathlib import Path
 from types import CodeType, MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -762,27 +762,20 @@ class Placed:
     late: tuple[tuple[tuple[int, int, GenericWrite | None], ...], ...]
     reads_chunked: tuple[bool, ...]
     runs: tuple[Callable[..., list[int]] | None, ...] = ()
-    anchors: tuple[int | None, ...] = ()  # the steps' launch-path positions (`_anchors`)
-    # where the model config may be built: (seq, its test) in launch-path order
-    builds: tuple[tuple[int, Callable[..., Any] | None], ...] = ()
-
-    def position_of(self, seq: int) -> int:
-        """The index of the step a statement at launch-path position `seq` goes before."""
-        return _positions(self.anchors, [seq])[0]
+    # where the model config may be built, in launch-path order: (seq, the index of the step it
+    # goes before, its test; None: always)
+    builds: tuple[tuple[int, int, Callable[..., Any] | None], ...] = ()
 
     def model_config_build(self, a: Mapping[str, Any], platforms: frozenset[str],
-                           model: Mapping[str, Any] | None, env: Mapping[str, Any]) -> int | None:
-        """The launch-path position where SGLang first builds the model config for these
-        values (its checks run there): the first build whose test holds or cannot be
-        evaluated; None where the release holds no builds or none is reached."""
-        for seq, test in self.builds:
-            if test is None:
-                return seq
-            try:
-                if test(a, platforms, model, env):
-                    return seq
-            except _CAUGHT:
-                return seq
+                           model: Mapping[str, Any] | None, env: Mapping[str, Any],
+                           ) -> tuple[int, int] | None:
+        """Where SGLang first builds the model config for these values (its checks run there):
+        (the step it goes before, its launch-path position) of the first build whose test
+        holds or cannot be evaluated; None where the release holds no builds or none is
+        reached."""
+        for seq, position, test in self.builds:
+            if test is None or _may(partial(test, a, platforms, model, env)):
+                return position, seq
         return None
 
     def late_holding(self, position: int, ctx: Ctx, a: Args, platforms: frozenset[str],
@@ -1028,20 +1021,22 @@ def place(release: Release, steps: Sequence[object], canonical: Callable[[str], 
     exec(code, scope)
     compiled = CompiledSites(sites, scope["_holding"], _LateTests(sites), writes)
     runs = tuple(scope.get(f"_r{number}") for number in range(len(ordered)))
-    return Placed(compiled, before, ordered, tuple(chunked), runs, tuple(seqs),
-                  _builds(release, canonical))
+    return Placed(compiled, before, ordered, tuple(chunked), runs,
+                  _builds(release, canonical, seqs))
 
 
-def _builds(release: Release, canonical: Callable[[str], str],
-            ) -> tuple[tuple[int, Callable[..., Any] | None], ...]:
-    """The release's model-config builds with their tests compiled (`model_config_build`)."""
+def _builds(release: Release, canonical: Callable[[str], str], seqs: Sequence[int | None],
+            ) -> tuple[tuple[int, int, Callable[..., Any] | None], ...]:
+    """The release's model-config builds placed among the steps (`seqs`: their `_anchors`),
+    their tests compiled (`Placed.model_config_build`)."""
     entries = release.model_config_builds
     specs = [(entry["condition"], dict(entry["defaults"]),
               {name: canonical(name) for name in entry["defaults"]}, False)
              for entry in entries if entry["condition"] is not None]
     tests = iter(compile_conditions(specs))
-    return tuple((int(entry["seq"]), next(tests) if entry["condition"] is not None else None)
-                 for entry in entries)
+    at = [int(entry["seq"]) for entry in entries]
+    return tuple((seq, position, next(tests) if entry["condition"] is not None else None)
+                 for entry, seq, position in zip(entries, at, _positions(seqs, at), strict=True))
 
 
 @cache

@@ -97,18 +97,26 @@ def _model_config_deferral(ctx: Ctx, steps: tuple[Rule | Resolver, ...], placed:
     the engine's order has them, or a typed fraction moves them already (`_order_for`)."""
     if not placed.builds or _typed_fraction_build(ctx):
         return (), None
-    seq = placed.model_config_build(a, platforms, model, ctx.env)
-    if seq is None:
+    build = placed.model_config_build(a, platforms, model, ctx.env)
+    group = _model_config_steps(ctx.release, steps)
+    if build is None or not group or build[0] <= group[-1]:
         return (), None
-    # (the unknown model type is the model config's own error too, unless a step reads
-    # config.json before it is built)
-    ids = MODEL_CONFIG_RULES if ctx.release.behaviour.config_read_first else (
-        MODEL_CONFIG_RULES | {"R-MODEL-TYPE-UNKNOWN"})
-    group = tuple(i for i, s in enumerate(steps) if isinstance(s, Rule) and s.id in ids)
-    position = placed.position_of(seq)
-    if not group or position <= group[-1]:
-        return (), None
-    return group, (position, seq)
+    return group, build
+
+
+_MODEL_CONFIG_STEPS: dict[str, tuple[int, ...]] = {}
+
+
+def _model_config_steps(release: Release, steps: tuple[Rule | Resolver, ...]) -> tuple[int, ...]:
+    """The indexes of the model config's checks among the release's steps (the unknown model
+    type is one of them too, unless a step reads config.json before it is built)."""
+    cached = _MODEL_CONFIG_STEPS.get(release.name)
+    if cached is None:
+        ids = MODEL_CONFIG_RULES if release.behaviour.config_read_first else (
+            MODEL_CONFIG_RULES | {"R-MODEL-TYPE-UNKNOWN"})
+        cached = _MODEL_CONFIG_STEPS[release.name] = tuple(
+            i for i, s in enumerate(steps) if isinstance(s, Rule) and s.id in ids)
+    return cached
 
 
 _STEPS: dict[str, tuple[tuple[Rule, ...], tuple[Rule | Resolver, ...], tuple[Rule, ...]]] = {}
