@@ -1080,11 +1080,17 @@ class _Reader:
                 not isinstance(v, ast.Name) and self.quantization_config(v) for v in values)
         if isinstance(node, ast.Attribute):
             return node.attr == "quantization_config" and self.hf_config(node.value)
-        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        return self.hf_config_getattr(node) == "quantization_config"
+
+    def hf_config_getattr(self, node: ast.expr) -> str | None:
+        """The attribute `getattr(hf_config, "<attribute>", None)` reads, else None."""
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "getattr" and len(node.args) == 3 and not node.keywords
                 and self.hf_config(node.args[0]) and isinstance(node.args[1], ast.Constant)
-                and node.args[1].value == "quantization_config"
-                and isinstance(node.args[2], ast.Constant) and node.args[2].value is None)
+                and isinstance(node.args[1].value, str)
+                and isinstance(node.args[2], ast.Constant) and node.args[2].value is None):
+            return node.args[1].value
+        return None
 
     def model_fact(self, node: ast.expr) -> str | None:
         """The model fact an expression reads (`MODEL_FACTS`), else None."""
@@ -1098,12 +1104,7 @@ class _Reader:
         if (isinstance(node, ast.Attribute) and node.attr == "model_type"
                 and self.hf_config(node.value) and "model_type" in MODEL_FACTS):
             return "model_type"  # config.json's own `model_type`
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id == "getattr" and len(node.args) == 3 and not node.keywords
-                and self.hf_config(node.args[0]) and isinstance(node.args[1], ast.Constant)
-                and node.args[1].value == "model_type"
-                and isinstance(node.args[2], ast.Constant) and node.args[2].value is None
-                and "model_type" in MODEL_FACTS):
+        if self.hf_config_getattr(node) == "model_type" and "model_type" in MODEL_FACTS:
             return "model_type"  # `getattr(hf_config, "model_type", None)`: always set there
         if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and node.slice.value == 0 and self.model_fact(node.value) == "architectures"):
@@ -1515,8 +1516,7 @@ def _helper_body(walk: _Walk, path: str, function: ast.FunctionDef,
                     imported[alias.asname or alias.name] = source
 
     # `envs` of `from sglang.srt.environ import envs`: `envs.X.get()` is an environment read
-    module = (getattr(walk.tree, "helpers", {}).get(path) if path in getattr(walk.tree, "helpers", {})
-              else _parsed(walk.tree, path))
+    module = getattr(walk.tree, "helpers", {}).get(path) or _parsed(walk.tree, path)
     registry = {"envs"} if module is not None and any(
         isinstance(n, ast.ImportFrom) and n.module == "sglang.srt.environ"
         and any(a.name == "envs" and a.asname is None for a in n.names)
