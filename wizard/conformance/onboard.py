@@ -1173,21 +1173,17 @@ def _raise_tests_backends_around(tree: SourceTree, site: dict[str, Any] | None,
     fields with `backend` (0.5.2-0.5.10: `attention_backend == "trtllm_mha" or
     decode_attention_backend == ... or prefill_attention_backend == ...`); False where the raising
     test names the backend itself (the prefill backend only, 0.5.11 on)."""
+    inner = _if_raising_at(tree, site, else_branch=False)
     located = _site_module(tree, site)
-    if located is None:
+    if inner is None or located is None:
         return False
-    _rel, line, module = located
-    for outer in ast.walk(module):
-        if not (isinstance(outer, ast.If) and backend in ast.unparse(outer.test)):
-            continue
-        for inner in outer.body:
-            if (isinstance(inner, ast.If) and any(isinstance(b, ast.Raise) and b.lineno <= line
-                                                  <= (b.end_lineno or b.lineno)
-                                                  for b in inner.body)):
-                fields = {n.attr for n in ast.walk(outer.test) if isinstance(n, ast.Attribute)}
-                return (backend not in ast.unparse(inner.test) and {
-                    "attention_backend", "decode_attention_backend",
-                    "prefill_attention_backend"} <= fields)
+    for outer in ast.walk(located[2]):
+        if (isinstance(outer, ast.If) and backend in ast.unparse(outer.test)
+                and any(stmt is inner for stmt in outer.body)):
+            fields = {n.attr for n in ast.walk(outer.test) if isinstance(n, ast.Attribute)}
+            return (backend not in ast.unparse(inner.test) and {
+                "attention_backend", "decode_attention_backend",
+                "prefill_attention_backend"} <= fields)
     return False
 
 

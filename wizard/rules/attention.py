@@ -87,7 +87,7 @@ TRTLLM_MHA_PREFILL_GPU = Rule(
     fields=("attention.backend", "attention.prefill_backend"),
     when=lambda ctx, a: (
         (("trtllm_mha" in attention_backends(a))
-         if ctx.release.traits.get("trtllm_mha_gpu_any_backend")  # 0.5.2-0.5.10: any of the 3
+         if ctx.release.behaviour.trtllm_mha_gpu_any_backend  # 0.5.2-0.5.10: any of the 3
          else (a.get("prefill_attention_backend") or a.get("attention_backend")) == "trtllm_mha")
         and not (
             ctx.gpu.is_sm100

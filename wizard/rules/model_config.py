@@ -66,7 +66,7 @@ def _longer_context_allowed(ctx: Ctx) -> bool:
     """The release lets a longer context through with a warning: the override variable, or
     (trait `context_len_ci_escape`) SGLang's CI marker."""
     return parse_env_bool(ALLOW_LONGER_CONTEXT, ctx.env.get(ALLOW_LONGER_CONTEXT), False)[0] or (
-        bool(ctx.release.traits.get("context_len_ci_escape"))
+        ctx.release.behaviour.context_len_ci_escape
         and parse_env_bool(IN_CI, ctx.env.get(IN_CI), False)[0])
 
 

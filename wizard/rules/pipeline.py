@@ -323,7 +323,7 @@ def _attention_misc(ctx: Ctx, a: Args) -> None:
     if "cutlass_mla" in (a.get("attention_backend"), a.get("decode_attention_backend")):
         a.page_size = 128
     if (a.get("attention_backend") == "fa3" and a.get("kv_cache_dtype") == "fp8_e5m2"
-            and ctx.release.traits.get("fa3_fp8_e5m2_to_triton")):
+            and ctx.release.behaviour.fa3_fp8_e5m2_to_triton):
         a.attention_backend = "triton"
     if fa4_page_test(ctx, a) and not ctx.is_mla:  # the release's own test (trait `fa4_page`)
         a.page_size = 128
