@@ -368,6 +368,26 @@ def _qwen3_next_80b_fp8() -> dict[str, Any]:
     return config
 
 
+def _qwen3_14b() -> dict[str, Any]:
+    """Qwen/Qwen3-14B (its published config.json: 40 layers of 40 query / 8 KV heads of 128 at
+    width 5120, MLP 17408, untied embedding; the log's K size per token, 20,480 B, is 40 layers x
+    2 KV heads (8 over tp 4) x 128 x 2 B)."""
+    return {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": 5120,
+        "intermediate_size": 17408,
+        "num_hidden_layers": 40,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "max_position_embeddings": 40960,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+
+
 _AMD_ISSUES = "github.com/ajith-sirra-amd/Issues"  # an AMD engineer's MI355X start-up logs, 2026-02-26
 
 
@@ -538,6 +558,37 @@ ROWS: tuple[LogRow, ...] = (
         "the aiter backend allocates its 65 GiB MHA workspace (the plan: will not fit). mem_fraction "
         "0.77435 = 0.911 x 0.85 (aiter, context 262144 > 8192); 12.79 GiB = 6.96 GiB of weights "
         "+ 5.63 GiB of experts held twice (aiter's shuffle; qwen3_moe caches its parameters)",
+    ),
+    LogRow(
+        name="Qwen3-14B bf16, 4x RTX 4090, tp 4",
+        config=_qwen3_14b(),
+        gpu="RTX 4090",
+        gpus=4,
+        tp=4,
+        mem_fraction=0.8,
+        version="0.5.8",
+        source=(
+            "a public GitHub project log found by exact-string search (find_string id 55529353766: "
+            "'项目A-v2-服务基线', a 4x RTX 4090 Qwen3-14B serving baseline, 2026-06-14; the index "
+            "does not name its repository)"
+        ),
+        # "Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=16.00 GB,
+        # mem usage=7.08 GB." (free before = the sum)
+        free_before_gib=16.00 + 7.08,
+        weights_gib=7.08,
+        kv_tokens=298447,  # "KV Cache is allocated. #tokens: 298447, K size: 5.69 GB, V size: 5.69 GB"
+        kv_bytes_per_token=5.69 * 2 * 2**30 / 298447,
+        # "max_total_num_tokens=298447, ..., max_running_requests=3730, context_len=40960": 3730 =
+        # 298,447 / 40,960 x 512 (the clamp of `_resolve_max_num_reqs` on the logged tokens); not
+        # held as `logged_max_running_requests`, since the plan's own +1% tokens give 3,768
+        note=(
+            "python -m sglang.launch_server --model-path Qwen3-14B --tp-size 4 "
+            "--mem-fraction-static 0.80 --enable-metrics --enable-cache-report, from a source "
+            "clone (commit ebaf86d4) with torch 2.9.1+cu128 on 4x 'NVIDIA GeForce RTX 4090' of "
+            "24,564 MiB, driver 550.90.07. The release is read from the log: 'Load weight end' "
+            "prints dtype= but no elapsed= (0.5.8 and before; 0.5.9 added elapsed=) and torch "
+            "2.9.1 is 0.5.6-0.5.8's, so 0.5.8 (the plan is the same for 0.5.6-0.5.8 here)"
+        ),
     ),
     LogRow(
         name="Qwen3-4B bf16 PD prefill + HiCache, 1x 48 GB Ada, tp 1",
