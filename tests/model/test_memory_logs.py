@@ -178,7 +178,8 @@ def test_plan_against_real_logs(tmp_path: Path) -> None:
 @pytest.mark.parametrize("row", [r for r in ROWS if r.known_miss], ids=lambda r: r.name)
 def test_known_misses_are_still_misses(row: LogRow, tmp_path: Path) -> None:
     """A row's known miss stays outside the gate only while the plan still misses it: once a fix
-    brings it within 3% (weights) / 5% (KV tokens), this fails and the row goes back in."""
+    brings it within 3% (weights) / 5% (KV tokens) / 1.5 GiB (free memory before loading), this
+    fails and the row goes back in."""
     plan = _plan(row, tmp_path)
     if "weights" in row.known_miss:
         assert row.weights_gib is not None
@@ -186,6 +187,9 @@ def test_known_misses_are_still_misses(row: LogRow, tmp_path: Path) -> None:
     if "kv_tokens" in row.known_miss:
         assert row.kv_tokens is not None
         assert abs(_err(plan.kv_tokens, row.kv_tokens)) > 5.0
+    if "free" in row.known_miss:
+        assert row.free_before_gib is not None
+        assert abs(plan.free_before_load_gib - row.free_before_gib) > 1.5
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.logged_fraction], ids=lambda r: r.name)
@@ -208,10 +212,13 @@ def test_recurrent_state_slots_follow_sglang(row: LogRow, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.free_before_gib], ids=lambda r: r.name)
 def test_free_memory_before_loading_is_close_to_the_log(row: LogRow, tmp_path: Path) -> None:
-    """The card minus CUDA context and NCCL buffers is what SGLang measured, within 1.5 GiB."""
+    """The card minus CUDA context and NCCL buffers is what SGLang measured, within 1.5 GiB (a
+    row whose `known_miss` lists "free" is held to its miss by `test_known_misses_are_still_misses`
+    instead)."""
     plan = _plan(row, tmp_path)
     assert row.free_before_gib is not None
-    assert plan.free_before_load_gib == pytest.approx(row.free_before_gib, abs=1.5)
+    if "free" not in row.known_miss:
+        assert plan.free_before_load_gib == pytest.approx(row.free_before_gib, abs=1.5)
     assert plan.free_memory_source == "card"
     assert _plan(row, tmp_path, logged_free=True).free_memory_source == "nvidia-smi"
 
