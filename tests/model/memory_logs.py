@@ -389,6 +389,45 @@ def _qwen3_14b() -> dict[str, Any]:
     }
 
 
+def _qwen35_9b() -> dict[str, Any]:
+    """Qwen/Qwen3.5-9B (its published config: a Qwen3.5 VLM whose text stack is 32 layers, 24 Gated
+    DeltaNet + 8 full attention (interval 4) of 16 query / 4 KV heads of 256 at width 4096, MLP
+    12288, DeltaNet 16 key / 32 value heads of 128, vocabulary 248,320 untied, one MTP layer, the
+    27-block Qwen3.5 ViT; the log's K size per token, 8,192 B, is 8 layers x 2 KV heads (4 over
+    tp 2) x 256 x 2 B). The untied head is the 9B checkpoint's (tied, the weights would be 1 GiB
+    under the logged 8.85 GiB)."""
+    layers = 32
+    return {
+        "architectures": ["Qwen3_5ForConditionalGeneration"],
+        "model_type": "qwen3_5",
+        "torch_dtype": "bfloat16",
+        "tie_word_embeddings": False,
+        "text_config": {
+            "model_type": "qwen3_5_text",
+            "hidden_size": 4096,
+            "intermediate_size": 12288,
+            "num_hidden_layers": layers,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "head_dim": 256,
+            "attn_output_gate": True,
+            "full_attention_interval": 4,
+            "layer_types": fam._layer_types(layers, 4),
+            "linear_conv_kernel_dim": 4,
+            "linear_key_head_dim": 128,
+            "linear_value_head_dim": 128,
+            "linear_num_key_heads": 16,
+            "linear_num_value_heads": 32,
+            "mtp_num_hidden_layers": 1,
+            "vocab_size": 248320,
+            "max_position_embeddings": 262144,
+            "tie_word_embeddings": False,
+            "dtype": "bfloat16",
+        },
+        "vision_config": dict(fam._QWEN35_VISION, out_hidden_size=4096),
+    }
+
+
 _SLURMV4 = "github.com/devopsrustem/slurmv4"  # an operator's notes: DeepSeek-R1 PD on 4 nodes of 8x H100
 
 
@@ -668,6 +707,49 @@ ROWS: tuple[LogRow, ...] = (
             "and no graph capture, 'Memory pool end. avail mem=14.13 GB'). The same prefill "
             "set-up on 0.5.9 (nixl, 2026-03-02, get_server_info in 3/13.sh) reports weight "
             "40.62, kvcache 21.35, token_capacity 326,223"
+        ),
+    ),
+    LogRow(
+        name="Qwen3.5-9B bf16 (hybrid GDN), 2x RTX 4090, tp 2",
+        config=_qwen35_9b(),
+        gpu="RTX 4090",
+        gpus=2,
+        tp=2,
+        mem_fraction=0.8,
+        version="0.5.10",
+        source=(
+            "a public GitHub notes file found by exact-string search (find_string id 53944457073: "
+            "'Exp-001: Qwen3.5-9B TP=4 基线启动', SGLang 0.0.0.dev11582+g4df60434d on 5x RTX "
+            "4090, 2026-04-14; the index does not name its repository)"
+        ),
+        free_before_gib=22.93,  # "[TP0] Load weight begin. avail mem=22.93 GB" (TP1 the same)
+        # "Load weight end. elapsed=5.54 s, type=Qwen3_5ForConditionalGeneration, avail mem=14.08
+        # GB, mem usage=8.85 GB."
+        weights_gib=8.85,
+        kv_tokens=327310,  # "KV Cache is allocated. #tokens: 327310, K size: 2.50 GB, V size: 2.50 GB"
+        kv_bytes_per_token=2.50 * 2 * 2**30 / 327310,
+        # "Mamba Cache is allocated. max_mamba_cache_size: 186, conv_state size: 0.10GB,
+        # ssm_state size: 4.38GB": not held as `mamba_slots` (the formula on the logged free
+        # memory and weights gives 187; see the note)
+        context_length=262144,
+        note=(
+            "CUDA_VISIBLE_DEVICES=0,2 python -m sglang.launch_server --model-path "
+            "'Qwen/Qwen3.5-9B' --tp-size 2 --mem-fraction-static 0.8 --context-length 262144 "
+            "--reasoning-parser qwen3 --log-level info --log-requests --enable-metrics (the two "
+            "cards held 19 and 18 MiB before the launch; 'Setup Custom allreduce failed ... peer "
+            "access is not supported'). A main build of 2026-04-14, after 0.5.10 (its 'Load "
+            "weight end' has elapsed= and no dtype=, 0.5.10's format). The server started: "
+            "'max_total_num_tokens=327310, chunked_prefill_size=2048, ..., max_running_requests="
+            "62, context_len=262144, available_gpu_mem=3.79 GB'. Recurrent-state slots: "
+            "SGLang's handle_max_mamba_cache (model_runner_kv_cache_mixin.py:179-238 in 0.5.10) "
+            "with the logged 22.93 x 0.8 - 8.85 = 9.494 GiB and the plan's 24.56 MiB per request "
+            "(24 DeltaNet layers x (4,096 x 3 x 2 B conv + 16 x 128 x 128 x 4 B state)) gives 187 "
+            "slots where the log has 186; the logged tokens and slots together say SGLang's rest "
+            "was 9.456 GiB, 38 MiB less than the logged numbers give (two-decimal rounding "
+            "explains 9 MiB). Nothing found in 0.5.10 between the logged and the used "
+            "measurements (pre-load: model_runner.py:999 vs the 'Load weight begin' line; "
+            "post-load: the 'Load weight end' line vs model_runner_kv_cache_mixin.py:145), so "
+            "not modelled; the plan's own pool has 187"
         ),
     ),
     LogRow(
