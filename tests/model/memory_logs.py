@@ -428,6 +428,26 @@ def _qwen35_9b() -> dict[str, Any]:
     }
 
 
+def _qwen3_8b() -> dict[str, Any]:
+    """Qwen/Qwen3-8B (its published config.json: 36 layers of 32 query / 8 KV heads of 128 at
+    width 4096, MLP 12288, untied embedding; the log's K size per token, 73,728 B, is 36 layers x
+    8 KV heads x 128 x 2 B)."""
+    return {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": 4096,
+        "intermediate_size": 12288,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "max_position_embeddings": 40960,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+
+
 _SLURMV4 = "github.com/devopsrustem/slurmv4"  # an operator's notes: DeepSeek-R1 PD on 4 nodes of 8x H100
 
 
@@ -750,6 +770,37 @@ ROWS: tuple[LogRow, ...] = (
             "measurements (pre-load: model_runner.py:999 vs the 'Load weight begin' line; "
             "post-load: the 'Load weight end' line vs model_runner_kv_cache_mixin.py:145), so "
             "not modelled; the plan's own pool has 187"
+        ),
+    ),
+    LogRow(
+        name="Qwen3-8B bf16, 1x B200, tp 1, defaults",
+        config=_qwen3_8b(),
+        gpu="B200",
+        gpus=1,
+        tp=1,
+        mem_fraction=None,
+        version="0.5.10",
+        source=(
+            "github.com/sgl-project/sglang/blob/5a87f6bd/.claude/skills/clean-startup-log/SKILL.md "
+            "('Reference: Clean Startup Log (TP=1, Qwen3-8B)', main of 2026-04-27)"
+        ),
+        free_before_gib=177.57,  # "Load weight begin. avail mem=177.57 GB"
+        # "Load weight end. elapsed=1.97 s, type=Qwen3ForCausalLM, avail mem=162.30 GB, mem
+        # usage=15.28 GB."
+        weights_gib=15.28,
+        kv_tokens=992896,  # "KV Cache is allocated. #tokens: 992896, K size: 68.18 GB, V size: 68.18 GB"
+        kv_bytes_per_token=68.18 * 2 * 2**30 / 992896,
+        attention_backend="trtllm_mha",  # "Attention backend not specified. Use trtllm_mha ..."
+        page_size=64,  # "TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing ... to 64"
+        note=(
+            "uv run sglang serve --model-path Qwen/Qwen3-8B (no other flag; the skill's reference "
+            "log, the server_args line elided). The card is not printed: trtllm_mha is SGLang's "
+            "default on SM100 and 177.57 GB free before loading is a B200 (183,359 MiB). The "
+            "fraction is the heuristic's: the log's own numbers give 1 - (162.30 - 136.36) / "
+            "177.57 = 0.8539, the plan's 0.854 (0.5.10-0.5.14 alike; 0.857 on 0.5.9) with the "
+            "piecewise CUDA graph reserve of a default launch ('Capture piecewise CUDA graph end "
+            "... mem usage=2.32 GB' follows). A main build after 0.5.10 ('Load weight end' without "
+            "dtype=)"
         ),
     ),
     LogRow(
