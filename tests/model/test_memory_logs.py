@@ -152,6 +152,11 @@ def test_plan_against_real_logs(tmp_path: Path) -> None:
             weights = f"{row.weights_gib:.2f}/{plan.weights_gib:.2f} ({e:+.1f}%)"
         if row.free_before_gib is not None:
             free = f"{row.free_before_gib:.2f}/{plan.free_before_load_gib:.2f}"
+            if "free" in row.known_miss:
+                missed.append(
+                    f"{row.name}: free memory before loading "
+                    f"{plan.free_before_load_gib - row.free_before_gib:+.2f} GiB"
+                )
         if row.kv_bytes_per_token is not None:
             e = _err(plan.kv_bytes_per_token, row.kv_bytes_per_token)
             per_token = f"{row.kv_bytes_per_token:,.0f}/{plan.kv_bytes_per_token:,} ({e:+.2f}%)"
