@@ -76,6 +76,13 @@ CONTEXT_GIB = {"Hopper": 1.0, "Blackwell": 1.0, "Ada": 0.73, "Ampere": 0.73}
 CONTEXT_SM100_GIB = 2.9
 CONTEXT_DEFAULT_GIB = 1.0
 NCCL_PER_PEER_GIB = {True: 0.28, False: 0.045}  # keyed by NVLink
+# A TP group spanning nodes holds less: "Init torch distributed ends. mem usage=1.14 GB" with 15
+# peers, 7 of them on its own NVLink node (DeepSeek-R1, tp 16 over 2x 8 H100, SGLang 0.5.8.post1,
+# devopsrustem/slurmv4; the one-node rate would give 4.2 GiB). NCCL runs fewer channels over the
+# network and SGLang turns its custom all-reduce off when the group is not on one node
+# (0.5.8 `distributed/device_communicators/custom_all_reduce.py:84`), so only the local peers are
+# counted, at the rate measured there (1.14 / 7 a peer over NVLink; PCIe keeps its one-node rate).
+NCCL_SPANNING_PER_LOCAL_PEER_GIB = {True: 1.14 / 7, False: 0.045}
 
 # ROCm (AMD Instinct). Three parts, none of them from SGLang start-up logs of AMD GPUs (none were
 # public when this was written; docs/inspect.md says so):
@@ -383,10 +390,25 @@ def prefill_graph_state(
     return True, f"on by default in SGLang {name}"
 
 
-def context_reserve_gib(gpu: GpuKind, tp: int = 1) -> float:
+def gpus_per_node(inputs: MemoryInputs) -> int | None:
+    """GPUs one node runs (`tp x pp / nnodes`), None on one node or when they do not divide."""
+    total = inputs.tp * inputs.pp
+    if inputs.nnodes <= 1 or total % inputs.nnodes:
+        return None
+    return total // inputs.nnodes
+
+
+def context_reserve_gib(gpu: GpuKind, tp: int = 1, gpus_per_node: int | None = None) -> float:
     """Memory SGLang's own process holds before loading weights: CUDA (HIP) context + NCCL
-    (RCCL)/custom all-reduce buffers for the other `tp - 1` ranks of its TP group."""
+    (RCCL)/custom all-reduce buffers for the other `tp - 1` ranks of its TP group; when the group
+    spans nodes (`tp` > `gpus_per_node`), for the peers on its own node only, at the spanning
+    group's rate."""
     peers = max(tp, 1) - 1
+    if gpus_per_node is not None and 0 < gpus_per_node < tp and not gpu.is_hip:
+        local = gpus_per_node - 1
+        context = (CONTEXT_SM100_GIB if gpu.is_sm100
+                   else CONTEXT_GIB.get(gpu.generation, CONTEXT_DEFAULT_GIB))
+        return context + NCCL_SPANNING_PER_LOCAL_PEER_GIB[gpu.nvlink] * local
     if gpu.is_hip:
         per_peer = XGMI_PER_PEER_GIB if gpu.nvlink else NCCL_PER_PEER_GIB[False]
         return ROCM_CONTEXT_GIB + (RCCL_INIT_GIB + per_peer * peers if peers else 0.0)
@@ -673,6 +695,7 @@ class MemoryInputs:
     max_mamba_cache_size: int | None = None
     attention_backend: str | None = None  # as SGLang resolved it (ROCm's aiter scales the pool)
     aiter_honor_env: bool = False  # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set
+    nnodes: int = 1  # --nnodes: the GPUs of one node are tp x pp / nnodes
     use_aiter: bool = False  # SGLANG_USE_AITER is set (AMD's SGLang images set it)
 
     def cache_key(self) -> tuple[Any, ...]:
@@ -769,7 +792,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     assumptions: list[str] = []
     total_mib = gpu.memory_mib
     total_gib = total_mib / 1024
-    reserve_ctx = context_reserve_gib(gpu, tp)
+    reserve_ctx = context_reserve_gib(gpu, tp, gpus_per_node(inputs))
     context_label = "HIP context/RCCL" if gpu.is_hip else "CUDA context/NCCL"
     tool = "amd-smi/rocm-smi" if gpu.is_hip else "nvidia-smi"
     driver_held = 0.0
@@ -1426,10 +1449,9 @@ def _weights(
             source = "index"
     # What every attention-TP rank holds in full on top of its shard.
     duplicated = 0.0
-    if facts.attention == "MLA" and facts.kv_lora_rank:
-        # q_a_proj / kv_a_proj_with_mqa are replicated on every TP rank.
-        per_layer = facts.hidden_size * (facts.kv_lora_rank + (facts.qk_rope_head_dim or 0))
-        duplicated = linear(per_layer * facts.full_attention_layers,
+    if facts.attention == "MLA" and parts.attention_replicated:
+        # q_a / kv_a projections (and a sparse-attention indexer) are whole on every TP rank.
+        duplicated = linear(parts.attention_replicated,
                             f"{layer}.self_attn.kv_a_proj_with_mqa") * (1 - 1 / tp)
     elif facts.num_kv_heads < tp:
         # KV heads are replicated when tp exceeds them.

@@ -113,6 +113,10 @@ class ParamBreakdown:
     norms: int
     vision: int
     mtp: int
+    # Of `attention`, what every attention-TP rank holds whole: MLA's `fused_qkv_a_proj_with_mqa`
+    # (q_a + kv_a projections) and the sparse-attention indexer (`wq_b`, `wk`, `weights_proj`),
+    # all `ReplicatedLinear` in SGLang's DeepseekV2AttentionMLA / nsa_indexer.Indexer.
+    attention_replicated: int = 0
 
     @property
     def total(self) -> int:

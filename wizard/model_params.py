@@ -156,6 +156,7 @@ def estimate_params(
     bias = bool(cfg.opt_bool("attention_bias")) or bool(cfg.opt_bool("qkv_bias"))
 
     # One full-attention layer.
+    replicated_layer = 0
     if attention == "MLA":
         q_lora = cfg.opt_int("q_lora_rank")
         qk_nope = cfg.req_int("qk_nope_head_dim", 128)
@@ -166,6 +167,14 @@ def estimate_params(
         q_part = hidden * q_lora + q_lora * heads * qk + q_lora if q_lora else hidden * heads * qk
         kv_part = hidden * (kv_lora + qk_rope) + kv_lora * heads * (qk_nope + v_dim) + kv_lora
         attn_layer = q_part + kv_part + heads * v_dim * hidden
+        replicated_layer = hidden * ((q_lora or 0) + kv_lora + qk_rope)
+        index_dim, index_heads = cfg.opt_int("index_head_dim"), cfg.opt_int("index_n_heads")
+        if index_dim and index_heads:
+            # DeepSeek sparse attention's indexer (wq_b, wk, weights_proj, k_norm)
+            indexer = ((q_lora or hidden) * index_heads * index_dim + hidden * index_dim
+                       + hidden * index_heads + 2 * index_dim)
+            attn_layer += indexer
+            replicated_layer += indexer
     else:
         gated = bool(cfg.opt_bool("attn_output_gate")) or (
             hybrid is not None and linear_dims is not None
@@ -246,6 +255,7 @@ def estimate_params(
         norms=norms,
         vision=_vision_params(top),
         mtp=mtp,
+        attention_replicated=replicated_layer * full_layers,
     )
 
 

@@ -31,6 +31,7 @@ class LogRow:
     source: str
     extra_files: dict[str, Any] = field(default_factory=dict)
     pp: int = 1
+    nnodes: int = 1  # --nnodes
     dp: int = 1
     dp_attention: bool = False
     free_before_gib: float | None = None  # "Load weight begin. avail mem="
@@ -676,12 +677,11 @@ ROWS: tuple[LogRow, ...] = (
         max_running_requests=128,
         # "max_total_num_tokens=326265, ..., max_running_requests=128, context_len=163840"
         logged_max_running_requests=128,
-        # The card minus 1.0 GiB of context and 0.28 GiB per NVLink TP peer (15 here) leaves
-        # 74.45 GiB; the log's 77.49 says 2.16 GiB ("Init torch distributed ends. mem usage=1.14
-        # GB"): NCCL across two nodes does not hold the per-peer NVLink buffers of a one-node
-        # group. NCCL's, not SGLang's (SGLang only skips its 8-16 MiB custom all-reduce buffers
-        # when the group spans nodes, custom_all_reduce.py:84), so not modelled.
-        known_miss=("free",),
+        # "Init torch distributed ends. mem usage=1.14 GB": a group spanning two nodes holds
+        # much less than 15 one-node NVLink peers would (4.2 GiB); the plan counts the 7 local
+        # peers at this log's rate (`NCCL_SPANNING_PER_LOCAL_PEER_GIB`), so the free memory is
+        # measured here, not predicted (before: 74.45 GiB, KV tokens -7.5%).
+        nnodes=2,
         note=(
             "python3 -m sglang.launch_server --model-path /app/models/Deepseek-R1/ "
             "--trust-remote-code --tp-size 16 --dist-init-addr ... --nnodes 2 --node-rank 0 "
@@ -713,12 +713,11 @@ ROWS: tuple[LogRow, ...] = (
         disable_cuda_graph=True,
         # "max_total_num_tokens=326217, ..., max_running_requests=2048, context_len=163840"
         logged_max_running_requests=2048,
-        # The card minus 1.0 GiB of context and 0.28 GiB per NVLink TP peer (15 here) leaves
-        # 74.45 GiB; the log's 77.49 says 2.16 GiB ("Init torch distributed ends. mem usage=1.14
-        # GB"): NCCL across two nodes does not hold the per-peer NVLink buffers of a one-node
-        # group. NCCL's, not SGLang's (SGLang only skips its 8-16 MiB custom all-reduce buffers
-        # when the group spans nodes, custom_all_reduce.py:84), so not modelled.
-        known_miss=("free",),
+        # "Init torch distributed ends. mem usage=1.14 GB": a group spanning two nodes holds
+        # much less than 15 one-node NVLink peers would (4.2 GiB); the plan counts the 7 local
+        # peers at this log's rate (`NCCL_SPANNING_PER_LOCAL_PEER_GIB`), so the free memory is
+        # measured here, not predicted (before: 74.45 GiB, KV tokens -7.5%).
+        nnodes=2,
         note=(
             "... --tp-size 16 --nnodes 2 --mem-fraction-static 0.8 --disaggregation-mode prefill "
             "--disaggregation-ib-device mlx5_0 --disaggregation-bootstrap-port 8998 "

@@ -291,6 +291,44 @@ def test_nccl_buffers_grow_with_tp_peers() -> None:
     assert context_reserve_gib(lookup("L4"), 4) < context_reserve_gib(H100, 4)
 
 
+def test_a_tp_group_spanning_nodes_holds_buffers_for_its_local_peers_only(tmp_path: Path) -> None:
+    """tp 16 over two 8-GPU nodes: "Init torch distributed ends. mem usage=1.14 GB" (DeepSeek-R1,
+    0.5.8.post1), not 15 one-node NVLink peers' 4.2 GiB; the rules pass --nnodes to the plan."""
+    from wizard.api import check_case
+    from wizard.conformance.models import write_model_folders
+    from wizard.memory import context_reserve_gib
+
+    assert context_reserve_gib(H100, 16, 8) == pytest.approx(1.0 + 1.14)
+    assert context_reserve_gib(H100, 16) == pytest.approx(1.0 + 15 * 0.28)
+    assert context_reserve_gib(H100, 8, 8) == context_reserve_gib(H100, 8)  # one node each
+    folder = write_model_folders(tmp_path)["dsv3_h128"]
+    plans = {
+        nodes: check_case({"id": 1, "sglang_version": "0.5.8", "gpu": "H100", "gpus": 16 // nodes,
+                           "argv": ["--model-path", str(folder), "--tp", "16", "--nnodes",
+                                    str(nodes), "--node-rank", "0",
+                                    "--dist-init-addr", "10.0.0.1:5000"],
+                           "env": {}})["memory_plan"]
+        for nodes in (1, 2)
+    }
+    assert plans[2]["free_before_load_gib"] - plans[1]["free_before_load_gib"] == pytest.approx(
+        15 * 0.28 - 1.14, abs=0.02)
+    assert plans[2]["kv_tokens"] > plans[1]["kv_tokens"]
+
+
+def test_mla_a_projections_and_the_indexer_are_whole_on_every_rank(tmp_path: Path) -> None:
+    """SGLang builds `fused_qkv_a_proj_with_mqa` (q_a + kv_a) and the sparse-attention indexer's
+    projections as ReplicatedLinear: at tp 16 each rank holds them whole."""
+    facts = _facts(fam.deepseek_v3, tmp_path)
+    parts = facts.params_estimate
+    assert parts is not None
+    assert parts.attention_replicated == 7168 * (1536 + 512 + 64) * 61
+    one = plan_memory(MemoryInputs(facts, H100, 8, 8, sglang_version="0.5.8"))
+    wide = plan_memory(MemoryInputs(facts, H100, 16, 16, sglang_version="0.5.8"))
+    replicated_gib = parts.attention_replicated / 2**30  # fp8: one byte a parameter
+    sharded_gib = (one.weights_gib - replicated_gib) / 2  # what halves from tp 8 to tp 16
+    assert wide.weights_gib == pytest.approx(sharded_gib + replicated_gib, rel=0.02)
+
+
 def test_pipeline_parallel_splits_layers_weights_and_kv(tmp_path: Path) -> None:
     target = _facts(fam.qwen3_32b, tmp_path)
     flat = plan_memory(MemoryInputs(target, H100, 2, 2, mem_fraction=0.85))

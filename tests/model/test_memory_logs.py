@@ -48,13 +48,15 @@ def _plan(
     free = None
     if logged_free and row.free_before_gib is not None:
         # nvidia-smi's free memory before the launch = what SGLang saw + its own context.
-        free = row.free_before_gib + context_reserve_gib(gpu, row.tp)
+        free = row.free_before_gib + context_reserve_gib(
+            gpu, row.tp, row.tp * row.pp // row.nnodes if row.nnodes > 1 else None)
     return plan_memory(MemoryInputs(
         target,
         gpu,
         row.gpus,
         row.tp,
         pp=row.pp,
+        nnodes=row.nnodes,
         dp=row.dp,
         enable_dp_attention=row.dp_attention,
         mem_fraction=row.mem_fraction,

@@ -11,6 +11,7 @@ from typing import Any
 from wizard.rules.common import algo, attention_dp_size, dp_attention, hip_attention_backend
 from wizard.rules.hybrid import strategy
 from wizard.rules.model import RUNTIME, Args, Ctx, Raises, Rule
+from wizard.rules.multinode import nnodes
 from wizard.rules.report import Fix
 
 
@@ -103,6 +104,7 @@ def _memory_inputs(ctx: Ctx, a: Args) -> Any:
         cpu_offload_gb=float(a.get("cpu_offload_gb") or 0),
         max_total_tokens=a.get("max_total_tokens"),
         attention_backend=_plan_attention_backend(ctx, a),
+        nnodes=nnodes(a),
         aiter_honor_env=ctx.env.get("SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION", "").lower()
         in ("1", "true"),
         use_aiter=_env_true(ctx, (ctx.release.traits.get("aiter_moe_keeps_unshuffled") or {})
