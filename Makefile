@@ -24,6 +24,8 @@ $(STAMP): pyproject.toml Makefile
 app: $(STAMP)
 	$(BIN)/sglang-wizard
 
+# Two pytest-xdist workers (-n 2): the suite alone keeps one core busy; the workers share one
+# conformance seed and each live SGLang run (tests/conftest.py, tests/conformance/background.py).
 # SGLang runs live for the newest release plus two picked by the day (SGLANG_WIZARD_LIVE_RELEASES
 # overrides: a list, all, none); every release is replayed from recorded results. The last line
 # prints what the cache holds (venvs, the shared torch base, uv's and pip's download caches).
@@ -31,7 +33,7 @@ test: $(STAMP)
 	bash scripts/ensure-system-packages.sh
 	$(BIN)/ruff check wizard screens tests bench
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 	@du -sh "$$($(BIN)/python -c 'from wizard.conformance.venvs import cache_dir; print(cache_dir())')" \
 		2>/dev/null | sed 's/^/cache (du -sh): /' || true
 

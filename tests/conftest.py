@@ -8,6 +8,9 @@ Tests of the Hub code (tests/hub, tests/tui/test_model_hub.py) set their own sta
 from __future__ import annotations
 
 import os
+import random
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -30,3 +33,16 @@ def no_real_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (`-n N`), the controller fixes what its workers must share before it
+    starts them (they inherit its environment): one conformance seed, and a folder where one
+    worker's live SGLang runs are read by the others (`tests/conformance/background.py`)."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    os.environ.setdefault("SGLANG_WIZARD_CONFORMANCE_SEED",
+                          str(random.SystemRandom().randrange(10**6)))
+    share = tempfile.mkdtemp(prefix="sglang-wizard-xdist-")
+    os.environ["SGLANG_WIZARD_XDIST_SHARE"] = share
+    config.add_cleanup(lambda: shutil.rmtree(share, ignore_errors=True))

@@ -5,14 +5,22 @@ rest of the suite waits on sockets, sshd and the terminal rather than the CPU. S
 as soon as collection ends (one worker thread, each run is a subprocess), the conformance tests
 are moved to the end of the session, and when the first of them starts waiting a second worker
 joins. Each release's test waits only for its own release.
+
+Under pytest-xdist (`make test` runs two workers) every worker starts these runs; the workers
+share them through `shared_result` (one worker runs a release, the others read its result) and
+take the releases in different orders, so no release runs twice.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pickle
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -56,3 +64,43 @@ class BackgroundRuns(Generic[T]):
         self.add_worker()
         self.add_worker()
         return self.futures[version].result(timeout)
+
+
+#: The folder the xdist workers of one session share (set by the controller, tests/conftest.py).
+SHARE_ENV = "SGLANG_WIZARD_XDIST_SHARE"
+
+
+def worker_order(versions: Iterable[str]) -> list[str]:
+    """The order this process runs the releases in: odd xdist workers (gw1, gw3, ...) from the
+    other end, so two workers start on different releases."""
+    ordered = list(versions)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    return ordered[::-1] if index % 2 else ordered
+
+
+def shared_result(key: str, compute: Callable[[], T]) -> T:
+    """`compute()` once per xdist session: the first worker to take `key`'s lock computes and
+    saves the result; a worker that gets the lock afterwards reads it. Without xdist (no shared
+    folder) it just computes. A failed computation saves nothing (the next caller tries again)."""
+    share = os.environ.get(SHARE_ENV)
+    if not share:
+        return compute()
+    folder = Path(share)
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = folder / f"{key}.pickle"
+    with open(folder / f"{key}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if saved.exists():
+                with open(saved, "rb") as handle:
+                    result: T = pickle.load(handle)
+                return result
+            result = compute()
+            partial = saved.with_suffix(".partial")
+            with open(partial, "wb") as handle:
+                pickle.dump(result, handle)
+            os.replace(partial, saved)
+            return result
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

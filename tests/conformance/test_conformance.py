@@ -44,7 +44,7 @@ from wizard.conformance.venvs import (
     venv_python,
 )
 
-from .background import BackgroundRuns
+from .background import BackgroundRuns, shared_result, worker_order
 from .live import todays_choice
 
 pytestmark = [
@@ -99,9 +99,11 @@ def background() -> BackgroundRuns[Run]:
         models = write_model_folders(models_root())
         print(f"\nconformance seed {SEED} (replay: SGLANG_WIZARD_CONFORMANCE_SEED={SEED})")
         cache, env = cache_dir(), dict(os.environ)
-        _BACKGROUND = BackgroundRuns(LIVE.releases,
-                                     lambda version: _run_release(version, models, cache, env),
-                                     max_workers=PARALLEL_RELEASES)
+        _BACKGROUND = BackgroundRuns(
+            worker_order(LIVE.releases),
+            lambda version: shared_result(f"live-{version}",
+                                          lambda: _run_release(version, models, cache, env)),
+            max_workers=PARALLEL_RELEASES)
         if os.environ.get("SGLANG_WIZARD_CONFORMANCE", "1") != "0":
             _BACKGROUND.add_worker()
     return _BACKGROUND

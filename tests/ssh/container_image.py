@@ -9,6 +9,7 @@ its contents: a second run (or another test module) reuses it.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import os
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -137,7 +139,17 @@ def _rootfs_tar() -> bytes:
 
 
 def ensure_image(env: Mapping[str, str]) -> str:
-    """Build the image unless an image of this tag exists; returns the tag."""
+    """Build the image unless an image of this tag exists; returns the tag. Test processes take
+    turns (pytest-xdist workers may ask at the same time)."""
+    with open(Path(tempfile.gettempdir()) / "sglang-wizard-test-image.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _ensure_image(env)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _ensure_image(env: Mapping[str, str]) -> str:
     tag = image_tag()
     exists = subprocess.run(["podman", "image", "exists", tag], env=dict(env))
     if exists.returncode == 0:
