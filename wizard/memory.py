@@ -552,9 +552,9 @@ class MemoryPlan:
                           "and head (freed after the KV cache is sized)")
             if self.mamba_pool_gib or self.spec_mamba_buffer_gib:
                 parts += " + recurrent state"
+            total = f" ({held:.1f} GiB)" if parts != f"{self.weights_gib:.1f} GiB weights" else ""
             head = (
-                f"{word}: per GPU {parts} ({held:.1f} GiB) against a {pool}: no room left for "
-                "the KV cache"
+                f"{word}: per GPU {parts}{total} against a {pool}: no room left for the KV cache"
             )
         else:
             head = (
