@@ -24,6 +24,7 @@ from wizard.memory import MemoryInputs, MemoryPlan, count, plan_memory
 from wizard.model_facts import ModelFacts
 from wizard.model_files import ModelReadError
 from wizard.model_info import load_model_facts
+from wizard.multinode import node_count
 from wizard.profile import load_profile
 from wizard.profile_problems import ProfileError
 from wizard.rules.common import hip_default_backend
@@ -82,6 +83,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--gpus", type=gpu_count_arg, metavar="N", help="number of GPUs (1 or more)")
     parser.add_argument("--tp", type=int, metavar="N", help="tensor parallel size")
     parser.add_argument(
+        "--nnodes", type=int, metavar="N",
+        help="nodes the launch spans (--gpus is then GPUs per node; a TP group wider than one "
+             "node holds less NCCL memory)",
+    )
+    parser.add_argument(
         "--draft", metavar="MODEL", help="draft model folder or Hub id (EAGLE/EAGLE3/...)"
     )
     parser.add_argument("--algorithm", metavar="ALGO", help="speculative algorithm, e.g. NEXTN")
@@ -118,6 +124,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "gpu": None,
         "gpus": None,
         "tp": None,
+        "nnodes": None,
         "draft": None,
         "algorithm": None,
         "num_draft_tokens": None,
@@ -150,6 +157,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
             gpu=p.gpu.kind,
             gpus=p.gpu.count,
             tp=p.parallel.tp,
+            nnodes=node_count(p),
             draft=p.speculative.draft_model_path,
             algorithm=p.speculative.algorithm,
             num_draft_tokens=p.speculative.num_draft_tokens,
@@ -187,17 +195,21 @@ def _gpu_setup(s: dict[str, Any]) -> tuple[GpuKind, int, int] | None:
     except UnknownGpuError as exc:
         raise ToolInputError(str(exc)) from None
     tp = s["tp"] or 1
-    gpus = s["gpus"] or tp
-    for name, value in (("--gpus", gpus), ("--tp", tp)):
+    nodes = s["nnodes"] if s["nnodes"] is not None else 1
+    gpus = s["gpus"] * nodes if s["gpus"] else tp
+    for name, value in (("--nnodes", nodes), ("--gpus", gpus), ("--tp", tp)):
         if value < 1:
             raise ToolInputError(f"{name} must be at least 1, got {value}")
     if tp > gpus:
-        raise ToolInputError(f"--tp {tp} needs {tp} GPUs but --gpus is {gpus}")
+        across = (f" x {nodes} nodes" if nodes > 1
+                  else " (on several nodes: --nnodes N, --gpus per node)")
+        raise ToolInputError(f"--tp {tp} needs {tp} GPUs but --gpus is {s['gpus']}{across}")
     return gpu, gpus, tp
 
 
 _INSPECT_ONLY = (
     "tp",
+    "nnodes",
     "draft",
     "algorithm",
     "num_draft_tokens",
@@ -373,6 +385,7 @@ def run_inspect(args: argparse.Namespace) -> int:
                 disable_radix_cache=s["disable_radix_cache"],
                 mamba_extra_buffer=s["mamba_extra_buffer"],
                 attention_backend=_rocm_attention_backend(target, gpu, tp, draft, s),
+                nnodes=s["nnodes"] if s["nnodes"] is not None else 1,
             ))
         except ValueError as exc:
             raise ToolInputError(str(exc)) from None

@@ -67,6 +67,26 @@ def test_profile_supplies_gpus_and_speculative_flags(tmp_path: Path, capsys) -> 
     assert plan["spec_mamba_buffer_gib"] == pytest.approx(48 * 2 * 73.41 / 1024, rel=0.01)
 
 
+def test_multinode_profile_counts_gpus_per_node(tmp_path: Path, capsys) -> None:
+    """The shipped 2x 8 H100 profile (tp 16, nnodes 2, gpu.count 8 per node) is planned over 16
+    GPUs with the NCCL memory of a group spanning nodes; --nnodes does the same by hand."""
+    folder = fam.deepseek_v3().write(tmp_path / "d")
+    profile = REPO / "profiles" / "deepseek-v3-fp8-2x8-h100.toml"
+    code, out, _ = _run(capsys, str(folder), "--profile", str(profile), "--json")
+    assert code == 0
+    plan = json.loads(out)["memory"]
+    assert plan["gpus"] == 16 and plan["tp"] == 16
+    assert plan["context_reserve_gib"] == pytest.approx(1.0 + 1.14, abs=0.01)
+    code, by_hand, _ = _run(capsys, str(folder), "--gpu", "H100", "--gpus", "8", "--nnodes", "2",
+                            "--tp", "16", "--json")
+    assert code == 0 and json.loads(by_hand)["memory"]["free_before_load_gib"] == plan[
+        "free_before_load_gib"]
+    code, _, err = _run(capsys, str(folder), "--gpu", "H100", "--gpus", "8", "--tp", "16")
+    assert code == 2 and "--nnodes N" in err
+    code, _, err = _run(capsys, str(folder), "--gpu", "H100", "--nnodes", "0", "--tp", "16")
+    assert code == 2 and "--nnodes must be at least 1" in err
+
+
 def test_will_not_fit_exits_1(tmp_path: Path, capsys) -> None:
     folder = fam.llama31_70b().write(tmp_path / "l")
     code, out, _ = _run(capsys, str(folder), "--gpu", "A6000", "--gpus", "1")
