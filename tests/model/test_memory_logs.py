@@ -8,6 +8,7 @@ puts the log's own free memory and weights into SGLang's formula with the plan's
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from pathlib import Path
@@ -252,7 +253,10 @@ def test_hierarchical_cache_host_pool_follows_sglang(row: LogRow, tmp_path: Path
     1e9 B): the plan's host pool over the log's own device pool (its KV tokens as the cap) is the
     logged size to the printed 0.01 GB, and the plan made from the card is within 1%."""
     assert row.hicache_host_gb is not None and row.kv_tokens is not None
-    held = _plan(row, tmp_path, max_total_tokens=row.kv_tokens)
+    assert row.mem_fraction is not None
+    # (a larger pool than the log's, capped at the log's tokens: exactly its device pool)
+    roomier = dataclasses.replace(row, mem_fraction=row.mem_fraction + 0.05)
+    held = _plan(roomier, tmp_path, max_total_tokens=row.kv_tokens)
     assert held.kv_tokens == row.kv_tokens
     assert held.hicache_host_gib * 2**30 / 1e9 == pytest.approx(row.hicache_host_gb, abs=0.005)
     planned = _plan(row, tmp_path).hicache_host_gib * 2**30 / 1e9
