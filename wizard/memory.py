@@ -71,12 +71,13 @@ LOAD_KERNELS_GIB = 0.1
 # (2025-2026 logs); on Ada the five logged start-ups of tests/model/memory_logs.py give 0.73 (L4,
 # SGLang 0.4.3), 0.77 (4x RTX 4090, 0.5.8), 0.82 (48 GB Ada, 0.5.9), 1.01 and 1.10 (2x RTX 4090,
 # 0.5.9 / main 2026-04) after their NCCL share: 0.8 (their median 0.82 would leave the 48 GB
-# card's logged free memory short of the card). Ampere keeps the L4 value (no Ampere log).
+# card's logged free memory short of the card). Ampere: Hopper's 1.0 (two logs imply 1.13 on an
+# A100-PCIE-40GB with 0.5.9 and 1.24 on an RTX 3090 under WSL2 with 0.4.2; 0.73 before).
 # NCCL and custom all-reduce buffers grow with the TP peers:
 # "Init torch distributed ends. mem usage=" 1.77-2.01 GiB at tp 8 on NVLink H200 (~0.28 GiB a
 # peer), 0.13 GiB at tp 4 on PCIe-only L4. B200 (SM100): 3.72 GiB at tp 4 (one log, 2025-08),
 # so a larger context (2.9 GiB) is assumed there.
-CONTEXT_GIB = {"Hopper": 1.0, "Blackwell": 1.0, "Ada": 0.8, "Ampere": 0.73}
+CONTEXT_GIB = {"Hopper": 1.0, "Blackwell": 1.0, "Ada": 0.8, "Ampere": 1.0}
 CONTEXT_SM100_GIB = 2.9
 CONTEXT_DEFAULT_GIB = 1.0
 NCCL_PER_PEER_GIB = {True: 0.28, False: 0.045}  # keyed by NVLink

@@ -449,6 +449,46 @@ def _qwen3_8b() -> dict[str, Any]:
     }
 
 
+def _r1_distill_qwen_7b() -> dict[str, Any]:
+    """deepseek-ai/DeepSeek-R1-Distill-Qwen-7B (its published config.json: the Qwen2.5-Math-7B
+    shape, 28 layers of 28 query / 4 KV heads of 128 at width 3584, MLP 18944, vocabulary 152,064
+    untied, 131,072 positions; the log's K size, 2.82 GB over 105,531 tokens, is 28 layers x 4 KV
+    heads x 128 x 2 B a token)."""
+    return {
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "vocab_size": 152064,
+        "max_position_embeddings": 131072,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+
+
+def _r1_distill_qwen_1_5b() -> dict[str, Any]:
+    """deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B (its published config.json: the Qwen2.5-Math-1.5B
+    shape, 28 layers of 12 query / 2 KV heads of 128 at width 1536, MLP 8960, vocabulary 151,936,
+    untied head, 131,072 positions; the log's K size, 15.74 GB over 1,178,703 tokens, is 28 layers
+    x 2 KV heads x 128 x 2 B a token)."""
+    return {
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "hidden_size": 1536,
+        "intermediate_size": 8960,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 2,
+        "vocab_size": 151936,
+        "max_position_embeddings": 131072,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+
+
 _SLURMV4 = "github.com/devopsrustem/slurmv4"  # an operator's notes: DeepSeek-R1 PD on 4 nodes of 8x H100
 
 
@@ -1054,6 +1094,97 @@ ROWS: tuple[LogRow, ...] = (
             "on the other ranks). The server "
             "started (CUDA graph capture for bs 1-159 follows); the thread is about gibberish "
             "output on Blackwell, not memory"
+        ),
+    ),
+    LogRow(
+        name="DeepSeek-R1-Distill-Qwen-7B bf16, 1x RTX 3090, tp 1",
+        config=_r1_distill_qwen_7b(),
+        gpu="RTX 3090",
+        gpus=1,
+        tp=1,
+        mem_fraction=0.88,  # the logged server_args: mem_fraction_static=0.88 (no flag given)
+        version="0.4.2",
+        source=(
+            "github.com/jerryzsj/my-deepseek-r1 README.md (found by exact-string search, "
+            "find_string id 8893364747: 'Local deployment of Deepseek-R1 with RTX3090/RTX4090', "
+            "its log of 2025-02-04, 'Graphics: RTX 3090')"
+        ),
+        # "[TP0] Load weight begin. avail mem=22.76 GB"; "Load weight end. type=Qwen2ForCausalLM,
+        # dtype=torch.bfloat16, avail mem=8.37 GB" (0.4.2 prints no mem usage: the difference)
+        free_before_gib=22.76,
+        weights_gib=22.76 - 8.37,
+        # "KV Cache is allocated. K size: 2.82 GB, V size: 2.82 GB."; "max_total_num_tokens=105531"
+        kv_tokens=105531,
+        kv_bytes_per_token=2.82 * 2 * 2**30 / 105531,
+        chunked_prefill_size=2048,  # the logged server_args (SGLang's value for a card under 25 GB)
+        note=(
+            "docker compose of lmsysorg/sglang (SGLang of early February 2025: its server_args "
+            "fields end at enable_hierarchical_cache, 0.4.2's) under WSL2 on Windows; the compose "
+            "file's command is not in the README, the logged server_args give tp_size=1, "
+            "mem_fraction_static=0.88 (0.4.2's default for a 24 GB card), cuda_graph_max_bs=8, "
+            "context_len=131072. The weights are the difference of the two avail mem lines"
+        ),
+    ),
+    LogRow(
+        name="Llama-3-8B-Instruct bf16, 1x MI300X, tp 1, bench_latency",
+        config=dict(fam.llama31_8b().config, max_position_embeddings=8192, rope_scaling=None),
+        gpu="MI300X",
+        gpus=1,
+        tp=1,
+        mem_fraction=0.88,  # the ServerArgs default of the day for tp 1 (no flag given)
+        version="0.3.3",
+        source=(
+            "an MI300X test-notes README (Hot Aisle host, 2024-10-10) found by exact-string "
+            "search, find_string id 43425326930; its repository is not named by the index "
+            "(AUGMXNT/MI300-testing holds a README.md of that author, an earlier shorter version)"
+        ),
+        # "[22:30:32 TP0] Load weight begin. avail mem=191.33 GB"; "Load weight end.
+        # type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=176.33 GB" (no mem usage yet)
+        free_before_gib=191.33,
+        weights_gib=191.33 - 176.33,
+        kv_tokens=1256440,  # "max_total_num_tokens=1256440" (this release logs no KV size line)
+        attention_backend="triton",  # "FlashInfer is not available on Non-NV platforms"
+        note=(
+            "python -m sglang.bench_latency --model-path meta-llama/Meta-Llama-3-8B-Instruct "
+            "--batch 32 --input-len 256 --output-len 32 on one MI300X (ROCm 6.2 torch nightly, "
+            "SGLang from source after PRs 1420/1453, about 0.3.3; no aiter then). The fraction is "
+            "0.88, the default of that release for tp 1; the log's own numbers give (15.00 + "
+            "1,256,440 x 131,072 B) / 191.33 = 0.880. 'Memory pool end. avail mem=22.83 GB' "
+            "follows: 176.33 - 153.37 GiB of KV = 22.96"
+        ),
+    ),
+    LogRow(
+        name="DeepSeek-R1-Distill-Qwen-1.5B bf16, 1x A100-PCIE-40GB, tp 1",
+        config=_r1_distill_qwen_1_5b(),
+        gpu="A100-40GB",
+        gpus=1,
+        tp=1,
+        mem_fraction=0.9,
+        version="0.5.9",
+        source=(
+            "an SGLang-on-k3s verification note in Chinese ('SGLang 引擎 K8s 验证文档', "
+            "2026-02-28, pip install sglang==0.5.9, GPU 0: NVIDIA A100-PCIE-40GB) found by "
+            "exact-string search, find_string id 53948216720; its repository is not named by "
+            "the index"
+        ),
+        # "[08:29:50] Load weight begin. avail mem=38.87 GB"; "[08:29:52] Load weight end.
+        # elapsed=2.73s, avail mem=35.36 GB" (the note abridges the line: the difference)
+        free_before_gib=38.87,
+        weights_gib=38.87 - 35.36,
+        kv_tokens=1178703,  # "KV Cache allocated. #tokens: 1178703, K size: 15.74 GB, V size: 15.74 GB"
+        kv_bytes_per_token=15.74 * 2 * 2**30 / 1178703,
+        context_length=5120,
+        max_running_requests=32,
+        chunked_prefill_size=4096,
+        note=(
+            "the generated command in the note: python3 -m sglang.launch_server --context-length "
+            "5120 --trust-remote-code --dtype auto --kv-cache-dtype auto --mem-fraction-static 0.9 "
+            "--max-running-requests 32 --chunked-prefill-size 4096 --random-seed 0 "
+            "--disable-chunked-prefix-cache --model-path DeepSeek-R1-Distill-Qwen-1.5B --tp-size 1 "
+            "--ep-size 1, CUDA_VISIBLE_DEVICES set to the A100 alone (an L20 beside it runs other "
+            "work). The log lines are quoted abridged (no type= in 'Load weight end'); the weights "
+            "are the difference of the two avail mem values. The server started (CUDA graphs bs "
+            "1-32, 'fired up and ready to roll')"
         ),
     ),
 )
