@@ -281,19 +281,22 @@ def test_extracted_sites_raise_exactly_when_their_condition_holds(tmp_path: Path
                for w in extraction.writes)
     assert by_message["c needs a kind"]["unknown_archs"] == ["KimiK2ForCausalLM"]
     assert {w["field"] for w in extraction.writes} == {"page", "kind", "mode", "items", "legacy",
-                                                       "enable_n"}
+                                                       "enable_n", "size"}
     # a function called twice writes again at its second call, on the values there (`legacy`
     # set in between): both writes are replayed, each at its place
     assert sorted(w["seq"] for w in extraction.writes if w["field"] == "enable_n")[0] < min(
         w["seq"] for w in extraction.writes if w["field"] == "legacy") < max(
         w["seq"] for w in extraction.writes if w["field"] == "enable_n")
-    # a registered override writing `size` only when count > 1 and mode is null: the sites
-    # reading size abstain for its architecture only then
-    scope = {"archs": ["KimiK2ForCausalLM"], "condition": [
-        "and", ["cmp", ">", ["flag", "count"], ["const", 1]],
-        ["cmp", "==", ["flag", "mode"], ["const", "null"]]],
-        "defaults": {"count": 0, "mode": "null"}}
-    assert by_message["b cannot decode"]["unknown_if"] == [scope]
+    # a registered override writing `size` only when count > 1 and mode is null, its whole
+    # write readable: replayed where the registry runs (`for override in _OVERRIDES.get(...)`),
+    # for its architecture only, and the sites after it read the replayed size
+    size = [w for w in extraction.writes if w["field"] == "size"]
+    assert [(w["condition"], w["value"]) for w in size] == [(
+        ["and", ["cmp", "in", ["model", "architecture"], ["const", ["KimiK2ForCausalLM"]]],
+         ["cmp", ">", ["flag", "count"], ["const", 1]],
+         ["cmp", "==", ["flag", "mode"], ["const", "null"]]], ["const", 2])]
+    assert size[0]["seq"] < by_message["b cannot decode"]["seq"]
+    assert "unknown_if" not in by_message["b cannot decode"]
     assert "unknown_archs" not in by_message["b cannot decode"]
     # a local chosen by a test the walk cannot read: the site holds only when it holds for
     # both values; the set built from flags minus the discarded None

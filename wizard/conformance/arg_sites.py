@@ -142,6 +142,10 @@ class _Write:
     value: ast.expr | None
     archs: frozenset[str] | None = None
     instance: int = 0  # the walk of its function it was logged in (see `_Cond.instance`)
+    # a registered override's write (seq -1): "named" when its registry decorators name its
+    # architectures (`@_register_for("A")`, replayable at the registry's call), "run" when the
+    # registry runs it by a predicate or through a registered caller (a helper)
+    override: str = ""
 
 
 @dataclass
@@ -200,6 +204,15 @@ class _Walk:
     builders: dict[int, bool] = field(default_factory=dict)  # id(function) -> builds it
     # the methods of the release's `SpeculativeAlgorithm` by name (`_spec_method`), once read
     spec_methods: dict[str, ast.FunctionDef] | None = None
+    # id(function) of the functions that read a model-override registry (`_registry_readers`)
+    registry_fns: set[int] = field(default_factory=set)
+    # (seq, path) of the first call on the launch path of such a function: where SGLang
+    # collects the registered overrides' declarations (`_override_replay`)
+    registry: tuple[int, list[_Cond]] | None = None
+    override_fns: set[int] = field(default_factory=set)  # id(function) of registered overrides
+    # private attribute -> where the argument code sets it (`_marker_branches`), once looked up
+    markers: dict[str, tuple[_Fn, ast.If, tuple[ast.expr, ast.expr], int] | None] = field(
+        default_factory=dict)
 
 
 def _functions(tree: SourceTree) -> Iterator[_Fn]:
@@ -409,12 +422,83 @@ def _override_helper_archs(functions: list[_Fn]) -> dict[int, frozenset[str]]:
     return {key: frozenset(names) for key, names in archs.items() if key not in other_callers}
 
 
-def _override_paths(fn: _Fn, flags: frozenset[str]) -> dict[str, list[list[_Cond]]]:
+def _names_archs(fn: _Fn) -> bool:
+    """Every registry decorator of `fn` names its architectures as strings (`@_register_for(
+    "A", "B")`): the registry runs it for exactly those (a predicate's `"A" in arch` runs it
+    for any name holding "A")."""
+    return all(isinstance(deco, ast.Call) and deco.args and all(
+        isinstance(a, ast.Constant) and isinstance(a.value, str) for a in deco.args)
+        for deco in fn.node.decorator_list)
+
+
+def _registry_readers(functions: list[_Fn]) -> set[int]:
+    """The functions (by node id) that read a model-override registry: a module-level container
+    that a decorator registering overrides (`register_model_override`, and the `register`
+    functions it calls: `_register_for` calls it) fills (`_MODEL_OVERRIDE_FNS.setdefault(arch,
+    []).append(fn)`). The walk's first call of one is where SGLang runs the overrides."""
+    by_name: dict[str, list[_Fn]] = {}
+    for fn in functions:
+        if fn.cls is None:
+            by_name.setdefault(fn.node.name, []).append(fn)
+    pending: list[str] = []
+    for fn in functions:
+        if _registered_archs(fn) is not None:
+            for deco in fn.node.decorator_list:
+                if isinstance(deco, ast.Call):
+                    pending.append(ast.unparse(deco.func).rsplit(".", 1)[-1])
+    registering: set[str] = set()
+    containers: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in registering or "register" not in name:
+            continue
+        registering.add(name)
+        for fn in by_name.get(name, ()):
+            for node in ast.walk(fn.node):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    called = ast.unparse(func).rsplit(".", 1)[-1]
+                    if isinstance(func, ast.Attribute) and func.attr in _MUTATING | {
+                            "append", "setdefault", "extend", "add", "insert"}:
+                        base: ast.expr = func.value
+                        while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
+                            base = base.func.value  # `X.setdefault(a, []).append(fn)`
+                        if isinstance(base, ast.Name | ast.Attribute):
+                            containers.add(base.id if isinstance(base, ast.Name) else base.attr)
+                    elif isinstance(func, ast.Name | ast.Attribute | ast.Call):
+                        pending.append(called.split("(", 1)[0])
+                elif isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Subscript) and isinstance(
+                                target.value, ast.Name | ast.Attribute):
+                            base = target.value
+                            containers.add(base.id if isinstance(base, ast.Name) else base.attr)
+    # (a name bound in the registering function itself is not a module's container)
+    local = {n.id for name in registering for fn in by_name.get(name, ())
+             for n in ast.walk(fn.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local |= {a.arg for name in registering for fn in by_name.get(name, ())
+              for a in ast.walk(fn.node) if isinstance(a, ast.arg)}
+    containers -= local
+    out: set[int] = set()
+    for fn in functions:
+        if fn.node.name in registering:
+            continue
+        for node in ast.walk(fn.node):
+            if (isinstance(node, ast.Name) and node.id in containers) or (
+                    isinstance(node, ast.Attribute) and node.attr in containers):
+                out.add(id(fn.node))
+                break
+    return out
+
+
+def _override_paths(fn: _Fn, flags: frozenset[str],
+                    ) -> dict[str, list[tuple[list[_Cond], ast.expr | None]]]:
     """The path inside a registered model override to each statement writing a flag (its `if`
     tests taken or not, its earlier returns not taken; a loop, `try` or `with` adds a test the
-    walk cannot read), by flag; a flag written in a nested function is left out (unconditional
-    for the caller)."""
-    out: dict[str, list[list[_Cond]]] = {}
+    walk cannot read) and the value it writes (`_write_values`, None when not plain), by flag
+    in source order; a flag written in a nested function is left out (unconditional for the
+    caller)."""
+    out: dict[str, list[tuple[list[_Cond], ast.expr | None]]] = {}
     exits: list[list[_Cond]] = []
     unknown = _Cond(None, False, -1, fn, "compound statement")
 
@@ -423,8 +507,10 @@ def _override_paths(fn: _Fn, flags: frozenset[str]) -> dict[str, list[list[_Cond
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 continue
             here = [*[_exit_cond(ex, -1, fn) for ex in exits], *path]
-            for flag in _written_head(stmt, flags):
-                out.setdefault(flag, []).append(here)
+            heads = _written_head(stmt, flags)
+            values = _write_values(stmt, flags, fn.node) if heads else {}
+            for flag in heads:
+                out.setdefault(flag, []).append((here, values.get(flag)))
             if isinstance(stmt, ast.If):
                 block(stmt.body, [*path, _Cond(stmt.test, False, -1, fn)])
                 block(stmt.orelse, [*path, _Cond(stmt.test, True, -1, fn)])
@@ -525,6 +611,9 @@ def _visit_function(walk: _Walk, fn: _Fn, guard: list[_Cond], stage: str,
     key = id(fn.node)
     if key in walk.active:
         return
+    if (key in walk.registry_fns and walk.registry is None and not walk.cold
+            and not walk.instance):
+        walk.registry = (walk.seq, list(guard))
     if not walk.cold and _builds_model_config(walk, fn):
         walk.builds.append((walk.seq, list(guard)))
     if key in walk.visited:
@@ -924,6 +1013,9 @@ class _Reader:
                                        name)
             if constant is not None:  # `server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`
                 return ["const", constant]
+            marker = self.marker(name) if name.startswith("_") else None
+            if marker is not None:  # `server_args._quantization_explicitly_unset`
+                return marker
             raise Impure(f"{ast.unparse(node)} (not a flag)")
         written = self.walk.writes.get(name)
         if written is not None and written < self.seq:
@@ -934,6 +1026,33 @@ class _Reader:
             self.resolved.add(name)  # resolved by the engine or replayed: read where it stands
         self.read.add(name)
         return ["flag", name]
+
+    def marker(self, name: str) -> list[Any] | None:
+        """A private attribute of the record (not a flag) that the argument code sets in one
+        place, both branches of one `if` it walked before this read (`if self.quantization ==
+        "unquant": ...; self._x = True` / `else: self._x = False`): `["if", test, a, b]`, read
+        where that `if` stands. None for any other."""
+        if name not in self.walk.markers:
+            self.walk.markers[name] = _marker_branches(self.walk, name)
+        found = self.walk.markers[name]
+        if found is None or found[3] >= self.seq:
+            return None
+        fn, stmt, values, seq = found
+        inner = _Reader(self.walk, fn, seq)
+        tree = ["if", inner.expr(stmt.test), inner.expr(values[0]), inner.expr(values[1])]
+        typed: set[str] = set()
+        registry = self.walk.registry
+        for name_read in inner.read:
+            # (the engine reads a flag where the item stands: one written between that `if`
+            # and here is read as typed, when nothing wrote it before the `if`)
+            seqs = [w.seq for w in self.walk.write_log.get(name_read, []) if w.seq < self.seq
+                    and not (w.override and registry is not None and self.seq <= registry[0])]
+            if any(s >= seq for s in seqs):
+                if any(s < seq for s in seqs) or canonical_dest(name_read) in RESOLVED_FIELDS:
+                    raise Impure(f"{name} (its test reads {name_read}, written since)")
+                typed.add(name_read)
+        self.absorb(inner)
+        return _as_typed(tree, typed) if typed else tree
 
     def local(self, node: ast.Name) -> list[Any]:
         """A local assigned at the function's top level and in top-level `if` blocks before the
@@ -1064,8 +1183,12 @@ class _Reader:
     def hf_config(self, node: ast.expr) -> bool:
         """`<x>.hf_config` (the model config's transformers config, `self.get_model_config()
         .hf_config`, `model_config_of(server_args).hf_config`) or a local only ever bound to it
-        or to `self.get_hf_config()` (0.5.4's `_handle_model_specific_adjustments`)."""
+        or to `self.get_hf_config()` (0.5.4's `_handle_model_specific_adjustments`), or a
+        registered model override's parameter `hf_config` (the registry passes it the model's)."""
         if isinstance(node, ast.Name) and self.fn is not None:
+            if (node.id == "hf_config" and id(self.fn.node) in self.walk.override_fns
+                    and _is_param(self.fn.node, node.id)):
+                return True
             values = _assigned(self.fn.node, node.id)
             return bool(values) and all(_is_hf_config(v) for v in values)
         return _is_hf_config(node)
@@ -2318,6 +2441,14 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
                 or (write.seq < 0 and write.fn is not None and scoped.fn is not None
                     and write.fn.node is scoped.fn.node))):
             continue
+        if write.override and walk.registry is not None and seq <= walk.registry[0]:
+            continue  # (the registry has not run yet where it is read)
+        if write.archs is not None and scoped is None and write.override == "named":
+            entry = _override_replay(walk, write, seq)
+            if entry is not None:
+                archs |= set(entry["archs"])
+                scopes |= entry["scopes"]
+                continue
         if write.archs is not None:
             # (inside another override's condition: not read, that condition part holds)
             scope = None if scoped is not None else _scope(walk, write, seq)
@@ -2375,6 +2506,106 @@ def _replayable(walk: _Walk, name: str, seq: int) -> tuple[set[str], set[Scope]]
             "archs": sorted(inner), "scopes": inner_scopes,
         }
     return archs, scopes
+
+
+def _override_replay(walk: _Walk, write: _Write, seq: int) -> dict[str, Any] | None:
+    """A registered override's write (`write.override == "named"`) replayed where the launch
+    path runs the registry (`walk.registry`, before `seq`), when the whole write is readable
+    there: its condition is the model's architecture among the override's, the path to the
+    registry's call and the override's own path to the write (its tests read the record as it
+    stands at that call: the registry's declarations are applied after it returns); its value
+    the write's. None (the caller keeps the override's scope) when a part is unreadable, when
+    another override of one of these architectures writes the field too (their order), or when
+    a test reads a field such an override writes."""
+    registry = walk.registry
+    if (registry is None or registry[0] >= seq or write.archs is None or write.fn is None
+            or write.conds is None or write.value is None):
+        return None
+    for other in walk.write_log.get(write.flag, []):
+        if (other.override and other.fn is not None and other.fn.node is not write.fn.node
+                and (other.archs is None or other.archs & write.archs)):
+            return None
+    key = (write.flag, _override_key(walk, write))
+    if key in walk.replayed:
+        return walk.replayed[key]
+    walk.replayed[key] = None
+    at, call_path = registry
+    archs: set[str] = set()
+    scopes: set[Scope] = set()
+    try:
+        parts: list[Any] = [["cmp", "in", ["model", "architecture"],
+                             ["const", sorted(write.archs)]]]
+        read: set[str] = set()
+        resolved: set[str] = set()
+        conds = [*call_path, *[replace(cond, seq=at) for cond in write.conds]]
+        if conds:
+            tree, read, resolved = _condition(walk, conds, archs, scopes)
+            parts += tree[1:] if tree[0] == "and" else [tree]
+        reader = _Reader(walk, write.fn, at)
+        value = reader.expr(write.value)
+    except Impure:
+        walk.replayed.pop(key, None)
+        return None
+    archs |= reader.archs
+    scopes |= reader.scopes
+    if archs & write.archs or any(set(scope[0]) & write.archs for scope in scopes):
+        walk.replayed.pop(key, None)  # (a field an override of these models writes is read)
+        return None
+    entry = walk.replayed[key] = {
+        "field": write.flag, "seq": at, "condition": ["and", *parts], "value": value,
+        "defaults": {}, "read": sorted(read | reader.read),
+        "resolved": sorted(resolved | reader.resolved), "archs": sorted(archs),
+        "scopes": scopes,
+    }
+    return entry
+
+
+def _override_key(walk: _Walk, write: _Write) -> int:
+    """A replayed override write's key in `walk.replayed` (beside the launch path's `(field,
+    seq)`): negative, in source order (a later write of the same override wins)."""
+    assert write.fn is not None and write.value is not None
+    files = sorted(walk.tree.trees)
+    index = files.index(write.fn.path) if write.fn.path in files else len(files)
+    return -(1 << 40) + index * (1 << 20) + write.value.lineno * 64 + write.value.col_offset % 64
+
+
+def _as_typed(tree: Any, names: set[str]) -> Any:
+    """`tree` with its reads of the flags `names` as typed (`["typed", name]`)."""
+    if isinstance(tree, list) and len(tree) == 2 and tree[0] == "flag" and tree[1] in names:
+        return ["typed", tree[1]]
+    if isinstance(tree, list) and tree and tree[0] != "const":
+        return [_as_typed(part, names) for part in tree]
+    return tree
+
+
+def _marker_branches(walk: _Walk, name: str,
+                     ) -> tuple[_Fn, ast.If, tuple[ast.expr, ast.expr], int] | None:
+    """The one walked `if` whose body and `else` each set the private attribute `name` of the
+    record (`<receiver>.name = value`, one statement each, and no other store of it in the
+    argument code): its function, the statement, the two values and its seq."""
+    stores: list[ast.stmt] = []
+    for module in walk.tree.trees.values():
+        for node in ast.walk(module):
+            targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
+                       if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])
+            if any(isinstance(t, ast.Attribute) and t.attr == name for t in targets):
+                stores.append(node)  # type: ignore[arg-type]
+            elif isinstance(node, ast.Call) and any(
+                    isinstance(a, ast.Constant) and a.value == name for a in node.args):
+                return None  # (`setattr(x, "_name", v)`)
+    if len(stores) != 2 or not all(
+            isinstance(st, ast.Assign) and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Attribute)
+            and isinstance(st.targets[0].value, ast.Name)
+            and st.targets[0].value.id in RECEIVERS for st in stores):
+        return None
+    for fn, stmt, _path, seq in walk.blocks.values():
+        if (isinstance(stmt, ast.If) and any(st is stores[0] for st in stmt.body)
+                and any(st is stores[1] for st in stmt.orelse)):
+            first, second = stores
+            assert isinstance(first, ast.Assign) and isinstance(second, ast.Assign)
+            return fn, stmt, (first.value, second.value), seq
+    return None
 
 
 def _scoped_key(write: _Write) -> int:
@@ -2622,6 +2853,7 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
             defaults.setdefault(name, defaults[dest])
     walk = _Walk(tree, frozenset(defaults), defaults=defaults,
                  requirements=_requirements(tree.root), env=env_table(tree.root))
+    walk.registry_fns = _registry_readers(list(_functions(tree)))
     for module in tree.trees.values():  # a module's top level runs at import: before the walk
         for node in module.body:
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -2649,14 +2881,21 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
     for fn in unvisited:
         for name in env_written(fn.node, fn.node):
             walk.env_writes[name] = -1
-        registered = _registered_archs(fn) or helper_archs.get(id(fn.node))
+        named = _registered_archs(fn)
+        registered = named or helper_archs.get(id(fn.node))
+        override = ("" if registered is None else "named" if named is not None
+                    and _names_archs(fn) else "run")
         paths = _override_paths(fn, walk.flags) if registered is not None else {}
+        if registered is not None:
+            walk.override_fns.add(id(fn.node))
         for flag in _written(fn.node, walk.flags, fn.other_class) - _cli_renames(fn):
             walk.writes[flag] = -1
             log = walk.write_log.setdefault(flag, [])
-            paths_of: list[list[_Cond] | None] = [*paths.get(flag, [])] or [None]
-            for conds in paths_of:
-                log.insert(0, _Write(flag, -1, fn, conds, None, registered))
+            paths_of: list[tuple[list[_Cond] | None, ast.expr | None]] = [
+                *paths.get(flag, [])] or [(None, None)]
+            for conds, value in reversed(paths_of):
+                log.insert(0, _Write(flag, -1, fn, conds, value if override == "named" else None,
+                                     registered, override=override))
     taken = {site["where"] for site in located.values()}
     out: list[dict[str, Any]] = []
     skipped: list[str] = []

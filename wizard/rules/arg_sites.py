@@ -205,6 +205,10 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
         name = str(tree[1])
         slot = slots.setdefault(name, len(slots))
         return read(keys.get(name, name), slot)
+    if kind == "typed":  # a flag as typed, not as a replayed write since left it
+        name = str(tree[1])
+        slot = slots.setdefault(name, len(slots))
+        return getattr(read, "typed", read)(keys.get(name, name), slot)
     if kind == "const":
         return _const(tree[1])
     if kind == "not":
@@ -847,6 +851,7 @@ def _late_source(number: int, items: Sequence[tuple[int, int, GenericWrite | Non
             plain = ("_C" if chunked and key == "chunked_prefill_size"
                      else f"_g({key!r}, {name}[{slot}])")
             return f"(t[{key!r}] if {key!r} in t else {plain})" if key in written else plain
+        read.typed = _typed_reader(name)  # type: ignore[attr-defined]  # (`["typed", flag]`)
         return read
 
     for item_number, (_seq, index, write) in enumerate(items):
