@@ -407,19 +407,16 @@ def context_reserve_gib(gpu: GpuKind, tp: int = 1, gpus_per_node: int | None = N
     """Memory SGLang's own process holds before loading weights: CUDA (HIP) context + NCCL
     (RCCL)/custom all-reduce buffers for the other `tp - 1` ranks of its TP group; when the group
     spans nodes (`tp` > `gpus_per_node`), for the peers on its own node only, at the spanning
-    group's rate."""
+    group's rate (NVIDIA; no ROCm log of a spanning group: the one-node rate stays there)."""
     peers = max(tp, 1) - 1
-    if gpus_per_node is not None and 0 < gpus_per_node < tp and not gpu.is_hip:
-        local = gpus_per_node - 1
-        context = (CONTEXT_SM100_GIB if gpu.is_sm100
-                   else CONTEXT_GIB.get(gpu.generation, CONTEXT_DEFAULT_GIB))
-        return context + NCCL_SPANNING_PER_LOCAL_PEER_GIB[gpu.nvlink] * local
     if gpu.is_hip:
         per_peer = XGMI_PER_PEER_GIB if gpu.nvlink else NCCL_PER_PEER_GIB[False]
         return ROCM_CONTEXT_GIB + (RCCL_INIT_GIB + per_peer * peers if peers else 0.0)
     context = (
         CONTEXT_SM100_GIB if gpu.is_sm100 else CONTEXT_GIB.get(gpu.generation, CONTEXT_DEFAULT_GIB)
     )
+    if gpus_per_node is not None and 0 < gpus_per_node < tp:
+        return context + NCCL_SPANNING_PER_LOCAL_PEER_GIB[gpu.nvlink] * (gpus_per_node - 1)
     return context + NCCL_PER_PEER_GIB[gpu.nvlink] * peers
 
 
