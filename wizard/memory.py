@@ -957,11 +957,20 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
 
     # --- KV cache and recurrent state ----------------------------------------------------------
     full_layers = target.full_attention_layers
-    stage_full = math.ceil(full_layers / pp)
+    # SGLang's model runner sizes the pool for `getattr(model, "start_layer", 0)` ..
+    # `end_layer` (default: every layer): a model class without a layer range (release data
+    # `archs.pp_kv_all_layers`, e.g. Qwen2.5-VL, Llava) gets every layer's KV on each stage.
+    kv_pp = pp
+    if pp > 1 and target.architecture in _release(sglang_version).arch_set("pp_kv_all_layers"):
+        kv_pp = 1
+        assumptions.append(
+            f"{target.architecture} has no start_layer/end_layer: SGLang {sglang_version} sizes "
+            f"the KV cache of every pipeline stage for all {full_layers} attention layers")
+    stage_full = math.ceil(full_layers / kv_pp)
     sliding = target.sliding_window_layers if target.sliding_window_layers < target.num_layers else 0
     swa_ratio = SWA_FULL_TOKENS_RATIO if swa_full_tokens_ratio is None else swa_full_tokens_ratio
     if sliding and hybrid_swa_model(target.architecture, sglang_version):
-        stage_swa = math.ceil(sliding / pp)
+        stage_swa = math.ceil(sliding / kv_pp)
         stage_full = max(stage_full - stage_swa, 0)
     else:
         stage_swa = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import families as fam
@@ -340,6 +341,39 @@ def test_pipeline_parallel_splits_layers_weights_and_kv(tmp_path: Path) -> None:
     assert flat.weights_gib / 4 < pp4.weights_gib < flat.weights_gib / 3
     with pytest.raises(ValueError, match="tp 2 x pp 4 needs 8 GPUs"):
         plan_memory(MemoryInputs(target, H100, 4, 2, pp=4))
+
+
+def test_a_model_class_without_a_layer_range_sizes_every_layer_on_each_stage(
+        tmp_path: Path) -> None:
+    """SGLang's model runner takes `getattr(model, "start_layer", 0)` .. `end_layer` (default:
+    all layers); Qwen2_5_VLForConditionalGeneration has neither, so at pp 2 each stage's KV cache
+    has every layer (sglang PR 13075: 2,524,524 tokens at 28 layers' cell, tp 2 x pp 2). Its
+    text sibling Qwen2ForCausalLM has a range: half the layers a stage."""
+    from memory_logs import _qwen25_vl_7b
+
+    from wizard.sglang.releases import release_for
+
+    assert "Qwen2_5_VLForConditionalGeneration" in release_for("0.5.11").arch_set(
+        "pp_kv_all_layers")
+    assert "Qwen2ForCausalLM" not in release_for("0.5.11").arch_set("pp_kv_all_layers")
+    vl_folder = tmp_path / "vl"
+    vl_folder.mkdir()
+    (vl_folder / "config.json").write_text(json.dumps(_qwen25_vl_7b()), encoding="utf-8")
+    vl = load_model_facts(vl_folder)
+    text_config = {**_qwen25_vl_7b(), "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2"}
+    text_config.pop("vision_config", None)
+    text_folder = tmp_path / "text"
+    text_folder.mkdir()
+    (text_folder / "config.json").write_text(json.dumps(text_config), encoding="utf-8")
+    text = load_model_facts(text_folder)
+    for facts, stage_share in ((vl, 1), (text, 2)):
+        flat = plan_memory(MemoryInputs(facts, H100, 2, 2, mem_fraction=0.8,
+                                        sglang_version="0.5.11"))
+        pp2 = plan_memory(MemoryInputs(facts, H100, 4, 2, pp=2, mem_fraction=0.8,
+                                       sglang_version="0.5.11"))
+        assert pp2.kv_bytes_per_token * stage_share == flat.kv_bytes_per_token
+    assert any("no start_layer" in a for a in plan_memory(MemoryInputs(
+        vl, H100, 4, 2, pp=2, sglang_version="0.5.11")).assumptions)
 
 
 def test_dp_attention_replicates_attention_and_keeps_the_mla_latent(tmp_path: Path) -> None:

@@ -1810,6 +1810,51 @@ def _draft_model_branches(module: ast.Module) -> Iterator[tuple[ast.If, list[ast
             yield node, values
 
 
+def pp_kv_all_layers_archs(root: Path) -> tuple[list[str], str] | None:
+    """The architectures (`EntryClass` names of `models/*.py`) whose model class has no
+    `start_layer`, itself or from a base class: SGLang's model runner takes
+    `getattr(model, "start_layer", 0)` .. `getattr(model, "end_layer", model_num_layers)`, so
+    under pipeline parallelism their KV cache is sized for every layer on each stage."""
+    folder = root / "sglang" / "srt" / "models"
+    if not folder.is_dir():
+        return None
+    classes: dict[str, tuple[set[str], bool]] = {}
+    entries: set[str] = set()
+    for path in sorted(folder.glob("*.py")):
+        try:
+            module = ast.parse(path.read_text(encoding="utf-8-sig", errors="replace"))
+        except SyntaxError:
+            continue  # (a model file this Python cannot parse: its classes are not listed)
+        for node in module.body:
+            if isinstance(node, ast.ClassDef):
+                bases = {b.id if isinstance(b, ast.Name) else b.attr for b in node.bases
+                         if isinstance(b, ast.Name | ast.Attribute)}
+                has = any(
+                    (isinstance(n, ast.FunctionDef) and n.name == "start_layer")
+                    or (isinstance(n, ast.Attribute) and n.attr == "start_layer"
+                        and isinstance(n.ctx, ast.Store)
+                        and isinstance(n.value, ast.Name) and n.value.id == "self")
+                    or (isinstance(n, ast.Name) and n.id == "start_layer"
+                        and isinstance(n.ctx, ast.Store))
+                    for n in ast.walk(node))
+                old_bases, old_has = classes.get(node.name, (set(), False))
+                classes[node.name] = (old_bases | bases, old_has or has)
+            elif isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets):
+                values = (node.value.elts if isinstance(node.value, ast.List | ast.Tuple)
+                          else [node.value])
+                entries |= {v.id for v in values if isinstance(v, ast.Name)}
+
+    def has_range(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name in seen or name not in classes:
+            return False
+        bases, has = classes[name]
+        return has or any(has_range(base, seen | {name}) for base in bases)
+
+    return (sorted(e for e in entries if e in classes and not has_range(e)),
+            "EntryClass model classes without start_layer (models/*.py)")
+
+
 def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
     """The target architectures the draft worker loads with an MTP / NextN class: every
     `if is_draft_model and ...architectures[0] == / in ...` of `configs/model_config.py`
@@ -2097,6 +2142,9 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         found = _qwen_sm100_branch_archs(tree)
         if found:
             archs["qwen_hybrid_sm100"], arch_where["qwen_hybrid_sm100"] = found
+    pp_all = pp_kv_all_layers_archs(tree.root)
+    if pp_all is not None:
+        archs["pp_kv_all_layers"], arch_where["pp_kv_all_layers"] = pp_all
     mtp = mtp_draft_archs(tree.root)
     if mtp is not None:
         archs["mtp_draft"], arch_where["mtp_draft"] = mtp
