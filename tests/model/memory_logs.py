@@ -316,6 +316,39 @@ def _glm5_fp8() -> dict[str, Any]:
     }
 
 
+def _mistral_small_31() -> dict[str, Any]:
+    """mistralai/Mistral-Small-3.1-24B-Instruct-2503 (its published config.json: a 40-layer text
+    stack of 32 query / 8 KV heads of 128 at width 5120, MLP 32768, vocabulary 131072, and a
+    24-layer Pixtral vision tower of width 1024; SGLang loads it as LlavaForConditionalGeneration)."""
+    return {
+        "architectures": ["Mistral3ForConditionalGeneration"],
+        "model_type": "mistral3",
+        "torch_dtype": "bfloat16",
+        "text_config": {
+            "model_type": "mistral",
+            "hidden_size": 5120,
+            "intermediate_size": 32768,
+            "num_hidden_layers": 40,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "vocab_size": 131072,
+            "max_position_embeddings": 131072,
+            "rope_theta": 1000000000.0,
+            "tie_word_embeddings": False,
+        },
+        "vision_config": {
+            "model_type": "pixtral",
+            "hidden_size": 1024,
+            "intermediate_size": 4096,
+            "num_hidden_layers": 24,
+            "num_attention_heads": 16,
+            "patch_size": 14,
+            "image_size": 1540,
+        },
+    }
+
+
 def _qwen25_vl_7b() -> dict[str, Any]:
     """Qwen/Qwen2.5-VL-7B-Instruct (its published config.json: the Qwen2-7B text stack, 28
     layers of 28 query / 4 KV heads at width 3584, and a 32-block ViT of width 1280 written as
@@ -1185,6 +1218,31 @@ ROWS: tuple[LogRow, ...] = (
             "work). The log lines are quoted abridged (no type= in 'Load weight end'); the weights "
             "are the difference of the two avail mem values. The server started (CUDA graphs bs "
             "1-32, 'fired up and ready to roll')"
+        ),
+    ),
+    LogRow(
+        name="Mistral-Small-3.1-24B fp16, pp 4, KV cell only",
+        config=_mistral_small_31(),
+        gpu="H100",  # not named in the log (77.4 GB free before loading: an 80 GB card)
+        gpus=4,
+        tp=1,
+        pp=4,
+        mem_fraction=0.8,
+        version="0.5.6",
+        source=(
+            "github.com/sgl-project/sglang/pull/14254 (2025-12-01, a pipeline-parallel start-up "
+            "in its description)"
+        ),
+        # "KV Cache is allocated. #tokens: 351850, K size: 26.84 GB, V size: 26.84 GB" on every PP
+        # rank: 163,840 B a token = all 40 layers x 8 KV heads x 128 x 2 B x 2, not one stage's
+        # 10 layers (LlavaForConditionalGeneration has no start_layer: SGLang's model runner sizes
+        # every stage for all layers, release data archs.pp_kv_all_layers)
+        kv_bytes_per_token=26.84 * 2 * 2**30 / 351850,
+        dtype="float16",
+        started=None,  # the card is not named: no verdict held, only the cell
+        note=(
+            "--pp-size 4 --mem-fraction-static 0.8 --disable-radix-cache; only the KV cell is "
+            "used (it does not depend on the card); the log's PP0 weights (8.22 GB) are not held"
         ),
     ),
 )
