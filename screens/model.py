@@ -239,7 +239,7 @@ class ModelScreen(WizardScreen):
                     yield Label("Container", classes="label")
                     yield FieldInput(
                         "container.image", "str", placeholder="none: the host's python",
-                        tooltip="Run in a container: the image (e.g. lmsysorg/sglang:v0.5.11); "
+                        tooltip="Run in a container: the image (an lmsysorg/sglang tag of the profile's release); "
                         "more keys in the profile's [container] table",
                     )
                 yield Static(

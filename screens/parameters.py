@@ -100,7 +100,8 @@ class ParametersScreen(WizardScreen):
                         value=self.wizard.profile.hybrid.cache_strategy or Select.NULL,
                         id="hybrid-cache_strategy",
                         compact=True,
-                        tooltip="0.5.11 --mamba-scheduler-strategy / 0.5.23 --mamba-radix-cache-strategy",
+                        tooltip="--mamba-scheduler-strategy (--mamba-radix-cache-strategy in the releases "
+                        "that renamed it): the flag of the profile's release",
                     )
                 for path, label, kind, placeholder, tooltip in FIELDS[3:]:
                     yield from self._row(path, label, kind, placeholder, tooltip)
