@@ -1748,10 +1748,14 @@ def _aiter_moe_keeps_unshuffled(srt: Path) -> dict[str, Any]:
         model = path.read_text(encoding="utf-8", errors="replace")
         if not re.search(r"self\.\w+\s*=\s*dict\(self\.named_parameters\(\)\)", model):
             continue
-        entry = re.search(r"^EntryClass\s*=\s*(\[[^\]]*\]|\w+)", model, re.M)
-        if entry:
-            archs.update(re.findall(r"\w+", entry.group(1)))
+        archs |= _entry_classes(model)
     return {"env": env.group(1), "archs": sorted(archs)} if archs else {}
+
+
+def _entry_classes(model: str) -> set[str]:
+    """The architectures a `models/*.py` file registers (`EntryClass = X` or `[X, Y]`)."""
+    entry = re.search(r"^EntryClass\s*=\s*(\[[^\]]*\]|\w+)", model, re.M)
+    return set(re.findall(r"\w+", entry.group(1))) if entry else set()
 
 
 def config_reader_trait(root: Path) -> tuple[str, str]:
@@ -1821,10 +1825,12 @@ def pp_kv_all_layers_archs(root: Path) -> tuple[list[str], str] | None:
     classes: dict[str, tuple[set[str], bool]] = {}
     entries: set[str] = set()
     for path in sorted(folder.glob("*.py")):
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
         try:
-            module = ast.parse(path.read_text(encoding="utf-8-sig", errors="replace"))
+            module = ast.parse(text)
         except SyntaxError:
             continue  # (a model file this Python cannot parse: its classes are not listed)
+        entries |= _entry_classes(text)
         for node in module.body:
             if isinstance(node, ast.ClassDef):
                 bases = {b.id if isinstance(b, ast.Name) else b.attr for b in node.bases
@@ -1839,11 +1845,6 @@ def pp_kv_all_layers_archs(root: Path) -> tuple[list[str], str] | None:
                     for n in ast.walk(node))
                 old_bases, old_has = classes.get(node.name, (set(), False))
                 classes[node.name] = (old_bases | bases, old_has or has)
-            elif isinstance(node, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets):
-                values = (node.value.elts if isinstance(node.value, ast.List | ast.Tuple)
-                          else [node.value])
-                entries |= {v.id for v in values if isinstance(v, ast.Name)}
 
     def has_range(name: str, seen: frozenset[str] = frozenset()) -> bool:
         if name in seen or name not in classes:
