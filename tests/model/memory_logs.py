@@ -607,7 +607,8 @@ ROWS: tuple[LogRow, ...] = (
         version="0.5.9",
         source=(
             "github.com/kvcache-ai/ktransformers/issues/1870 (sglang 0.5.9, 2x RTX 4090, "
-            "--cpu-offload-gb 400, 2026-02-27)"
+            "--cpu-offload-gb 400, 2026-02-27; plain sglang.launch_server, no --kt-* flag, its "
+            "traceback's line numbers are the 0.5.9 wheel's)"
         ),
         # "Load weight end. ... avail mem=19.08 GB, mem usage=3.76 GB." (free before = the sum)
         free_before_gib=19.08 + 3.76,
@@ -626,7 +627,9 @@ ROWS: tuple[LogRow, ...] = (
         note=(
             "what stays on the GPU with every decoder layer offloaded: SGLang logs 3.76 GiB, the "
             "plan 2.66 (embedding + head shards 1.89, vision shard 0.42, rotary and kernels 0.35); "
-            "the 1.1 GiB left is not a parameter SGLang keeps on the GPU (see docs/inspect.md)"
+            "the 1.1 GiB left (0.59% of the 186.3 GiB offloaded, or 18.7 MiB for each of the 60 "
+            "layers: no second offload log tells which) is not a parameter SGLang keeps on the "
+            "GPU (see docs/inspect.md)"
         ),
     ),
     LogRow(
