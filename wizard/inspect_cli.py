@@ -565,7 +565,10 @@ def render_plan(p: MemoryPlan) -> str:
         f"activations "
         f"~{p.activation_estimate_gib:.2f} + CUDA graphs ~{p.cuda_graph_estimate_gib:.2f}"
         + (" + draft" if p.draft_kind else "")
+        + (f" + DeepEP buffers {p.deepep_buffer_gib:.2f}" if p.deepep_buffer_gib else "")
         + f": headroom {p.headroom_gib:+.1f} GiB"
+        + (f" (incl. {p.kv_cap_free_gib:.1f} GiB of the static pool --max-total-tokens leaves "
+           "free)" if p.kv_cap_free_gib >= 0.05 else "")
     )
     if p.hicache_host_gib:
         lines.append(

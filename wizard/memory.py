@@ -40,6 +40,7 @@ from wizard.sglang.releases import (
     release_for,
     release_names,
 )
+from wizard.sglang.versions import env_fact
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -88,6 +89,80 @@ NCCL_PER_PEER_GIB = {True: 0.28, False: 0.045}  # keyed by NVLink
 # (0.5.8 `distributed/device_communicators/custom_all_reduce.py:84`), so only the local peers are
 # counted, at the rate measured there (1.14 / 7 a peer over NVLink; PCIe keeps its one-node rate).
 NCCL_SPANNING_PER_LOCAL_PEER_GIB = {True: 1.14 / 7, False: 0.045}
+
+# DeepEP's communication buffers (`--moe-a2a-backend deepep`), allocated by SGLang's
+# `DeepEPBuffer.get_deepep_buffer` (`layers/moe/token_dispatcher/deepep.py`) at the first MoE
+# dispatch, after the KV pool is sized: they come out of the memory outside the static pool. The
+# sizes are DeepEP's own (`csrc/config.hpp`, `Config.get_nvl_buffer_size_hint` /
+# `get_rdma_buffer_size_hint`, `get_low_latency_rdma_size_hint`; deep_ep `Buffer.num_sms = 20`,
+# `get_dispatch_config` / `get_combine_config`): DeepEP is a separate package, not in SGLang's
+# wheel, so these constants are DeepEP's as of its 2025-2026 sources.
+DEEPEP_NUM_SMS = 20
+DEEPEP_MAX_NVL_PEERS = 8
+DEEPEP_MAX_TOPK = 128
+DEEPEP_MAX_SCALES = 128
+DEEPEP_SOURCE_META_BYTES = 8  # internode::SourceMeta (two ints)
+DEEPEP_ALIGN = 128
+# ranks -> (nvl chunked recv tokens, rdma chunked send tokens, rdma chunked recv tokens) of the
+# dispatch and the combine config.
+DEEPEP_DISPATCH_CONFIG = {
+    2: (256, 6, 128), 4: (256, 6, 128), 8: (256, 6, 128), 16: (288, 20, 128),
+    24: (288, 8, 128), 32: (288, 8, 128), 48: (288, 8, 128), 64: (288, 8, 128),
+    96: (480, 12, 128), 128: (560, 12, 128), 144: (720, 12, 128), 160: (720, 12, 128),
+}
+DEEPEP_COMBINE_CONFIG = {
+    2: (256, 6, 128), 4: (256, 6, 128), 8: (256, 6, 128), 16: (288, 12, 128),
+    24: (288, 8, 128), 32: (288, 8, 128), 48: (288, 8, 128), 64: (288, 8, 128),
+    96: (480, 8, 128), 128: (560, 8, 128), 144: (720, 8, 128), 160: (720, 8, 128),
+}
+
+
+def _align(value: int, to: int) -> int:
+    return -(-value // to) * to
+
+
+def deepep_buffer_bytes(
+    hidden: int, num_experts: int, ranks: int, mode: str, dispatch_tokens: int
+) -> tuple[int, int]:
+    """DeepEP's (NVLink buffer, RDMA/NVSHMEM buffer) bytes per GPU for SGLang's `deepep_mode`.
+
+    Normal mode sizes both from the dispatch and combine configs of `ranks` (bf16 hidden states,
+    SGLang's `params_bytes = 2`); low-latency mode sizes the RDMA buffer for `dispatch_tokens` per
+    rank (`SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK`) x `num_experts`; `auto` takes the
+    larger of both. A rank count DeepEP has no config for gives no normal-mode buffer."""
+    nvl = rdma = 0
+    hidden_bytes = hidden * 2
+    if mode in ("auto", "normal"):
+        rdma_ranks = max(ranks // DEEPEP_MAX_NVL_PEERS, 1)
+        nvl_ranks = min(ranks, DEEPEP_MAX_NVL_PEERS)
+        channels = DEEPEP_NUM_SMS // 2
+        per_token = (
+            hidden_bytes + DEEPEP_SOURCE_META_BYTES + DEEPEP_MAX_TOPK * 8 + DEEPEP_MAX_TOPK * 4
+            + DEEPEP_MAX_SCALES * 4
+        )
+        for table in (DEEPEP_DISPATCH_CONFIG, DEEPEP_COMBINE_CONFIG):
+            if ranks not in table:
+                continue
+            nvl_recv, rdma_send, rdma_recv = table[ranks]
+            size = channels * nvl_ranks * (2 * rdma_ranks + 3) * 4
+            size += channels * nvl_ranks * nvl_recv * per_token
+            nvl = max(nvl, _align(size, 128))
+            if ranks > DEEPEP_MAX_NVL_PEERS:
+                recv = _align(rdma_recv, rdma_send)
+                size = channels * rdma_ranks * (DEEPEP_MAX_NVL_PEERS * 2 + 2) * 2 * 4
+                size += channels * rdma_ranks * recv * (per_token + 16) * 2
+                rdma = max(rdma, _align(size, 128))
+    if mode in ("auto", "low_latency") and num_experts > 0:
+        scales = hidden // 128
+        dispatch_msg = 16 + max(hidden * 2, hidden + scales * 4)
+        combine_msg = scales * 4 + hidden * 2
+        send = max(dispatch_tokens * dispatch_msg, num_experts * dispatch_tokens * combine_msg)
+        recv = num_experts * dispatch_tokens * max(dispatch_msg, combine_msg)
+        signal = _align(num_experts * 4, DEEPEP_ALIGN)
+        total = 2 * send + 2 * recv + 2 * signal
+        rdma = max(rdma, (total + DEEPEP_ALIGN) // DEEPEP_ALIGN * DEEPEP_ALIGN)
+    return nvl, rdma
+
 
 # ROCm (AMD Instinct). Three parts, none of them from SGLang start-up logs of AMD GPUs (none were
 # public when this was written; docs/inspect.md says so):
@@ -510,6 +585,8 @@ class MemoryPlan:
     hicache_host_total_gib: float = 0.0
     draft_placeholder_gib: float = 0.0  # the draft's own embedding + head while the pool is sized
     draft_loaded_gib: float = 0.0  # the draft as loaded (its "Load weight end ... mem usage")
+    deepep_buffer_gib: float = 0.0  # DeepEP's NVLink + RDMA buffers (outside the static pool)
+    kv_cap_free_gib: float = 0.0  # the static pool --max-total-tokens leaves unallocated
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md.
@@ -699,6 +776,9 @@ class MemoryInputs:
     aiter_honor_env: bool = False  # SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set
     nnodes: int = 1  # --nnodes: the GPUs of one node are tp x pp / nnodes
     use_aiter: bool = False  # SGLANG_USE_AITER is set (AMD's SGLang images set it)
+    deepep_mode: str = "auto"  # --deepep-mode (with --moe-a2a-backend deepep)
+    deepep_dispatch_tokens: int | None = None  # SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK set
+    ep_num_redundant_experts: int = 0  # --ep-num-redundant-experts (more experts to dispatch to)
 
     def cache_key(self) -> tuple[Any, ...]:
         """A hashable key: the model facts by identity, every other input by value."""
@@ -735,6 +815,41 @@ FIX_INPUTS = {
     "gpu.count": "gpus",
     "model.quantization": "quantization",
 }
+
+
+def _deepep_gib(inputs: MemoryInputs, assumptions: list[str]) -> float:
+    """DeepEP's buffers per GPU with `--moe-a2a-backend deepep` on an MoE model (0 otherwise);
+    says what it counted in `assumptions`."""
+    target = inputs.target
+    if (inputs.moe_a2a_backend or "none").lower() != "deepep" or target.moe is None:
+        return 0.0
+    mode = (inputs.deepep_mode or "auto").lower()
+    tokens = inputs.deepep_dispatch_tokens
+    where = "set"
+    if tokens is None:
+        fact = env_fact("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK", inputs.sglang_version)
+        default = fact.default if fact is not None else None
+        tokens = default if isinstance(default, int) and not isinstance(default, bool) else None
+        where = f"default, {fact.source}" if fact is not None and fact.source else "default"
+    experts = target.moe.experts + max(inputs.ep_num_redundant_experts, 0)
+    # SGLang runs DeepEP over the whole TP group (`ep_size = tp_size` for this backend).
+    nvl, rdma = deepep_buffer_bytes(
+        target.hidden_size, experts, inputs.tp, mode,
+        tokens if tokens is not None and mode != "normal" else 0,
+    )
+    gib = (nvl + rdma) / GIB
+    if gib:
+        low_latency = (
+            f"; low-latency RDMA {rdma / GIB:.2f} GiB for {tokens} tokens per rank "
+            f"(SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK {where}) x {experts} experts"
+            if mode != "normal" and tokens else ""
+        )
+        assumptions.append(
+            f"DeepEP buffers ({mode} mode, {inputs.tp} ranks): {gib:.2f} GiB per GPU outside the "
+            f"static pool, allocated at the first MoE dispatch (`DeepEPBuffer.get_deepep_buffer`): "
+            f"NVLink {nvl / GIB:.2f} GiB{low_latency}; sizes from DeepEP's `csrc/config.hpp`"
+        )
+    return gib
 
 
 def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> MemoryPlan:
@@ -1035,6 +1150,13 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             "the pool would hold"
         )
         kv_tokens = inputs.max_total_tokens // page * page
+        # The pool is allocated for the capped tokens only: the rest of the budget stays free
+        # outside it (room for CUDA graphs and activations).
+        capped_gib = kv_tokens * cell / GIB
+        uncapped_gib = max(kv_budget_gib - capped_gib, 0.0)
+        kv_budget_gib = capped_gib
+    else:
+        uncapped_gib = 0.0
     swa_tokens = int(kv_tokens * swa_ratio) // page * page if stage_swa else None
 
     # --- what must fit outside the static pool -------------------------------------------------
@@ -1074,13 +1196,14 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"{max(target.num_attention_heads // max(attn_tp, 1), 1)} heads x the context in "
             f"partitions x (head dim x 4 + 8) B = {aiter_gib:.2f} GiB outside the static pool, "
             "allocated when the backend starts")
+    deepep_gib = _deepep_gib(inputs, assumptions)
     need_gib = (
         WORKSPACE_GIB + req_to_token_gib + activation_gib + graph_gib + outside_draft + draft_kv_gib
-        + aiter_gib
+        + aiter_gib + deepep_gib
     )
     # The draft's own embedding and head, counted in the static pool, are free again once the
     # draft's pool is allocated: room outside the pool for what runs after (graphs, activations).
-    headroom = reserve_gib + placeholder_gib - need_gib
+    headroom = reserve_gib + placeholder_gib + uncapped_gib - need_gib
     # Below this the process cannot even start: everything allocated before it serves. A draft
     # loaded after the pool is sized holds its own embedding and head while its KV pool is
     # allocated (the draft `TpModelWorker` is built before `init_lm_head` swaps them in the
@@ -1125,7 +1248,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"({kv_tokens:,}); SGLang asserts this at start: raise --hicache-ratio above 1 or "
             "--hicache-size"
         )
-    elif reserve_gib < minimum_gib:
+    elif reserve_gib + uncapped_gib < minimum_gib:
         verdict = "will_not_fit"
         reasons.append(
             f"outside the static pool {reserve_gib:.1f} GiB must hold at least "
@@ -1142,6 +1265,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             reasons.append(
                 f"outside the static pool {reserve_gib:.1f} GiB is {-headroom:.1f} GiB short of "
                 f"the workspace, req-to-token table, prefill activations and CUDA graphs"
+                + (f" and DeepEP's {deepep_gib:.1f} GiB of buffers" if deepep_gib else "")
                 + (" once the draft is loaded" if draft_gib else "")
             )
         if ctx and kv_tokens < ctx:
@@ -1217,6 +1341,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         hicache_host_total_gib=host_gib * gpus,
         draft_placeholder_gib=placeholder_gib,
         draft_loaded_gib=draft_gib + own_head_gib,
+        deepep_buffer_gib=deepep_gib,
+        kv_cap_free_gib=uncapped_gib,
     )
     if _with_suggestions:
         def replan(**changes: Any) -> MemoryPlan:

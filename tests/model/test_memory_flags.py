@@ -321,3 +321,98 @@ def test_text_plan_shows_the_request_table_host_memory_and_role(tmp_path: Path) 
     assert "req-to-token 1.25 (2,048 requests)" in text
     assert "PD role        prefill server" in text
     assert f"hierarchical KV cache {prefill.hicache_host_gib:.1f} GiB per GPU process" in text
+
+
+# --- DeepEP buffers ------------------------------------------------------------------------------
+
+
+def test_deepep_buffer_sizes_are_deepeps_arithmetic() -> None:
+    """DeepSeek-V3 (hidden 7168, 256 routed experts) on 8 ranks, worked by hand from DeepEP's
+    `csrc/config.hpp` (not by the function under test)."""
+    from wizard.memory import deepep_buffer_bytes
+
+    # Normal mode, NVLink: 10 channels x 8 ranks x (2 x 1 + 3) ints, plus 10 x 8 x 256 recv
+    # tokens x (14,336 hidden bytes + 8 source meta + 128 x 8 topk idx + 128 x 4 weights +
+    # 128 x 4 scales), rounded up to 128 B.
+    nvl = 10 * 8 * 5 * 4 + 10 * 8 * 256 * (14336 + 8 + 1024 + 512 + 512)
+    nvl = -(-nvl // 128) * 128
+    # Low latency: dispatch message 16 + max(14,336, 7,168 + 56 x 4), combine 56 x 4 + 14,336;
+    # send and receive both 256 experts x 128 tokens x the larger, twice each, two signal blocks.
+    combine = 56 * 4 + 14336
+    ll = 2 * (256 * 128 * combine) * 2 + 2 * 1024
+    ll = (ll + 128) // 128 * 128
+    assert deepep_buffer_bytes(7168, 256, 8, "normal", 128) == (nvl, 0)
+    assert deepep_buffer_bytes(7168, 256, 8, "low_latency", 128) == (0, ll)
+    assert deepep_buffer_bytes(7168, 256, 8, "auto", 128) == (nvl, ll)
+    assert ll / GIB == pytest.approx(1.777, abs=0.001)
+    # Twice the dispatch tokens, twice the low-latency buffer; a rank count without a DeepEP
+    # config has no normal-mode buffer.
+    assert deepep_buffer_bytes(7168, 256, 8, "low_latency", 256)[1] == pytest.approx(2 * ll, 1e-6)
+    assert deepep_buffer_bytes(7168, 256, 6, "normal", 128) == (0, 0)
+    # Across nodes (16 ranks) normal mode adds an RDMA buffer.
+    assert deepep_buffer_bytes(7168, 256, 16, "normal", 128)[1] > 0
+
+
+def test_deepep_buffers_come_out_of_the_headroom(tmp_path: Path) -> None:
+    r1 = _facts(fam.deepseek_v3, tmp_path)
+    kw = dict(sglang_version="0.5.11", mem_fraction=0.85)
+    base = plan_memory(MemoryInputs(r1, lookup("H200"), 8, 8, **kw))
+    deepep = plan_memory(MemoryInputs(r1, lookup("H200"), 8, 8, moe_a2a_backend="deepep", **kw))
+    assert deepep.deepep_buffer_gib == pytest.approx(2.09, abs=0.01)
+    assert deepep.headroom_gib == pytest.approx(base.headroom_gib - deepep.deepep_buffer_gib)
+    assert deepep.kv_tokens == base.kv_tokens  # allocated after the pool is sized
+    said = next(a for a in deepep.assumptions if a.startswith("DeepEP buffers"))
+    assert "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK default, sglang/srt/environ.py:" in said
+    more = plan_memory(MemoryInputs(r1, lookup("H200"), 8, 8, moe_a2a_backend="deepep",
+                                    deepep_dispatch_tokens=256, **kw))
+    assert more.deepep_buffer_gib > deepep.deepep_buffer_gib + 1.7
+    # A dense model dispatches nothing.
+    llama = _facts(fam.llama31_8b, tmp_path)
+    assert plan_memory(MemoryInputs(llama, H100, 2, 2, moe_a2a_backend="deepep")
+                       ).deepep_buffer_gib == 0
+
+
+def test_deepep_from_a_launch_command(tmp_path: Path, capsys) -> None:
+    """The mode, the launch's environment and SGLang's own CUDA-graph rewrite reach the plan."""
+    import json
+
+    from wizard.cli import main
+
+    family = fam.deepseek_v3()
+    model = str(family.write(tmp_path / family.name))
+    base = ["--gpu", "H200", "--gpus", "8", "--sglang-version", "0.5.11", "--json", "--"]
+    flags = ["--model-path", model, "--tp", "8", "--moe-a2a-backend", "deepep"]
+
+    def plan(*argv: str) -> dict:
+        main(["check", *base, *argv])
+        return json.loads(capsys.readouterr().out)["memory_plan"]
+
+    auto = plan(*flags)
+    assert auto["deepep_buffer_gib"] == pytest.approx(2.09, abs=0.01)
+    assert auto["cuda_graph_estimate_gib"] > 0
+    env = plan("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=64", "python", "-m",
+               "sglang.launch_server", *flags)
+    assert env["deepep_buffer_gib"] == pytest.approx(0.31 + 1.78 / 2, abs=0.01)
+    # "Cuda graph is disabled because deepep_mode=`normal`" (server_args `_handle_a2a_moe`):
+    # a write the release data replays; the plan counts no CUDA graphs then.
+    normal = plan(*flags, "--deepep-mode", "normal")
+    assert normal["deepep_buffer_gib"] == pytest.approx(0.31, abs=0.01)
+    assert normal["cuda_graph_estimate_gib"] == 0
+
+
+def test_sglangs_own_cuda_graph_rewrites_reach_the_plan(tmp_path: Path, capsys) -> None:
+    import json
+
+    from wizard.cli import main
+
+    family = fam.llama31_8b()
+    model = str(family.write(tmp_path / family.name))
+
+    def graphs(*flags: str) -> float:
+        main(["check", "--gpu", "H100", "--sglang-version", "0.5.11", "--json", "--",
+              "--model-path", model, *flags])
+        return json.loads(capsys.readouterr().out)["memory_plan"]["cuda_graph_estimate_gib"]
+
+    assert graphs() > 0
+    assert graphs("--attention-backend", "torch_native") == 0  # SGLang turns graphs off
+    assert graphs("--disable-cuda-graph") == 0

@@ -15,7 +15,7 @@ import pytest
 from wizard.api import apply_fix, check_profile
 from wizard.cli import main
 from wizard.gpus import lookup
-from wizard.memory import MemoryInputs, plan_memory
+from wizard.memory import GIB, MemoryInputs, plan_memory
 from wizard.model_info import load_model_facts
 from wizard.profile_schema import Profile
 from wizard.verdict import verdict_of
@@ -203,3 +203,16 @@ def test_max_total_tokens_caps_the_kv_pool(tmp_path: Path) -> None:
     assert free.kv_tokens > 100_000 and capped.kv_tokens == 100_000
     above = plan_memory(MemoryInputs(target, gpu, 1, 1, max_total_tokens=10**9))
     assert above.kv_tokens == free.kv_tokens  # a cap above the pool changes nothing
+
+
+def test_max_total_tokens_leaves_the_rest_of_the_pool_free(tmp_path: Path) -> None:
+    """SGLang allocates the KV pool for the capped tokens only: the bytes shown are the cap's,
+    and what the pool would have held is free outside it (headroom)."""
+    target = load_model_facts(Path(_folder(fam.llama31_8b, tmp_path)))
+    gpu = lookup("H100")
+    free = plan_memory(MemoryInputs(target, gpu, 1, 1))
+    capped = plan_memory(MemoryInputs(target, gpu, 1, 1, max_total_tokens=100_000))
+    assert capped.kv_budget_gib == pytest.approx(100_000 * capped.kv_cell_bytes / GIB)
+    assert capped.kv_cap_free_gib == pytest.approx(free.kv_budget_gib - capped.kv_budget_gib)
+    assert capped.headroom_gib == pytest.approx(free.headroom_gib + capped.kv_cap_free_gib)
+    assert free.kv_cap_free_gib == 0

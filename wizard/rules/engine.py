@@ -302,6 +302,10 @@ def _evaluate(ctx: Ctx, triggers: bool) -> Report:
         if position not in deferred:
             run_step(step)
     report_sites(len(steps))
+    # SGLang's replayed writes of fields the engine does not resolve (CUDA graphs off for
+    # DeepEP's normal mode or the torch_native backend, ...) are the values SGLang runs with: the
+    # runtime checks and the memory plan read them.
+    a.update(g.with_replayed(Args(), replayed))
     a.settle()
     for rule in runtime:
         order += 1

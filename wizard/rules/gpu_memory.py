@@ -109,8 +109,17 @@ def _memory_inputs(ctx: Ctx, a: Args) -> Any:
         in ("1", "true"),
         use_aiter=_env_true(ctx, (ctx.release.traits.get("aiter_moe_keeps_unshuffled") or {})
                             .get("env")),
+        deepep_dispatch_tokens=_env_int(ctx, "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"),
         **_memory_flag_inputs(a),
     )
+
+
+def _env_int(ctx: Ctx, name: str) -> int | None:
+    """An integer environment variable of the launch, or None when unset or not a number."""
+    try:
+        return int(str(ctx.env[name]).strip())
+    except (KeyError, ValueError):
+        return None
 
 
 def _memory_flag_inputs(a: Args) -> dict[str, Any]:
@@ -131,6 +140,8 @@ def _memory_flag_inputs(a: Args) -> dict[str, Any]:
         "enable_piecewise_cuda_graph": bool(a.get("enable_piecewise_cuda_graph")),
         "enable_torch_compile": bool(a.get("enable_torch_compile")),
         "moe_a2a_backend": a.get("moe_a2a_backend"),
+        "deepep_mode": str(a.get("deepep_mode") or "auto"),
+        "ep_num_redundant_experts": int(a.get("ep_num_redundant_experts") or 0),
         "enable_hierarchical_cache": bool(a.get("enable_hierarchical_cache")),
         "hicache_ratio": float(a.get("hicache_ratio") or 2.0),
         "hicache_size_gb": float(a.get("hicache_size") or 0),
