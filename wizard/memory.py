@@ -777,6 +777,12 @@ class MemoryInputs:
     nnodes: int = 1  # --nnodes: the GPUs of one node are tp x pp / nnodes
     use_aiter: bool = False  # SGLANG_USE_AITER is set (AMD's SGLang images set it)
     deepep_mode: str = "auto"  # --deepep-mode (with --moe-a2a-backend deepep)
+    # The prefill (piecewise) CUDA graph's max tokens / capture sizes as typed
+    # (--piecewise-cuda-graph-max-tokens / --piecewise-cuda-graph-tokens, later
+    # --cuda-graph-max-bs-prefill / --cuda-graph-bs-prefill): they replace the release's default
+    # and its caps in the mem-fraction heuristic.
+    prefill_graph_max_tokens: int | None = None
+    prefill_graph_sizes: int | None = None  # how many capture sizes were typed
     deepep_dispatch_tokens: int | None = None  # SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK set
     ep_num_redundant_experts: int = 0  # --ep-num-redundant-experts (more experts to dispatch to)
 
@@ -959,6 +965,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             moe_a2a_backend=(inputs.moe_a2a_backend or "none").lower(),
             decode_graph=not disable_cuda_graph,
             graph_tokens_cap=inputs.max_total_tokens, context_length=inputs.context_length,
+            typed_graph_tokens=inputs.prefill_graph_max_tokens,
+            typed_graph_sizes=inputs.prefill_graph_sizes,
         )
         spec_reserve = 0
         if algo is not None and algo != "NGRAM" and acc.spec_reserve_mib:
@@ -1467,6 +1475,8 @@ def _sglang_base_reserve_mib(
     decode_graph: bool = True,
     graph_tokens_cap: int | None = None,
     context_length: int | None = None,
+    typed_graph_tokens: int | None = None,
+    typed_graph_sizes: int | None = None,
 ) -> float:
     """SGLang's estimate of activations + CUDA graphs (MiB), before the speculative reserve
     (`_handle_gpu_memory_settings`; later `reserve_for_graph_mb` and
@@ -1496,15 +1506,19 @@ def _sglang_base_reserve_mib(
             # The release's own term (trait `prefill_graph_reserve`): its max tokens default
             # (the chunked prefill, a fixed 4096, 2048 for MLA) and caps (--max-total-tokens,
             # --context-length), then `// N` or `len(capture sizes) * N`, before or after the
-            # floor.
+            # floor. A typed max tokens replaces the default and its caps (SGLang computes them
+            # only when the flag is None); typed capture sizes are counted as they are.
             rule = policy.reserve
-            tokens = rule.max_graph_tokens(chunked, mla=mla, max_total_tokens=graph_tokens_cap,
-                                           context_length=context_length,
-                                           model_path=target.source)
+            tokens = typed_graph_tokens or rule.max_graph_tokens(
+                chunked, mla=mla, max_total_tokens=graph_tokens_cap,
+                context_length=context_length, model_path=target.source)
+            term = rule.term_mib(tokens)
+            if typed_graph_sizes and rule.form == "sizes_times":
+                term = typed_graph_sizes * rule.factor
             if rule.after_floor:
-                after_floor += rule.term_mib(tokens)
+                after_floor += term
             else:
-                reserve += rule.term_mib(tokens)
+                reserve += term
         if policy.prefill_graph_default == "breakable" and moe_a2a_backend == "deepep":
             reserve += policy.breakable_deepep_mib
     if total_mib > 60 * 1024:

@@ -31,7 +31,52 @@ CASES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
     ("h100-max-total-3000", "H100", 1, ("--max-total-tokens", "3000")),
     ("h100-context-1024", "H100", 1, ("--context-length", "1024")),
     ("h100-tp2", "H100", 2, ("--tp-size", "2")),
+    # The graph's max tokens / capture sizes typed, in the release's spelling ({max} / {sizes}:
+    # --piecewise-cuda-graph-max-tokens / -tokens, later --cuda-graph-max-bs-prefill / -bs-prefill).
+    ("h100-typed-max-16384", "H100", 1, ("{max}", "16384")),
+    ("h100-typed-sizes-3", "H100", 1, ("{sizes}", "8", "16", "32")),
 )
+
+#: Each release has one spelling of each typed prefill-graph flag (its own ServerArgs fields).
+SPELLINGS = {
+    "{max}": (("piecewise_cuda_graph_max_tokens", "--piecewise-cuda-graph-max-tokens"),
+              ("cuda_graph_max_bs_prefill", "--cuda-graph-max-bs-prefill")),
+    "{sizes}": (("piecewise_cuda_graph_tokens", "--piecewise-cuda-graph-tokens"),
+                ("cuda_graph_bs_prefill", "--cuda-graph-bs-prefill")),
+}
+
+
+def spelled(version: str, flags: tuple[str, ...]) -> tuple[str, ...] | None:
+    """`flags` with the release's spelling of the typed prefill-graph flags (None: it has none);
+    a list flag its parser reads as JSON (`json_list_type`, 0.5.6-0.5.7) gets `[8,16,32]`."""
+    from wizard.sglang.flags import load_table
+    from wizard.sglang.releases import load_release
+
+    dests = set(load_release(version).dests)
+    types = {action.dest: action.type for action in load_table(version).actions}
+    out: list[str] = []
+    values: list[str] | None = None  # the values of a JSON list flag, joined at its end
+
+    def close() -> None:
+        if values is not None:
+            out.append("[" + ",".join(values) + "]")
+
+    for flag in flags:
+        if values is not None and not flag.startswith("--"):
+            values.append(flag)
+            continue
+        close()
+        values = None
+        if flag in SPELLINGS:
+            names = [(dest, option) for dest, option in SPELLINGS[flag] if dest in dests]
+            if not names:
+                return None
+            out.append(names[0][1])
+            values = [] if types.get(names[0][0]) == "json_list_type" else None
+            continue
+        out.append(flag)
+    close()
+    return tuple(out)
 
 
 def release_cases(version: str, models: dict[str, Path]) -> list[dict[str, Any]]:
@@ -40,7 +85,10 @@ def release_cases(version: str, models: dict[str, Path]) -> list[dict[str, Any]]
 
     opt_in = graph_policy(version).prefill_graph_default == "opt_in"
     out = []
-    for name, gpu, gpus, flags in CASES:
+    for name, gpu, gpus, typed in CASES:
+        flags = spelled(version, typed)
+        if flags is None:
+            continue
         variants = [("", ())]
         if opt_in:
             variants = [("-flag", ("--enable-piecewise-cuda-graph",))]

@@ -416,3 +416,48 @@ def test_sglangs_own_cuda_graph_rewrites_reach_the_plan(tmp_path: Path, capsys) 
     assert graphs() > 0
     assert graphs("--attention-backend", "torch_native") == 0  # SGLang turns graphs off
     assert graphs("--disable-cuda-graph") == 0
+
+
+# --- typed prefill (piecewise) CUDA graph sizes ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("version", "max_flag", "list_flag"), [
+    ("0.5.11", "--piecewise-cuda-graph-max-tokens", "--piecewise-cuda-graph-tokens"),
+    ("0.5.23", "--cuda-graph-max-bs-prefill", "--cuda-graph-bs-prefill"),
+])
+def test_typed_prefill_graph_sizes_move_the_heuristic(
+    tmp_path: Path, capsys, version: str, max_flag: str, list_flag: str
+) -> None:
+    """SGLang reserves 8 MiB a prefill capture size; a typed max tokens replaces the default (the
+    chunked prefill size, 8,192 on an H100) and a typed list is counted as it is."""
+    import json
+
+    from wizard.cli import main
+
+    family = fam.llama31_8b()
+    model = str(family.write(tmp_path / family.name))
+
+    def fraction(*flags: str) -> float:
+        main(["check", "--gpu", "H100", "--sglang-version", version, "--json", "--",
+              "--model-path", model, *flags])
+        return json.loads(capsys.readouterr().out)["memory_plan"]["mem_fraction_static"]
+
+    total_mib = H100.memory_mib
+    default = fraction()
+    # 8,704 .. 16,384 in steps of 512: 16 more capture sizes than up to 8,192.
+    more = fraction(max_flag, "16384")
+    assert more == round(default - 16 * 8 / total_mib, 3)
+    # Three sizes instead of the 58 up to 8,192.
+    three = fraction(list_flag, "8", "16", "32")
+    assert three == round(default + (58 - 3) * 8 / total_mib, 3)
+
+
+def test_typed_max_tokens_on_the_release_that_divides_it(tmp_path: Path) -> None:
+    """0.5.6 reserves `piecewise_cuda_graph_max_tokens // 4` MiB after the 10 GiB floor."""
+    llama = _facts(fam.llama31_8b, tmp_path)
+    kw = dict(sglang_version="0.5.6", enable_piecewise_cuda_graph=True)
+    default = plan_memory(MemoryInputs(llama, H100, 1, 1, **kw))
+    typed = plan_memory(MemoryInputs(llama, H100, 1, 1, prefill_graph_max_tokens=16384, **kw))
+    # 4,096 // 4 = 1,024 MiB by default, 16,384 // 4 = 4,096 MiB typed.
+    assert typed.mem_fraction_static == pytest.approx(
+        default.mem_fraction_static - 3072 / H100.memory_mib, abs=0.0011)

@@ -153,6 +153,17 @@ def _flag(argv: list[str], name: str) -> int | None:
     return int(argv[argv.index(name) + 1]) if name in argv else None
 
 
+def _count(argv: list[str], *names: str) -> int | None:
+    """How many values follow the first of `names` in `argv` (a list flag), or None."""
+    for name in names:
+        if name in argv:
+            rest = argv[argv.index(name) + 1:]
+            if rest and rest[0].startswith("["):  # a JSON list (`json_list_type`)
+                return len(json.loads(rest[0]))
+            return next((i for i, v in enumerate(rest) if v.startswith("--")), len(rest))
+    return None
+
+
 _CASES = [(version, row) for version, rows in RECORDED.items() for row in rows]
 
 
@@ -174,6 +185,9 @@ def test_plan_fraction_equals_sglangs(version: str, row: dict[str, Any], llama: 
         max_total_tokens=_flag(argv, "--max-total-tokens"),
         context_length=_flag(argv, "--context-length"),
         enable_piecewise_cuda_graph="--enable-piecewise-cuda-graph" in argv,
+        prefill_graph_max_tokens=(_flag(argv, "--piecewise-cuda-graph-max-tokens")
+                                  or _flag(argv, "--cuda-graph-max-bs-prefill")),
+        prefill_graph_sizes=_count(argv, "--piecewise-cuda-graph-tokens", "--cuda-graph-bs-prefill"),
     ))
     assert plan.mem_fraction_static == pytest.approx(row["mem_fraction_static"], abs=1e-9)
 

@@ -111,7 +111,23 @@ def _memory_inputs(ctx: Ctx, a: Args) -> Any:
                             .get("env")),
         deepep_dispatch_tokens=_env_int(ctx, "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"),
         **_memory_flag_inputs(a),
+        **_prefill_graph_inputs(ctx),
     )
+
+
+def _prefill_graph_inputs(ctx: Ctx) -> dict[str, Any]:
+    """The prefill CUDA graph's max tokens and capture sizes as the user typed them (each
+    release has one spelling of each: piecewise_* until the cuda_graph_*_prefill flags)."""
+    tokens = ctx.typed_value("piecewise_cuda_graph_max_tokens")
+    if tokens is None:
+        tokens = ctx.typed_value("cuda_graph_max_bs_prefill")
+    sizes = ctx.typed_value("piecewise_cuda_graph_tokens")
+    if sizes is None:
+        sizes = ctx.typed_value("cuda_graph_bs_prefill")
+    return {
+        "prefill_graph_max_tokens": tokens if isinstance(tokens, int) and tokens > 0 else None,
+        "prefill_graph_sizes": len(sizes) if isinstance(sizes, list | tuple) and sizes else None,
+    }
 
 
 def _env_int(ctx: Ctx, name: str) -> int | None:
