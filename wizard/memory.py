@@ -423,6 +423,12 @@ def is_multimodal(target: ModelFacts) -> bool:
     )
 
 
+def _listed(inputs: MemoryInputs, *lists: str) -> bool:
+    """The target's architecture is on one of the release's arch lists `lists`."""
+    release = _release(inputs.sglang_version)
+    return any(inputs.target.architecture in release.arch_set(name) for name in lists)
+
+
 def prefill_graph_state(
     inputs: MemoryInputs, policy: GraphPolicy, algorithm: str | None
 ) -> tuple[bool, str]:
@@ -462,6 +468,20 @@ def prefill_graph_state(
         "disaggregation_decode": (inputs.disaggregation_mode == "decode", "a decode server"),
         "mla": (mla, "MLA attention"),
         "mla_non_dsa": (mla and not target.index_head_dim, "MLA attention without DSA"),
+        "disabled_model": (
+            _listed(inputs, "prefill_graph_disabled"),
+            f"{target.architecture} (SGLang's piecewise_cuda_graph_disabled_model_archs)",
+        ),
+        "disabled_model_dsa": (bool(target.index_head_dim), "DSA attention"),
+        # multimodal models off unless on the release's allowlist (a piecewise-listed model
+        # moves to the piecewise graph where breakable is the default)
+        "multimodal_unlisted_breakable": (
+            is_multimodal(target) and not _listed(
+                inputs, "prefill_graph_multimodal_breakable", "prefill_graph_multimodal_piecewise"),
+            "multimodal model (not on SGLang's breakable-graph allowlist)"),
+        "multimodal_unlisted_piecewise": (
+            is_multimodal(target) and not _listed(inputs, "prefill_graph_multimodal_piecewise"),
+            "multimodal model (not on SGLang's piecewise-graph allowlist)"),
     }
     for condition in sorted(policy.prefill_graph_off_when):
         hit, why = tests.get(condition, (False, ""))
@@ -601,7 +621,8 @@ class MemoryPlan:
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             if isinstance(value, float):
-                value = round(value, 3 if name == "mem_fraction_static" else 2)
+                # the fraction as SGLang uses it (the VLM and aiter factors are not rounded)
+                value = round(value, 10 if name == "mem_fraction_static" else 2)
             elif isinstance(value, tuple):
                 value = list(value)
             elif name == "fixes":

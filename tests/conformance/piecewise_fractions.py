@@ -37,12 +37,49 @@ CASES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
     ("h100-typed-sizes-3", "H100", 1, ("{sizes}", "8", "16", "32")),
 )
 
+#: Launches over the other inputs of the heuristic (name, GPU kind, GPU count, model, flags;
+#: `{kind}` is a model folder): decode CUDA-graph batch, speculative reserves, PD roles, torch
+#: compile, pipeline parallel, DP attention and DeepEP on an MLA MoE model, a hybrid model. As
+#: typed on every release (no opt-in flag added); a launch the release refuses is not recorded.
+HEURISTIC_CASES: tuple[tuple[str, str, int, str, tuple[str, ...]], ...] = (
+    ("h100-cuda-graph-bs-512", "H100", 1, "llama", ("{decode_bs}", "512")),
+    ("h100-ngram", "H100", 1, "llama", ("--speculative-algorithm", "NGRAM")),
+    ("h100-eagle", "H100", 1, "llama", (
+        "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "{eagle_draft}",
+        "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+        "--speculative-num-draft-tokens", "4")),
+    ("h100-pd-decode", "H100", 1, "llama", ("--disaggregation-mode", "decode")),
+    ("h100-pd-prefill", "H100", 1, "llama", ("--disaggregation-mode", "prefill")),
+    ("h100-torch-compile", "H100", 1, "llama", ("--enable-torch-compile",)),
+    ("h100x4-tp2-pp2", "H100", 4, "llama", ("--tp-size", "2", "--pp-size", "2")),
+    ("h100x8-dsv3", "H100", 8, "dsv3", ("--tp-size", "8")),
+    ("h100x8-dsv3-dp-attention", "H100", 8, "dsv3",
+     ("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention")),
+    ("h100x8-dsv3-deepep", "H100", 8, "dsv3", ("--tp-size", "8", "--moe-a2a-backend", "deepep")),
+    ("h100x8-dsv3-deepep-decode", "H100", 8, "dsv3",
+     ("--tp-size", "8", "--moe-a2a-backend", "deepep", "--disaggregation-mode", "decode")),
+    ("h100x4-qwen3next", "H100", 4, "qwen3next", ("--tp-size", "4")),
+    ("h100-cpu-offload", "H100", 1, "llama", ("--cpu-offload-gb", "10")),
+    ("h100-hicache", "H100", 1, "llama", ("--enable-hierarchical-cache",)),
+    ("h100-standalone", "H100", 1, "llama", (
+        "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path",
+        "{standalone_draft}", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+        "--speculative-num-draft-tokens", "4")),
+    ("h100x8-dsv3-dp-attention-bs-400", "H100", 8, "dsv3",
+     ("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "{decode_bs}", "400")),
+    ("h100x4-qwen35", "H100", 4, "qwen35", ("--tp-size", "4")),
+    ("h100x4-qwen35moe", "H100", 4, "qwen35moe", ("--tp-size", "4")),
+)
+
 #: Each release has one spelling of each typed prefill-graph flag (its own ServerArgs fields).
 SPELLINGS = {
     "{max}": (("piecewise_cuda_graph_max_tokens", "--piecewise-cuda-graph-max-tokens"),
               ("cuda_graph_max_bs_prefill", "--cuda-graph-max-bs-prefill")),
     "{sizes}": (("piecewise_cuda_graph_tokens", "--piecewise-cuda-graph-tokens"),
                 ("cuda_graph_bs_prefill", "--cuda-graph-bs-prefill")),
+    # the decode graph's batch (0.5.20 drops the old name, an ambiguous prefix from then on)
+    "{decode_bs}": (("cuda_graph_max_bs", "--cuda-graph-max-bs"),
+                    ("cuda_graph_max_bs_decode", "--cuda-graph-max-bs-decode")),
 }
 
 
@@ -98,7 +135,18 @@ def release_cases(version: str, models: dict[str, Path]) -> list[dict[str, Any]]
             argv = ["--model-path", str(models["llama"]), *flags, *extra]
             out.append({"id": f"{version}-{name}{suffix}", "sglang_version": version, "gpu": gpu,
                         "gpus": gpus, "argv": argv, "env": {}})
+    for name, gpu, gpus, model, typed in HEURISTIC_CASES:
+        flags = spelled(version, typed)
+        if flags is None:
+            continue
+        argv = ["--model-path", str(models[model]),
+                *(str(models[f[1:-1]]) if f[1:-1] in models else f for f in flags)]
+        out.append({"id": f"{version}-{name}", "sglang_version": version, "gpu": gpu,
+                    "gpus": gpus, "argv": argv, "env": {}})
     return out
+
+
+_HEURISTIC_NAMES = frozenset(name for name, *_rest in HEURISTIC_CASES)
 
 
 def load() -> dict[str, list[dict[str, Any]]]:
@@ -121,6 +169,10 @@ def run(version: str) -> list[dict[str, Any]]:
     for case in cases:
         result = results[case["id"]]
         effective = result.get("effective") or {}
+        if result.get("verdict") != "ok" and case["id"].split("-", 1)[1] in _HEURISTIC_NAMES:
+            print(f"not recorded: {case['id']} ({result.get('verdict')}: "
+                  f"{str(result.get('error') or '')[:120]})")
+            continue
         rows.append({
             "id": case["id"], "gpu": case["gpu"], "gpus": case["gpus"],
             "argv": with_placeholders(case["argv"], models), "verdict": result.get("verdict"),

@@ -164,13 +164,42 @@ def _count(argv: list[str], *names: str) -> int | None:
     return None
 
 
-_CASES = [(version, row) for version, rows in RECORDED.items() for row in rows]
+#: Launches over the heuristic's other inputs (tests/conformance/piecewise_fractions.py
+#: HEURISTIC_CASES): held through `check`, which reads every flag.
+_HEURISTIC = ("-cuda-graph-bs-", "-ngram", "-eagle", "-pd-", "-torch-compile", "h100x",
+              "-cpu-offload", "-hicache", "-standalone")
+
+_CASES = [(version, row) for version, rows in RECORDED.items() for row in rows
+          if not any(mark in row["id"] for mark in _HEURISTIC)]
+_ALL = [(version, row) for version, rows in RECORDED.items() for row in rows]
 
 
 @pytest.fixture(scope="module")
-def llama() -> Any:
+def folders() -> Any:
     with tempfile.TemporaryDirectory() as folder:
-        yield load_model_facts(write_model_folders(Path(folder))["llama"])
+        yield write_model_folders(Path(folder))
+
+
+@pytest.fixture(scope="module")
+def llama(folders: dict[str, Path]) -> Any:
+    return load_model_facts(folders["llama"])
+
+
+@pytest.mark.parametrize(("version", "row"), _ALL, ids=[row["id"] for _v, row in _ALL])
+def test_check_fraction_equals_sglangs(
+    version: str, row: dict[str, Any], folders: dict[str, Path], capsys: Any
+) -> None:
+    """`check` on the recorded launch (every flag read the way a user's command is) gives the
+    automatic fraction SGLang's argument code of that release resolved."""
+    from wizard.cli import main
+
+    argv = [str(folders[a[1:-1]]) if a[1:-1] in folders else a for a in row["argv"]]
+    main(["check", "--gpu", row["gpu"], "--gpus", str(row["gpus"]), "--sglang-version", version,
+          "--json", "--", *argv])
+    report = json.loads(capsys.readouterr().out)
+    assert report["sglang_verdict"] == "ok", report["findings"]
+    assert report["memory_plan"]["mem_fraction_static"] == pytest.approx(
+        row["mem_fraction_static"], abs=1e-9)
 
 
 @pytest.mark.parametrize(("version", "row"), _CASES, ids=[row["id"] for _v, row in _CASES])

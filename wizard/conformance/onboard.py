@@ -1281,6 +1281,9 @@ _GRAPH_OFF_CONDITIONS: tuple[tuple[str, str], ...] = (
     ("hierarchical_cache", r"enable_hierarchical_cache"),
     ("disaggregation", r'disaggregation_mode\s*!=\s*"null"'),
     ("mla", r"use_mla_backend\("),
+    # the model's architecture is on `piecewise_cuda_graph_disabled_model_archs` (release data
+    # `archs.prefill_graph_disabled`)
+    ("disabled_model", r"is_piecewise_cuda_graph_disabled_model"),
 )
 
 # The function that turns the default prefill graph off, per kind of default.
@@ -1365,6 +1368,26 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
         off = [name for name, pattern in _GRAPH_OFF_CONDITIONS if re.search(pattern, source)]
         if "mla" in off and "is_deepseek_dsa" in source:
             off[off.index("mla")] = "mla_non_dsa"
+    if "multimodal" in off:
+        # a multimodal model keeps the graph when its architecture is on the release's allowlist
+        # of the backend (`is_multimodal_*_cuda_graph_supported`; release data
+        # `archs.prefill_graph_multimodal_*`)
+        for backend in ("breakable", "piecewise"):
+            if f"is_multimodal_{backend}_cuda_graph_supported" in source:
+                off[off.index("multimodal")] = f"multimodal_unlisted_{backend}"
+                break
+    if default == "breakable" and re.search(
+            r"pp_size\s*>\s*1\s+and\s+cfg\.cuda_graph_config\.prefill\.backend\s*==\s*"
+            r"Backend\.BREAKABLE", everything) and "pp" not in off:
+        # "Disabling breakable prefill CUDA graph by default for pipeline parallelism"
+        off.append("pp")
+    if "disabled_model" in off:
+        # `is_piecewise_cuda_graph_disabled_model = (...) or is_deepseek_nsa(...)`: DSA models too
+        config = sglang / "configs" / "model_config.py"
+        text = config.read_text(encoding="utf-8", errors="replace") if config.is_file() else ""
+        if re.search(r"is_piecewise_cuda_graph_disabled_model\s*=\s*\([\s\S]{0,200}?"
+                     r"\bor\s+is_deepseek_nsa\(", text):
+            off.append("disabled_model_dsa")
     roles = _function_source(files, "_apply_cuda_graph_disaggregation_roles")
     if roles is not None and re.search(r'== "decode"[\s\S]*?PREFILL', roles[0]):
         off.append("disaggregation_decode")
@@ -1856,6 +1879,39 @@ def pp_kv_all_layers_archs(root: Path) -> tuple[list[str], str] | None:
             "EntryClass model classes without start_layer (models/*.py)")
 
 
+#: Release-data arch lists -> the module-level list of `configs/model_config.py` they are read
+#: from: models without a prefill ("piecewise") CUDA graph, and the multimodal models allowed to
+#: keep one under the piecewise / the breakable backend.
+PREFILL_GRAPH_ARCH_LISTS = {
+    "prefill_graph_disabled": "piecewise_cuda_graph_disabled_model_archs",
+    "prefill_graph_multimodal_piecewise": "multimodal_piecewise_cuda_graph_supported_model_archs",
+    "prefill_graph_multimodal_breakable": "multimodal_breakable_cuda_graph_supported_model_archs",
+}
+
+
+def prefill_graph_disabled_archs(
+    root: Path, name: str = "piecewise_cuda_graph_disabled_model_archs"
+) -> tuple[list[str], str] | None:
+    """The architectures on one of SGLang's prefill-graph model lists (`name`, a module-level
+    list of `configs/model_config.py`), or None when the release has no such list."""
+    path = root / "sglang" / "srt" / "configs" / "model_config.py"
+    if not path.is_file():
+        return None
+    try:
+        module = ast.parse(path.read_text(encoding="utf-8-sig", errors="replace"))
+    except SyntaxError:
+        return None
+    for node in module.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.List)
+                and any(isinstance(t, ast.Name)
+                        and t.id == name
+                        for t in node.targets)):
+            names = [e.value for e in node.value.elts
+                     if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            return names, f"sglang/srt/configs/model_config.py:{node.lineno}"
+    return None
+
+
 def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
     """The target architectures the draft worker loads with an MTP / NextN class: every
     `if is_draft_model and ...architectures[0] == / in ...` of `configs/model_config.py`
@@ -2146,6 +2202,10 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
     pp_all = pp_kv_all_layers_archs(tree.root)
     if pp_all is not None:
         archs["pp_kv_all_layers"], arch_where["pp_kv_all_layers"] = pp_all
+    for key, list_name in PREFILL_GRAPH_ARCH_LISTS.items():
+        listed = prefill_graph_disabled_archs(tree.root, list_name)
+        if listed is not None:
+            archs[key], arch_where[key] = listed
     mtp = mtp_draft_archs(tree.root)
     if mtp is not None:
         archs["mtp_draft"], arch_where["mtp_draft"] = mtp
