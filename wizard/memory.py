@@ -196,6 +196,9 @@ class Accounting:
     nsa_scaled_cell: bool  # the token count uses the fp8 NSA layout (scales + bf16 rope)
     small_card_chunked: int  # default chunked prefill on 20-35 GiB cards
     small_card_graph_bs: tuple[int, int]  # default cuda_graph_max_bs there (tp<4, tp>=4)
+    # the older heuristic (0.5.1-0.5.2): reserve from a table of GPU-memory tiers (trait
+    # `fraction_tiers`), None where it is sized from the chunked prefill and graphs
+    fraction_tiers: dict[str, Any] | None = None
 
 
 def _release(version: str) -> Release:
@@ -218,7 +221,25 @@ def accounting(version: str) -> Accounting:
         nsa_scaled_cell=traits.nsa_scaled_cell,
         small_card_chunked=traits.chunked_prefill_24gb,
         small_card_graph_bs=(graph_bs[0], graph_bs[1]),
+        fraction_tiers=_release(version).traits.get("fraction_tiers"),
     )
+
+
+def _tiered_reserve_mib(tiers: dict[str, Any], total_mib: int, tp: int, pp: int,
+                        algorithm: str | None, attention_dp: bool) -> float:
+    """The older heuristic's reserve (trait `fraction_tiers`): the first tier whose bound is above
+    the card's memory gives `A + B x tp x pp` MiB, then the speculative and DP-attention terms."""
+    reserve = 0.0
+    for bound, base, per_gpu in tiers["tiers"]:
+        if bound is None or total_mib < bound:
+            reserve = base + per_gpu * tp * pp
+            break
+    if algorithm is not None:
+        standalone = tiers.get("spec_standalone_mib")
+        reserve += standalone if algorithm == "STANDALONE" and standalone else tiers["spec_mib"]
+    if attention_dp:
+        reserve += tiers["dp_attention_mib"]
+    return reserve
 
 
 @dataclass(frozen=True)
@@ -978,7 +999,17 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     policy = graph_policy(sglang_version)
     prefill_graph, prefill_graph_note = prefill_graph_state(inputs, policy, algo)
     assumptions.append(f"prefill (piecewise) CUDA graphs {prefill_graph_note}")
-    if mem_fraction is None:
+    if mem_fraction is None and acc.fraction_tiers:
+        fraction = round(
+            (total_mib - _tiered_reserve_mib(acc.fraction_tiers, total_mib, tp, pp, algo,
+                                             attention_dp)) / total_mib, 3)
+        fraction = _vlm_adjust(fraction, target)
+        fraction_source: Literal["given", "sglang-heuristic"] = "sglang-heuristic"
+        assumptions.append(
+            f"--mem-fraction-static unset: SGLang {sglang_version}'s heuristic (GPU-memory tiers, "
+            f"{acc.fraction_tiers.get('site')}) gives {fraction:.3f}"
+        )
+    elif mem_fraction is None:
         base_reserve_mib = _sglang_base_reserve_mib(
             total_mib, chunked, graph_bs, tp, target, pp=pp, dp=dp if attention_dp else 1,
             policy=policy, prefill_graph=prefill_graph, mode=mode,
@@ -996,7 +1027,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         if not (policy.vlm_adjust_skips_decode and mode == "decode"):
             # "PD decode engines do not need this headroom" (the encoder runs on prefill).
             fraction = _vlm_adjust(fraction, target)
-        fraction_source: Literal["given", "sglang-heuristic"] = "sglang-heuristic"
+        fraction_source = "sglang-heuristic"
         assumptions.append(
             f"--mem-fraction-static unset: SGLang {sglang_version}'s heuristic gives {fraction:.3f}"
         )
@@ -1519,7 +1550,7 @@ def _sglang_base_reserve_mib(
         if graph_bs > 300:
             reserve += graph_bs * dp * 1.5
     after_floor = 0.0
-    if prefill_graph:
+    if prefill_graph and not (by_role and mode == "decode"):  # no prefill graph on a decode server
         mla = target.attention == "MLA" and bool(target.kv_lora_rank)
         if mla and policy.mla_reserve_mib:
             reserve += policy.mla_reserve_mib

@@ -1383,8 +1383,9 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
         off.append("pp")
     if "disabled_model" in off:
         # `is_piecewise_cuda_graph_disabled_model = (...) or is_deepseek_nsa(...)`: DSA models too
-        config = sglang / "configs" / "model_config.py"
-        text = config.read_text(encoding="utf-8", errors="replace") if config.is_file() else ""
+        config_path = sglang / "configs" / "model_config.py"
+        text = (config_path.read_text(encoding="utf-8", errors="replace")
+                if config_path.is_file() else "")
         if re.search(r"is_piecewise_cuda_graph_disabled_model\s*=\s*\([\s\S]{0,200}?"
                      r"\bor\s+is_deepseek_nsa\(", text):
             off.append("disabled_model_dsa")
@@ -1397,9 +1398,12 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
                     everything)
     out["prefill_graph_mla_reserve_mib"] = (1536 if mla else 0, "the MLA branch of the graph reserve")
     graph_fn = _function_source(files, "reserve_for_graph_mb")
+    # (0.5.15 has the per-role terms inline in `_handle_gpu_memory_settings`)
+    inline_roles = re.search(r'moe_a2a_backend == "deepep"\s*\)\s*:\s*reserved_mem \+= 2 \* 1024',
+                             everything)
     out["graph_reserve_by_role"] = (
-        _function_source(files, "reserve_for_deepep_a2a_mb") is not None,
-        "reserve_for_deepep_a2a_mb / reserve_for_graph_mb",
+        _function_source(files, "reserve_for_deepep_a2a_mb") is not None or bool(inline_roles),
+        "reserve_for_deepep_a2a_mb / reserve_for_graph_mb, or the same terms inline",
     )
     bcg = bool(graph_fn and re.search(r"BREAKABLE[\s\S]{0,200}deepep[\s\S]{0,300}1 \* 1024",
                                       graph_fn[0]))
@@ -1418,6 +1422,7 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
         r'is_vlm = \([^)]*disaggregation_mode != "decode"', everything)
     out["vlm_adjust_skips_decode"] = (bool(skips), "the condition before adjust_mem_fraction_for_vlm")
     out["prefill_graph_reserve"] = prefill_graph_reserve(root)
+    out["fraction_tiers"] = fraction_tiers(root)
     return out
 
 
@@ -1587,6 +1592,103 @@ def _max_tokens_rules(modules: dict[str, ast.Module]) -> dict[str, Any]:
                         caps.append("llama-2")
     out["caps"] = caps
     return out
+
+
+def _linear_in(expr: ast.expr, name: str) -> tuple[float, float] | None:
+    """(constant, slope) of an arithmetic expression over one variable `name` (numbers, + - * /,
+    parentheses), or None when it is anything else."""
+    allowed = (ast.Expression, ast.BinOp, ast.Constant, ast.Name, ast.Load, ast.Add, ast.Sub,
+               ast.Mult, ast.Div, ast.UnaryOp, ast.USub)
+    tree = ast.Expression(expr)
+    if not all(isinstance(n, allowed) for n in ast.walk(tree)) or any(
+            isinstance(n, ast.Name) and n.id != name for n in ast.walk(tree)):
+        return None
+    code = compile(tree, "<tier>", "eval")
+    at0 = float(eval(code, {"__builtins__": {}}, {name: 0}))
+    at1 = float(eval(code, {"__builtins__": {}}, {name: 1}))
+    return round(at0, 6), round(at1 - at0, 6)
+
+
+def fraction_tiers(root: Path) -> tuple[dict[str, Any], str]:
+    """The older mem-fraction heuristic (0.5.1-0.5.2): `reserved_mem` from a table of GPU-memory
+    tiers (`if gpu_mem < N * 1024: reserved_mem = (A + parallel_size / B) * 1024`), then a fixed
+    amount for speculative decoding (STANDALONE apart where the release has it) and for DP
+    attention. {} where the release sizes the reserve from the chunked prefill instead."""
+    path = root / "sglang" / "srt" / "server_args.py"
+    if not path.is_file():
+        return {}, "no server_args.py"
+    try:
+        module = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except SyntaxError:
+        return {}, "server_args.py does not parse"
+    for node in ast.walk(module):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        for index, stmt in enumerate(body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and stmt.targets[0].id == "parallel_size"):
+                continue
+            tiers: list[list[float | None]] = []
+            chain = body[index + 1] if index + 1 < len(body) else None
+            while isinstance(chain, ast.If):
+                test = chain.test
+                bound = (_linear_in(test.comparators[0], "_")
+                         if isinstance(test, ast.Compare) and len(test.comparators) == 1
+                         and isinstance(test.ops[0], ast.Lt) else None)
+                value = _reserved_value(chain.body)
+                if bound is None or value is None:
+                    return {}, f"an unread tier at server_args.py:{chain.lineno}"
+                tiers.append([bound[0], *value])
+                rest = chain.orelse
+                if len(rest) == 1 and isinstance(rest[0], ast.If):
+                    chain = rest[0]
+                    continue
+                value = _reserved_value(rest)
+                if value is None:
+                    return {}, f"an unread last tier at server_args.py:{chain.lineno}"
+                tiers.append([None, *value])
+                chain = None
+            if not tiers:
+                continue
+            out: dict[str, Any] = {"tiers": tiers, "spec_mib": 0, "spec_standalone_mib": None,
+                                   "dp_attention_mib": 0,
+                                   "site": f"sglang/srt/server_args.py:{stmt.lineno}"}
+            for later in body[index + 2:]:
+                if not isinstance(later, ast.If):
+                    continue
+                text = ast.unparse(later.test)
+                if "speculative_algorithm is not None" in text:
+                    inner = later.body[0] if len(later.body) == 1 else None
+                    if isinstance(inner, ast.If) and "STANDALONE" in ast.unparse(inner.test):
+                        out["spec_standalone_mib"] = _added(inner.body)
+                        out["spec_mib"] = _added(inner.orelse) or 0
+                    else:
+                        out["spec_mib"] = _added(later.body) or 0
+                elif text.endswith("enable_dp_attention"):
+                    out["dp_attention_mib"] = _added(later.body) or 0
+            return out, out["site"]
+    return {}, "no GPU-memory tier table (the reserve is sized from the chunked prefill)"
+
+
+def _reserved_value(body: list[ast.stmt]) -> tuple[float, float] | None:
+    """(MiB, MiB per GPU of tp x pp) of a tier's `reserved_mem = ...` assignment."""
+    for stmt in body:
+        if (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == "reserved_mem"):
+            return _linear_in(stmt.value, "parallel_size")
+    return None
+
+
+def _added(body: list[ast.stmt]) -> int | None:
+    """MiB of a `reserved_mem += N * 1024` in `body` (None when there is none)."""
+    for stmt in body:
+        if (isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name)
+                and stmt.target.id == "reserved_mem"):
+            value = _linear_in(stmt.value, "_")
+            return int(value[0]) if value is not None else None
+    return None
 
 
 def prefill_graph_reserve(root: Path) -> tuple[dict[str, Any], str]:

@@ -40,6 +40,7 @@ class Traits:
     extra_buffer_linear_backend: str | None
     fa3_fp8_e5m2_to_triton: bool
     fa4_page: dict[str, Any]
+    fraction_tiers: dict[str, Any | None]
     gpt_oss_attention_backends: list[str]
     gpt_oss_mxfp4_moe_runner: dict[str, str]
     graph_reserve_by_role: bool
