@@ -999,6 +999,19 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     policy = graph_policy(sglang_version)
     prefill_graph, prefill_graph_note = prefill_graph_state(inputs, policy, algo)
     assumptions.append(f"prefill (piecewise) CUDA graphs {prefill_graph_note}")
+    mla_target = target.attention == "MLA" and bool(target.kv_lora_rank)
+    if (mem_fraction is None and prefill_graph and not acc.fraction_tiers
+            and policy.reserve.site and not (mla_target and policy.mla_reserve_mib)
+            and not (policy.by_role and mode == "decode")):
+        term = prefill_graph_term_mib(
+            policy, chunked, target, graph_tokens_cap=inputs.max_total_tokens,
+            context_length=inputs.context_length,
+            typed_graph_tokens=inputs.prefill_graph_max_tokens,
+            typed_graph_sizes=inputs.prefill_graph_sizes)
+        where = "after" if policy.reserve.after_floor else "before"
+        assumptions.append(
+            f"the heuristic reserves {term:,.0f} MiB for them ({policy.reserve.site}, {where} "
+            "the 10 GiB floor)")
     if mem_fraction is None and acc.fraction_tiers:
         fraction = round(
             (total_mib - _tiered_reserve_mib(acc.fraction_tiers, total_mib, tp, pp, algo,
@@ -1510,6 +1523,26 @@ def _default_cuda_graph_max_bs(total_mib: int, tp: int, acc: Accounting) -> int:
     return 512
 
 
+def prefill_graph_term_mib(
+    policy: GraphPolicy, chunked: int, target: ModelFacts, *,
+    graph_tokens_cap: int | None = None, context_length: int | None = None,
+    typed_graph_tokens: int | None = None, typed_graph_sizes: int | None = None,
+) -> float:
+    """The release's own prefill-graph term of the heuristic (trait `prefill_graph_reserve`): its
+    max tokens default (the chunked prefill, a fixed 4096, 2048 for MLA) and caps
+    (--max-total-tokens, --context-length), then `// N` or `len(capture sizes) * N`. A typed max
+    tokens replaces the default and its caps (SGLang computes them only when the flag is None);
+    typed capture sizes are counted as they are."""
+    rule = policy.reserve
+    mla = target.attention == "MLA" and bool(target.kv_lora_rank)
+    tokens = typed_graph_tokens or rule.max_graph_tokens(
+        chunked, mla=mla, max_total_tokens=graph_tokens_cap, context_length=context_length,
+        model_path=target.source)
+    if typed_graph_sizes and rule.form == "sizes_times":
+        return float(typed_graph_sizes * rule.factor)
+    return float(rule.term_mib(tokens))
+
+
 def _sglang_base_reserve_mib(
     total_mib: int,
     chunked: int,
@@ -1555,19 +1588,11 @@ def _sglang_base_reserve_mib(
         if mla and policy.mla_reserve_mib:
             reserve += policy.mla_reserve_mib
         else:
-            # The release's own term (trait `prefill_graph_reserve`): its max tokens default
-            # (the chunked prefill, a fixed 4096, 2048 for MLA) and caps (--max-total-tokens,
-            # --context-length), then `// N` or `len(capture sizes) * N`, before or after the
-            # floor. A typed max tokens replaces the default and its caps (SGLang computes them
-            # only when the flag is None); typed capture sizes are counted as they are.
-            rule = policy.reserve
-            tokens = typed_graph_tokens or rule.max_graph_tokens(
-                chunked, mla=mla, max_total_tokens=graph_tokens_cap,
-                context_length=context_length, model_path=target.source)
-            term = rule.term_mib(tokens)
-            if typed_graph_sizes and rule.form == "sizes_times":
-                term = typed_graph_sizes * rule.factor
-            if rule.after_floor:
+            term = prefill_graph_term_mib(
+                policy, chunked, target, graph_tokens_cap=graph_tokens_cap,
+                context_length=context_length, typed_graph_tokens=typed_graph_tokens,
+                typed_graph_sizes=typed_graph_sizes)
+            if policy.reserve.after_floor:
                 after_floor += term
             else:
                 reserve += term

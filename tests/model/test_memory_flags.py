@@ -461,3 +461,15 @@ def test_typed_max_tokens_on_the_release_that_divides_it(tmp_path: Path) -> None
     # 4,096 // 4 = 1,024 MiB by default, 16,384 // 4 = 4,096 MiB typed.
     assert typed.mem_fraction_static == pytest.approx(
         default.mem_fraction_static - 3072 / H100.memory_mib, abs=0.0011)
+
+
+@pytest.mark.parametrize("version", ["0.5.6", "0.5.11", "0.5.23"])
+def test_the_prefill_graph_term_names_its_source_line(tmp_path: Path, version: str) -> None:
+    """The plan says how much the heuristic reserves for prefill graphs and where the release
+    does it (the site read from the wheel into the release data)."""
+    llama = _facts(fam.llama31_8b, tmp_path)
+    plan = plan_memory(MemoryInputs(llama, H100, 1, 1, sglang_version=version,
+                                    enable_piecewise_cuda_graph=True))
+    site = load_release(version).traits["prefill_graph_reserve"]["site"]
+    said = [a for a in plan.assumptions if a.startswith("the heuristic reserves")]
+    assert len(said) == 1 and f"({site}, " in said[0]
