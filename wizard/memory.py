@@ -701,6 +701,7 @@ class _Weights:
     source: Literal["index", "estimate"]
     dense_mlp: float = 0.0  # dense MLP layers of an MoE model: split by --moe-dense-tp-size
     routed_unquantized: float = 0.0  # routed experts stored unquantized (part of layers_sharded)
+    routed_experts: float = 0.0  # all routed experts (part of layers_sharded)
 
     def layers_per_gpu(
         self,
@@ -825,6 +826,12 @@ class MemoryInputs:
     # and its caps in the mem-fraction heuristic.
     prefill_graph_max_tokens: int | None = None
     prefill_graph_sizes: int | None = None  # how many capture sizes were typed
+    # --offload-group-size N / --offload-num-in-group / --offload-prefetch-step / --offload-mode
+    # (OffloaderV2: the experts of the last num_in_group layers of every group live on the host)
+    offload_group_size: int = 0
+    offload_num_in_group: int = 1
+    offload_prefetch_step: int = 1
+    offload_mode: str = "cpu"
     deepep_dispatch_tokens: int | None = None  # SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK set
     ep_num_redundant_experts: int = 0  # --ep-num-redundant-experts (more experts to dispatch to)
 
@@ -863,6 +870,42 @@ FIX_INPUTS = {
     "gpu.count": "gpus",
     "model.quantization": "quantization",
 }
+
+
+def _group_offload_gib(
+    inputs: MemoryInputs, weights: _Weights, tp: int, stage_layers: int, v1_gib: float
+) -> tuple[float, str] | None:
+    """GiB per GPU that `--offload-group-size` (SGLang's OffloaderV2, `utils/offloader.py`) keeps
+    in host memory, with what the plan says of it; None when it does not apply.
+
+    Of every `group_size` decoder layers of the stage (`module_index % group_size >=
+    group_size - num_in_group`) the routed experts' weights move to the host; `prefetch_step`
+    layers' copies are on the GPU at a time (the first are loaded by `post_init`, before "Load
+    weight end"). Only models that build their layers with `offloader_kwargs` (release data
+    `archs.offloader_v2`) can; `--cpu-offload-gb` takes precedence."""
+    group, target = inputs.offload_group_size, inputs.target
+    if group <= 0 or v1_gib > 0 or target.moe is None:
+        return None
+    if target.architecture not in _release(inputs.sglang_version).arch_set("offloader_v2"):
+        return 0.0, (
+            f"--offload-group-size {group}: {target.architecture} does not pass SGLang "
+            f"{inputs.sglang_version}'s offloader hooks (offloader_kwargs), so nothing is "
+            "offloaded (SGLang's OffloaderV2 expects them)")
+    mode = (inputs.offload_mode or "cpu").lower()
+    if mode not in ("cpu", "shm_cpu"):
+        return 0.0, f"--offload-mode {mode}: not planned (the weights are counted on the GPU)"
+    moe_layers = max(target.moe.moe_layers, 1)
+    first_moe = target.num_layers - target.moe.moe_layers  # the dense layers come first
+    per_layer = weights.routed_experts / tp / moe_layers / GIB
+    picked = [i for i in range(stage_layers)
+              if i % group >= group - max(inputs.offload_num_in_group, 0) and i >= first_moe]
+    resident = min(max(inputs.offload_prefetch_step, 0), len(picked))
+    moved = (len(picked) - resident) * per_layer
+    return moved, (
+        f"--offload-group-size {group} (num-in-group {inputs.offload_num_in_group}, prefetch "
+        f"{inputs.offload_prefetch_step}, {mode}): the routed experts of {len(picked)} MoE layers "
+        f"per GPU live in host memory, {resident} of them copied back at a time: "
+        f"{moved:.1f} GiB off the GPU (OffloaderV2, utils/offloader.py)")
 
 
 def _deepep_gib(inputs: MemoryInputs, assumptions: list[str]) -> float:
@@ -1087,6 +1130,12 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"--cpu-offload-gb {inputs.cpu_offload_gb:g}: {offload_gib:.1f} GiB of decoder-layer "
             "weights per GPU live in host memory (copied in for every forward pass)"
         )
+
+    group_offload = _group_offload_gib(inputs, weights, tp, stage_layers, offload_gib)
+    if group_offload is not None:
+        weights_gib -= group_offload[0]
+        offload_gib += group_offload[0]
+        assumptions.append(group_offload[1])
 
     # --- draft / MTP ---------------------------------------------------------------------------
     draft_gib = 0.0
@@ -1687,15 +1736,18 @@ def _weights(
         duplicated = linear(kv, f"{layer}.self_attn.k_proj") * (1 - facts.num_kv_heads / tp)
     dense = 0.0
     routed_unquantized = 0.0
+    routed = 0.0
     if facts.moe is not None:
         dense = linear(parts.dense_mlp, "model.layers.0.mlp.down_proj") * scale
         experts = f"{layer}.mlp.experts.3.down_proj"
+        routed = linear(parts.routed_experts, experts) * scale
         if not (online_fp8 or quantization is not None
                 or (facts.quant is not None and facts.quant.quantizes(experts))):
             routed_unquantized = linear(parts.routed_experts, experts) * scale
     return _Weights(
         dense_mlp=dense,
         routed_unquantized=routed_unquantized,
+        routed_experts=routed,
         layers_sharded=body - dense,
         attention=attention,
         layers_replicated=small + duplicated,

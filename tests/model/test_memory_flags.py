@@ -473,3 +473,55 @@ def test_the_prefill_graph_term_names_its_source_line(tmp_path: Path, version: s
     site = load_release(version).traits["prefill_graph_reserve"]["site"]
     said = [a for a in plan.assumptions if a.startswith("the heuristic reserves")]
     assert len(said) == 1 and f"({site}, " in said[0]
+
+
+# --- --offload-group-size (OffloaderV2) ----------------------------------------------------------
+
+
+def test_group_offload_moves_the_experts_of_the_picked_layers(tmp_path: Path) -> None:
+    """DeepSeek-V3 (61 layers, the first 3 dense) at tp 8, groups of 4 with the last 2 offloaded:
+    layers 2, 3, 6, 7, ... 58, 59 are picked (`i % 4 >= 2`), 29 of them MoE; one is copied back
+    at a time (prefetch 1), so 28 layers' routed experts leave the GPU."""
+    r1 = _facts(fam.deepseek_v3, tmp_path)
+    kw = dict(sglang_version="0.5.11", mem_fraction=0.85)
+    base = plan_memory(MemoryInputs(r1, lookup("H200"), 8, 8, **kw))
+    moved = plan_memory(MemoryInputs(r1, lookup("H200"), 8, 8, offload_group_size=4,
+                                     offload_num_in_group=2, **kw))
+    # 256 experts x 3 x 7168 x 2048 fp8 bytes per layer, split over 8 GPUs (scales aside).
+    per_layer = 256 * 3 * 7168 * 2048 / 8 / GIB
+    assert base.weights_gib - moved.weights_gib == pytest.approx(28 * per_layer, rel=0.03)
+    assert moved.cpu_offload_gib == pytest.approx(base.weights_gib - moved.weights_gib)
+    assert moved.kv_tokens > base.kv_tokens
+    said = next(a for a in moved.assumptions if a.startswith("--offload-group-size 4"))
+    assert "29 MoE layers" in said and "1 of them copied back" in said
+    # Two copied back at a time: one layer fewer leaves the GPU.
+    two = plan_memory(MemoryInputs(r1, lookup("H200"), 8, 8, offload_group_size=4,
+                                   offload_num_in_group=2, offload_prefetch_step=2, **kw))
+    assert two.weights_gib - moved.weights_gib == pytest.approx(per_layer, rel=0.03)
+
+
+def test_group_offload_needs_the_models_offloader_hooks(tmp_path: Path) -> None:
+    """Only models built with `offloader_kwargs` (release data `archs.offloader_v2`, DeepSeek's
+    family) can; for others the plan moves nothing and says why."""
+    assert "DeepseekV3ForCausalLM" in load_release("0.5.11").arch_set("offloader_v2")
+    kimi = _facts(fam.kimi_k25_int4, tmp_path)
+    assert kimi.architecture not in load_release("0.5.11").arch_set("offloader_v2")
+    base = plan_memory(MemoryInputs(kimi, lookup("H200"), 8, 8, sglang_version="0.5.11"))
+    tried = plan_memory(MemoryInputs(kimi, lookup("H200"), 8, 8, sglang_version="0.5.11",
+                                     offload_group_size=4))
+    assert tried.weights_gib == base.weights_gib
+    assert any("does not pass SGLang 0.5.11's offloader hooks" in a for a in tried.assumptions)
+
+
+def test_group_offload_from_a_launch_command(tmp_path: Path, capsys) -> None:
+    import json
+
+    from wizard.cli import main
+
+    family = fam.deepseek_v3()
+    model = str(family.write(tmp_path / family.name))
+    main(["check", "--gpu", "H200", "--gpus", "8", "--sglang-version", "0.5.11", "--json", "--",
+          "--model-path", model, "--tp", "8", "--offload-group-size", "4",
+          "--offload-num-in-group", "2"])
+    plan = json.loads(capsys.readouterr().out)["memory_plan"]
+    assert plan["cpu_offload_gib"] == pytest.approx(28 * 256 * 3 * 7168 * 2048 / 8 / GIB, rel=0.03)

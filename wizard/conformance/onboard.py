@@ -2014,6 +2014,21 @@ def prefill_graph_disabled_archs(
     return None
 
 
+def offloader_v2_archs(root: Path) -> tuple[list[str], str] | None:
+    """The architectures whose model builds its layers with `offloader_kwargs` (the submodule and
+    parameter names `--offload-group-size`'s OffloaderV2 moves); other models do not pass them,
+    and OffloaderV2's `wrap_modules` needs them. None where no model file passes them."""
+    folder = root / "sglang" / "srt" / "models"
+    if not folder.is_dir():
+        return None
+    names: set[str] = set()
+    for path in sorted(folder.glob("*.py")):
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        if re.search(r"\boffloader_kwargs\s*=", text):
+            names |= _entry_classes(text)
+    return (sorted(names), "EntryClass of models/*.py passing offloader_kwargs") if names else None
+
+
 def mtp_draft_archs(root: Path) -> tuple[list[str], str] | None:
     """The target architectures the draft worker loads with an MTP / NextN class: every
     `if is_draft_model and ...architectures[0] == / in ...` of `configs/model_config.py`
@@ -2308,6 +2323,9 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
         listed = prefill_graph_disabled_archs(tree.root, list_name)
         if listed is not None:
             archs[key], arch_where[key] = listed
+    offload_v2 = offloader_v2_archs(tree.root)
+    if offload_v2 is not None:
+        archs["offloader_v2"], arch_where["offloader_v2"] = offload_v2
     mtp = mtp_draft_archs(tree.root)
     if mtp is not None:
         archs["mtp_draft"], arch_where["mtp_draft"] = mtp

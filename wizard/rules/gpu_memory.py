@@ -164,6 +164,10 @@ def _memory_flag_inputs(a: Args) -> dict[str, Any]:
         "enable_dp_lm_head": bool(a.get("enable_dp_lm_head")),
         "moe_dense_tp_size": a.get("moe_dense_tp_size"),
         "max_mamba_cache_size": a.get("max_mamba_cache_size"),
+        "offload_group_size": int(a.get("offload_group_size") or 0),
+        "offload_num_in_group": int(a.get("offload_num_in_group") or 1),
+        "offload_prefetch_step": int(a.get("offload_prefetch_step") or 1),
+        "offload_mode": str(a.get("offload_mode") or "cpu"),
     }
 
 
