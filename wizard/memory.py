@@ -832,6 +832,9 @@ class MemoryInputs:
     offload_num_in_group: int = 1
     offload_prefetch_step: int = 1
     offload_mode: str = "cpu"
+    # --kt-weight-path with --kt-num-gpu-experts N (KTransformers: experts N.. run on the CPU
+    # from their own weights; each MoE layer builds only N experts on the GPU)
+    kt_num_gpu_experts: int | None = None
     deepep_dispatch_tokens: int | None = None  # SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK set
     ep_num_redundant_experts: int = 0  # --ep-num-redundant-experts (more experts to dispatch to)
 
@@ -870,6 +873,24 @@ FIX_INPUTS = {
     "gpu.count": "gpus",
     "model.quantization": "quantization",
 }
+
+
+def _kt_cpu_experts_gib(
+    inputs: MemoryInputs, weights: _Weights, tp: int, stage_layers: int
+) -> tuple[float, str] | None:
+    """GiB per GPU of routed experts that run on the CPU under KTransformers (`--kt-weight-path`
+    with `--kt-num-gpu-experts N`: SGLang's `KTEPWrapperMethod.create_weights` builds experts
+    0..N-1 on the GPU, `layers/moe/kt_ep_wrapper.py`), with what the plan says; None when off."""
+    target, gpu_experts = inputs.target, inputs.kt_num_gpu_experts
+    if gpu_experts is None or target.moe is None or target.moe.experts <= 0:
+        return None
+    kept = min(max(gpu_experts, 0), target.moe.experts)
+    share = stage_layers / max(target.num_layers, 1)
+    moved = weights.routed_experts / tp * (1 - kept / target.moe.experts) * share / GIB
+    return moved, (
+        f"--kt-num-gpu-experts {gpu_experts}: {kept} of the {target.moe.experts} routed experts "
+        f"of each MoE layer on the GPU, the rest on the CPU from --kt-weight-path: {moved:.1f} "
+        "GiB off each GPU (KTEPWrapperMethod, layers/moe/kt_ep_wrapper.py)")
 
 
 def _group_offload_gib(
@@ -1131,6 +1152,11 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             "weights per GPU live in host memory (copied in for every forward pass)"
         )
 
+    kt = _kt_cpu_experts_gib(inputs, weights, tp, stage_layers)
+    if kt is not None:
+        weights_gib -= kt[0]
+        offload_gib += kt[0]
+        assumptions.append(kt[1])
     group_offload = _group_offload_gib(inputs, weights, tp, stage_layers, offload_gib)
     if group_offload is not None:
         weights_gib -= group_offload[0]

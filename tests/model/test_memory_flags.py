@@ -525,3 +525,27 @@ def test_group_offload_from_a_launch_command(tmp_path: Path, capsys) -> None:
           "--offload-num-in-group", "2"])
     plan = json.loads(capsys.readouterr().out)["memory_plan"]
     assert plan["cpu_offload_gib"] == pytest.approx(28 * 256 * 3 * 7168 * 2048 / 8 / GIB, rel=0.03)
+
+
+def test_kt_keeps_only_the_gpu_experts(tmp_path: Path, capsys) -> None:
+    """KTransformers (`--kt-weight-path` + `--kt-num-gpu-experts 32`): each MoE layer builds 32
+    of DeepSeek-V3's 256 routed experts on the GPU; 7/8 of the experts' bytes leave it."""
+    import json
+
+    from wizard.cli import main
+
+    family = fam.deepseek_v3()
+    model = str(family.write(tmp_path / family.name))
+
+    def plan(*flags: str) -> dict:
+        main(["check", "--gpu", "H200", "--gpus", "8", "--sglang-version", "0.5.11", "--json",
+              "--", "--model-path", model, "--tp", "8", *flags])
+        return json.loads(capsys.readouterr().out)["memory_plan"]
+
+    base = plan()
+    kt = plan("--kt-weight-path", str(tmp_path), "--kt-num-gpu-experts", "32", "--kt-cpuinfer",
+              "32")
+    experts = 58 * 256 * 3 * 7168 * 2048 / 8 / GIB  # 58 MoE layers, fp8, split over 8 GPUs
+    assert base["weights_gib"] - kt["weights_gib"] == pytest.approx(experts * 7 / 8, rel=0.03)
+    # Without --kt-weight-path the expert count alone changes nothing (SGLang builds no KT).
+    assert plan("--kt-num-gpu-experts", "32")["weights_gib"] == base["weights_gib"]

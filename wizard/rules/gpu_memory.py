@@ -168,6 +168,7 @@ def _memory_flag_inputs(a: Args) -> dict[str, Any]:
         "offload_num_in_group": int(a.get("offload_num_in_group") or 1),
         "offload_prefetch_step": int(a.get("offload_prefetch_step") or 1),
         "offload_mode": str(a.get("offload_mode") or "cpu"),
+        "kt_num_gpu_experts": (a.get("kt_num_gpu_experts") if a.get("kt_weight_path") else None),
     }
 
 
