@@ -118,6 +118,7 @@ DEEPEP_COMBINE_CONFIG = {
 
 
 def _align(value: int, to: int) -> int:
+    """`value` rounded up to a multiple of `to` (DeepEP's `align_up`)."""
     return -(-value // to) * to
 
 

@@ -140,7 +140,8 @@ def _env_int(ctx: Ctx, name: str) -> int | None:
 
 def _memory_flag_inputs(a: Args) -> dict[str, Any]:
     """The plan inputs of the flags that move memory beyond the core layout: PD role, prefill
-    CUDA graphs, MoE all-to-all, hierarchical cache, DP LM head, dense TP, Mamba slots."""
+    CUDA graphs, MoE all-to-all (DeepEP), hierarchical cache, DP LM head, dense TP, Mamba slots,
+    expert offload (OffloaderV2 groups, KTransformers)."""
     backend = str(a.get("cuda_graph_backend_prefill") or "").lower()
     prefill_graph: bool | None = None
     if a.get("disable_piecewise_cuda_graph") or a.get("disable_prefill_cuda_graph") or (
