@@ -31,6 +31,13 @@ CASES: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
     ("h100-max-total-3000", "H100", 1, ("--max-total-tokens", "3000")),
     ("h100-context-1024", "H100", 1, ("--context-length", "1024")),
     ("h100-tp2", "H100", 2, ("--tp-size", "2")),
+    # the GPU-memory tiers of the chunked prefill / graph batch defaults (and 0.5.1-0.5.2's reserve)
+    ("rtx4090", "RTX 4090", 1, ()),
+    ("rtx4090-tp4", "RTX 4090", 4, ("--tp-size", "4")),
+    ("a100-40gb", "A100-40GB", 1, ()),
+    ("l40s-tp4", "L40S", 4, ("--tp-size", "4")),
+    ("h20", "H20", 1, ()),
+    ("h200-tp8", "H200", 8, ("--tp-size", "8")),
     # The graph's max tokens / capture sizes typed, in the release's spelling ({max} / {sizes}:
     # --piecewise-cuda-graph-max-tokens / -tokens, later --cuda-graph-max-bs-prefill / -bs-prefill).
     ("h100-typed-max-16384", "H100", 1, ("{max}", "16384")),
