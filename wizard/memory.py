@@ -322,6 +322,7 @@ class GraphPolicy:
     vlm_adjust_skips_decode: bool = False
     off_on_hip: bool = False  # ROCm turns the default prefill graph off (`is_hip()` in the list)
     reserve: PrefillGraphReserve = _DEFAULT_GRAPH_RESERVE  # trait `prefill_graph_reserve`
+    prefill_server_no_graphs: bool = False  # a PD prefill server has disable_cuda_graph set
 
 
 #: Releases whose data predates the traits are read as the default release (`_handle_piecewise_cuda_graph`).
@@ -356,6 +357,7 @@ def graph_policy(version: str) -> GraphPolicy:
             traits.vlm_adjust_skips_decode,
             traits.prefill_graph_off_on_hip,
             PrefillGraphReserve.from_trait(traits.prefill_graph_reserve),
+            bool(release.traits.get("prefill_server_disables_graphs")),
         )
     _POLICIES[version] = policy
     return policy
@@ -469,6 +471,8 @@ def prefill_graph_state(
         return False, f"opt-in in SGLang {name} (--enable-piecewise-cuda-graph)"
     if inputs.prefill_graph:
         return True, "forced by its flag"
+    if policy.prefill_server_no_graphs and inputs.disaggregation_mode == "prefill":
+        return False, f"off on a PD prefill server (SGLang {name} sets disable_cuda_graph)"
     if policy.off_on_hip and getattr(inputs.gpu, "is_hip", False):
         return False, f"off on ROCm in SGLang {name}"
     target = inputs.target
@@ -1334,7 +1338,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         f"positions x 4 B = {req_to_token_gib:.2f} GiB outside the static pool"
     )
     activation_gib = _activation_gib(target, chunked, tp, attn_tp)
-    graph_gib = 0.0 if disable_cuda_graph else (
+    no_graphs = disable_cuda_graph or (policy.prefill_server_no_graphs and mode == "prefill")
+    graph_gib = 0.0 if no_graphs else (
         graph_bs * 2 / 1024 * (2 if algo in DRAFT_ALGORITHMS else 1)
     )
     outside_draft = 0.0 if acc.draft_in_static_pool else draft_gib

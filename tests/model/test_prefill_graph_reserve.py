@@ -186,12 +186,7 @@ def llama(folders: dict[str, Path]) -> Any:
 
 
 #: Recorded launches the plan does not reproduce yet, with why (xfailed; drop one when fixed).
-KNOWN_MISSES = {
-    "0.5.15-h100-pd-prefill": (
-        "0.5.15's PD hook sets disable_cuda_graph on a prefill server before its inline reserve "
-        "reads the prefill backend (no graph term: 0.841); 0.5.16+ count the term (0.836), as the "
-        "plan does for every release with per-role terms"),
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(("version", "row"), _ALL, ids=[row["id"] for _v, row in _ALL])

@@ -1394,6 +1394,13 @@ def graph_memory_traits(root: Path) -> dict[str, tuple[Any, str]]:
         off.append("disaggregation_decode")
         where += f" + {roles[1]}"
     out["prefill_graph_off_when"] = (off, where)
+    # A PD prefill server runs without CUDA graphs where the PD handling sets
+    # `disable_cuda_graph = True` in its prefill branch (until `_apply_cuda_graph_disaggregation_roles`).
+    prefill_off = re.search(
+        r'disaggregation_mode == "prefill":(?:(?!\n    (?:el)?if |\n    def |\ndef )[\s\S])'
+        r'{0,600}?disable_cuda_graph = True', everything)
+    out["prefill_server_disables_graphs"] = (
+        bool(prefill_off), "disable_cuda_graph = True in the prefill branch of the PD handling")
     mla = re.search(r"use_mla_backend\([^)]*\)[\s\S]{0,400}?reserved_mem \+= 1\.5 \* 1024",
                     everything)
     out["prefill_graph_mla_reserve_mib"] = (1536 if mla else 0, "the MLA branch of the graph reserve")

@@ -69,6 +69,7 @@ class Traits:
     prefill_graph_off_on_hip: bool
     prefill_graph_off_when: list[str]
     prefill_graph_reserve: dict[str, Any | None]
+    prefill_server_disables_graphs: bool
     quantization_compatible: dict[str, list[str]]
     quantization_methods: dict[str, list[str]]
     quantization_requantize: list[str]
