@@ -138,9 +138,9 @@ def make_case(
 
     hybrid = model in ("qwen3next", "qwen35", "qwen35moe")
     if rng.random() < (0.55 if hybrid else 0.06):
-        # the version's own spelling most of the time, the other version's sometimes
-        own = "--mamba-scheduler-strategy" if version == "0.5.11" else "--mamba-radix-cache-strategy"
-        other = "--mamba-radix-cache-strategy" if version == "0.5.11" else "--mamba-scheduler-strategy"
+        # the release's own spelling (its `strategy_field`) most of the time, the other sometimes
+        own = "--" + load_release(version).strategy_field.replace("_", "-")
+        other = next(f for f in _STRATEGY_FLAGS if f != own)
         flag = own if rng.random() < 0.85 else other
         argv += _spelling(flag, rng.choice(("auto", "no_buffer", "extra_buffer", "extra_buffer")),
                           rng)
@@ -194,6 +194,10 @@ def make_case(
         "model": model,
         "origin": f"grid:{algorithm or 'none'}/{model}/{pattern}",
     }
+
+
+#: The two spellings of the hybrid models' cache strategy (each release has one).
+_STRATEGY_FLAGS = ("--mamba-scheduler-strategy", "--mamba-radix-cache-strategy")
 
 
 def generate(
