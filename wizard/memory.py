@@ -222,7 +222,7 @@ def accounting(version: str) -> Accounting:
         nsa_scaled_cell=traits.nsa_scaled_cell,
         small_card_chunked=traits.chunked_prefill_24gb,
         small_card_graph_bs=(graph_bs[0], graph_bs[1]),
-        fraction_tiers=_release(version).traits.get("fraction_tiers"),
+        fraction_tiers=traits.fraction_tiers or None,
     )
 
 
@@ -357,7 +357,7 @@ def graph_policy(version: str) -> GraphPolicy:
             traits.vlm_adjust_skips_decode,
             traits.prefill_graph_off_on_hip,
             PrefillGraphReserve.from_trait(traits.prefill_graph_reserve),
-            bool(release.traits.get("prefill_server_disables_graphs")),
+            traits.prefill_server_disables_graphs,
         )
     _POLICIES[version] = policy
     return policy
@@ -1068,19 +1068,6 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     policy = graph_policy(sglang_version)
     prefill_graph, prefill_graph_note = prefill_graph_state(inputs, policy, algo)
     assumptions.append(f"prefill (piecewise) CUDA graphs {prefill_graph_note}")
-    mla_target = target.attention == "MLA" and bool(target.kv_lora_rank)
-    if (mem_fraction is None and prefill_graph and not acc.fraction_tiers
-            and policy.reserve.site and not (mla_target and policy.mla_reserve_mib)
-            and not (policy.by_role and mode == "decode")):
-        term = prefill_graph_term_mib(
-            policy, chunked, target, graph_tokens_cap=inputs.max_total_tokens,
-            context_length=inputs.context_length,
-            typed_graph_tokens=inputs.prefill_graph_max_tokens,
-            typed_graph_sizes=inputs.prefill_graph_sizes)
-        where = "after" if policy.reserve.after_floor else "before"
-        assumptions.append(
-            f"the heuristic reserves {term:,.0f} MiB for them ({policy.reserve.site}, {where} "
-            "the 10 GiB floor)")
     if mem_fraction is None and acc.fraction_tiers:
         fraction = round(
             (total_mib - _tiered_reserve_mib(acc.fraction_tiers, total_mib, tp, pp, algo,
@@ -1100,7 +1087,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             decode_graph=not disable_cuda_graph,
             graph_tokens_cap=inputs.max_total_tokens, context_length=inputs.context_length,
             typed_graph_tokens=inputs.prefill_graph_max_tokens,
-            typed_graph_sizes=inputs.prefill_graph_sizes,
+            typed_graph_sizes=inputs.prefill_graph_sizes, said=assumptions,
         )
         spec_reserve = 0
         if algo is not None and algo != "NGRAM" and acc.spec_reserve_mib:
@@ -1643,6 +1630,7 @@ def _sglang_base_reserve_mib(
     context_length: int | None = None,
     typed_graph_tokens: int | None = None,
     typed_graph_sizes: int | None = None,
+    said: list[str] | None = None,
 ) -> float:
     """SGLang's estimate of activations + CUDA graphs (MiB), before the speculative reserve
     (`_handle_gpu_memory_settings`; later `reserve_for_graph_mb` and
@@ -1650,7 +1638,8 @@ def _sglang_base_reserve_mib(
     attention. The prefill (piecewise) graph term counts only when `prefill_graph` is on
     (`prefill_graph_state`); releases with `policy.by_role` count graphs per PD role: a decode
     server sizes activations by its running requests x draft tokens and has no prefill graph, a
-    prefill server has no decode graph, and DeepEP adds 2 GiB where decode graphs run."""
+    prefill server has no decode graph, and DeepEP adds 2 GiB where decode graphs run. Where
+    the release's own prefill-graph term is counted, its size and source line go to `said`."""
     by_role = policy.by_role
     activation_tokens = max(chunked, 2048)
     if by_role and mode == "decode":
@@ -1677,6 +1666,10 @@ def _sglang_base_reserve_mib(
                 after_floor += term
             else:
                 reserve += term
+            if said is not None and policy.reserve.site:
+                where = "after" if policy.reserve.after_floor else "before"
+                said.append(f"the heuristic reserves {term:,.0f} MiB for them "
+                            f"({policy.reserve.site}, {where} the 10 GiB floor)")
         if policy.prefill_graph_default == "breakable" and moe_a2a_backend == "deepep":
             reserve += policy.breakable_deepep_mib
     if total_mib > 60 * 1024:

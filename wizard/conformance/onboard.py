@@ -1998,9 +1998,7 @@ PREFILL_GRAPH_ARCH_LISTS = {
 }
 
 
-def prefill_graph_disabled_archs(
-    root: Path, name: str = "piecewise_cuda_graph_disabled_model_archs"
-) -> tuple[list[str], str] | None:
+def model_config_arch_list(root: Path, name: str) -> tuple[list[str], str] | None:
     """The architectures on one of SGLang's prefill-graph model lists (`name`, a module-level
     list of `configs/model_config.py`), or None when the release has no such list."""
     path = root / "sglang" / "srt" / "configs" / "model_config.py"
@@ -2327,7 +2325,7 @@ def derive_release(version: str, root: Path, flags: dict[str, Any],
     if pp_all is not None:
         archs["pp_kv_all_layers"], arch_where["pp_kv_all_layers"] = pp_all
     for key, list_name in PREFILL_GRAPH_ARCH_LISTS.items():
-        listed = prefill_graph_disabled_archs(tree.root, list_name)
+        listed = model_config_arch_list(tree.root, list_name)
         if listed is not None:
             archs[key], arch_where[key] = listed
     offload_v2 = offloader_v2_archs(tree.root)
