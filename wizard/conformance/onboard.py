@@ -89,6 +89,7 @@ _SAME_IN_BOTH_ORDERS: dict[str, Any] = {
 # release whose source lacks the branch keeps these empty values (listed for review).
 _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "ngram_draft_tokens": None,
+    "spec_v2_overlap_algorithms": [],
     "quantization_methods": {},
     "quantization_rocm": [],
     "moe_runner_sm100": [],
@@ -614,6 +615,10 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the backends R-TOPK-PAGE's condition lets through")
     probed("spec_v2_topk_algorithms", _enclosing_algorithms(tree, sites.get("R-SPEC-V2-TOPK")),
            "the algorithm list of the if around R-SPEC-V2-TOPK's raise")
+    probed("spec_v2_overlap_algorithms",
+           _enclosing_algorithms(tree, sites.get("R-SPEC-V2-OVERLAP-ON")),
+           "the algorithms of the SGLANG_ENABLE_SPEC_V2 if that sets disable_overlap_schedule "
+           "= False over a typed --disable-overlap-schedule (R-SPEC-V2-OVERLAP-ON)")
     probed("quantization_compatible", _quantization_compatible(tree, sites.get("R-QUANT-MISMATCH")),
            "compatible_quantization_methods in R-QUANT-MISMATCH's function")
     probed("gpt_oss_mxfp4_moe_runner", _gpt_oss_mxfp4_runner(tree),
@@ -1144,7 +1149,8 @@ def _fa3_default_archs(site: Path) -> tuple[list[str], str] | None:
 
 
 def _enclosing_algorithms(tree: SourceTree, site: dict[str, Any] | None) -> list[str] | None:
-    """The `speculative_algorithm in [...]` list of the innermost `if` that holds a raise."""
+    """The `speculative_algorithm in [...]` list (or `== "..."` name) of the innermost `if` that
+    holds a located statement."""
     located = _site_module(tree, site)
     if located is None:
         return None
@@ -1155,14 +1161,19 @@ def _enclosing_algorithms(tree: SourceTree, site: dict[str, Any] | None) -> list
                 node.lineno <= line <= (node.end_lineno or node.lineno)):
             continue
         for compare in ast.walk(node.test):
-            if (isinstance(compare, ast.Compare) and isinstance(compare.left, ast.Attribute)
-                    and compare.left.attr == "speculative_algorithm"
-                    and isinstance(compare.ops[0], ast.In)
-                    and isinstance(compare.comparators[0], ast.List | ast.Tuple | ast.Set)):
-                names = [str(e.value) for e in compare.comparators[0].elts
-                         if isinstance(e, ast.Constant)]
-                if best is None or node.lineno > best[0]:
-                    best = (node.lineno, names)
+            if not (isinstance(compare, ast.Compare) and isinstance(compare.left, ast.Attribute)
+                    and compare.left.attr == "speculative_algorithm"):
+                continue
+            right = compare.comparators[0]
+            if isinstance(compare.ops[0], ast.In) and isinstance(right, ast.List | ast.Tuple
+                                                                   | ast.Set):
+                names = [str(e.value) for e in right.elts if isinstance(e, ast.Constant)]
+            elif isinstance(compare.ops[0], ast.Eq) and isinstance(right, ast.Constant):
+                names = [str(right.value)]  # 0.5.4.post1-0.5.6: `== "EAGLE"`
+            else:
+                continue
+            if best is None or node.lineno > best[0]:
+                best = (node.lineno, names)
     return best[1] if best is not None else None
 
 

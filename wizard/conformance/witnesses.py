@@ -258,6 +258,9 @@ WITNESSES: tuple[Witness, ...] = (
       {"--speculative-algorithm": "NGRAM"}, effect={"speculative_algorithm": "EAGLE"}),
     W("R-MAXREQ-48", f"{EAGLE} {CHAIN}", {"--max-running-requests": "64"},
       effect={"max_running_requests": 48}),
+    W("R-SPEC-V2-OVERLAP-ON", f"{EAGLE} {CHAIN} --disable-overlap-schedule {{beta_spec}}",
+      {"@env": {SPEC_V2: "0"}, "{beta_spec}": None}, env={SPEC_V2: "1"},
+      effect={"disable_overlap_schedule": False}),
     W("R-SPEC-V1-SELECT", f"{EAGLE} {TREE}", {"--speculative-eagle-topk": "1"},
       effect={"disable_overlap_schedule": True}),
     W("R-MIXED-CHUNK", f"{STANDALONE} {CHAIN} --enable-mixed-chunk",
@@ -287,7 +290,10 @@ WITNESSES: tuple[Witness, ...] = (
       "--speculative-num-draft-tokens 6", {"--speculative-eagle-topk": "1"},
       effect={"speculative_adaptive": False}),
     # ---- runtime traps: SGLang's argument code accepts both cases
-    W("R-V2-BEFORE-AUTO", EAGLE, {"--disable-overlap-schedule": True}, env={SPEC_V2: "1"},
+    # near: spec v1 asked for both ways (0.5.4.post1-0.5.10 turn a typed
+    # --disable-overlap-schedule back off while the variable is on: R-SPEC-V2-OVERLAP-ON)
+    W("R-V2-BEFORE-AUTO", EAGLE, {"--disable-overlap-schedule": True, "@env": {SPEC_V2: "0"}},
+      env={SPEC_V2: "1"},
       trait="spec_v1_fallback_for_trees"),
     W("R-MAMBA-TRACK-INTERVAL-FINAL", f"{NEXT} --speculative-algorithm NEXTN "
       "--mamba-scheduler-strategy extra_buffer --mamba-track-interval 2",
@@ -448,7 +454,17 @@ def _fill(text: str, models: Mapping[str, Path], version: str) -> str:
     paths = {k: str(v) for k, v in models.items()}
     if "{hybrid}" in text:
         paths["hybrid"] = paths[hybrid_kind(load_release(version))]
-    return text.format(V=version, **paths)
+    # `{beta_spec}`: the flag that selects spec v2 where a flag does (0.5.3.post2-0.5.4), else
+    # nothing (the token is dropped; the variable selects it)
+    beta = "--enable-beta-spec" if (
+        "{beta_spec}" in text and load_release(version).traits.get("spec_v2_switch") == "flag"
+    ) else ""
+    return text.format(V=version, beta_spec=beta, **paths)
+
+
+def _filled(argv: list[str], models: Mapping[str, Path], version: str) -> list[str]:
+    """`argv` with its placeholders filled; a placeholder that stands for nothing is dropped."""
+    return [t for t in (_fill(t, models, version) for t in argv) if t]
 
 
 def witness_cases(witness: Witness, version: str,
@@ -461,11 +477,11 @@ def witness_cases(witness: Witness, version: str,
         "id": f"{version}-{witness.rule}-fires", "rule": witness.rule, "side": "fires",
         "sglang_version": _fill(witness.version or version, models, version),
         "gpu": witness.gpu, "gpus": witness.gpus, "env": dict(witness.env),
-        "argv": [_fill(t, models, version) for t in respell(argv, release)],
+        "argv": _filled(respell(argv, release), models, version),
     }
     near = {
         **fires, "id": f"{version}-{witness.rule}-near", "side": "near",
-        "argv": [_fill(t, models, version) for t in respell(_edited(argv, witness.near), release)],
+        "argv": _filled(respell(_edited(argv, witness.near), release), models, version),
     }
     for key in ("gpu", "gpus", "env"):
         if f"@{key}" in witness.near:

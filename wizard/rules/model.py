@@ -129,6 +129,8 @@ def raises(stage: Stage, exception: str) -> Raises:
 
 
 SILENT = Raises("resolve")  # a silent rewrite or log line during resolution
+# a silent rewrite at a located statement: the rule holds only in releases that have it
+SILENT_LOCATED = Raises("resolve", located=True)
 RUNTIME = Raises("runtime")  # a trap SGLang's argument code does not check (fails after start)
 WIZARD = Raises("wizard")  # the wizard's own context (assumptions, environment)
 ALGORITHM_CHECK = Raises("resolve", "ValueError", located=False, argparse_with_choices=True)

@@ -601,6 +601,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("DFLASH defaults", _dflash_defaults),
     c.STANDALONE_DPATTN,
     c.MAXREQ_48,
+    c.SPEC_V2_OVERLAP_ON,
     c.SPEC_V2_TOPK,
     c.SPEC_V1_SELECT,
     c.MIXED_CHUNK_OFF,

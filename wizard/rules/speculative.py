@@ -13,6 +13,7 @@ from wizard.rules.model import (
     ALGORITHM_CHECK,
     RUNTIME,
     SILENT,
+    SILENT_LOCATED,
     WIZARD,
     Args,
     Ctx,
@@ -249,6 +250,56 @@ SPEC_V2_TOPK = Rule(
                                      "speculative.num_draft_tokens": None}),
         Fix("Turn spec v2 off (SGLANG_ENABLE_SPEC_V2=0)", {}, {"SGLANG_ENABLE_SPEC_V2": "0"}),
     ],
+)
+
+
+def _spec_v2_switch_name(ctx: Ctx) -> str:
+    """What selects spec v2 in this release: the --enable-beta-spec flag or the variable."""
+    if ctx.release.traits.get("spec_v2_switch") == "flag":
+        return "--enable-beta-spec"
+    return "SGLANG_ENABLE_SPEC_V2"
+
+
+def _spec_v2_selected(ctx: Ctx, a: Args) -> bool:
+    """Spec v2 is asked for: --enable-beta-spec where that flag selects it, else the variable."""
+    if ctx.release.traits.get("spec_v2_switch") == "flag":
+        return bool(a.get("enable_beta_spec"))
+    return _spec_v2_env(ctx)
+
+
+def _overlap_on_fixes(ctx: Ctx, a: Args) -> list[Fix]:
+    # where --enable-beta-spec selects spec v2, dropping it from the extra args is `drops`
+    keep_off = ([Fix("Unset SGLANG_ENABLE_SPEC_V2 (spec v1, overlap scheduler off)", {},
+                     {"SGLANG_ENABLE_SPEC_V2": None})]
+                if ctx.release.traits.get("spec_v2_switch") != "flag" else [])
+    return [*keep_off, Fix("Drop --disable-overlap-schedule (spec v2 runs overlapped)",
+                           {"scheduling.disable_overlap_schedule": False})]
+
+
+SPEC_V2_OVERLAP_ON = Rule(
+    id="R-SPEC-V2-OVERLAP-ON",
+    title="Overlap scheduler switched back on (spec v2)",
+    severity="adjusted",
+    why=(
+        "Where the release holds this branch, asking for the overlapped speculative worker "
+        "(SGLANG_ENABLE_SPEC_V2, or --enable-beta-spec where that flag selects it) sets "
+        "disable_overlap_schedule = False for these algorithms whatever you typed: "
+        "--disable-overlap-schedule has no effect then."
+    ),
+    sglang=SILENT_LOCATED,
+    fields=("scheduling.disable_overlap_schedule",),
+    when=lambda ctx, a: (
+        algo(a) in ctx.release.trait("spec_v2_overlap_algorithms")
+        and _spec_v2_selected(ctx, a)
+        and bool(a.get("disable_overlap_schedule"))
+    ),
+    message=lambda ctx, a: (
+        f"disable_overlap_schedule True -> False: {_spec_v2_switch_name(ctx)} turns the overlap "
+        f"scheduler on for {algo(a)}."
+    ),
+    apply=lambda ctx, a: a.__setitem__("disable_overlap_schedule", False),
+    fixes=_overlap_on_fixes,
+    drops=("enable_beta_spec",),
 )
 
 

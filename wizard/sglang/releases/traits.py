@@ -84,6 +84,7 @@ class Traits:
     spec_moe_runner_default: str
     spec_reserve_mib: int
     spec_v1_fallback_for_trees: bool
+    spec_v2_overlap_algorithms: list[str]
     spec_v2_runs_trees: bool
     spec_v2_switch: str
     spec_v2_topk_algorithms: list[str]
