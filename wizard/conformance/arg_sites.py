@@ -1016,6 +1016,9 @@ class _Reader:
             marker = self.marker(name) if name.startswith("_") else None
             if marker is not None:  # `server_args._quantization_explicitly_unset`
                 return marker
+            bound = self.record_binding(node)
+            if bound is not None:  # `self.x_str, self.y_str = self.get_attention_backends()`
+                return self.expr(bound)
             raise Impure(f"{ast.unparse(node)} (not a flag)")
         written = self.walk.writes.get(name)
         if written is not None and written < self.seq:
@@ -1026,6 +1029,40 @@ class _Reader:
             self.resolved.add(name)  # resolved by the engine or replayed: read where it stands
         self.read.add(name)
         return ["flag", name]
+
+    def record_binding(self, node: ast.Attribute) -> ast.expr | None:
+        """The value of a record attribute that is not a flag, bound once in the reading
+        function by a top-level statement before the read (`self.prefill_attention_backend_str,
+        self.decode_attention_backend_str = self.get_attention_backends()`, 0.5.7-0.5.14's KV4
+        check): the call (`[i]` of it for a tuple target), read like a local; None for any
+        other."""
+        fn = self.fn
+        if fn is None or not isinstance(fn.node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return None
+
+        def names_it(target: ast.expr) -> bool:
+            return (isinstance(target, ast.Attribute) and target.attr == node.attr
+                    and isinstance(target.value, ast.Name) and target.value.id in RECEIVERS)
+
+        stores = [t for n in ast.walk(fn.node) if isinstance(n, ast.Assign | ast.AugAssign)
+                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                  for t in (t.elts if isinstance(t, ast.Tuple) else [t]) if names_it(t)]
+        if len(stores) != 1:
+            return None
+        for stmt in fn.node.body:
+            if stmt.lineno >= node.lineno:
+                break
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                continue
+            target = stmt.targets[0]
+            if names_it(target):
+                return stmt.value
+            if (isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Call)
+                    and any(names_it(e) for e in target.elts)):
+                index = next(i for i, e in enumerate(target.elts) if names_it(e))
+                return ast.copy_location(
+                    ast.Subscript(stmt.value, ast.Constant(index), ast.Load()), stmt.value)
+        return None
 
     def marker(self, name: str) -> list[Any] | None:
         """A private attribute of the record (not a flag) that the argument code sets in one
