@@ -345,3 +345,35 @@ def test_a_list_chosen_by_an_unread_test_holds_for_every_choice(
     else:
         triton += ["--attention-backend", "triton"]
     assert _first(version, gpu, gpus, triton) != ("R-ARG-SITE", f"AssertionError {where}")
+
+
+def test_the_capability_major_follows_the_gpu_kind() -> None:
+    """`torch.cuda.get_device_capability()[0] >= 10` (0.5.15 server_args.py:4704): the FlashInfer
+    linear-attention decode backend needs --mamba-ssm-dtype bfloat16 on SM100+ only: refused on
+    an RTX 5090 (12.0) and a B200 (10.0), accepted on an H100 (9.0) and with the dtype typed
+    (real 0.5.15, RTX 5090, seed 44401 case w00058)."""
+    argv = [*M, "--linear-attn-backend", "flashinfer"]
+    for gpu, refused in (("RTX 5090", True), ("B200", True), ("H100", False)):
+        first = first_sglang_error(check_argv(argv, sglang_version="0.5.15", gpu=gpu, gpus=1))
+        assert (first is not None and first.rule == GENERIC.id) == refused, gpu
+        if refused:
+            assert first is not None and first.sglang is not None
+            assert first.sglang.where == "sglang/srt/server_args.py:4704"
+            assert first.message == ("--linear-attn-decode-backend flashinfer on SM100+ requires "
+                                     "--mamba-ssm-dtype bfloat16, got None")
+    typed = check_argv([*argv, "--mamba-ssm-dtype", "bfloat16"], sglang_version="0.5.15",
+                       gpu="B200", gpus=1)
+    assert first_sglang_error(typed) is None
+
+
+@pytest.mark.parametrize(("version", "where"), [
+    ("0.5.7", "sglang/srt/server_args.py:1781"), ("0.5.14", "sglang/srt/server_args.py:4798")])
+def test_a_record_attribute_bound_in_the_function_is_read(public: dict[str, Path], version: str,
+                                                           where: str) -> None:
+    """0.5.7-0.5.14 `_handle_kv4_compatibility`: `self.prefill_attention_backend_str,
+    self.decode_attention_backend_str = self.get_attention_backends()`, then an FP4 KV cache
+    on an MHA model asserts the backend is one SGLang lists: the H100's default fa3 is not
+    (real 0.5.14, H100-NVL x8, seed 44201 case w00044); triton is."""
+    argv = ["--model-path", str(public["llama31_8b"]), "--kv-cache-dtype", "fp4_e2m1"]
+    assert _first(version, "H100", 1, argv) == ("R-ARG-SITE", f"AssertionError {where}")
+    assert _first(version, "H100", 1, [*argv, "--attention-backend", "triton"]) is None

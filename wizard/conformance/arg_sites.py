@@ -1515,6 +1515,11 @@ class _Reader:
                 func.attr if isinstance(func, ast.Attribute) else "")
             if name.lstrip("_") in PLATFORM_PROBES:  # is_hip(), _is_hip()
                 return ["platform", name.lstrip("_")]
+        if (isinstance(node, ast.Subscript) and _is_capability_call(node.value)
+                and isinstance(node.slice, ast.Constant) and node.slice.value == 0):
+            # `torch.cuda.get_device_capability()[0] >= 10`, `major, _ = torch.cuda.
+            # get_device_capability()`: the GPU's compute-capability major
+            return ["cc_major"]
         if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
                 and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int):
             # `_, width = derive_widths(...)` (bound as `derive_widths(...)[1]`): the item of
@@ -1837,6 +1842,14 @@ def _all_choices(walk: _Walk, conds: list[_Cond], archs: set[str], scopes: set[S
         finally:
             walk.forced.pop(choice.key, None)
         return ["and", *trees], read, resolved
+
+
+def _is_capability_call(node: ast.expr) -> bool:
+    """`torch.cuda.get_device_capability()` (no device argument: the current GPU)."""
+    return (isinstance(node, ast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get_device_capability"
+            and ast.unparse(node.func.value) in ("torch.cuda", "cuda"))
 
 
 def _logic(node: ast.BoolOp | ast.Compare, expr: Callable[[ast.expr], list[Any]]) -> list[Any]:

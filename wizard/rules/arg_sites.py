@@ -148,6 +148,15 @@ def _connector(path: Any) -> bool:
 
 
 _PLATFORMS: dict[str, frozenset[str]] = {}
+CC_MAJOR = "cc_major="  # the platform set's entry that carries the capability major
+
+
+def _cc_major(platforms: frozenset[str]) -> int:
+    """The compute-capability major a platform set carries (`platforms_for`)."""
+    for entry in platforms:
+        if entry.startswith(CC_MAJOR):
+            return int(entry[len(CC_MAJOR):])
+    raise TypeError("no GPU capability")  # (a condition reading it then does not hold)
 
 
 def platforms_of(ctx: Ctx) -> frozenset[str]:
@@ -175,6 +184,9 @@ def platforms_for(gpu: GpuKind) -> frozenset[str]:
         out |= {"is_sm100_supported", "is_sm100", "is_blackwell_supported"}
     if gpu.is_sm120:
         out |= {"is_sm120_supported", "is_sm120", "is_blackwell_supported"}
+    # `torch.cuda.get_device_capability()[0]` (`cc_major` nodes): ROCm's torch answers the gfx
+    # version there (9 for gfx942 / gfx950), which the catalog holds as the capability
+    out.add(f"{CC_MAJOR}{gpu.compute_capability[0]}")
     _PLATFORMS[gpu.name] = frozenset(out)
     return _PLATFORMS[gpu.name]
 
@@ -225,6 +237,8 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
         return f"{_source(tree[2], keys, slots, read)}.{tree[1]}()"
     if kind == "platform" and tree[1] in PLATFORM_PROBES:
         return f"({tree[1]!r} in _P)"
+    if kind == "cc_major":  # `torch.cuda.get_device_capability()[0]`
+        return "_cc_major(_P)"
     if kind == "model" and isinstance(tree[1], str) and model_fact_known(tree[1]):
         return f"_M[{tree[1]!r}]"  # no facts (None) or no such fact: TypeError / KeyError
     if kind == "len":
@@ -266,7 +280,7 @@ def _cost(tree: Any) -> int:
         return 0
     if tree[0] in ("str", "len", "connector", "set", "env", "any", "all", "conv"):
         return 2
-    if tree[0] in ("platform", "model", "if", "index", "envset"):
+    if tree[0] in ("platform", "model", "if", "index", "envset", "cc_major"):
         return 1
     return max((_cost(t) for t in tree[1:]), default=0)
 
@@ -296,6 +310,7 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
     if not specs:
         return []
     scope: dict[str, Any] = {"_len": len, "_connector": _connector, "_set": frozenset,
+                             "_cc_major": _cc_major,
                              "_int": int, "_float": float,
                              "_env": _env, "_NOENV": NO_ENV,
                              "__builtins__": {"bool": bool, "any": any, "all": all}}
@@ -519,7 +534,7 @@ def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
     return {**consts, "_E": _CAUGHT, "_U": _UNKNOWN, "_S": _SKIPPED, "_len": len,
             "_int": int, "_float": float,
             "_connector": _connector, "_set": frozenset, "_may": _may, "_env": _env,
-            "_NOENV": NO_ENV, "__builtins__": {"any": any, "all": all}}
+            "_cc_major": _cc_major, "_NOENV": NO_ENV, "__builtins__": {"any": any, "all": all}}
 
 
 def _may(test: Callable[[], Any]) -> bool:
