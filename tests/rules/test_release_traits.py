@@ -137,3 +137,32 @@ def test_spec_v2_topk_check_covers_standalone_only_where_its_if_lists_it(
                          "sglang_version": version, "gpu": "A6000", "gpus": 1,
                          "env": {"SGLANG_ENABLE_SPEC_V2": "1"}})
     assert ("R-SPEC-V2-TOPK" in _errors(report)) is refused
+
+
+@pytest.mark.parametrize(("version", "algorithm", "switch", "back_on"), [
+    ("0.5.4", "EAGLE", "--enable-beta-spec", True),  # the flag selects spec v2 there
+    ("0.5.4.post1", "EAGLE", "env", True),
+    ("0.5.5", "EAGLE3", "env", False),  # `== "EAGLE"` only
+    ("0.5.7", "EAGLE3", "env", True),  # `in ["EAGLE", "EAGLE3"]`
+    ("0.5.7", "STANDALONE", "env", False),
+    ("0.5.9", "STANDALONE", "env", True),
+    ("0.5.11", "EAGLE", "env", False),  # the typed flag is kept: spec v1
+])
+def test_spec_v2_turns_a_typed_overlap_switch_back_off_where_its_branch_does(
+    models: dict[str, str], version: str, algorithm: str, switch: str, back_on: bool
+) -> None:
+    """0.5.3.post2-0.5.10 set `disable_overlap_schedule = False` for the algorithms of their
+    spec v2 branch whatever was typed (real 0.5.9 started a typed --disable-overlap-schedule
+    with overlap on: seed 43041 case 00019); the trait `spec_v2_overlap_algorithms` is that
+    branch's list."""
+    draft = models["eagle3" if algorithm == "EAGLE3" else "llama"]
+    argv = ["--model-path", models["llama"], "--speculative-algorithm", algorithm,
+            "--speculative-draft-model-path", draft, "--speculative-num-steps", "3",
+            "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+            "--disable-overlap-schedule", *([switch] if switch.startswith("--") else [])]
+    env = {"SGLANG_ENABLE_SPEC_V2": "1"} if switch == "env" else {}
+    report = check_case({"id": 1, "argv": argv, "sglang_version": version, "gpu": "H100",
+                         "gpus": 1, "env": env})
+    fired = [f for f in report["findings"] if f["rule"] == "R-SPEC-V2-OVERLAP-ON"]
+    assert bool(fired) is back_on
+    assert report["effective"]["disable_overlap_schedule"] is (not back_on)
