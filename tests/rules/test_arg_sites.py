@@ -377,3 +377,19 @@ def test_a_record_attribute_bound_in_the_function_is_read(public: dict[str, Path
     argv = ["--model-path", str(public["llama31_8b"]), "--kv-cache-dtype", "fp4_e2m1"]
     assert _first(version, "H100", 1, argv) == ("R-ARG-SITE", f"AssertionError {where}")
     assert _first(version, "H100", 1, [*argv, "--attention-backend", "triton"]) is None
+
+
+def test_a_tuple_bound_in_a_nested_block_is_read(public: dict[str, Path]) -> None:
+    """0.5.14's DeepSeek branch binds `major, _ = torch.cuda.get_device_capability()` inside its
+    DSA `if` and passes `major` to `_set_default_dsa_kv_cache_dtype`: that write is replayed now
+    (bf16 below SM100, fp8_e4m3 from it), so the KV4 MLA assert is not "unknown" for DeepSeek-V3
+    any more: fa3 with an FP4 KV cache is refused (real 0.5.14, H20 x8 with DP attention, seed
+    44301 case w00015), flashinfer is accepted."""
+    site = next(s for s in load_release("0.5.14").generic_sites
+                if str(s["source"]).startswith("assert self.attention_backend in KV4_ATTENTION_MLA"))
+    assert "unknown_if" not in site and "unknown_archs" not in site
+    argv = ["--model-path", str(public["deepseek_v3"]), "--tp-size", "8", "--kv-cache-dtype",
+            "fp4_e2m1"]
+    assert _first("0.5.14", "H20", 8, [*argv, "--attention-backend", "fa3"]) == (
+        "R-ARG-SITE", f"AssertionError {site['where']}")
+    assert _first("0.5.14", "H20", 8, [*argv, "--attention-backend", "flashinfer"]) is None

@@ -1790,12 +1790,25 @@ def _block_assignment(function: ast.AST, stores: list[ast.Name],
             if not isinstance(body, list):
                 continue
             for index, stmt in enumerate(body):
-                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                        and stmt.targets[0] is stores[0]):
-                    if any(later.lineno <= read.lineno <= (later.end_lineno or later.lineno)
+                if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                    continue
+                target = stmt.targets[0]
+                unpacked = (isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Call)
+                            and all(isinstance(e, ast.Name) for e in target.elts)
+                            and any(e is stores[0] for e in target.elts))
+                if target is not stores[0] and not unpacked:
+                    continue
+                if not any(later.lineno <= read.lineno <= (later.end_lineno or later.lineno)
                            for later in body[index + 1:]):
-                        return stmt
                     return None
+                if not unpacked:
+                    return stmt
+                # `major, _ = torch.cuda.get_device_capability()` in that body: the call's item
+                assert isinstance(target, ast.Tuple)
+                item = next(i for i, e in enumerate(target.elts) if e is stores[0])
+                value = ast.copy_location(
+                    ast.Subscript(stmt.value, ast.Constant(item), ast.Load()), stmt.value)
+                return ast.copy_location(ast.Assign([stores[0]], value), stmt)
     return None
 
 
