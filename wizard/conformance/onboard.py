@@ -1169,7 +1169,7 @@ def _enclosing_algorithms(tree: SourceTree, site: dict[str, Any] | None) -> list
                                                                    | ast.Set):
                 names = [str(e.value) for e in right.elts if isinstance(e, ast.Constant)]
             elif isinstance(compare.ops[0], ast.Eq) and isinstance(right, ast.Constant):
-                names = [str(right.value)]  # 0.5.4.post1-0.5.6: `== "EAGLE"`
+                names = [str(right.value)]  # 0.5.3.post2-0.5.6.post2: `== "EAGLE"`
             else:
                 continue
             if best is None or node.lineno > best[0]:
