@@ -726,6 +726,11 @@ def _bound_once(function: ast.AST) -> dict[str, ast.expr | None]:
     return {name: None for name, n in counts.items() if n == 1 and name in top}
 
 
+def _call_item(call: ast.Call, index: int) -> ast.expr:
+    """`call(...)[index]`: one name of `a, b = call(...)` (the same object at every call)."""
+    return ast.copy_location(ast.Subscript(call, ast.Constant(index), ast.Load()), call)
+
+
 def _top_bindings(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
     """The locals a top-level statement binds and their values: `name = value`, and `a, b =
     helper(...)` as `helper(...)[0]`, `helper(...)[1]` (the same objects at every call)."""
@@ -738,8 +743,7 @@ def _top_bindings(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
             and all(isinstance(e, ast.Name) for e in target.elts)):
         cached: list[tuple[str, ast.expr]] | None = getattr(stmt, "_items", None)
         if cached is None:
-            cached = [(e.id, ast.copy_location(
-                ast.Subscript(stmt.value, ast.Constant(i), ast.Load()), stmt.value))
+            cached = [(e.id, _call_item(stmt.value, i))
                       for i, e in enumerate(target.elts) if isinstance(e, ast.Name)]
             stmt._items = cached  # type: ignore[attr-defined]
         return cached
@@ -1018,7 +1022,7 @@ class _Reader:
                 return marker
             bound = self.record_binding(node)
             if bound is not None:  # `self.x_str, self.y_str = self.get_attention_backends()`
-                return self.expr(bound)
+                return self._at(*bound)
             raise Impure(f"{ast.unparse(node)} (not a flag)")
         written = self.walk.writes.get(name)
         if written is not None and written < self.seq:
@@ -1030,12 +1034,12 @@ class _Reader:
         self.read.add(name)
         return ["flag", name]
 
-    def record_binding(self, node: ast.Attribute) -> ast.expr | None:
-        """The value of a record attribute that is not a flag, bound once in the reading
-        function by a top-level statement before the read (`self.prefill_attention_backend_str,
-        self.decode_attention_backend_str = self.get_attention_backends()`, 0.5.7-0.5.14's KV4
-        check): the call (`[i]` of it for a tuple target), read like a local; None for any
-        other."""
+    def record_binding(self, node: ast.Attribute) -> tuple[ast.stmt, ast.expr] | None:
+        """The binding statement and value of a record attribute that is not a flag, bound once
+        in the reading function by a top-level statement before the read
+        (`self.prefill_attention_backend_str, self.decode_attention_backend_str =
+        self.get_attention_backends()`, 0.5.7-0.5.14's KV4 check): the call (`[i]` of it for a
+        tuple target), read like a local; None for any other."""
         fn = self.fn
         if fn is None or not isinstance(fn.node, ast.FunctionDef | ast.AsyncFunctionDef):
             return None
@@ -1056,12 +1060,11 @@ class _Reader:
                 continue
             target = stmt.targets[0]
             if names_it(target):
-                return stmt.value
+                return stmt, stmt.value
             if (isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Call)
                     and any(names_it(e) for e in target.elts)):
                 index = next(i for i, e in enumerate(target.elts) if names_it(e))
-                return ast.copy_location(
-                    ast.Subscript(stmt.value, ast.Constant(index), ast.Load()), stmt.value)
+                return stmt, _call_item(stmt.value, index)
         return None
 
     def marker(self, name: str) -> list[Any] | None:
@@ -1804,11 +1807,10 @@ def _block_assignment(function: ast.AST, stores: list[ast.Name],
                 if not unpacked:
                     return stmt
                 # `major, _ = torch.cuda.get_device_capability()` in that body: the call's item
-                assert isinstance(target, ast.Tuple)
+                assert isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Call)
                 item = next(i for i, e in enumerate(target.elts) if e is stores[0])
-                value = ast.copy_location(
-                    ast.Subscript(stmt.value, ast.Constant(item), ast.Load()), stmt.value)
-                return ast.copy_location(ast.Assign([stores[0]], value), stmt)
+                return ast.copy_location(ast.Assign([stores[0]], _call_item(stmt.value, item)),
+                                         stmt)
     return None
 
 
