@@ -393,3 +393,24 @@ def test_a_tuple_bound_in_a_nested_block_is_read(public: dict[str, Path]) -> Non
     assert _first("0.5.14", "H20", 8, [*argv, "--attention-backend", "fa3"]) == (
         "R-ARG-SITE", f"AssertionError {site['where']}")
     assert _first("0.5.14", "H20", 8, [*argv, "--attention-backend", "flashinfer"]) is None
+
+
+@pytest.mark.parametrize(("config", "refused"), [
+    (None, True),  # no config: threshold 0 <= next_prompt_estimate 0
+    ('{"threshold": 4096, "next_prompt_estimate": 512}', False),
+    ('{"threshold": 512, "next_prompt_estimate": 4096}', True),
+    ('{"threshold": -1}', True),  # negative
+])
+def test_a_json_flag_read_with_get(config: str | None, refused: bool) -> None:
+    """0.5.21 `kv_cache_hook.py`: `tlru_config = cfg.radix_eviction_policy_config or {}`, then
+    `tlru_config.get("threshold", 0)` / `.get("next_prompt_estimate", 0)` checked (real 0.5.21
+    refused `--radix-eviction-policy tlru` without a config: seed 44201 case w00010)."""
+    argv = [*M, "--radix-eviction-policy", "tlru",
+            *(["--radix-eviction-policy-config", config] if config else [])]
+    report = check_argv(argv, sglang_version="0.5.21", gpu="H100", gpus=1)
+    generic = [f for f in report.findings if f.rule == GENERIC.id]
+    assert bool(generic) is refused
+    if refused:
+        assert generic[0].sglang is not None
+        assert generic[0].sglang.where.startswith("sglang/srt/arg_groups/kv_cache_hook.py:3")
+        assert "--radix-eviction-policy tlru" in generic[0].message

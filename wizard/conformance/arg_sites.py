@@ -1153,8 +1153,12 @@ class _Reader:
     def _mutated(self, node: ast.Name, since: int, tree: list[Any]) -> list[Any]:
         """A local's value after the method calls that change it before the read: a top-level
         `x.discard(v)` / `x.remove(v)` after line `since` as `x - {v}`; any other mutating call
-        on it before the read raises `Impure`."""
+        on it before the read raises `Impure`, as does an item assignment (`x[k] = v`)."""
         assert self.fn is not None
+        if any(isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store | ast.Del)
+               and isinstance(n.value, ast.Name) and n.value.id == node.id
+               and n.lineno < node.lineno for n in ast.walk(self.fn.node)):
+            raise Impure(f"{node.id} (changed by an item assignment)")
         top = {id(stmt.value) for stmt in self.fn.node.body if isinstance(stmt, ast.Expr)}
         # `if <test>: x.append(v)` at the function's top level (0.5.22's list of what a policy
         # does not support, raised when not empty)
@@ -1533,6 +1537,16 @@ class _Reader:
         if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool)):
             return ["index", self.expr(node.value), node.slice.value]
+        if isinstance(node, ast.Dict) and not node.keys:
+            return ["dict"]  # `cfg.radix_eviction_policy_config or {}`
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get" and not node.keywords and 1 <= len(node.args) <= 2
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            # `config.get("threshold", 0)` on a dictionary the record holds (a JSON flag, or
+            # `flag or {}`): a missing key gives the default, a value that is no dictionary
+            # does not hold
+            default = self.expr(node.args[1]) if len(node.args) == 2 else ["const", None]
+            return ["get", self.expr(node.func.value), node.args[0].value, default]
         if isinstance(node, ast.Call):
             body = self.inline(node)
             if body is not None:

@@ -151,6 +151,13 @@ _PLATFORMS: dict[str, frozenset[str]] = {}
 CC_MAJOR = "cc_major="  # the platform set's entry that carries the capability major
 
 
+def _get(mapping: Any, key: str, default: Any) -> Any:
+    """`mapping.get(key, default)` on a dictionary (a parsed JSON flag); TypeError otherwise."""
+    if not isinstance(mapping, dict):
+        raise TypeError(f"not a dictionary: {mapping!r}")
+    return mapping.get(key, default)
+
+
 def _cc_major(platforms: frozenset[str]) -> int:
     """The compute-capability major a platform set carries (`platforms_for`)."""
     for entry in platforms:
@@ -266,6 +273,9 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
         return f"_env(_V, {tree[1]!r}, {_const(tree[2])}, {_const(tree[3])}, {tree[4]!r})"
     if kind == "envset" and isinstance(tree[1], str):
         return f"({tree[1]!r} in _V)"
+    if kind == "get" and isinstance(tree[2], str):  # `config.get("key", default)`
+        return (f"_get({_source(tree[1], keys, slots, read)}, {tree[2]!r}, "
+                f"{_source(tree[3], keys, slots, read)})")
     if kind == "dict":  # `{"qwen25": "qwen"}`: [key, value] pairs of trees
         return "{" + "".join(f"{_source(k, keys, slots, read)}: {_source(v, keys, slots, read)}, "
                              for k, v in tree[1:]) + "}"
@@ -278,7 +288,7 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] in ("str", "len", "connector", "set", "env", "any", "all", "conv"):
+    if tree[0] in ("str", "len", "connector", "set", "env", "any", "all", "conv", "get"):
         return 2
     if tree[0] in ("platform", "model", "if", "index", "envset", "cc_major"):
         return 1
@@ -310,7 +320,7 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
     if not specs:
         return []
     scope: dict[str, Any] = {"_len": len, "_connector": _connector, "_set": frozenset,
-                             "_cc_major": _cc_major,
+                             "_cc_major": _cc_major, "_get": _get,
                              "_int": int, "_float": float,
                              "_env": _env, "_NOENV": NO_ENV,
                              "__builtins__": {"bool": bool, "any": any, "all": all}}
@@ -534,7 +544,7 @@ def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
     return {**consts, "_E": _CAUGHT, "_U": _UNKNOWN, "_S": _SKIPPED, "_len": len,
             "_int": int, "_float": float,
             "_connector": _connector, "_set": frozenset, "_may": _may, "_env": _env,
-            "_cc_major": _cc_major, "_NOENV": NO_ENV, "__builtins__": {"any": any, "all": all}}
+            "_cc_major": _cc_major, "_get": _get, "_NOENV": NO_ENV, "__builtins__": {"any": any, "all": all}}
 
 
 def _may(test: Callable[[], Any]) -> bool:
