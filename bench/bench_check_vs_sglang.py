@@ -7,7 +7,7 @@ Wizard side: `wizard.api.check_case` on the same cases in this process (first ca
 Prints p50/p99 in microseconds and the ratio. Needs the venvs (`sglang-wizard conformance build`);
 a version without a venv is skipped with a note.
 
-    .venv/bin/python bench/bench_check_vs_sglang.py [--repeat N] [--versions 0.5.11,0.5.23]
+    .venv/bin/python bench/bench_check_vs_sglang.py [--repeat N] [--versions V1,V2]
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from wizard.conformance.models import write_model_folders
 from wizard.conformance.named_cases import named_cases
 from wizard.conformance.run import models_root, runner_command
 from wizard.conformance.venvs import is_ready, venv_python
+from wizard.sglang.releases import default_version
 
 ROOT = Path(__file__).resolve().parents[1]
 WIZARD = Path(sys.executable).with_name("sglang-wizard")
@@ -67,7 +68,8 @@ def verdict(ok: bool) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--version", default="0.5.11")
+    parser.add_argument("--version", default=default_version(),
+                        help="an SGLang release (default: the wizard's default release)")
     parser.add_argument("--case", default="I1-try1", help="a named conformance case")
     args = parser.parse_args()
     models = write_model_folders(models_root())

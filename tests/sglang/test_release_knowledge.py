@@ -1,9 +1,9 @@
 """SGLang knowledge lives in the release data: no version literal in the code outside it.
 
 An SGLang release is data (`wizard/sglang/releases`, `wizard/sglang/data`, and the onboarding code
-in `wizard/conformance` that derives it); the rest of `wizard/` reads it. Docstrings and comments
-may cite the release a piece of SGLang source was read from; strings the program uses and version
-tuples may not name a release.
+in `wizard/conformance` that derives it); the rest of `wizard/`, the screens and the benchmarks
+read it. Docstrings and comments may cite the release a piece of SGLang source was read from;
+strings the program uses and version tuples may not name a release.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def _docstring_lines(tree: ast.Module) -> set[int]:
 
 def version_literals() -> list[str]:
     """`file:line: literal` for every SGLang version in a string or tuple of the code."""
-    files = subprocess.run(["git", "ls-files", "wizard/*.py"], cwd=ROOT, capture_output=True,
-                           text=True, check=True).stdout.split()
+    files = subprocess.run(["git", "ls-files", "wizard/*.py", "screens/*.py", "bench/*.py"],
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     found: list[str] = []
     for name in files:
         if RELEASE_DATA.match(name):
