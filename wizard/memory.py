@@ -899,7 +899,7 @@ def _kt_cpu_experts_gib(
 
 
 def _group_offload_gib(
-    inputs: MemoryInputs, weights: _Weights, tp: int, stage_layers: int, v1_gib: float
+    inputs: MemoryInputs, weights: _Weights, tp: int, stage_layers: int
 ) -> tuple[float, str] | None:
     """GiB per GPU that `--offload-group-size` (SGLang's OffloaderV2, `utils/offloader.py`) keeps
     in host memory, with what the plan says of it; None when it does not apply.
@@ -908,9 +908,10 @@ def _group_offload_gib(
     group_size - num_in_group`) the routed experts' weights move to the host; `prefetch_step`
     layers' copies are on the GPU at a time (the first are loaded by `post_init`, before "Load
     weight end"). Only models that build their layers with `offloader_kwargs` (release data
-    `archs.offloader_v2`) can; `--cpu-offload-gb` takes precedence."""
+    `archs.offloader_v2`) can; `--cpu-offload-gb` takes precedence (SGLang then builds the
+    OffloaderV1, `create_offloader_from_server_args`)."""
     group, target = inputs.offload_group_size, inputs.target
-    if group <= 0 or v1_gib > 0 or target.moe is None:
+    if group <= 0 or inputs.cpu_offload_gb > 0 or target.moe is None:
         return None
     if target.architecture not in _release(inputs.sglang_version).arch_set("offloader_v2"):
         return 0.0, (
@@ -1144,16 +1145,12 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             "weights per GPU live in host memory (copied in for every forward pass)"
         )
 
-    kt = _kt_cpu_experts_gib(inputs, weights, tp, stage_layers)
-    if kt is not None:
-        weights_gib -= kt[0]
-        offload_gib += kt[0]
-        assumptions.append(kt[1])
-    group_offload = _group_offload_gib(inputs, weights, tp, stage_layers, offload_gib)
-    if group_offload is not None:
-        weights_gib -= group_offload[0]
-        offload_gib += group_offload[0]
-        assumptions.append(group_offload[1])
+    for moved in (_kt_cpu_experts_gib(inputs, weights, tp, stage_layers),
+                  _group_offload_gib(inputs, weights, tp, stage_layers)):
+        if moved is not None:
+            weights_gib -= moved[0]
+            offload_gib += moved[0]
+            assumptions.append(moved[1])
 
     # --- draft / MTP ---------------------------------------------------------------------------
     draft_gib = 0.0
@@ -1768,7 +1765,7 @@ def _weights(
         routed = linear(parts.routed_experts, experts) * scale
         if not (online_fp8 or quantization is not None
                 or (facts.quant is not None and facts.quant.quantizes(experts))):
-            routed_unquantized = linear(parts.routed_experts, experts) * scale
+            routed_unquantized = routed
     return _Weights(
         dense_mlp=dense,
         routed_unquantized=routed_unquantized,

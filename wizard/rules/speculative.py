@@ -177,13 +177,13 @@ def _v1_reason(ctx: Ctx, a: Args) -> str | None:
     if switch == "none" and not a.get("disable_overlap_schedule"):
         return "this release has no overlapped speculative worker (spec v2)"
     if switch == "flag":  # --enable-beta-spec: spec v2 for any topk, nothing falls back
-        if not a.get("enable_beta_spec") and not a.get("disable_overlap_schedule"):
+        if not _spec_v2_selected(ctx, a) and not a.get("disable_overlap_schedule"):
             return "--enable-beta-spec is not set"
         return None
     if (gt(a.get("speculative_eagle_topk"), 1) and not a.get("disable_overlap_schedule")
             and not ctx.release.traits.get("spec_v2_runs_trees")):
         return "spec v2 currently only supports topk = 1"
-    if not _spec_v2_env(ctx) and not a.get("disable_overlap_schedule"):
+    if not _spec_v2_selected(ctx, a) and not a.get("disable_overlap_schedule"):
         return "SGLANG_ENABLE_SPEC_V2=False"
     return None
 
@@ -195,6 +195,20 @@ def _spec_v2_env(ctx: Ctx) -> bool:
     raw = ctx.env.get("SGLANG_ENABLE_SPEC_V2")
 
     return parse_env_bool("SGLANG_ENABLE_SPEC_V2", raw, ctx.release.spec_v2_default)[0]
+
+
+def _spec_v2_switch_name(ctx: Ctx) -> str:
+    """What selects spec v2 in this release: the --enable-beta-spec flag or the variable."""
+    if ctx.release.traits.get("spec_v2_switch") == "flag":
+        return "--enable-beta-spec"
+    return "SGLANG_ENABLE_SPEC_V2"
+
+
+def _spec_v2_selected(ctx: Ctx, a: Args) -> bool:
+    """Spec v2 is asked for: --enable-beta-spec where that flag selects it, else the variable."""
+    if ctx.release.traits.get("spec_v2_switch") == "flag":
+        return bool(a.get("enable_beta_spec"))
+    return _spec_v2_env(ctx)
 
 
 REJECTION_TOPK_23 = Rule(
@@ -251,20 +265,6 @@ SPEC_V2_TOPK = Rule(
         Fix("Turn spec v2 off (SGLANG_ENABLE_SPEC_V2=0)", {}, {"SGLANG_ENABLE_SPEC_V2": "0"}),
     ],
 )
-
-
-def _spec_v2_switch_name(ctx: Ctx) -> str:
-    """What selects spec v2 in this release: the --enable-beta-spec flag or the variable."""
-    if ctx.release.traits.get("spec_v2_switch") == "flag":
-        return "--enable-beta-spec"
-    return "SGLANG_ENABLE_SPEC_V2"
-
-
-def _spec_v2_selected(ctx: Ctx, a: Args) -> bool:
-    """Spec v2 is asked for: --enable-beta-spec where that flag selects it, else the variable."""
-    if ctx.release.traits.get("spec_v2_switch") == "flag":
-        return bool(a.get("enable_beta_spec"))
-    return _spec_v2_env(ctx)
 
 
 def _overlap_on_fixes(ctx: Ctx, a: Args) -> list[Fix]:
