@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from wizard import limits
 from wizard.applicability import effective_draft_tokens
+from wizard.cuda_segments import LayerBuild, offload_build_overhead
 from wizard.gpus import GpuKind
 from wizard.model_facts import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
 from wizard.sglang.releases import (
@@ -1114,7 +1115,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     # --- weights --------------------------------------------------------------------------------
     weights = _weights(target, dtype=dtype, quantization=quantization, tp=attn_tp)
     stage_layers = math.ceil(target.num_layers / pp)
-    load_overhead_gib = LOAD_KERNELS_GIB + (target.context_length or 0) * target.head_dim * 4 / GIB
+    load_overhead_gib = LOAD_KERNELS_GIB + rope_cache_bytes(target) / GIB
     # --moe-dense-tp-size 1: the dense MLP layers of an MoE model are whole on every GPU
     # (deepseek_v2 `DeepseekV2MLP(tp_size=1)`); --enable-dp-lm-head splits the head over the
     # attention-TP group only.
@@ -1144,6 +1145,19 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"--cpu-offload-gb {inputs.cpu_offload_gb:g}: {offload_gib:.1f} GiB of decoder-layer "
             "weights per GPU live in host memory (copied in for every forward pass)"
         )
+        held_gib = offload_build_overhead(
+            _layer_builds(target, dtype, quantization, tp, attn_tp, dense_tp, pp, stage_layers),
+            head_bytes(target, dtype, head_tp) if pp == 1 else 0,
+            int(inputs.cpu_offload_gb * GIB),
+        ) / GIB
+        if held_gib > 0.005:
+            weights_gib += held_gib
+            assumptions.append(
+                f"--cpu-offload-gb: {held_gib:.2f} GiB of freed layer blocks stay reserved (PyTorch's "
+                "caching allocator carves tensors built after an offloaded layer, such as the "
+                "rotary cache or the LM head, out of its freed blocks; empty_cache cannot return "
+                "those segments)"
+            )
 
     for moved in (_kt_cpu_experts_gib(inputs, weights, tp, stage_layers),
                   _group_offload_gib(inputs, weights, tp, stage_layers)):
@@ -1693,6 +1707,109 @@ def _vlm_adjust(fraction: float, target: ModelFacts) -> float:
 # --------------------------------------------------------------------------------------------
 # Sizes
 # --------------------------------------------------------------------------------------------
+
+
+def rope_cache_bytes(target: ModelFacts) -> int:
+    """The rotary embedding's cos/sin cache: max positions x rotary dim in float32 (SGLang's
+    `RotaryEmbedding` keeps it in FP32 on CUDA, `register_buffer("cos_sin_cache")`)."""
+    return (target.context_length or 0) * (target.rotary_dim or target.head_dim) * 4
+
+
+def head_bytes(target: ModelFacts, dtype: str | None, head_tp: int) -> int:
+    """Bytes of one GPU's LM head shard: `ParallelLMHead` pads the vocabulary to a multiple of 64
+    (`DEFAULT_VOCAB_PADDING_SIZE`) and splits it over `head_tp`; 0 when tied to the embedding."""
+    if target.tie_word_embeddings:
+        return 0
+    plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else target.dtype)
+    padded = -(-target.vocab_size // 64) * 64
+    return int(-(-padded // head_tp) * target.hidden_size * plain)
+
+
+def _module_bytes(facts: ModelFacts, module: str, plain: float, online_fp8: bool) -> float:
+    """Bytes per parameter of one module: the checkpoint's quantization where it covers the
+    module, 1 under online FP8, else the unquantized dtype."""
+    if facts.quant is not None and facts.quant.quantizes(module):
+        return facts.quant.bytes_per_param()
+    return 1.0 if online_fp8 else plain
+
+
+def _layer_builds(
+    facts: ModelFacts,
+    dtype: str | None,
+    quantization: str | None,
+    tp: int,
+    attn_tp: int,
+    dense_tp: int | None,
+    pp: int,
+    stage_layers: int,
+) -> tuple[LayerBuild, ...]:
+    """The decoder layers of the stage that builds the head (the last), as the GPU allocates
+    them: their large tensors per GPU in construction order, and the rotary cache in the first
+    full-attention layer (`get_rope` before `qkv_proj`, e.g. 0.5.9 models/qwen3_5.py:456). The
+    norms, scales, biases and the Gated DeltaNet's small gates (up to 1 MiB: PyTorch's small
+    pool) are left out."""
+    plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else facts.dtype)
+    online_fp8 = quantization in ("fp8", "w8a8_fp8") and facts.quant is None
+
+    def sized(params: float, module: str) -> int:
+        return int(params * _module_bytes(facts, module, plain, online_fp8))
+
+    hidden, layer = facts.hidden_size, "model.layers.7"
+    heads = max(facts.num_attention_heads // attn_tp, 1)
+    kv_heads = max(facts.num_kv_heads // attn_tp, 1)
+    attn = f"{layer}.self_attn.o_proj"
+    attention: tuple[int, ...]
+    if facts.attention == "MLA":
+        rope, nope = facts.qk_rope_head_dim or 64, facts.head_dim - (facts.qk_rope_head_dim or 64)
+        kv_lora, v_dim = facts.kv_lora_rank or 512, facts.v_head_dim or 128
+        attention = (sized(hidden * (kv_lora + rope), attn),
+                     sized(kv_lora * heads * (nope + v_dim), attn),
+                     sized(heads * v_dim * hidden, attn))
+    else:
+        gated = 2 if facts.hybrid is not None and facts.linear_attention is not None else 1
+        qkv = heads * facts.head_dim * gated + 2 * kv_heads * facts.head_dim
+        attention = (sized(hidden * qkv, attn), sized(heads * facts.head_dim * hidden, attn))
+    linear: tuple[int, ...] = attention
+    dims = facts.linear_attention
+    if dims is not None:
+        gdn = f"{layer}.linear_attn.out_proj"
+        key = dims.num_key_heads * dims.key_head_dim // attn_tp
+        value = dims.num_value_heads * dims.value_head_dim // attn_tp
+        split = (facts.architecture or "").startswith("Qwen3_5")  # in_proj_qkv + in_proj_z
+        inputs = ((hidden * (2 * key + value), hidden * value) if split
+                  else (hidden * (2 * key + 2 * value),))
+        linear = (*tuple(sized(n, gdn) for n in inputs), sized(value * hidden, gdn))
+    moe = facts.moe
+    sparse: tuple[int, ...] = ()
+    if moe is not None:
+        routed = moe.experts * moe.expert_intermediate_size // tp  # experts x intermediate per GPU
+        experts = f"{layer}.mlp.experts.3.down_proj"
+        shared = moe.shared_experts * moe.expert_intermediate_size // tp
+        sparse = (sized(routed * 2 * hidden, experts), sized(routed * hidden, experts),
+                  int(moe.experts * hidden * plain))
+        if shared:
+            part = f"{layer}.mlp.shared_expert.down_proj"
+            sparse += (sized(2 * shared * hidden, part), sized(shared * hidden, part))
+    intermediate = (facts.params_estimate.dense_mlp if facts.params_estimate else 0)
+    dense_layers = facts.num_layers - (moe.moe_layers if moe is not None else 0)
+    width = intermediate // max(3 * hidden * dense_layers, 1) // (dense_tp or tp)
+    mlp = "model.layers.0.mlp.down_proj"
+    dense = (sized(2 * width * hidden, mlp), sized(width * hidden, mlp))
+    interval = facts.hybrid.full_attention_interval if facts.hybrid is not None else None
+    first = facts.num_layers - stage_layers if pp > 1 else 0
+    positions = facts.context_length or 0
+    half = positions * (facts.rotary_dim or facts.head_dim) // 2 * 4
+    builds: list[LayerBuild] = []
+    rope_built = False
+    for index in range(first, first + stage_layers):
+        full = dims is None or (interval is not None and (index + 1) % interval == 0)
+        mixer = attention if full else linear
+        mlp_part = sparse if moe is not None and index >= dense_layers else dense
+        buffer = 0
+        if full and not rope_built:
+            buffer, rope_built = rope_cache_bytes(facts), True
+        builds.append(LayerBuild(mixer + mlp_part, buffer, (half, half, half) if buffer else ()))
+    return tuple(builds)
 
 
 def _unquantized_bytes(dtype: str | None) -> float:

@@ -188,6 +188,9 @@ class ModelFacts:
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
     index_head_dim: int | None = None  # DeepSeek sparse attention (NSA) indexer key size
+    # Dimensions the rotary embedding turns (`get_rope`'s rotary_dim after partial_rotary_factor;
+    # qk_rope_head_dim for MLA): the width of its cos/sin cache
+    rotary_dim: int | None = None
     linear_attention: LinearAttentionDims | None = None
     sliding_window: int | None = None
     sliding_window_layers: int = 0

@@ -160,6 +160,7 @@ def facts_from_files(
                 f"{kv_heads} does not divide num_attention_heads {heads}",
             )
 
+    rotary_dim = _rotary_dim(cfg, head_dim, qk_rope if attention == "MLA" else None)
     hybrid, sliding_layers = _hybrid_layout(cfg, num_layers)
     linear_dims = None
     if hybrid is not None and cfg.has("linear_num_value_heads"):
@@ -280,6 +281,7 @@ def facts_from_files(
         qk_rope_head_dim=qk_rope,
         v_head_dim=v_head_dim,
         index_head_dim=index_head_dim,
+        rotary_dim=rotary_dim,
         linear_attention=linear_dims,
         sliding_window=sliding_window if sliding_layers else None,
         sliding_window_layers=sliding_layers,
@@ -457,6 +459,31 @@ SGLANG_CONTEXT_LENGTH_KEYS = (
     "max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
     "max_position_embeddings",
 )
+
+
+def _rotary_dim(cfg: Layered, head_dim: int, mla_rope: int | None) -> int:
+    """The width SGLang's rotary embedding turns (its cos/sin cache is max positions x this):
+    MLA's qk_rope_head_dim, a config's `rotary_dim`, else the head dim times the config's
+    `partial_rotary_factor` (top level, text config or rope parameters; `rotary_pct` in GPT-NeoX
+    configs), as `get_rope` takes `int(rotary_dim * partial_rotary_factor)`."""
+    if mla_rope:
+        return mla_rope
+    explicit = cfg.opt_int("rotary_dim", minimum=1)
+    if explicit is not None:
+        return explicit
+    ropes = [cfg.pick(key).data.get(key) for key in ("rope_parameters", "rope_scaling")]
+    for name in ("partial_rotary_factor", "rotary_pct"):
+        section = cfg.pick(name)
+        value = section.data.get(name)
+        for rope in ropes:
+            if value is None and isinstance(rope, Mapping):
+                value = rope.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise section.error(name, f"expected a number above 0 and at most 1, got {value!r}")
+        return max(int(head_dim * value), 1)
+    return head_dim
 
 
 def _sglang_context_length(cfg: Layered) -> int:

@@ -35,8 +35,9 @@ def test_incident1_qwen36_27b_on_two_a6000_numbers(tmp_path: Path) -> None:
     assert plan.mem_fraction_static == pytest.approx(0.775 * 0.95 * 0.97344, abs=1e-5)
     # bf16 weights split over two GPUs.
     assert target.params_total is not None
-    # bf16 weights split over two GPUs, plus the rotary cache (262144 x 256 x fp32) and kernels.
-    assert plan.load_overhead_gib == pytest.approx(0.1 + 262144 * 256 * 4 / GIB)
+    # bf16 weights split over two GPUs, plus the rotary cache (262144 positions x the 64
+    # dimensions partial_rotary_factor 0.25 leaves of head_dim 256, fp32) and kernels.
+    assert plan.load_overhead_gib == pytest.approx(0.1 + 262144 * 64 * 4 / GIB)
     weights = plan.weights_gib - plan.load_overhead_gib
     assert weights == pytest.approx(target.params_total * 2 / 2 / GIB, rel=0.01)
     assert 25.0 < weights < 26.0
