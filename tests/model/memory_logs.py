@@ -646,7 +646,6 @@ ROWS: tuple[LogRow, ...] = (
             "offload log (docs/inspect.md)"
         ),
     ),
-    ),
     LogRow(
         name="DeepSeek-V3 fp8, 8x H200, tp 8, dp 8 DP attention",
         config=fam.deepseek_v3().config,
