@@ -41,8 +41,9 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # command (render); the report's data shapes (Finding, Fix, Report: plain dataclasses).
     ("profile", ("wizard.profile_schema", "wizard.profile_problems", "wizard.profile",
                  "wizard.sglang.render", "wizard.rules.report")),
-    # Facts put together: what each algorithm needs, the memory plan, the Hub reader.
-    ("plans", ("wizard.applicability", "wizard.memory", "wizard.hub")),
+    # Facts put together: what each algorithm needs, the memory plan (and the CUDA caching
+    # allocator it replays for --cpu-offload-gb), the Hub reader.
+    ("plans", ("wizard.applicability", "wizard.cuda_segments", "wizard.memory", "wizard.hub")),
     # The rule registry and the pure engine, and the report it writes.
     ("rules", ("wizard.rules.*",)),
     # A profile as launches: one per node (its checks are registered `Check`s), in a container,
