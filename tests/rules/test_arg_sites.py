@@ -414,3 +414,45 @@ def test_a_json_flag_read_with_get(config: str | None, refused: bool) -> None:
         assert generic[0].sglang is not None
         assert generic[0].sglang.where.startswith("sglang/srt/arg_groups/kv_cache_hook.py:3")
         assert "--radix-eviction-policy tlru" in generic[0].message
+
+
+def _first_with_env(version: str, gpu: str, argv: list[str],
+                    env: dict[str, str]) -> tuple[str, str] | None:
+    from wizard.api import check_case
+
+    report = check_case({"id": 1, "sglang_version": version, "gpu": gpu, "gpus": 1,
+                         "argv": argv, "env": env})
+    error = report["first_sglang_error"]
+    if error is None:
+        return None
+    finding = next(f for f in report["findings"] if f["rule"] == error)
+    return error, f'{finding["sglang"]["exception"]} {finding["sglang"]["where"]}'
+
+
+def test_the_checkpoint_quant_method_a_model_branch_defaults_to_is_read(
+        public: dict[str, Path], tmp_path: Path) -> None:
+    """0.5.9's Qwen3-Next branch on SM100 sets `self.quantization = quant_method` with
+    `quant_method = get_quantization_config(hf_config)` (utils/common.py: config.json's
+    quantization_config.quant_method): the reader takes the helper for that model fact, so the
+    SGLANG_CUTLASS_MOE assert after it is no longer "unknown" for those architectures. A bf16
+    Qwen3-Next with the variable is refused (real 0.5.9, B300 x1, seed 45102 case w00019); the
+    same model with an FP8 quantization_config passes it."""
+    site = next(s for s in load_release("0.5.9").generic_sites
+                if s["message"] and str(s["message"][0]).startswith("cutlass MoE is only"))
+    for scope in site.get("unknown_if", ()):
+        assert "Qwen3NextForCausalLM" not in scope["archs"]
+    env = {"SGLANG_CUTLASS_MOE": "true"}
+    bf16 = ["--model-path", str(public["qwen3_next_80b"]), "--page-size", "16"]
+    assert _first_with_env("0.5.9", "B300", bf16, env) == (
+        "R-ARG-SITE", f"AssertionError {site['where']}")
+    import json
+
+    config = json.loads((public["qwen3_next_80b"] / "config.json").read_text())
+    config["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3",
+                                     "activation_scheme": "dynamic",
+                                     "weight_block_size": [128, 128]}
+    fp8 = tmp_path / "qwen3_next_fp8"
+    fp8.mkdir()
+    (fp8 / "config.json").write_text(json.dumps(config))
+    assert _first_with_env("0.5.9", "B300", ["--model-path", str(fp8), "--page-size", "16"],
+                           env) is None

@@ -45,6 +45,7 @@ from typing import Any
 
 from wizard.conformance.env_reads import (
     ANY,
+    UTILS_FILES,
     EnvTable,
     EnvUnreadable,
     env_table,
@@ -193,6 +194,9 @@ class _Walk:
     requirements: dict[str, str | None] = field(default_factory=dict)  # `_requirements`
     cold: int = 0  # inside a dummy-model branch: its calls are not followed (`_dummy_branch`)
     env: EnvTable = field(default_factory=EnvTable)  # how the release parses its environment
+    # the release's utility functions that return config.json's quant_method
+    # (`get_quantization_config(hf_config)`, `_quant_method_helpers`)
+    quant_method_helpers: frozenset[str] = frozenset()
     # environment variable (or `ANY`) -> the first seq the argument code sets or unsets it at
     # (-1: a function the walk does not reach, or a module's top level: before everything)
     env_writes: dict[str, int] = field(default_factory=dict)
@@ -1290,6 +1294,11 @@ class _Reader:
                 and self.quantization_config(node.test.left)):
             return "quant_method"  # `... .get("quant_method") if quantization_config is not None
             # else None`: None without a quantization_config, as the fact is
+        if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+                and isinstance(node.func, ast.Name)
+                and node.func.id in self.walk.quant_method_helpers
+                and node.func.id not in self.walk.functions and self.hf_config(node.args[0])):
+            return "quant_method"  # `get_quantization_config(hf_config)` (utils/common.py)
         if _is_mla_test(node):
             return "mla"  # `model_config.attention_arch == AttentionArch.MLA`
         if (isinstance(node, ast.Call) and not node.keywords and len(node.args) <= 1
@@ -2922,6 +2931,68 @@ class Extraction:
     builds: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _quant_method_helpers(tree: SourceTree) -> frozenset[str]:
+    """The release's utility functions (`UTILS_FILES`) of one parameter that return config.json's
+    `quantization_config.quant_method`, read from their bodies: `q = getattr(p,
+    "quantization_config", None)`, `if q is not None: return q.get("quant_method")`, `return
+    None` (0.5.x `get_quantization_config`, which the model branches call to default
+    `--quantization` to the checkpoint's method)."""
+    found: set[str] = set()
+    for rel in UTILS_FILES:
+        path = tree.root / rel
+        if not path.is_file():
+            continue
+        module = ast.parse(path.read_text(encoding="utf-8"))
+        for node in module.body:
+            if isinstance(node, ast.FunctionDef) and _returns_quant_method(node):
+                found.add(node.name)
+    return frozenset(found)
+
+
+def _returns_quant_method(fn: ast.FunctionDef) -> bool:
+    """Whether `fn` is exactly the three statements `_quant_method_helpers` names."""
+    params = fn.args
+    if (len(params.args) != 1 or params.vararg or params.kwarg or params.kwonlyargs
+            or params.defaults or params.posonlyargs):
+        return False
+    param = params.args[0].arg
+    body = [stmt for stmt in fn.body
+            if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))]
+    if len(body) != 3:
+        return False
+    bind, test, tail = body
+    if not (isinstance(bind, ast.Assign) and len(bind.targets) == 1
+            and isinstance(bind.targets[0], ast.Name)):
+        return False
+    local = bind.targets[0].id
+    value = bind.value
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            and value.func.id == "getattr" and len(value.args) == 3 and not value.keywords
+            and isinstance(value.args[0], ast.Name) and value.args[0].id == param
+            and isinstance(value.args[1], ast.Constant)
+            and value.args[1].value == "quantization_config"
+            and isinstance(value.args[2], ast.Constant) and value.args[2].value is None):
+        return False
+    if not (isinstance(test, ast.If) and not test.orelse and len(test.body) == 1
+            and isinstance(test.test, ast.Compare) and len(test.test.ops) == 1
+            and isinstance(test.test.ops[0], ast.IsNot)
+            and isinstance(test.test.left, ast.Name) and test.test.left.id == local
+            and isinstance(test.test.comparators[0], ast.Constant)
+            and test.test.comparators[0].value is None):
+        return False
+    ret = test.body[0]
+    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)
+            and isinstance(ret.value.func, ast.Attribute) and ret.value.func.attr == "get"
+            and isinstance(ret.value.func.value, ast.Name) and ret.value.func.value.id == local
+            and len(ret.value.args) == 1 and not ret.value.keywords
+            and isinstance(ret.value.args[0], ast.Constant)
+            and ret.value.args[0].value == "quant_method"):
+        return False
+    return (isinstance(tail, ast.Return)
+            and (tail.value is None
+                 or (isinstance(tail.value, ast.Constant) and tail.value.value is None)))
+
+
 def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
                   located: dict[str, dict[str, Any]]) -> Extraction:
     """The generic sites of the release whose source is `tree` (see the module docstring)."""
@@ -2931,7 +3002,8 @@ def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
         if dest in defaults:                     # sets the field `ep_size` the code reads
             defaults.setdefault(name, defaults[dest])
     walk = _Walk(tree, frozenset(defaults), defaults=defaults,
-                 requirements=_requirements(tree.root), env=env_table(tree.root))
+                 requirements=_requirements(tree.root), env=env_table(tree.root),
+                 quant_method_helpers=_quant_method_helpers(tree))
     walk.registry_fns = _registry_readers(list(_functions(tree)))
     for module in tree.trees.values():  # a module's top level runs at import: before the walk
         for node in module.body:
