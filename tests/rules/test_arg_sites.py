@@ -456,3 +456,65 @@ def test_the_checkpoint_quant_method_a_model_branch_defaults_to_is_read(
     (fp8 / "config.json").write_text(json.dumps(config))
     assert _first_with_env("0.5.9", "B300", ["--model-path", str(fp8), "--page-size", "16"],
                            env) is None
+
+
+def test_a_message_placeholder_computed_from_flags_is_filled() -> None:
+    """0.5.21's tlru check words its message with locals (`got {threshold} <=
+    {next_prompt_estimate}`), read from the config flag the way the condition reads it: the
+    finding shows SGLang's values, not the placeholders."""
+    config = '{"threshold": 512, "next_prompt_estimate": 4096}'
+    report = check_argv([*M, "--radix-eviction-policy", "tlru",
+                         "--radix-eviction-policy-config", config],
+                        sglang_version="0.5.21", gpu="H100", gpus=1)
+    generic = [f for f in report.findings if f.rule == GENERIC.id]
+    assert generic and "got 512 <= 4096;" in generic[0].message
+    assert "{threshold}" not in generic[0].message
+
+
+@pytest.mark.parametrize(("gpu", "extra", "refused"), [
+    ("B200", [], True),
+    ("B200", ["--mamba-ssm-dtype", "bfloat16"], False),
+    ("H100", [], False),  # capability 9: SGLang's test stops at `>= 10`
+])
+def test_torch_cuda_is_available_is_a_gpu_probe(public: dict[str, Path], gpu: str,
+                                                extra: list[str], refused: bool) -> None:
+    """0.5.11 refuses `--linear-attn-decode-backend flashinfer` on SM100+ without a bf16 SSM
+    state, behind `torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 10`
+    (real 0.5.11, B200 x4, seed 45301 case w00020): `torch.cuda.is_available()` is read as a
+    CUDA-or-ROCm GPU (`is_cuda_alike`), so the site is no longer skipped."""
+    argv = ["--model-path", str(public["qwen35_27b"]), "--tp", "4",
+            "--linear-attn-decode-backend", "flashinfer", *extra]
+    first = _first("0.5.11", gpu, 4, argv)
+    assert (first is not None and first[0] == "R-ARG-SITE"
+            and first[1].startswith("ValueError sglang/srt/server_args.py:")) is refused
+
+
+@pytest.mark.parametrize(("version", "page"), [("0.5.14", 64), ("0.5.16", 64), ("0.5.17", 128), ("0.5.23", 128)])
+def test_trtllm_mha_page_sizes_are_read_from_the_release(public: dict[str, Path], version: str,
+                                                         page: int) -> None:
+    """The pages trtllm_mha keeps are the list in the release's own `if` (16, 32, 64 up to
+    0.5.16; 128 joins in 0.5.17): 0.5.14 turns a typed 128 into 64 on a B200 (real 0.5.14, B200
+    x8, seed 45301 case w00112), 0.5.17 on keep it. (The probe missed the `if (` spanning lines
+    before, and every release took its template's list.)"""
+    assert load_release(version).traits["trtllm_mha_page_sizes"] == (
+        [16, 32, 64] if page == 64 else [16, 32, 64, 128])
+    report = check_argv(["--model-path", str(public["qwen3_32b"]), "--tp", "8",
+                         "--page-size", "128"], sglang_version=version, gpu="B200", gpus=8)
+    assert report.effective["attention_backend"] == "trtllm_mha"
+    assert report.effective["page_size"] == page
+
+
+def test_the_megamoe_runner_alias_is_resolved_first(public: dict[str, Path]) -> None:
+    """0.5.19+ `handle_moe_runner_backend_alias` (the pipeline's first hook): `--moe-runner-backend
+    megamoe` becomes `auto` with `--moe-a2a-backend megamoe`, so the speculative runner SGLang
+    defaults from it is `auto` (real 0.5.20, B200 x2, seed 45301 case w00154)."""
+    assert load_release("0.5.20").traits["moe_runner_aliases"][0]["alias"] == "megamoe"
+    argv = ["--model-path", str(public["llama31_8b"]), "--tp", "2"]
+    report = check_argv([*argv, "--moe-runner-backend", "megamoe"],
+                        sglang_version="0.5.20", gpu="B200", gpus=2)
+    assert report.effective["speculative_moe_runner_backend"] == "auto"
+    # another runner is copied as typed; 0.5.18 has no alias
+    report = check_argv([*argv, "--moe-runner-backend", "triton"],
+                        sglang_version="0.5.20", gpu="B200", gpus=2)
+    assert report.effective["speculative_moe_runner_backend"] == "triton"
+    assert load_release("0.5.18").traits["moe_runner_aliases"] == []

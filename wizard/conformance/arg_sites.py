@@ -1531,6 +1531,10 @@ class _Reader:
                 func.attr if isinstance(func, ast.Attribute) else "")
             if name.lstrip("_") in PLATFORM_PROBES:  # is_hip(), _is_hip()
                 return ["platform", name.lstrip("_")]
+        if _is_cuda_available_call(node):
+            # `torch.cuda.is_available()`: a CUDA or ROCm GPU (torch's HIP build answers True),
+            # SGLang's own `is_cuda_alike()`
+            return ["platform", "is_cuda_alike"]
         if (isinstance(node, ast.Subscript) and _is_capability_call(node.value)
                 and isinstance(node.slice, ast.Constant) and node.slice.value == 0):
             # `torch.cuda.get_device_capability()[0] >= 10`, `major, _ = torch.cuda.
@@ -1880,6 +1884,13 @@ def _all_choices(walk: _Walk, conds: list[_Cond], archs: set[str], scopes: set[S
         finally:
             walk.forced.pop(choice.key, None)
         return ["and", *trees], read, resolved
+
+
+def _is_cuda_available_call(node: ast.expr) -> bool:
+    """`torch.cuda.is_available()`."""
+    return (isinstance(node, ast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "is_available"
+            and ast.unparse(node.func.value) in ("torch.cuda", "cuda"))
 
 
 def _is_capability_call(node: ast.expr) -> bool:
@@ -2857,6 +2868,11 @@ def _message(node: ast.expr | None, flags: frozenset[str],
                 elif read is not None and read[0] == "const" and not spec:
                     value = read[1]
                     out.append(repr(value) if conv == "r" else str(value))
+                elif (tree := _message_tree(inner, reader) if fact is None else None) is not None:
+                    # a value SGLang computes from flags (`threshold = config.get(...)`): the
+                    # engine evaluates it as it evaluates the site's condition
+                    out.append({"expr": tree[0], "defaults": tree[1], "conv": conv,
+                                "spec": spec, "text": "{" + ast.unparse(inner) + "}"})
                 else:
                     out.append("{" + ast.unparse(inner) + "}")
         return out
@@ -2887,6 +2903,40 @@ def _message_value(node: ast.expr, reader: _Reader | None) -> list[Any] | None:
             return ["const", sorted(tree[1], key=repr)]
         return None
     return tree if tree[0] in ("flag", "model", "const", "env") else None
+
+
+def _message_tree(node: ast.expr, reader: _Reader | None,
+                  ) -> tuple[list[Any], dict[str, Any]] | None:
+    """A placeholder SGLang computes from flags, model facts or the environment, as an expression
+    tree the engine compiles (and the defaults of the flags it reads); None when the reader
+    cannot read it, it reads a loop variable, or the engine's compiler does not take it."""
+    if reader is None:
+        return None
+    probe = _Reader(reader.walk, reader.fn, reader.seq, reader.instance)
+    try:
+        tree = probe.expr(node)
+    except (Impure, RecursionError):
+        return None
+    heads: set[str] = set()
+    flags: set[str] = set()
+
+    def visit(item: Any) -> None:
+        if isinstance(item, list) and item and isinstance(item[0], str):
+            heads.add(item[0])
+            if item[0] in ("flag", "typed") and len(item) > 1:
+                flags.add(str(item[1]))
+            for child in item[1:]:
+                visit(child)
+
+    visit(tree)
+    if not heads & {"flag", "typed", "model", "env", "envset"} or heads & {"each", "any", "all"}:
+        return None
+    defaults = {name: reader.walk.defaults.get(name) for name in sorted(flags)}
+    try:
+        compile_condition(tree, defaults, value=True)
+    except (ValueError, TypeError, KeyError, IndexError, SyntaxError):
+        return None
+    return tree, defaults
 
 
 def _local_message(function: ast.AST, name: str) -> ast.expr | None:

@@ -489,7 +489,8 @@ def _trtllm_pages(tree: SourceTree, site: dict[str, Any] | None) -> list[int] | 
         return None
     _rel, line, module = located
     for node in ast.walk(module):
-        if isinstance(node, ast.If) and node.lineno == line:
+        # a located `if (` spanning lines stands at its test's first line
+        if isinstance(node, ast.If) and line in (node.lineno, node.test.lineno):
             for inner in ast.walk(node):
                 if not isinstance(inner, ast.List | ast.Tuple | ast.Set) or not inner.elts:
                     continue
@@ -645,6 +646,9 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "has_attention_sinks in the function of that decode fix")
     probed("spec_moe_runner_default", _spec_moe_runner_default(tree),
            "the `speculative_moe_runner_backend is None` branch")
+    probed("moe_runner_aliases", _moe_runner_aliases(tree),
+           "`if cfg.moe_runner_backend != X: return` then declare_resolution(...) (the MoE "
+           "runner names that stand for an all-to-all backend, the pipeline's first hook)")
     probed("deprecated_store_true", _deprecated_store_true(tree, flags),
            "DeprecatedStoreTrueAction flags (new_flag from their add_argument)")
     requantize = _named_collection(tree, "REQUANTIZATION_METHODS")
@@ -1044,6 +1048,41 @@ def _spec_moe_runner_default(tree: SourceTree) -> str | None:
                 return "trtllm_to_auto"
             return "copy"
     return "none"
+
+
+def _moe_runner_aliases(tree: SourceTree) -> list[dict[str, Any]]:
+    """MoE runner names SGLang rewrites at once into other settings (0.5.19+
+    `handle_moe_runner_backend_alias`: `if cfg.moe_runner_backend != "megamoe": return`, then
+    `declare_resolution(server_args, "...", moe_runner_backend="auto",
+    moe_a2a_backend="megamoe")`): [{"alias", "writes", "where"}], empty when it has none."""
+    found: list[dict[str, Any]] = []
+    for rel, module in tree.trees.items():
+        for fn in ast.walk(module):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            alias: str | None = None
+            for stmt in fn.body:
+                if (isinstance(stmt, ast.If) and len(stmt.body) == 1
+                        and isinstance(stmt.body[0], ast.Return) and not stmt.orelse
+                        and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1
+                        and isinstance(stmt.test.ops[0], ast.NotEq)
+                        and isinstance(stmt.test.left, ast.Attribute)
+                        and stmt.test.left.attr == "moe_runner_backend"
+                        and isinstance(stmt.test.comparators[0], ast.Constant)
+                        and isinstance(stmt.test.comparators[0].value, str)):
+                    alias = stmt.test.comparators[0].value
+                    continue
+                if (alias is not None and isinstance(stmt, ast.Expr)
+                        and isinstance(stmt.value, ast.Call)
+                        and isinstance(stmt.value.func, ast.Name)
+                        and stmt.value.func.id == "declare_resolution"):
+                    writes = {k.arg: k.value.value for k in stmt.value.keywords
+                              if k.arg and isinstance(k.value, ast.Constant)}
+                    if "moe_runner_backend" in writes and len(writes) == len(
+                            stmt.value.keywords):
+                        found.append({"alias": alias, "writes": writes,
+                                      "where": f"{rel}:{stmt.lineno}"})
+    return found
 
 
 def _deprecated_store_true(tree: SourceTree, flags: dict[str, Any]) -> dict[str, Any] | None:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache, cached_property, partial
+from functools import cache, cached_property, lru_cache, partial
 from pathlib import Path
 from types import CodeType, MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -563,10 +564,30 @@ def _unknown_value(a: Mapping[str, Any], platforms: frozenset[str],
     return _UNKNOWN
 
 
+@lru_cache(maxsize=256)
+def _message_expr(tree_json: str, defaults_json: str,
+                  canonical: Callable[[str], str]) -> Callable[..., Any]:
+    """A message placeholder's expression compiled (`{"expr": tree}`; cached by its text: the
+    same few placeholders come back on every keystroke a site holds on)."""
+    defaults = json.loads(defaults_json)
+    return compile_condition(json.loads(tree_json), defaults,
+                             {name: canonical(name) for name in defaults}, value=True)
+
+
 def _fill(part: Any, a: Mapping[str, Any], site: GenericSite, canonical: Callable[[str], str],
-          model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV) -> str:
+          model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV,
+          platforms: frozenset[str] = frozenset()) -> str:
     if isinstance(part, str):
         return part
+    if "expr" in part:  # a value SGLang computes from flags, as the reader could read it
+        try:
+            compiled = _message_expr(json.dumps(part["expr"]),
+                                     json.dumps(part.get("defaults") or {}, sort_keys=True),
+                                     canonical)
+            value = compiled(a, platforms, model, env)
+        except _CAUGHT:
+            return str(part.get("text") or "")  # SGLang's own placeholder, as written
+        return format_part(value, part)
     if "env" in part:  # `{envs.X.get()}`: the value SGLang reads from the launch's environment
         node = part["env"]
         try:
@@ -591,12 +612,14 @@ def format_part(value: Any, part: Mapping[str, Any]) -> str:
 
 
 def site_message(site: GenericSite, a: Mapping[str, Any], canonical: Callable[[str], str],
-                 model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV) -> str:
-    """SGLang's message with the flags' (model facts', environment variables') values filled
-    in (the statement when not a literal)."""
+                 model: Mapping[str, Any] | None = None, env: Mapping[str, Any] = NO_ENV,
+                 platforms: frozenset[str] = frozenset()) -> str:
+    """SGLang's message with the flags' (model facts', environment variables', values computed
+    from them) filled in (the statement when not a literal)."""
     if site.message is None:
         return site.source
-    return "".join(_fill(part, a, site, canonical, model, env) for part in site.message)
+    return "".join(_fill(part, a, site, canonical, model, env, platforms)
+                   for part in site.message)
 
 
 def _reads_model(tree: Any) -> bool:
@@ -725,7 +748,7 @@ def site_finding(site: GenericSite, ctx: Ctx, a: Args, order: int,
                  sink: dict[str, tuple[str, ...]] | None = None) -> Finding:
     """The finding of a holding site: SGLang's exception, words and `file:line` (`sink`: its
     culprit flags by `file:line`)."""
-    message = site_message(site, a, canonical, model_values(ctx), ctx.env)
+    message = site_message(site, a, canonical, model_values(ctx), ctx.env, platforms_of(ctx))
     flags = ", ".join(_option(n) for n in site.flags)
     if site.env:
         flags += (" and " if flags else "") + "the environment variable" + (

@@ -389,6 +389,17 @@ def _pp(ctx: Ctx, a: Args) -> None:
         a.disable_overlap_schedule = True
 
 
+def _moe_runner_alias(ctx: Ctx, a: Args) -> None:
+    """MoE runner names that stand for other settings, rewritten by the pipeline's first hook
+    (trait `moe_runner_aliases`: `--moe-runner-backend megamoe` is `auto` with the `megamoe`
+    all-to-all backend, 0.5.19 on)."""
+    for entry in ctx.release.traits.get("moe_runner_aliases") or ():
+        if a.get("moe_runner_backend") == entry["alias"]:
+            for name, value in entry["writes"].items():
+                a[name] = value
+            return
+
+
 def _moe_runner_default(ctx: Ctx, a: Args) -> None:
     if a.get("speculative_moe_runner_backend") is None:
         runner = a.get("moe_runner_backend")
@@ -643,6 +654,7 @@ def _config_read_first(release: Release) -> bool:
 
 
 PIPELINE_ORDER: tuple[Step, ...] = (
+    R("handle_mega_moe", _moe_runner_alias),  # the pipeline's first hook
     R("handle_deprecated_dp_attention", _dp_deprecated),
     R("device", _device),
     Gated(c.MODEL_TYPE_UNKNOWN, _config_read_first),

@@ -56,6 +56,7 @@ class Traits:
     mixed_chunk_off_algorithms: list[str]
     mla_sm100_default: bool
     model_config_at_args: list[str]
+    moe_runner_aliases: list[dict[str, Any]]
     moe_runner_platform: list[dict[str, Any]]
     moe_runner_sm100: list[dict[str, Any]]
     ngram_disables_overlap: bool
