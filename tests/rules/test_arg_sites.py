@@ -518,3 +518,17 @@ def test_the_megamoe_runner_alias_is_resolved_first(public: dict[str, Path]) -> 
                         sglang_version="0.5.20", gpu="B200", gpus=2)
     assert report.effective["speculative_moe_runner_backend"] == "triton"
     assert load_release("0.5.18").traits["moe_runner_aliases"] == []
+
+
+def test_the_deprecated_dp_spelling_leaves_a_typed_attention_dp_size() -> None:
+    """0.5.22+ `_handle_deprecated_dp_attention` turns `--dp-size N --enable-dp-attention` into
+    `--attn-dp-size N` only while `--attn-dp-size` is 1; beside a typed one both stand and the
+    next check refuses replicas with attention DP (real 0.5.22, MI355X, seed 45402 w00121)."""
+    both = [*M, "--dp-size", "2", "--enable-dp-attention", "--attn-dp-size", "8"]
+    report = check_argv(both, sglang_version="0.5.22", gpu="MI355X", gpus=8)
+    first = first_sglang_error(report)
+    assert first is not None and first.rule == "R-ATTN-DP-WITH-DP"
+    old = [*M, "--tp", "2", "--dp-size", "2", "--enable-dp-attention"]
+    report = check_argv(old, sglang_version="0.5.22", gpu="MI355X", gpus=2)
+    assert first_sglang_error(report) is None
+    assert report.effective["attn_dp_size"] == 2 and report.effective["dp_size"] == 1

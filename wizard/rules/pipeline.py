@@ -370,9 +370,13 @@ def _dp_off_without_dp(ctx: Ctx, a: Args) -> None:
 
 
 def _dp_deprecated(ctx: Ctx, a: Args) -> None:
+    """`_handle_deprecated_dp_attention`: `--dp-size N --enable-dp-attention` is `--attn-dp-size
+    N`, unless `--attn-dp-size` is typed too (then both stand, and SGLang's next check refuses
+    replicas with attention DP)."""
     if not ctx.release.attn_dp_field:
         return  # no `--attn-dp-size` yet: `--dp-size` with the flag is attention DP itself
-    if a.get("enable_dp_attention") and a.get("dp_size", 1) > 1:
+    if (a.get("enable_dp_attention") and a.get("dp_size", 1) > 1
+            and (a.get("attn_dp_size") or 1) == 1):
         a.attn_dp_size = a.dp_size
         a.dp_size = 1
     a.enable_dp_attention = (a.get("attn_dp_size") or 1) > 1
