@@ -230,6 +230,18 @@ def test_flags_only_paste_is_read_as_launch_flags() -> None:
     assert any("no launcher" in n for n in result.notes)
 
 
+def test_flags_only_paste_after_environment_assignments() -> None:
+    """`SGLANG_X=1 --model-path ...` (the variables then the flags, no launcher) keeps both, as
+    `check -- ...` documents ("env prefix allowed, or just its flags")."""
+    result = parse_command("SGLANG_ENABLE_SPEC_V2=1 --model-path /m --tp-size 2")
+    assert result.profile.parallel.tp == 2
+    assert result.profile.env == {"SGLANG_ENABLE_SPEC_V2": "1"}
+    result = parse_command(["SGLANG_ENABLE_SPEC_V2=1", "--model-path", "/m"])
+    assert result.profile.env == {"SGLANG_ENABLE_SPEC_V2": "1"}
+    with pytest.raises(CommandError):
+        parse_command("SGLANG_ENABLE_SPEC_V2=1")  # variables alone are no launch
+
+
 def test_version_with_a_v_prefix_is_stored_without_it() -> None:
     result = parse_command(f"sglang serve {M}", "v0.5.23")
     assert result.profile.sglang_version == "0.5.23" and result.version_used == "0.5.23"

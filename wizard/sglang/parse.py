@@ -220,11 +220,19 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
             inner.env = {**env, **inner.env}
             return inner
         real = [c for c in commands if c]
-        if len(real) == 1 and real[0][0].kind == "word" and real[0][0].text.startswith("--"):
-            # only the flags were pasted: read them as the flags of a launch
+        lead = (next((k for k, w in enumerate(real[0]) if not w.assignment), len(real[0]))
+                if len(real) == 1 else 0)
+        if (len(real) == 1 and lead < len(real[0]) and real[0][lead].kind == "word"
+                and real[0][lead].text.startswith("--")):
+            # only the flags were pasted (after `NAME=value` words: the environment): read
+            # them as the flags of a launch
+            for word in real[0][:lead]:
+                name, _, value = word.text.partition("=")
+                env[name] = value
+                _note_expansion(word, notes)
             return LaunchParts(
                 env,
-                [w.text for w in real[0] if w.kind == "word"],
+                [w.text for w in real[0][lead:] if w.kind == "word"],
                 "flags only",
                 [*notes, "no launcher in the text; read it as the flags of a launch"],
             )
