@@ -67,6 +67,12 @@ def strategy(a: Args) -> str | None:
     return a.get("mamba_scheduler_strategy")
 
 
+def extra_buffer(a: Args) -> bool:
+    """SGLang's `enable_mamba_extra_buffer()`: extra_buffer, or extra_buffer_lazy where the
+    release has it (the releases without it refuse that choice first)."""
+    return strategy(a) in ("extra_buffer", "extra_buffer_lazy")
+
+
 def strategy_flag(ctx: Ctx) -> str:
     """The hybrid-cache flag spelling of the release."""
     return "--" + ctx.release.strategy_field.replace("_", "-")
@@ -95,7 +101,7 @@ MAMBA_AUTO_NO_BUFFER = Rule(
 
 
 def _extra_unsupported(ctx: Ctx, a: Args) -> bool:
-    if strategy(a) not in ("extra_buffer", "extra_buffer_lazy"):
+    if not extra_buffer(a):
         return False
     if ctx.release.trait("extra_buffer_check_skips_disabled_radix") and a.get("disable_radix_cache"):
         return False
@@ -137,7 +143,7 @@ MAMBA_NOT_HYBRID = Rule(
     when=lambda ctx, a: (
         ctx.facts is not None
         and not is_hybrid(ctx)
-        and strategy(a) in ("extra_buffer", "extra_buffer_lazy")
+        and extra_buffer(a)
         and not a.get("disable_radix_cache")
     ),
     message=lambda ctx, a: (
@@ -155,7 +161,7 @@ MAMBA_EXTRA_NORADIX = Rule(
     sglang=raises("resolve", "ValueError"),
     fields=("hybrid.cache_strategy", "scheduling.disable_radix_cache"),
     when=lambda ctx, a: (
-        is_hybrid(ctx) and strategy(a) == "extra_buffer" and bool(a.get("disable_radix_cache"))
+        is_hybrid(ctx) and extra_buffer(a) and bool(a.get("disable_radix_cache"))
     ),
     message=lambda ctx, a: (
         "mamba extra_buffer is not compatible with --disable-radix-cache Overlap scheduling is "
@@ -183,7 +189,7 @@ MAMBA_EXTRA_DEVICE = Rule(
     fields=("hybrid.cache_strategy",),
     when=lambda ctx, a: (
         is_hybrid(ctx)
-        and strategy(a) == "extra_buffer"
+        and extra_buffer(a)
         and not a.get("disable_radix_cache")
         and not ctx.gpu.is_cuda
     ),
@@ -198,7 +204,7 @@ MAMBA_EXTRA_DEVICE = Rule(
 
 
 def _track_interval_fires(ctx: Ctx, a: Args) -> bool:
-    if strategy(a) not in ("extra_buffer", "extra_buffer_lazy"):
+    if not extra_buffer(a):
         return False
     if not (is_hybrid(ctx) and not a.get("disable_radix_cache")):
         return False
@@ -239,7 +245,7 @@ MAMBA_TRACK_INTERVAL = Rule(
 
 
 def _extra_page_applies(ctx: Ctx, a: Args) -> bool:
-    if strategy(a) not in ("extra_buffer", "extra_buffer_lazy") or a.get("page_size") is None:
+    if not extra_buffer(a) or a.get("page_size") is None:
         return False
     if ctx.release.trait("hybrid_lists") == "split" and not extra_buffer_supported(ctx):
         return False
@@ -470,7 +476,7 @@ TRACK_INTERVAL_FINAL = Rule(
     sglang=RUNTIME,
     fields=("hybrid.track_interval",),
     when=lambda ctx, a: (
-        strategy(a) in ("extra_buffer", "extra_buffer_lazy")
+        extra_buffer(a)
         and a.get("speculative_num_draft_tokens") is not None
         and a.mamba_track_interval < a.speculative_num_draft_tokens
         and ctx.typed_value("speculative_num_draft_tokens") is None
