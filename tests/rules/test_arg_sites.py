@@ -532,3 +532,19 @@ def test_the_deprecated_dp_spelling_leaves_a_typed_attention_dp_size() -> None:
     report = check_argv(old, sglang_version="0.5.22", gpu="MI355X", gpus=2)
     assert first_sglang_error(report) is None
     assert report.effective["attn_dp_size"] == 2 and report.effective["dp_size"] == 1
+
+
+def test_hicache_runs_before_the_attention_step_where_the_release_calls_it_first(
+        public: dict[str, Path]) -> None:
+    """0.5.4.post1-0.5.7 call `_handle_hicache` before `_handle_attention_backend_compatibility`
+    (trait `hicache_before_attention`, from the order of the calls): HiCache's kernel I/O sets
+    the decode backend to flashinfer first, so the KV4 check sees prefill fa3 and decode
+    flashinfer and only warns (real 0.5.7, H20 x8, seed 45603 case w00157). Without HiCache the
+    KV4 MHA assert holds."""
+    assert load_release("0.5.7").traits["hicache_before_attention"] is True
+    assert load_release("0.5.9").traits["hicache_before_attention"] is False
+    argv = ["--model-path", str(public["qwen3_30b_a3b"]), "--tp", "8", "--kv-cache-dtype",
+            "fp4_e2m1"]
+    assert _first("0.5.7", "H20", 8, [*argv, "--enable-hierarchical-cache"]) is None
+    first = _first("0.5.7", "H20", 8, argv)
+    assert first is not None and first[0] == "R-ARG-SITE"

@@ -646,6 +646,9 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "has_attention_sinks in the function of that decode fix")
     probed("spec_moe_runner_default", _spec_moe_runner_default(tree),
            "the `speculative_moe_runner_backend is None` branch")
+    probed("hicache_before_attention", _calls_before(tree, "_handle_hicache",
+                                                     "_handle_attention_backend_compatibility"),
+           "the order of the two `self._handle_...()` calls in ServerArgs (False without them)")
     probed("moe_runner_aliases", _moe_runner_aliases(tree),
            "`if cfg.moe_runner_backend != X: return` then declare_resolution(...) (the MoE "
            "runner names that stand for an all-to-all backend, the pipeline's first hook)")
@@ -1048,6 +1051,27 @@ def _spec_moe_runner_default(tree: SourceTree) -> str | None:
                 return "trtllm_to_auto"
             return "copy"
     return "none"
+
+
+def _calls_before(tree: SourceTree, first: str, second: str) -> bool:
+    """Whether one function of server_args.py calls `self.<first>()` before `self.<second>()`
+    (both as plain statements)."""
+    module = tree.trees.get("sglang/srt/server_args.py")
+    if module is None:
+        return False
+    for fn in ast.walk(module):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        lines: dict[str, int] = {}
+        for stmt in fn.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+                    and call.func.attr in (first, second)):
+                lines.setdefault(call.func.attr, stmt.lineno)
+        if first in lines and second in lines:
+            return lines[first] < lines[second]
+    return False
 
 
 def _moe_runner_aliases(tree: SourceTree) -> list[dict[str, Any]]:

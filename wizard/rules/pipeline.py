@@ -557,6 +557,12 @@ def _adaptive_init(ctx: Ctx, a: Args) -> None:
 
 
 R = Resolver
+def _hicache_first(release: Release) -> bool:
+    """The release calls `_handle_hicache` before `_handle_attention_backend_compatibility`
+    (trait `hicache_before_attention`, read from the order of the calls)."""
+    return bool(release.traits.get("hicache_before_attention"))
+
+
 POST_INIT_ORDER: tuple[Step, ...] = (
     Gated(c.ALGO_CHOICE, lambda release: release.algorithm_choices),  # argparse, first
     R("device", _device),
@@ -585,6 +591,8 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("no radix cache for speculative hybrids (ROCm, or where located)", _hip_hybrid_spec_no_radix),
     c.MAMBA_NOBUF_SPEC,
     *_deterministic_at("before_default"),
+    # 0.5.5-0.5.7 call `_handle_hicache` before the attention step (trait)
+    Gated(R("_handle_hicache", _hicache_decode), _hicache_first),
     R("_handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,
     c.TRTLLM_MLA_GPU,
@@ -597,7 +605,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("_handle_page_size", _page_default),
     R("_handle_multi_item_scoring", _multi_item_scoring),
     c.MIS_BACKEND,
-    R("_handle_hicache", _hicache_decode),
+    Gated(R("_handle_hicache", _hicache_decode), lambda release: not _hicache_first(release)),
     R("_handle_data_parallelism", _dp_off_without_dp),
     c.DPATTN_TP_DIVISIBLE,
     R("_handle_pipeline_parallelism", _pp),

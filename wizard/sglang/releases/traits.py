@@ -44,6 +44,7 @@ class Traits:
     gpt_oss_attention_backends: list[str]
     gpt_oss_mxfp4_moe_runner: dict[str, str]
     graph_reserve_by_role: bool
+    hicache_before_attention: bool
     hicache_decode_fallback: str
     hicache_decode_sinks: bool
     hip_attention_default: dict[str, Any]
