@@ -1277,6 +1277,9 @@ class _Reader:
             return "model_type"  # config.json's own `model_type`
         if self.hf_config_getattr(node) == "model_type" and "model_type" in MODEL_FACTS:
             return "model_type"  # `getattr(hf_config, "model_type", None)`: always set there
+        if self.hf_config_getattr(node) == "architectures":
+            return "architectures"  # `getattr(model_config_of(sa).hf_config, "architectures",
+            # None) or []` (0.5.19+ DeepEP v2 check)
         if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and node.slice.value == 0 and self.model_fact(node.value) == "architectures"):
             return "architecture"
