@@ -548,3 +548,17 @@ def test_hicache_runs_before_the_attention_step_where_the_release_calls_it_first
     assert _first("0.5.7", "H20", 8, [*argv, "--enable-hierarchical-cache"]) is None
     first = _first("0.5.7", "H20", 8, argv)
     assert first is not None and first[0] == "R-ARG-SITE"
+
+
+@pytest.mark.parametrize(("gpu", "refused"), [("H20", True), ("B200", False),
+                                              ("RTX PRO 6000 Blackwell", False)])
+def test_the_platforms_is_blackwell_is_a_gpu_probe(public: dict[str, Path], gpu: str,
+                                                   refused: bool) -> None:
+    """0.5.19+ `get_platform().is_blackwell` (runtime_context.py maps it to
+    `is_blackwell_supported`, capability 10-12): `--kv-cache-dtype mxfp8` off Blackwell is
+    refused (real 0.5.22, H20, seed 45702 case w00085)."""
+    argv = ["--model-path", str(public["qwen3_32b"]), "--kv-cache-dtype", "mxfp8"]
+    report = check_argv(argv, sglang_version="0.5.22", gpu=gpu, gpus=1)
+    generic = [f for f in report.findings if f.rule == GENERIC.id
+               and f.message.startswith("--kv-cache-dtype mxfp8 requires")]
+    assert bool(generic) is refused

@@ -39,8 +39,9 @@ PLATFORM_PROBES: frozenset[str] = frozenset({
     "is_cuda", "is_hip", "is_cuda_alike", "is_npu", "is_xpu", "is_hpu", "is_musa", "is_mps",
     "is_sm90_supported", "is_sm100_supported", "is_sm120_supported",
     "is_sm90", "is_sm100", "is_sm120",  # `get_platform().is_sm100`
-    # capability major 10 or 12 (utils/common.py; with CUDA >= 12.8, which Blackwell needs)
-    "is_blackwell_supported",
+    # capability major 10 or 12 (utils/common.py; with CUDA >= 12.8, which Blackwell needs),
+    # and `get_platform().is_blackwell`, which runtime_context.py maps to that function
+    "is_blackwell_supported", "is_blackwell",
     # FlashInfer's presence: `is_flashinfer_available()` is `find_spec("flashinfer") is not None
     # and is_cuda()` (utils/common.py), `get_platform().has_flashinfer` its later name
     # (runtime_context.py maps it to that function): FlashInfer is installed with SGLang on CUDA
@@ -189,9 +190,9 @@ def platforms_for(gpu: GpuKind) -> frozenset[str]:
     if gpu.is_hopper:
         out |= {"is_sm90_supported", "is_sm90"}
     if gpu.is_sm100:
-        out |= {"is_sm100_supported", "is_sm100", "is_blackwell_supported"}
+        out |= {"is_sm100_supported", "is_sm100", "is_blackwell_supported", "is_blackwell"}
     if gpu.is_sm120:
-        out |= {"is_sm120_supported", "is_sm120", "is_blackwell_supported"}
+        out |= {"is_sm120_supported", "is_sm120", "is_blackwell_supported", "is_blackwell"}
     # `torch.cuda.get_device_capability()[0]` (`cc_major` nodes): ROCm's torch answers the gfx
     # version there (9 for gfx942 / gfx950), which the catalog holds as the capability
     out.add(f"{CC_MAJOR}{gpu.compute_capability[0]}")
