@@ -264,6 +264,16 @@ def _layer_types(layers: int, interval: int) -> list[str]:
     ]
 
 
+# The Qwen3.5 / 3.6 text stack's published rope_parameters (multimodal RoPE over a quarter of
+# each 256-wide head: 64 rotary dimensions)
+QWEN35_ROPE = {
+    "mrope_interleaved": True,
+    "mrope_section": [11, 11, 10],
+    "partial_rotary_factor": 0.25,
+    "rope_theta": 10000000,
+    "rope_type": "default",
+}
+
 _QWEN35_VISION = {
     "depth": 27,
     "hidden_size": 1152,
@@ -304,13 +314,7 @@ def qwen36_27b() -> Family:
                 "mtp_num_hidden_layers": 1,
                 "vocab_size": 248320,
                 "max_position_embeddings": 262144,
-                "rope_parameters": {
-                    "mrope_interleaved": True,
-                    "mrope_section": [11, 11, 10],
-                    "partial_rotary_factor": 0.25,
-                    "rope_theta": 10000000,
-                    "rope_type": "default",
-                },
+                "rope_parameters": dict(QWEN35_ROPE),
                 "tie_word_embeddings": False,
                 "dtype": "bfloat16",
             },
@@ -353,13 +357,7 @@ def qwen35_397b_nvfp4() -> Family:
                 "mtp_num_hidden_layers": 1,
                 "vocab_size": 248320,
                 "max_position_embeddings": 262144,
-                "rope_parameters": {
-                    "mrope_interleaved": True,
-                    "mrope_section": [11, 11, 10],
-                    "partial_rotary_factor": 0.25,
-                    "rope_theta": 10000000,
-                    "rope_type": "default",
-                },
+                "rope_parameters": dict(QWEN35_ROPE),
                 "dtype": "bfloat16",
             },
             "vision_config": vision,
