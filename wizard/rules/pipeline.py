@@ -557,6 +557,8 @@ def _adaptive_init(ctx: Ctx, a: Args) -> None:
 
 
 R = Resolver
+
+
 def _hicache_first(release: Release) -> bool:
     """The release calls `_handle_hicache` before `_handle_attention_backend_compatibility`
     (trait `hicache_before_attention`, read from the order of the calls)."""
@@ -591,7 +593,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("no radix cache for speculative hybrids (ROCm, or where located)", _hip_hybrid_spec_no_radix),
     c.MAMBA_NOBUF_SPEC,
     *_deterministic_at("before_default"),
-    # 0.5.5-0.5.7 call `_handle_hicache` before the attention step (trait)
+    # where the release calls `_handle_hicache` before the attention step (0.5.4.post1-0.5.7)
     Gated(R("_handle_hicache", _hicache_decode), _hicache_first),
     R("_handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,
