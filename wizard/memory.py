@@ -1745,7 +1745,7 @@ def _layer_builds(
 ) -> tuple[LayerBuild, ...]:
     """The decoder layers of the stage that builds the head (the last), as the GPU allocates
     them: their large tensors per GPU in construction order, and the rotary cache in the first
-    full-attention layer (`get_rope` before `qkv_proj`, e.g. 0.5.9 models/qwen3_5.py:456). The
+    full-attention layer (`get_rope` before `qkv_proj`, as models/qwen3_5.py builds it). The
     norms, scales, biases and the Gated DeltaNet's small gates (up to 1 MiB: PyTorch's small
     pool) are left out."""
     plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else facts.dtype)

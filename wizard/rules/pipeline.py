@@ -396,7 +396,7 @@ def _pp(ctx: Ctx, a: Args) -> None:
 def _moe_runner_alias(ctx: Ctx, a: Args) -> None:
     """MoE runner names that stand for other settings, rewritten by the pipeline's first hook
     (trait `moe_runner_aliases`: `--moe-runner-backend megamoe` is `auto` with the `megamoe`
-    all-to-all backend, 0.5.19 on)."""
+    all-to-all backend, where the release has the alias)."""
     for entry in ctx.release.traits.get("moe_runner_aliases") or ():
         if a.get("moe_runner_backend") == entry["alias"]:
             for name, value in entry["writes"].items():
@@ -593,7 +593,7 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     R("no radix cache for speculative hybrids (ROCm, or where located)", _hip_hybrid_spec_no_radix),
     c.MAMBA_NOBUF_SPEC,
     *_deterministic_at("before_default"),
-    # where the release calls `_handle_hicache` before the attention step (0.5.4.post1-0.5.7)
+    # where the release calls `_handle_hicache` before the attention step (the trait)
     Gated(R("_handle_hicache", _hicache_decode), _hicache_first),
     R("_handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,
