@@ -1176,7 +1176,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     # first), so both copies are in the static pool then and freed after it (trait
     # `draft_head_shared_after_sizing`).
     own_head_gib = 0.0
-    plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else target.dtype)
+    plain = _plain_bytes(target, dtype)
     unquantized = plain * target.vocab_size * target.hidden_size
     mtp_head_gib = (
         unquantized / (1 if attention_dp else tp)
@@ -1720,7 +1720,7 @@ def head_bytes(target: ModelFacts, dtype: str | None, head_tp: int) -> int:
     (`DEFAULT_VOCAB_PADDING_SIZE`) and splits it over `head_tp`; 0 when tied to the embedding."""
     if target.tie_word_embeddings:
         return 0
-    plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else target.dtype)
+    plain = _plain_bytes(target, dtype)
     padded = -(-target.vocab_size // 64) * 64
     return int(-(-padded // head_tp) * target.hidden_size * plain)
 
@@ -1748,7 +1748,7 @@ def _layer_builds(
     full-attention layer (`get_rope` before `qkv_proj`, as models/qwen3_5.py builds it). The
     norms, scales, biases and the Gated DeltaNet's small gates (up to 1 MiB: PyTorch's small
     pool) are left out."""
-    plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else facts.dtype)
+    plain = _plain_bytes(facts, dtype)
     online_fp8 = quantization in ("fp8", "w8a8_fp8") and facts.quant is None
 
     def sized(params: float, module: str) -> int:
@@ -1797,8 +1797,7 @@ def _layer_builds(
     dense = (sized(2 * width * hidden, mlp), sized(width * hidden, mlp))
     interval = facts.hybrid.full_attention_interval if facts.hybrid is not None else None
     first = facts.num_layers - stage_layers if pp > 1 else 0
-    positions = facts.context_length or 0
-    half = positions * (facts.rotary_dim or facts.head_dim) // 2 * 4
+    half = rope_cache_bytes(facts) // 2  # its cos, sin and their product, freed again
     builds: list[LayerBuild] = []
     rope_built = False
     for index in range(first, first + stage_layers):
@@ -1810,6 +1809,11 @@ def _layer_builds(
             buffer, rope_built = rope_cache_bytes(facts), True
         builds.append(LayerBuild(mixer + mlp_part, buffer, (half, half, half) if buffer else ()))
     return tuple(builds)
+
+
+def _plain_bytes(facts: ModelFacts, dtype: str | None) -> float:
+    """Bytes of an unquantized weight: the typed --dtype, else the checkpoint's."""
+    return _unquantized_bytes(dtype if dtype not in (None, "auto") else facts.dtype)
 
 
 def _unquantized_bytes(dtype: str | None) -> float:
@@ -1824,7 +1828,7 @@ def _weights(
 ) -> _Weights:
     """Weight bytes of the whole model split the way SGLang shards them (`tp` = attention TP)."""
     parts = facts.params_estimate or ParamBreakdown(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    plain = _unquantized_bytes(dtype if dtype not in (None, "auto") else facts.dtype)
+    plain = _plain_bytes(facts, dtype)
     online_fp8 = quantization in ("fp8", "w8a8_fp8") and facts.quant is None
     mtp_prefix = (
         "mtp.layers.0" if facts.family.startswith("qwen3") else f"model.layers.{facts.num_layers}"
@@ -1832,11 +1836,7 @@ def _weights(
     shared_name = "shared_expert" if facts.family.startswith("qwen3") else "shared_experts"
 
     def linear(params: float, module: str) -> float:
-        if facts.quant is not None and facts.quant.quantizes(module):
-            return params * facts.quant.bytes_per_param()
-        if online_fp8:
-            return params * 1.0
-        return params * plain
+        return params * _module_bytes(facts, module, plain, online_fp8)
 
     layer = "model.layers.7"
     attention = linear(parts.attention, f"{layer}.self_attn.o_proj")
