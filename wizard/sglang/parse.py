@@ -200,16 +200,12 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
         if head == "export":
             for word in command[1:]:
                 if word.assignment:
-                    name, _, value = word.text.partition("=")
-                    env[name] = value
-                    _note_expansion(word, notes)
+                    _assign(word, env, notes)
                 elif not word.text.startswith("-"):
                     notes.append(f"export {word.text} without a value was ignored")
         elif command and all(w.assignment for w in command):
             for word in command:
-                name, _, value = word.text.partition("=")
-                env[name] = value
-                _note_expansion(word, notes)
+                _assign(word, env, notes)
         elif command:
             notes.append(f"ignored a command before the launch: {_show(command)}")
     if launch is None or launch_at is None:
@@ -227,9 +223,7 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
             # only the flags were pasted (after `NAME=value` words: the environment): read
             # them as the flags of a launch
             for word in real[0][:lead]:
-                name, _, value = word.text.partition("=")
-                env[name] = value
-                _note_expansion(word, notes)
+                _assign(word, env, notes)
             return LaunchParts(
                 env,
                 [w.text for w in real[0][lead:] if w.kind == "word"],
@@ -268,9 +262,7 @@ def split_launch(text: str | Sequence[str]) -> LaunchParts:
             i += 2  # every redirection operator is followed by its target
             continue
         if word.assignment and not seen_command:
-            name, _, value = word.text.partition("=")
-            env[name] = value
-            _note_expansion(word, notes)
+            _assign(word, env, notes)
         elif word.text == "env" and not seen_command:
             i += 1
             while i < len(prefix) and prefix[i].text.startswith("-"):
@@ -358,6 +350,13 @@ def _looks_like_assignment(text: str) -> bool:
 
 def _next_text(words: list[Word], i: int) -> str:
     return words[i + 1].text if i + 1 < len(words) else ""
+
+
+def _assign(word: Word, env: dict[str, str], notes: list[str]) -> None:
+    """A `NAME=value` word into the launch's environment (noting a shell expansion in it)."""
+    name, _, value = word.text.partition("=")
+    env[name] = value
+    _note_expansion(word, notes)
 
 
 def _note_expansion(word: Word, notes: list[str]) -> None:
