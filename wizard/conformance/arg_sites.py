@@ -1534,11 +1534,11 @@ class _Reader:
                 func.attr if isinstance(func, ast.Attribute) else "")
             if name.lstrip("_") in PLATFORM_PROBES:  # is_hip(), _is_hip()
                 return ["platform", name.lstrip("_")]
-        if _is_cuda_available_call(node):
+        if _is_torch_cuda_call(node, "is_available"):
             # `torch.cuda.is_available()`: a CUDA or ROCm GPU (torch's HIP build answers True),
             # SGLang's own `is_cuda_alike()`
             return ["platform", "is_cuda_alike"]
-        if (isinstance(node, ast.Subscript) and _is_capability_call(node.value)
+        if (isinstance(node, ast.Subscript) and _is_torch_cuda_call(node.value, "get_device_capability")
                 and isinstance(node.slice, ast.Constant) and node.slice.value == 0):
             # `torch.cuda.get_device_capability()[0] >= 10`, `major, _ = torch.cuda.
             # get_device_capability()`: the GPU's compute-capability major
@@ -1889,18 +1889,11 @@ def _all_choices(walk: _Walk, conds: list[_Cond], archs: set[str], scopes: set[S
         return ["and", *trees], read, resolved
 
 
-def _is_cuda_available_call(node: ast.expr) -> bool:
-    """`torch.cuda.is_available()`."""
+def _is_torch_cuda_call(node: ast.expr, name: str) -> bool:
+    """`torch.cuda.<name>()` without arguments (`is_available`, `get_device_capability`: the
+    current GPU)."""
     return (isinstance(node, ast.Call) and not node.args and not node.keywords
-            and isinstance(node.func, ast.Attribute) and node.func.attr == "is_available"
-            and ast.unparse(node.func.value) in ("torch.cuda", "cuda"))
-
-
-def _is_capability_call(node: ast.expr) -> bool:
-    """`torch.cuda.get_device_capability()` (no device argument: the current GPU)."""
-    return (isinstance(node, ast.Call) and not node.args and not node.keywords
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get_device_capability"
+            and isinstance(node.func, ast.Attribute) and node.func.attr == name
             and ast.unparse(node.func.value) in ("torch.cuda", "cuda"))
 
 
@@ -2921,20 +2914,17 @@ def _message_tree(node: ast.expr, reader: _Reader | None,
     except (Impure, RecursionError):
         return None
     heads: set[str] = set()
-    flags: set[str] = set()
 
     def visit(item: Any) -> None:
         if isinstance(item, list) and item and isinstance(item[0], str):
             heads.add(item[0])
-            if item[0] in ("flag", "typed") and len(item) > 1:
-                flags.add(str(item[1]))
             for child in item[1:]:
                 visit(child)
 
     visit(tree)
     if not heads & {"flag", "typed", "model", "env", "envset"} or heads & {"each", "any", "all"}:
         return None
-    defaults = {name: reader.walk.defaults.get(name) for name in sorted(flags)}
+    defaults = {name: reader.walk.defaults.get(name) for name in sorted(probe.read)}
     try:
         compile_condition(tree, defaults, value=True)
     except (ValueError, TypeError, KeyError, IndexError, SyntaxError):
@@ -2992,58 +2982,30 @@ def _quant_method_helpers(tree: SourceTree) -> frozenset[str]:
     `--quantization` to the checkpoint's method)."""
     found: set[str] = set()
     for rel in UTILS_FILES:
-        path = tree.root / rel
-        if not path.is_file():
-            continue
-        module = ast.parse(path.read_text(encoding="utf-8"))
-        for node in module.body:
+        module = _parsed(tree, rel)
+        for node in module.body if module is not None else ():
             if isinstance(node, ast.FunctionDef) and _returns_quant_method(node):
                 found.add(node.name)
     return frozenset(found)
 
 
 def _returns_quant_method(fn: ast.FunctionDef) -> bool:
-    """Whether `fn` is exactly the three statements `_quant_method_helpers` names."""
+    """Whether `fn` is exactly the three statements `_quant_method_helpers` names (compared as
+    normalised source, whatever its parameter and local are called)."""
     params = fn.args
     if (len(params.args) != 1 or params.vararg or params.kwarg or params.kwonlyargs
             or params.defaults or params.posonlyargs):
         return False
-    param = params.args[0].arg
     body = [stmt for stmt in fn.body
             if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))]
-    if len(body) != 3:
+    if len(body) != 3 or not (isinstance(body[0], ast.Assign) and len(body[0].targets) == 1
+                              and isinstance(body[0].targets[0], ast.Name)):
         return False
-    bind, test, tail = body
-    if not (isinstance(bind, ast.Assign) and len(bind.targets) == 1
-            and isinstance(bind.targets[0], ast.Name)):
-        return False
-    local = bind.targets[0].id
-    value = bind.value
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
-            and value.func.id == "getattr" and len(value.args) == 3 and not value.keywords
-            and isinstance(value.args[0], ast.Name) and value.args[0].id == param
-            and isinstance(value.args[1], ast.Constant)
-            and value.args[1].value == "quantization_config"
-            and isinstance(value.args[2], ast.Constant) and value.args[2].value is None):
-        return False
-    if not (isinstance(test, ast.If) and not test.orelse and len(test.body) == 1
-            and isinstance(test.test, ast.Compare) and len(test.test.ops) == 1
-            and isinstance(test.test.ops[0], ast.IsNot)
-            and isinstance(test.test.left, ast.Name) and test.test.left.id == local
-            and isinstance(test.test.comparators[0], ast.Constant)
-            and test.test.comparators[0].value is None):
-        return False
-    ret = test.body[0]
-    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)
-            and isinstance(ret.value.func, ast.Attribute) and ret.value.func.attr == "get"
-            and isinstance(ret.value.func.value, ast.Name) and ret.value.func.value.id == local
-            and len(ret.value.args) == 1 and not ret.value.keywords
-            and isinstance(ret.value.args[0], ast.Constant)
-            and ret.value.args[0].value == "quant_method"):
-        return False
-    return (isinstance(tail, ast.Return)
-            and (tail.value is None
-                 or (isinstance(tail.value, ast.Constant) and tail.value.value is None)))
+    param, local = params.args[0].arg, body[0].targets[0].id
+    expected = (f"{local} = getattr({param}, 'quantization_config', None)\n"
+                f"if {local} is not None:\n    return {local}.get('quant_method')\n")
+    text = "\n".join(ast.unparse(stmt) for stmt in body)
+    return text in (expected + "return None", expected + "return")
 
 
 def extract_sites(tree: SourceTree, flag_table: dict[str, Any],
