@@ -562,3 +562,28 @@ def test_the_platforms_is_blackwell_is_a_gpu_probe(public: dict[str, Path], gpu:
     generic = [f for f in report.findings if f.rule == GENERIC.id
                and f.message.startswith("--kv-cache-dtype mxfp8 requires")]
     assert bool(generic) is refused
+
+
+def test_a_literal_prefix_test_is_read() -> None:
+    """`backend.startswith("lora")` (and a tuple of prefixes) is a condition node the engine
+    evaluates like Python."""
+    holds = compile_condition(["strtest", "startswith", ["flag", "b"], ["const", "lora"]],
+                              {"b": "auto"})
+    assert holds({"b": "lora_marlin"}, frozenset()) and not holds({}, frozenset())
+    either = compile_condition(["strtest", "endswith", ["flag", "b"], ["const", ["_x", "_y"]]],
+                               {"b": "auto"})
+    assert either({"b": "a_y"}, frozenset()) and not either({"b": "a_z"}, frozenset())
+
+
+@pytest.mark.parametrize("version", ["0.5.23"])
+def test_a_lora_moe_runner_needs_lora(public: dict[str, Path], version: str) -> None:
+    """0.5.23 refuses a LoRA MoE runner without LoRA behind `if not backend.startswith("lora"):
+    return` (real 0.5.23 refused `--moe-runner-backend lora_marlin` on Qwen3-Next, RTX 6000 Ada
+    x8: w00085, seed 46101; a focused sweep, seed 46301, agreed on all 40 cases); the guard was
+    skipped as unreadable before. (0.5.21's argparse has no lora_marlin choice.)"""
+    argv = ["--model-path", str(public["qwen3_next_80b"]), "--tp-size", "8",
+            "--moe-runner-backend", "lora_marlin"]
+    first = _first(version, "RTX 6000 Ada", 8, argv)
+    assert first is not None and first[0] == "R-ARG-SITE"
+    assert first[1].startswith("ValueError sglang/srt/arg_groups/lora_hook.py:")
+    assert _first(version, "RTX 6000 Ada", 8, argv[:-2]) is None

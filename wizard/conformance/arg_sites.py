@@ -62,6 +62,7 @@ from wizard.sglang.fields import SERVER_ARGS_FIELDS, canonical_dest
 
 RECEIVERS = frozenset({"self", "cfg", "server_args", "args", "sa", "view"})
 STR_METHODS = frozenset({"lower", "upper", "strip"})
+STR_TESTS = frozenset({"startswith", "endswith"})  # with one literal argument
 ENTRY_POINTS = ("__post_init__", "resolve_once", "check_server_args")
 _WRITERS = frozenset({"replace", "update", "dict", "setdefault", "set", "_replace"})
 _LOGGING = frozenset({"warning", "warn", "info", "debug", "error", "exception", "critical"})
@@ -1516,6 +1517,17 @@ class _Reader:
         if algorithm is not None:
             # `SpeculativeAlgorithm.from_string(cfg.speculative_algorithm)`: its member's name
             return _spec_member(self.walk, self.expr(algorithm))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in STR_TESTS and len(node.args) == 1 and not node.keywords):
+            # `backend.startswith("lora")`: a literal prefix (or a tuple of them)
+            try:
+                prefix = ast.literal_eval(node.args[0])
+            except (ValueError, SyntaxError, TypeError):
+                raise Impure(ast.unparse(node)) from None
+            if isinstance(prefix, str) or (isinstance(prefix, tuple) and prefix
+                                           and all(isinstance(p, str) for p in prefix)):
+                return ["strtest", node.func.attr, self.expr(node.func.value),
+                        ["const", list(prefix) if isinstance(prefix, tuple) else prefix]]
         if isinstance(node, ast.Call) and not node.args and not node.keywords:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in STR_METHODS:

@@ -31,6 +31,7 @@ from typing import Any
 from wizard.conformance.arg_sites import extract_sites, rule_order
 from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, HELPER_CODE, Anchor, SourceTree
+from wizard.conformance.probes_attention import attention_page_rules, backend_prefill_defaults
 from wizard.conformance.probes_wide import (
     config_read_first,
     deprecated_actions,
@@ -103,6 +104,8 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "nobuf_spec_disables_radix_archs": [],
     "quantize_and_serve": {},
     "config_read_first": False,
+    "attention_page_rules": [],
+    "backend_prefill_defaults": {},
 }
 
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
@@ -682,6 +685,10 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
     probed("quantize_and_serve", quantize_and_serve(tree),
            "ModelConfig._validate_quantize_and_serve_config: the methods it accepts and the "
            "words of its two refusals")
+    probed("attention_page_rules", attention_page_rules(tree),
+           "the page sizes each attention backend's block keeps and writes, in source order")
+    probed("backend_prefill_defaults", backend_prefill_defaults(tree),
+           "the prefill backend a backend's block (or step) sets when none is typed")
     probed("config_read_first", config_read_first(tree),
            "a step of run_resolution_pipeline reads config.json (get_config) before any step "
            "builds the model config")

@@ -336,6 +336,14 @@ BY_RULE: dict[str, Witness] = {w.rule: w for w in WITNESSES}
 
 # Rule ids without a witness, and why.
 EXCLUDED: dict[str, str] = {
+    "R-BACKEND-PAGE": "a family, not one statement: each release has its own backend blocks "
+                      "(trait attention_page_rules, read from its source by add-release); checked "
+                      "against real SGLang by focused sweeps (--with=--attention-backend=X), "
+                      "their cases in tests/rules/test_backend_pages.py",
+    "R-BACKEND-PREFILL": "a family, not one statement: the prefill backend each decode-only "
+                         "backend's block fills in (trait backend_prefill_defaults, read by "
+                         "add-release); checked against real SGLang by focused sweeps, their "
+                         "cases in tests/rules/test_backend_pages.py",
     "R-ARG-SITE": "a family, not one statement: each release has its own sites (generic_sites, "
                   "read from its source by add-release); the extractor is checked against "
                   "Python running the extracted code (tests/conformance/test_arg_sites.py) and "

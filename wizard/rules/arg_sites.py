@@ -78,6 +78,7 @@ def model_fact_known(name: str) -> bool:
     """A model fact the engine supplies (`MODEL_FACTS` or `has:<config key>`)."""
     return name in MODEL_FACTS or (name.startswith(HAS_KEY) and name[len(HAS_KEY):].isidentifier())
 _STR_METHODS = frozenset({"lower", "upper", "strip"})
+_STR_TESTS = frozenset({"startswith", "endswith"})
 _ARITH = frozenset({"+", "-", "*", "//", "%"})
 _CAUGHT = (TypeError, ValueError, AttributeError, KeyError, ArithmeticError)
 _ENV_KINDS = frozenset({"str", "int", "float", "bool"})
@@ -244,6 +245,8 @@ def _source(tree: Sequence[Any], keys: Mapping[str, str], slots: dict[str, int],
         return f"({_source(tree[2], keys, slots, read)} {tree[1]} {_source(tree[3], keys, slots, read)})"
     if kind == "str" and tree[1] in _STR_METHODS:
         return f"{_source(tree[2], keys, slots, read)}.{tree[1]}()"
+    if kind == "strtest" and tree[1] in _STR_TESTS:  # `x.startswith("lora")` (a tuple: any)
+        return f"{_source(tree[2], keys, slots, read)}.{tree[1]}(_tuple({_source(tree[3], keys, slots, read)}))"
     if kind == "platform" and tree[1] in PLATFORM_PROBES:
         return f"({tree[1]!r} in _P)"
     if kind == "cc_major":  # `torch.cuda.get_device_capability()[0]`
@@ -290,7 +293,8 @@ def _cost(tree: Any) -> int:
     """2 for a subtree with a method call, 1 with a platform probe, else 0."""
     if not isinstance(tree, list) or not tree:
         return 0
-    if tree[0] in ("str", "len", "connector", "set", "env", "any", "all", "conv", "get"):
+    if tree[0] in ("str", "strtest", "len", "connector", "set", "env", "any", "all", "conv",
+                   "get"):
         return 2
     if tree[0] in ("platform", "model", "if", "index", "envset", "cc_major"):
         return 1
@@ -322,6 +326,7 @@ def compile_conditions(specs: Sequence[ConditionSpec], *, cached: bool = True,
     if not specs:
         return []
     scope: dict[str, Any] = {"_len": len, "_connector": _connector, "_set": frozenset,
+                             "_tuple": _tuple,
                              "_cc_major": _cc_major, "_get": _get,
                              "_int": int, "_float": float,
                              "_env": _env, "_NOENV": NO_ENV,
@@ -546,7 +551,13 @@ def _scope(consts: Mapping[str, Any]) -> dict[str, Any]:
     return {**consts, "_E": _CAUGHT, "_U": _UNKNOWN, "_S": _SKIPPED, "_len": len,
             "_int": int, "_float": float,
             "_connector": _connector, "_set": frozenset, "_may": _may, "_env": _env,
+            "_tuple": _tuple,
             "_cc_major": _cc_major, "_get": _get, "_NOENV": NO_ENV, "__builtins__": {"any": any, "all": all}}
+
+
+def _tuple(value: Any) -> Any:
+    """A prefix list of a `strtest` node as the tuple `str.startswith` takes."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _may(test: Callable[[], Any]) -> bool:

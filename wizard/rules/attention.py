@@ -142,6 +142,79 @@ TRTLLM_MLA_PAGE = Rule(
 )
 
 
+# Backends whose page rewrite has a rule of its own, with the GPU and model conditions SGLang
+# tests around it (R-TRTLLM-PAGE, R-TRTLLM-MLA-PAGE, R-XPU-PAGE, R-FA4-PAGE).
+_OWN_PAGE_RULES = frozenset({"trtllm_mha", "trtllm_mla", "intel_xpu", "fa4"})
+
+
+def backend_page_snaps(ctx: Ctx, a: Args) -> list[tuple[str, Any, int]]:
+    """The release's page-size snaps for the typed attention backends (trait
+    `attention_page_rules`, in SGLang's order, chained on one page size) that change it:
+    (backend, page before, page after)."""
+    page = a.get("page_size")
+    changed: list[tuple[str, Any, int]] = []
+    for backend, fields, kept, to in ctx.release.traits.get("attention_page_rules") or ():
+        if backend in _OWN_PAGE_RULES or not any(a.get(name) == backend for name in fields):
+            continue
+        if (kept is None or page not in kept) and page != to:
+            changed.append((backend, page, to))
+            page = to
+    return changed
+
+
+def _snap_pages(ctx: Ctx, a: Args) -> None:
+    for _backend, _before, after in backend_page_snaps(ctx, a):
+        a.page_size = after
+
+
+BACKEND_PAGE = Rule(
+    id="R-BACKEND-PAGE",
+    title="The attention backend forces its page size",
+    severity="adjusted",
+    why=(
+        "Some attention kernels take only some page sizes (FlashMLA 64, and per backend the "
+        "sizes the release lists); SGLang replaces any other page size, the default included, "
+        "and logs a warning."
+    ),
+    sglang=SILENT,
+    fields=("attention.page_size",),
+    when=lambda ctx, a: bool(backend_page_snaps(ctx, a)),
+    message=lambda ctx, a: "; ".join(
+        f"{backend}: page_size {before} -> {after}."
+        for backend, before, after in backend_page_snaps(ctx, a)),
+    apply=_snap_pages,
+)
+
+
+def backend_prefill_default(ctx: Ctx, a: Args) -> tuple[str, str] | None:
+    """(backend, prefill backend) when a typed decode-only backend fills in the prefill backend
+    nobody typed (trait `backend_prefill_defaults`); else None."""
+    if a.get("prefill_attention_backend") is not None:
+        return None
+    for backend, (fields, prefill) in (ctx.release.traits.get("backend_prefill_defaults")
+                                       or {}).items():
+        if any(a.get(name) == backend for name in fields):
+            return backend, prefill
+    return None
+
+
+BACKEND_PREFILL = Rule(
+    id="R-BACKEND-PREFILL",
+    title="A decode-only attention backend picks the prefill backend",
+    severity="adjusted",
+    why=(
+        "The backend only runs decoding (CuteDSL MLA); with no --prefill-attention-backend "
+        "typed SGLang sets the one its release names for prefill."
+    ),
+    sglang=SILENT,
+    fields=("attention.prefill_backend",),
+    when=lambda ctx, a: backend_prefill_default(ctx, a) is not None,
+    message=lambda ctx, a: "{}: prefill_attention_backend None -> {}.".format(
+        *(backend_prefill_default(ctx, a) or ("", ""))),
+    apply=lambda ctx, a: a.__setitem__(
+        "prefill_attention_backend", (backend_prefill_default(ctx, a) or ("", ""))[1]),
+)
+
 def _page_128(rule_id: str, title: str, why: str, backend: str,
               forces: Callable[[Ctx, Args], bool]) -> Rule:
     """A silent rewrite of the page size to 128 that a backend's kernels need."""

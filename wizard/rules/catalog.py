@@ -46,6 +46,8 @@ from wizard.rules.algorithms import (
 )
 from wizard.rules.arg_sites import GENERIC
 from wizard.rules.attention import (
+    BACKEND_PAGE,
+    BACKEND_PREFILL,
     CHUNKED_PAGE,
     FA4_DECODE,
     FA4_PAGE_23,
@@ -206,6 +208,8 @@ ALL_RULES: tuple[Rule, ...] = (
     TRTLLM_MHA_PREFILL_GPU,
     TRTLLM_PAGE,
     TRTLLM_MLA_PAGE,
+    BACKEND_PREFILL,
+    BACKEND_PAGE,
     MOE_RUNNER,
     NEXTN_ALIAS,
     SKIP_DP_MLP_SYNC,

@@ -318,10 +318,6 @@ def _attention_default(ctx: Ctx, a: Args) -> None:
 
 
 def _attention_misc(ctx: Ctx, a: Args) -> None:
-    if "flashmla" in (a.get("attention_backend"), a.get("decode_attention_backend")):
-        a.page_size = 64
-    if "cutlass_mla" in (a.get("attention_backend"), a.get("decode_attention_backend")):
-        a.page_size = 128
     if (a.get("attention_backend") == "fa3" and a.get("kv_cache_dtype") == "fp8_e5m2"
             and ctx.release.behaviour.fa3_fp8_e5m2_to_triton):
         a.attention_backend = "triton"
@@ -599,8 +595,10 @@ POST_INIT_ORDER: tuple[Step, ...] = (
     c.FLEX_NO_SPEC,
     c.TRTLLM_MLA_GPU,
     c.TRTLLM_MLA_PAGE,
+    c.BACKEND_PREFILL,
     c.TRTLLM_MHA_PREFILL_GPU,
     c.TRTLLM_PAGE,
+    c.BACKEND_PAGE,
     R("attention page rules", _attention_misc),
     c.XPU_PAGE,
     c.FA4_DECODE,
@@ -696,11 +694,13 @@ PIPELINE_ORDER: tuple[Step, ...] = (
     *_deterministic_at("before_default"),
     R("handle_attention_backend_compatibility", _attention_default),
     c.FLEX_NO_SPEC,
+    c.BACKEND_PREFILL,
     c.TRTLLM_MHA_PREFILL_GPU,
     c.TRTLLM_MLA_GPU,  # raised right before its page rewrite (witnessed on real SGLang)
     c.TRTLLM_MLA_PAGE,
     c.FA4_PAGE_23,
     c.TRTLLM_PAGE,
+    c.BACKEND_PAGE,
     R("attention page rules", _attention_misc),
     c.XPU_PAGE,
     R("_page_size_default", _page_default),

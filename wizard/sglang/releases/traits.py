@@ -23,6 +23,8 @@ class Traits:
     aiter_mha_workspace: dict[str, int]
     aiter_moe_keeps_unshuffled: dict[str, Any]
     attention_default: str
+    attention_page_rules: list[list[Any | None]]
+    backend_prefill_defaults: dict[str, list[Any]]
     breakable_deepep_reserve_mib: int
     chunked_prefill_24gb: int
     chunked_prefill_split_by_dp: bool

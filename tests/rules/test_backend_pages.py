@@ -1,0 +1,69 @@
+"""The page size an attention backend forces and the prefill backend a decode-only backend fills
+in, read from each release's own blocks (traits `attention_page_rules`,
+`backend_prefill_defaults`). Every expected value below is what real SGLang showed for the same
+launch (focused sweeps of 2026-12-05, `conformance run --with`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wizard.api import check_argv
+from wizard.sglang.releases import load_release
+
+
+@pytest.mark.parametrize(("version", "backend", "model", "gpu", "extra", "page"), [
+    # hpc_ops keeps only 64 (0.5.17+): real 0.5.18, H100, seed 46201, every case
+    ("0.5.18", "hpc_ops", "qwen3_32b", "H100", (), 64),
+    ("0.5.23", "hpc_ops", "qwen3_32b", "H100", (), 64),
+    # tokenspeed_mla keeps 32 or 64: real 0.5.13, B200, seed 46202
+    ("0.5.13", "tokenspeed_mla", "deepseek_v3", "B200", ("--kv-cache-dtype", "fp8_e4m3"), 64),
+    # cutedsl_mla keeps 32 or 64: real 0.5.19 / 0.5.23, B200, seed 46202
+    ("0.5.19", "cutedsl_mla", "deepseek_v3", "B200", ("--kv-cache-dtype", "fp8_e4m3"), 64),
+    ("0.5.23", "cutedsl_mla", "deepseek_v3", "B200", ("--kv-cache-dtype", "fp8_e4m3"), 64),
+    # FlashMLA writes 64 whatever was typed (was a hand-written step before the probe)
+    ("0.5.9", "flashmla", "deepseek_v3", "H100", (), 64),
+])
+def test_backend_page_snap(public: dict[str, Path], version: str, backend: str, model: str,
+                           gpu: str, extra: tuple[str, ...], page: int) -> None:
+    report = check_argv(["--model-path", str(public[model]), "--tp", "8",
+                         "--attention-backend", backend, "--page-size", "16", *extra],
+                        sglang_version=version, gpu=gpu, gpus=8)
+    assert report.effective["page_size"] == page
+    finding = next(f for f in report.findings if f.rule == "R-BACKEND-PAGE")
+    assert finding.message == f"{backend}: page_size 16 -> {page}."
+
+
+def test_a_kept_page_is_left_alone(public: dict[str, Path]) -> None:
+    report = check_argv(["--model-path", str(public["qwen3_32b"]), "--tp", "8",
+                         "--attention-backend", "hpc_ops", "--page-size", "64"],
+                        sglang_version="0.5.18", gpu="H100", gpus=8)
+    assert report.effective["page_size"] == 64
+    assert not [f for f in report.findings if f.rule == "R-BACKEND-PAGE"]
+
+
+def test_releases_without_the_backend_have_no_snap() -> None:
+    """hpc_ops came with 0.5.17 and cutlass_mla is gone from 0.5.20: the probe reads
+    each release's blocks, so neither is assumed where the release has no such block."""
+    def backends(version: str) -> set[str]:
+        return {rule[0] for rule in load_release(version).traits["attention_page_rules"]}
+
+    assert "hpc_ops" not in backends("0.5.16") and "hpc_ops" in backends("0.5.17")
+    assert "cutlass_mla" in backends("0.5.19") and "cutlass_mla" not in backends("0.5.20")
+    hpc = next(r for r in load_release("0.5.18").traits["attention_page_rules"]
+               if r[0] == "hpc_ops")
+    assert hpc[2:] == [[64], 64]
+
+
+@pytest.mark.parametrize("version", ["0.5.14", "0.5.19", "0.5.23"])
+def test_cutedsl_fills_in_the_prefill_backend(public: dict[str, Path], version: str) -> None:
+    """CuteDSL MLA only decodes: with no prefill backend typed SGLang sets trtllm_mla (real
+    0.5.19 / 0.5.23, B200, every accepted case of seed 46202 showed it)."""
+    argv = ["--model-path", str(public["deepseek_v3"]), "--tp", "8",
+            "--attention-backend", "cutedsl_mla", "--kv-cache-dtype", "fp8_e4m3"]
+    report = check_argv(argv, sglang_version=version, gpu="B200", gpus=8)
+    assert report.effective["prefill_attention_backend"] == "trtllm_mla"
+    typed = check_argv([*argv, "--prefill-attention-backend", "fa4"], sglang_version=version,
+                       gpu="B200", gpus=8)
+    assert typed.effective["prefill_attention_backend"] == "fa4"
