@@ -67,3 +67,20 @@ def test_cutedsl_fills_in_the_prefill_backend(public: dict[str, Path], version: 
     typed = check_argv([*argv, "--prefill-attention-backend", "fa4"], sglang_version=version,
                        gpu="B200", gpus=8)
     assert typed.effective["prefill_attention_backend"] == "fa4"
+
+
+@pytest.mark.parametrize("version", ["0.5.14", "0.5.19"])
+def test_nvfp4_online_picks_the_trtllm_moe_runner(public: dict[str, Path], version: str) -> None:
+    """`--quantization nvfp4_online` (SM100 only) turns an `auto` MoE runner into
+    flashinfer_trtllm in the quantization's own block (`if quantization == "nvfp4_online": if not
+    <SM100>: raise ...; if moe_runner_backend == "auto": ...`, trait `moe_runner_platform`), and
+    the speculative runner copies it: real 0.5.14 on a GB300 showed `flashinfer_trtllm` (w00021,
+    seed 46101) where the wizard showed `auto`."""
+    report = check_argv(["--model-path", str(public["qwen35_35b_a3b"]),
+                         "--quantization", "nvfp4_online"],
+                        sglang_version=version, gpu="GB300", gpus=1)
+    assert report.effective["speculative_moe_runner_backend"] == "flashinfer_trtllm"
+    entries = load_release(version).traits["moe_runner_platform"]
+    assert {"quantization": "nvfp4_online", "probes": ["is_sm100_supported" if version == "0.5.14"
+                                                       else "is_sm100"],
+            "runner": "flashinfer_trtllm"} in entries

@@ -282,7 +282,53 @@ def moe_runner_platform(tree: Any) -> list[dict[str, Any]]:
                      "runner": runner}
             if entry not in found:
                 found.append(entry)
+        for node in ast.walk(tree.trees[rel]):
+            nested = _quantization_runner(node, probe, is_field)
+            if nested is not None and nested not in found:
+                found.append(nested)
     return found
+
+
+def _quantization_runner(node: ast.AST, probe: Callable[[ast.expr], str | None],
+                         is_field: Callable[[ast.expr, str], bool]) -> dict[str, Any] | None:
+    """The nested form of `moe_runner_platform`'s entry: `if <x>.quantization == "<q>":`, then
+    guards that raise unless a platform probe holds (`if not is_sm100_supported(): raise`), then
+    `if moe_runner_backend == "auto": moe_runner_backend = "<runner>"` (`--quantization
+    nvfp4_online` -> flashinfer_trtllm). No guard: any platform (`probes` empty)."""
+    test = node.test if isinstance(node, ast.If) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq) and is_field(test.left, "quantization")
+            and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.comparators[0].value, str)):
+        return None
+    assert isinstance(node, ast.If)
+    probes: list[str] = []
+    for stmt in node.body:
+        inner = stmt.test if isinstance(stmt, ast.If) else None
+        if inner is None:
+            return None
+        assert isinstance(stmt, ast.If)
+        if all(isinstance(s, ast.Raise) for s in stmt.body) and not stmt.orelse:
+            if not (isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not)
+                    and (name := probe(inner.operand)) is not None):
+                return None
+            probes.append(name)
+            continue
+        if (isinstance(inner, ast.Compare) and len(inner.ops) == 1
+                and isinstance(inner.ops[0], ast.Eq) and is_field(inner.left, "moe_runner_backend")
+                and isinstance(inner.comparators[0], ast.Constant)
+                and inner.comparators[0].value == "auto"):
+            runner = next((s.value.value for s in stmt.body
+                           if isinstance(s, ast.Assign) and len(s.targets) == 1
+                           and is_field(s.targets[0], "moe_runner_backend")
+                           and isinstance(s.value, ast.Constant)
+                           and isinstance(s.value.value, str)), None)
+            if runner is None:
+                return None
+            return {"quantization": test.comparators[0].value, "probes": sorted(set(probes)),
+                    "runner": runner}
+        return None
+    return None
 
 
 def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:

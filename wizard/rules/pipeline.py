@@ -420,13 +420,15 @@ def _moe_runner_default(ctx: Ctx, a: Args) -> None:
 
 
 def _moe_runner_platform_default(ctx: Ctx, a: Args) -> None:
-    """The MoE runner the release sets for any model on a platform when none is chosen (trait
-    `moe_runner_platform`: `modelopt_fp4` on SM120 -> flashinfer_cutlass, 0.5.13 on)."""
+    """The MoE runner the release sets for any model when none is chosen, for a quantization on
+    a platform (trait `moe_runner_platform`: `modelopt_fp4` on SM120 -> flashinfer_cutlass;
+    `nvfp4_online`, which SM100 alone runs, -> flashinfer_trtllm; no probes: any platform)."""
     if a.get("moe_runner_backend") != "auto":
         return
     on = platforms_of(ctx)
     for entry in ctx.release.traits.get("moe_runner_platform") or ():
-        if a.get("quantization") == entry["quantization"] and on & set(entry["probes"]):
+        if a.get("quantization") == entry["quantization"] and (
+                not entry["probes"] or on & set(entry["probes"])):
             a.moe_runner_backend = entry["runner"]
             return
 
