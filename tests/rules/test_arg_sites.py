@@ -587,3 +587,26 @@ def test_a_lora_moe_runner_needs_lora(public: dict[str, Path], version: str) -> 
     assert first is not None and first[0] == "R-ARG-SITE"
     assert first[1].startswith("ValueError sglang/srt/arg_groups/lora_hook.py:")
     assert _first(version, "RTX 6000 Ada", 8, argv[:-2]) is None
+
+
+@pytest.mark.parametrize(("version", "argv_tail", "expected"), [
+    # 0.5.4.post3: DeepSeek on SM100 gets flashinfer_trtllm and quantization fp8 in the
+    # model-specific step; a typed fraction moved the model config's checks and shifted every
+    # step index the release data places SGLang's statements by, so the quantization write was
+    # not seen by the flashinfer_trtllm assert (real 0.5.4.post3 accepted it on a GB200: w00268,
+    # seed 46104)
+    ("0.5.4.post3", ["--mem-fraction-static", "0.85"], None),
+    # 0.5.17 builds the model config in _handle_cuda_graph_config (no engine step of that name),
+    # so its quantization check comes before the model-specific step's statements (real 0.5.17
+    # on an L20: model_config.py's mismatch first, w00039, seed 46101)
+    ("0.5.17", ["--quantization", "modelopt_fp4", "--mem-fraction-static", "0.8",
+                "--enable-dsa-cache-layer-split"], "R-QUANT-MISMATCH"),
+])
+def test_a_typed_fraction_moves_the_model_config_checks_not_the_steps(
+        public: dict[str, Path], version: str, argv_tail: list[str], expected: str | None) -> None:
+    model = "deepseek_v3" if expected is None else "gpt_oss_120b"
+    gpu, gpus = ("GB200", 8) if expected is None else ("L20", 2)
+    tp = "8" if expected is None else "2"
+    first = _first(version, gpu, gpus, ["--model-path", str(public[model]), "--tp", tp,
+                                        *argv_tail])
+    assert (first[0] if first else None) == expected

@@ -69,23 +69,29 @@ def _model_config_deferred(ctx: Ctx) -> bool:
     return _typed_fraction_build(ctx) == ["runtime"]
 
 
-def _order_for(ctx: Ctx, steps: tuple[Rule | Resolver, ...]) -> tuple[Rule | Resolver, ...]:
-    """The resolution order of this launch: with a typed fraction the model config's checks
-    move to the first step that builds it then (before the wizard's first step among the
-    release's steps from that one on)."""
+def _typed_fraction_moves(ctx: Ctx, steps: tuple[Rule | Resolver, ...],
+                          ) -> tuple[int | None, tuple[int, ...], bool]:
+    """With a typed fraction the model config's checks run where SGLang first builds it then:
+    (the step they run before, their step indexes, whether SGLang's statements placed before
+    that step come first), or (None, (), False). The steps keep their indexes: the release data
+    places SGLang's own statements between them by index. The statements before the step come
+    first when the step is the method that builds the config; when that method is one the
+    engine has no step for, the build stands among them, and the checks come first."""
     build = _typed_fraction_build(ctx)
     if not build or build == ["runtime"]:
-        return steps
+        return None, (), False
     # the pipeline releases name their steps without the leading underscore the server_args
     # methods of the trait carry (`handle_model_specific_adjustments`)
     later = {name.lstrip("_") for name in build}
-    moved = [s for s in steps if isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES]
-    kept = [s for s in steps if not (isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES)]
-    at = next((i for i, s in enumerate(kept)
-               if isinstance(s, Resolver) and s.name.lstrip("_") in later), None)
+    moved = tuple(i for i, s in enumerate(steps)
+                  if isinstance(s, Rule) and s.id in MODEL_CONFIG_RULES)
+    at = next((i for i, s in enumerate(steps)
+               if i not in moved and isinstance(s, Resolver) and s.name.lstrip("_") in later),
+              None)
     if at is None or not moved:
-        return steps
-    return (*kept[:at], *moved, *kept[at:])
+        return None, (), False
+    named = getattr(steps[at], "name", "").lstrip("_") == build[0].lstrip("_")
+    return at, moved, named
 
 
 def _model_config_deferral(ctx: Ctx, steps: tuple[Rule | Resolver, ...], placed: g.Placed,
@@ -94,7 +100,8 @@ def _model_config_deferral(ctx: Ctx, steps: tuple[Rule | Resolver, ...], placed:
     """The model config's checks (`MODEL_CONFIG_RULES`) that wait for where SGLang first builds
     the model config for this launch (their step indexes), and that place: (the step it goes
     before, its launch-path position). Nothing waits where the release builds it no later than
-    the engine's order has them, or a typed fraction moves them already (`_order_for`)."""
+    the engine's order has them, or a typed fraction moves them already
+    (`_typed_fraction_moves`)."""
     if not placed.builds or _typed_fraction_build(ctx):
         return (), None
     build = placed.model_config_build(a, platforms, model, ctx.env)
@@ -214,7 +221,7 @@ def _env_fed_triggers(ctx: Ctx, report: Report, fed: dict[str, tuple[str, ...]])
 def _evaluate(ctx: Ctx, triggers: bool) -> Report:
     """`evaluate`; `triggers`: look for the environment variables behind replayed writes."""
     context, steps, runtime = _steps(ctx.release)
-    steps = _order_for(ctx, steps)
+    moved_to, moved, sites_first = _typed_fraction_moves(ctx, steps)
     a = Args(defaults_for(ctx.release))
     a.update(ctx.typed)
     findings: list[Finding] = []
@@ -298,8 +305,14 @@ def _evaluate(ctx: Ctx, triggers: bool) -> Report:
             findings.append(_internal(step, ctx, exc, order))
 
     for position, step in enumerate(steps):
+        if position == moved_to and not sites_first:
+            for index in moved:
+                run_step(steps[index])
         report_sites(position)
-        if position not in deferred:
+        if position == moved_to and sites_first:
+            for index in moved:
+                run_step(steps[index])
+        if position not in deferred and position not in moved:
             run_step(step)
     report_sites(len(steps))
     # SGLang's replayed writes of fields the engine does not resolve (CUDA graphs off for
