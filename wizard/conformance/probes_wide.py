@@ -271,11 +271,7 @@ def moe_runner_platform(tree: Any) -> list[dict[str, Any]]:
                 shaped = False
             if not (shaped and auto and quantization and probes):
                 continue
-            runner = next((stmt.value.value for stmt in node.body
-                           if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                           and is_field(stmt.targets[0], "moe_runner_backend")
-                           and isinstance(stmt.value, ast.Constant)
-                           and isinstance(stmt.value.value, str)), None)
+            runner = _runner_written(node.body, is_field)
             if runner is None:
                 continue
             entry = {"quantization": quantization, "probes": sorted(set(probes)),
@@ -287,6 +283,16 @@ def moe_runner_platform(tree: Any) -> list[dict[str, Any]]:
             if nested is not None and nested not in found:
                 found.append(nested)
     return found
+
+
+def _runner_written(body: list[ast.stmt],
+                    is_field: Callable[[ast.expr, str], bool]) -> str | None:
+    """"r" for the first `moe_runner_backend = "r"` among the statements."""
+    return next((stmt.value.value for stmt in body
+                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                 and is_field(stmt.targets[0], "moe_runner_backend")
+                 and isinstance(stmt.value, ast.Constant)
+                 and isinstance(stmt.value.value, str)), None)
 
 
 def _quantization_runner(node: ast.AST, probe: Callable[[ast.expr], str | None],
@@ -318,11 +324,7 @@ def _quantization_runner(node: ast.AST, probe: Callable[[ast.expr], str | None],
                 and isinstance(inner.ops[0], ast.Eq) and is_field(inner.left, "moe_runner_backend")
                 and isinstance(inner.comparators[0], ast.Constant)
                 and inner.comparators[0].value == "auto"):
-            runner = next((s.value.value for s in stmt.body
-                           if isinstance(s, ast.Assign) and len(s.targets) == 1
-                           and is_field(s.targets[0], "moe_runner_backend")
-                           and isinstance(s.value, ast.Constant)
-                           and isinstance(s.value.value, str)), None)
+            runner = _runner_written(stmt.body, is_field)
             if runner is None:
                 return None
             return {"quantization": test.comparators[0].value, "probes": sorted(set(probes)),
