@@ -215,6 +215,10 @@ class ModelFacts:
     # config.json's top-level keys with a value: what SGLang's `getattr(hf_config, key, None) is
     # not None` model tests read (`is_deepseek_dsa`'s index_topk); None when not read from a file
     config_keys: frozenset[str] | None = None
+    # a hybrid FP8 + NVFP4-MoE checkpoint: `quantization_config` names `quant_algo`
+    # MIXED_PRECISION, `moe_quant_algo` NVFP4 and a `group_size` (what makes SGLang's
+    # `ModelConfig.nvfp4_moe_meta` non-None)
+    nvfp4_moe_hybrid: bool = False
 
     @property
     def full_attention_layers(self) -> int:

@@ -304,6 +304,7 @@ def facts_from_files(
         origin=origin,
         sglang_context_length=sglang_context,
         checkpoint_quant_method=raw_method.lower() if raw_method else None,
+        nvfp4_moe_hybrid=_nvfp4_moe_hybrid(quant_section),
         config_keys=frozenset(k for k, v in top.data.items() if v is not None),
     )
 
@@ -598,3 +599,13 @@ def _compressed_tensors(qc: Section, excluded: tuple[str, ...]) -> QuantInfo:
         if "pack" in fmt or fmt:
             scheme += f" ({fmt})"
     return QuantInfo("compressed-tensors", scheme, bits, group_size, excluded)
+
+
+def _nvfp4_moe_hybrid(quant_section: Section | None) -> bool:
+    """A hybrid FP8 + NVFP4-MoE checkpoint (`ModelFacts.nvfp4_moe_hybrid`)."""
+    if quant_section is None:
+        return False
+    algo = (quant_section.opt_str("quant_algo") or "").upper()
+    moe = (quant_section.opt_str("moe_quant_algo") or "").upper()
+    return (algo == "MIXED_PRECISION" and moe == "NVFP4"
+            and quant_section.opt_int("group_size") is not None)

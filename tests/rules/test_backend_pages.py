@@ -84,3 +84,43 @@ def test_nvfp4_online_picks_the_trtllm_moe_runner(public: dict[str, Path], versi
     assert {"quantization": "nvfp4_online", "probes": ["is_sm100_supported" if version == "0.5.14"
                                                        else "is_sm100"],
             "runner": "flashinfer_trtllm"} in entries
+
+
+def _hybrid_nvfp4(config: dict) -> dict:
+    """A config with a hybrid FP8 + NVFP4-MoE `quantization_config` (the shape SGLang's
+    ModelConfig detects: nvidia/DeepSeek-V4-Pro-NVFP4's)."""
+    return {**config, "quantization_config": {
+        "quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "moe_quant_algo": "NVFP4",
+        "group_size": 16, "ignore": ["lm_head"]}}
+
+
+def test_cutedsl_moe_needs_nvfp4(public: dict[str, Path], tmp_path: Path) -> None:
+    """`--moe-runner-backend flashinfer_cutedsl` asserts `quantization in ["modelopt_fp4"] or
+    <model config>.nvfp4_moe_meta is not None` (0.5.14+): refused for a bf16 checkpoint (real
+    0.5.15.post1 on a B200: w00266, seed 46104; the site was skipped behind the model config's
+    attribute before), accepted for a hybrid NVFP4-MoE checkpoint (the model fact
+    `nvfp4_moe_meta`)."""
+    import json
+
+    from wizard.api import check_case
+
+    def first(model: Path) -> str | None:
+        report = check_case({"id": 1, "sglang_version": "0.5.15.post1", "gpu": "B200",
+                             "gpus": 1, "env": {},
+                             "argv": ["--model-path", str(model),
+                                      "--moe-runner-backend", "flashinfer_cutedsl"]})
+        error = report["first_sglang_error"]
+        if error is None:
+            return None
+        finding = next(f for f in report["findings"] if f["rule"] == error)
+        return str(finding["sglang"]["message"])
+
+    refused = first(public["qwen3_32b"])
+    assert refused is not None and "FlashInfer CuteDSL MOE currently supports only" in refused
+    hybrid = tmp_path / "hybrid"
+    hybrid.mkdir()
+    config = json.loads((public["deepseek_v3"] / "config.json").read_text())
+    (hybrid / "config.json").write_text(json.dumps(_hybrid_nvfp4(config)))
+    shown = first(hybrid)
+    assert shown is None or "FlashInfer CuteDSL MOE currently supports only" not in shown
+

@@ -1305,6 +1305,9 @@ class _Reader:
             return "quant_method"  # `get_quantization_config(hf_config)` (utils/common.py)
         if _is_mla_test(node):
             return "mla"  # `model_config.attention_arch == AttentionArch.MLA`
+        if isinstance(node, ast.Attribute) and node.attr == "nvfp4_moe_meta":
+            return "nvfp4_moe_meta"  # `self.get_model_config().nvfp4_moe_meta` (a ModelConfig
+            # attribute: set for hybrid FP8 + NVFP4-MoE checkpoints)
         if (isinstance(node, ast.Call) and not node.keywords and len(node.args) <= 1
                 and isinstance(node.func, ast.Attribute | ast.Name)):
             func = node.func

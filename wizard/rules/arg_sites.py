@@ -69,8 +69,10 @@ _OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is no
 # such a site does not hold.
 # `quant_method`: config.json's `quantization_config.quant_method` (None without one); `mla`:
 # the model config's attention is MLA (SGLang's `use_mla_backend`)
+# `nvfp4_moe_meta`: a hybrid FP8 + NVFP4-MoE checkpoint (`ModelFacts.nvfp4_moe_hybrid`; SGLang's
+# ModelConfig attribute is a dict then, else None)
 MODEL_FACTS: frozenset[str] = frozenset({"architecture", "architectures", "model_type",
-                                         "quant_method", "mla"})
+                                         "quant_method", "mla", "nvfp4_moe_meta"})
 HAS_KEY = "has:"
 
 
@@ -661,6 +663,8 @@ class _ModelView(Mapping[str, Any]):
             return facts.checkpoint_quant_method
         if name == "mla" and facts.attention is not None:
             return facts.attention == "MLA"
+        if name == "nvfp4_moe_meta" and facts.config_keys is not None:
+            return {"hybrid": True} if facts.nvfp4_moe_hybrid else None
         raise KeyError(name)
 
     def __iter__(self) -> Iterator[str]:
