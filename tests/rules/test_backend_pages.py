@@ -124,3 +124,17 @@ def test_cutedsl_moe_needs_nvfp4(public: dict[str, Path], tmp_path: Path) -> Non
     shown = first(hybrid)
     assert shown is None or "FlashInfer CuteDSL MOE currently supports only" not in shown
 
+
+
+@pytest.mark.parametrize("version", ["0.5.5", "0.5.11"])
+def test_dual_chunk_attention_turns_the_radix_cache_off(public: dict[str, Path],
+                                                         version: str) -> None:
+    """`if attention_backend == "dual_chunk_flash_attn": ... disable_radix_cache = True` (trait
+    `attention_backend_writes`): real 0.5.11 and 0.5.5 ran with the radix cache off (wide sweeps
+    seeds 46104 and 46101, NGRAM launches), the wizard showed it on."""
+    report = check_argv(["--model-path", str(public["llama31_70b"]), "--tp", "2",
+                         "--attention-backend", "dual_chunk_flash_attn"],
+                        sglang_version=version, gpu="H100", gpus=2)
+    assert report.effective["disable_radix_cache"] is True
+    finding = next(f for f in report.findings if f.rule == "R-BACKEND-WRITES")
+    assert "dual_chunk_flash_attn: disable_radix_cache False -> True." in finding.message

@@ -31,7 +31,11 @@ from typing import Any
 from wizard.conformance.arg_sites import extract_sites, rule_order
 from wizard.conformance.coverage import coverage
 from wizard.conformance.locate import ARGUMENT_CODE, HELPER_CODE, Anchor, SourceTree
-from wizard.conformance.probes_attention import attention_page_rules, backend_prefill_defaults
+from wizard.conformance.probes_attention import (
+    attention_backend_writes,
+    attention_page_rules,
+    backend_prefill_defaults,
+)
 from wizard.conformance.probes_wide import (
     config_read_first,
     deprecated_actions,
@@ -106,6 +110,7 @@ _FOUND_BY_PROBES_ONLY: dict[str, Any] = {
     "config_read_first": False,
     "attention_page_rules": [],
     "backend_prefill_defaults": {},
+    "attention_backend_writes": [],
 }
 
 # Behaviour switches whose value follows the resolution order a release uses, unless a probe
@@ -689,6 +694,8 @@ def _probe_traits(tree: SourceTree, flags: dict[str, Any], sites: dict[str, dict
            "the page sizes each attention backend's block keeps and writes, in source order")
     probed("backend_prefill_defaults", backend_prefill_defaults(tree),
            "the prefill backend a backend's block (or step) sets when none is typed")
+    probed("attention_backend_writes", attention_backend_writes(tree),
+           "the constants a backend's block writes to fields the engine resolves")
     probed("config_read_first", config_read_first(tree),
            "a step of run_resolution_pipeline reads config.json (get_config) before any step "
            "builds the model config")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from wizard.rules.arg_sites import RESOLVED_FIELDS
+
 # The flags an `if` names a backend by (`view.attention_backend == "flashmla" or ...`).
 BACKEND_FIELDS = (
     "attention_backend",
@@ -162,3 +164,46 @@ def backend_prefill_defaults(tree: Any) -> dict[str, list[Any]]:
                 if (value := _prefill_default(stmt)) is not None:
                     out.setdefault(named[0], [named[1], value])
     return out
+
+
+# Fields other traits carry for a backend block (`attention_page_rules`,
+# `backend_prefill_defaults`).
+_OWN_TRAITS = frozenset({"page_size", "prefill_attention_backend"})
+
+
+def attention_backend_writes(tree: Any) -> list[list[Any]]:
+    """The constants a backend's block writes to fields the engine resolves itself (a generic
+    write of such a field over another resolved field is not replayed), in source order:
+    `[backend, [the flags it is named by], field, value]` (`dual_chunk_flash_attn` turns the
+    radix cache off). Writes of other fields are replayed writes already."""
+    out: list[list[Any]] = []
+    for _rel, module in sorted(tree.trees.items()):
+        found = []
+        # blocks at a function's top level only: a block inside a model's or a platform's
+        # branch writes for that model alone (the traits of those branches carry them)
+        blocks = [stmt for fn in ast.walk(module) if isinstance(fn, ast.FunctionDef)
+                  for stmt in fn.body if isinstance(stmt, ast.If)]
+        for node in blocks:
+            if (named := backend_test(node.test)) is None:
+                continue
+            for stmt in node.body:
+                for name, value in _constant_writes(stmt):
+                    if name in RESOLVED_FIELDS and name not in _OWN_TRAITS:
+                        found.append((stmt.lineno, [named[0], named[1], name, value]))
+        out.extend(entry for _line, entry in sorted(found, key=lambda item: item[0]))
+    return out
+
+
+def _constant_writes(stmt: ast.stmt) -> list[tuple[str, Any]]:
+    """(field, constant) for `self.field = c` and for each `field=c` keyword of
+    `declare_resolution(server_args, "<step>", field=c, ...)` (how the pipeline releases write)."""
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.value, ast.Constant)):
+        name = _field(stmt.targets[0])
+        return [(name, stmt.value.value)] if name is not None else []
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id == "declare_resolution"):
+        return [(kw.arg, kw.value.value) for kw in call.keywords
+                if kw.arg is not None and isinstance(kw.value, ast.Constant)]
+    return []

@@ -340,6 +340,10 @@ EXCLUDED: dict[str, str] = {
                       "(trait attention_page_rules, read from its source by add-release); checked "
                       "against real SGLang by focused sweeps (--with=--attention-backend=X), "
                       "their cases in tests/rules/test_backend_pages.py",
+    "R-BACKEND-WRITES": "a family, not one statement: the settings each backend's block turns "
+                        "off (trait attention_backend_writes, read by add-release); checked "
+                        "against real SGLang by focused sweeps, their cases in "
+                        "tests/rules/test_backend_pages.py",
     "R-BACKEND-PREFILL": "a family, not one statement: the prefill backend each decode-only "
                          "backend's block fills in (trait backend_prefill_defaults, read by "
                          "add-release); checked against real SGLang by focused sweeps, their "

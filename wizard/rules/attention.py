@@ -186,6 +186,38 @@ BACKEND_PAGE = Rule(
 )
 
 
+def backend_writes(ctx: Ctx, a: Args) -> list[tuple[str, str, Any, Any]]:
+    """The release's constant writes in the typed backends' blocks (trait
+    `attention_backend_writes`) that change a value: (backend, field, before, after)."""
+    changed = []
+    for backend, fields, name, value in ctx.release.traits.get("attention_backend_writes") or ():
+        if any(a.get(flag) == backend for flag in fields) and a.get(name) != value:
+            changed.append((backend, name, a.get(name), value))
+    return changed
+
+
+def _backend_writes(ctx: Ctx, a: Args) -> None:
+    for _backend, name, _before, after in backend_writes(ctx, a):
+        a[name] = after
+
+
+BACKEND_WRITES = Rule(
+    id="R-BACKEND-WRITES",
+    title="The attention backend turns other settings off",
+    severity="adjusted",
+    why=(
+        "Some attention backends cannot run with other features (the dual-chunk backend has no "
+        "radix cache); SGLang switches them off in the backend's own block and logs a warning."
+    ),
+    sglang=SILENT,
+    fields=("attention.backend",),
+    when=lambda ctx, a: bool(backend_writes(ctx, a)),
+    message=lambda ctx, a: "; ".join(
+        f"{backend}: {name} {before} -> {after}."
+        for backend, name, before, after in backend_writes(ctx, a)),
+    apply=_backend_writes,
+)
+
 def backend_prefill_default(ctx: Ctx, a: Args) -> tuple[str, str] | None:
     """(backend, prefill backend) when a typed decode-only backend fills in the prefill backend
     nobody typed (trait `backend_prefill_defaults`); else None."""

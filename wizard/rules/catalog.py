@@ -48,6 +48,7 @@ from wizard.rules.arg_sites import GENERIC
 from wizard.rules.attention import (
     BACKEND_PAGE,
     BACKEND_PREFILL,
+    BACKEND_WRITES,
     CHUNKED_PAGE,
     FA4_DECODE,
     FA4_PAGE_23,
@@ -210,6 +211,7 @@ ALL_RULES: tuple[Rule, ...] = (
     TRTLLM_MLA_PAGE,
     BACKEND_PREFILL,
     BACKEND_PAGE,
+    BACKEND_WRITES,
     MOE_RUNNER,
     NEXTN_ALIAS,
     SKIP_DP_MLP_SYNC,

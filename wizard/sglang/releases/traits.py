@@ -22,6 +22,7 @@ class Traits:
     aiter_mem_fraction: dict[str, Any | None]
     aiter_mha_workspace: dict[str, int]
     aiter_moe_keeps_unshuffled: dict[str, Any]
+    attention_backend_writes: list[list[Any]]
     attention_default: str
     attention_page_rules: list[list[Any | None]]
     backend_prefill_defaults: dict[str, list[Any]]
