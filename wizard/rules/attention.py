@@ -147,6 +147,11 @@ TRTLLM_MLA_PAGE = Rule(
 _OWN_PAGE_RULES = frozenset({"trtllm_mha", "trtllm_mla", "intel_xpu", "fa4"})
 
 
+def _named(a: Args, backend: str, fields: Sequence[str]) -> bool:
+    """The backend is the value of one of the flags a release's block names it by."""
+    return any(a.get(name) == backend for name in fields)
+
+
 def backend_page_snaps(ctx: Ctx, a: Args) -> list[tuple[str, Any, int]]:
     """The release's page-size snaps for the typed attention backends (trait
     `attention_page_rules`, in SGLang's order, chained on one page size) that change it:
@@ -154,7 +159,7 @@ def backend_page_snaps(ctx: Ctx, a: Args) -> list[tuple[str, Any, int]]:
     page = a.get("page_size")
     changed: list[tuple[str, Any, int]] = []
     for backend, fields, kept, to in ctx.release.traits.get("attention_page_rules") or ():
-        if backend in _OWN_PAGE_RULES or not any(a.get(name) == backend for name in fields):
+        if backend in _OWN_PAGE_RULES or not _named(a, backend, fields):
             continue
         if (kept is None or page not in kept) and page != to:
             changed.append((backend, page, to))
@@ -191,7 +196,7 @@ def backend_writes(ctx: Ctx, a: Args) -> list[tuple[str, str, Any, Any]]:
     `attention_backend_writes`) that change a value: (backend, field, before, after)."""
     changed = []
     for backend, fields, name, value in ctx.release.traits.get("attention_backend_writes") or ():
-        if any(a.get(flag) == backend for flag in fields) and a.get(name) != value:
+        if _named(a, backend, fields) and a.get(name) != value:
             changed.append((backend, name, a.get(name), value))
     return changed
 
@@ -210,13 +215,14 @@ BACKEND_WRITES = Rule(
         "radix cache); SGLang switches them off in the backend's own block and logs a warning."
     ),
     sglang=SILENT,
-    fields=("attention.backend",),
+    fields=("attention.backend", "scheduling.disable_radix_cache"),
     when=lambda ctx, a: bool(backend_writes(ctx, a)),
     message=lambda ctx, a: "; ".join(
         f"{backend}: {name} {before} -> {after}."
         for backend, name, before, after in backend_writes(ctx, a)),
     apply=_backend_writes,
 )
+
 
 def backend_prefill_default(ctx: Ctx, a: Args) -> tuple[str, str] | None:
     """(backend, prefill backend) when a typed decode-only backend fills in the prefill backend
@@ -225,7 +231,7 @@ def backend_prefill_default(ctx: Ctx, a: Args) -> tuple[str, str] | None:
         return None
     for backend, (fields, prefill) in (ctx.release.traits.get("backend_prefill_defaults")
                                        or {}).items():
-        if any(a.get(name) == backend for name in fields):
+        if _named(a, backend, fields):
             return backend, prefill
     return None
 
@@ -246,6 +252,7 @@ BACKEND_PREFILL = Rule(
     apply=lambda ctx, a: a.__setitem__(
         "prefill_attention_backend", (backend_prefill_default(ctx, a) or ("", ""))[1]),
 )
+
 
 def _page_128(rule_id: str, title: str, why: str, backend: str,
               forces: Callable[[Ctx, Args], bool]) -> Rule:
