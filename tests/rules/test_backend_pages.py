@@ -138,3 +138,23 @@ def test_dual_chunk_attention_turns_the_radix_cache_off(public: dict[str, Path],
     assert report.effective["disable_radix_cache"] is True
     finding = next(f for f in report.findings if f.rule == "R-BACKEND-WRITES")
     assert "dual_chunk_flash_attn: disable_radix_cache False -> True." in finding.message
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    # real SGLang, H100 x8, focused sweep seed 46702 (`--enable-prefill-cp --cp-strategy
+    # interleave --dp-size 2 --tp-size 8` on DeepSeek-V3): 0.5.17 w00092, 0.5.20 w00015. (0.5.22+
+    # write the attention-DP width through a helper with an assert, which the walk does not
+    # inline: there only `dp_size = 1` is replayed; real 0.5.23 w00125 shows attn_dp_size 2.)
+    ("0.5.17", {"enable_dp_attention": True, "dp_size": 2}),
+    ("0.5.20", {"enable_dp_attention": True, "dp_size": 2}),
+    ("0.5.23", {"dp_size": 1}),
+])
+def test_mla_prefill_context_parallel_turns_dp_attention_on(
+        public: dict[str, Path], version: str, expected: dict[str, object]) -> None:
+    """DeepSeek's model override writes `enable_dp_attention = True` for MLA prefill context
+    parallelism: a registered override's write of a field the engine resolves, replayed where
+    the registry runs (it was not: the wizard showed DP attention off)."""
+    report = check_argv(["--model-path", str(public["deepseek_v3"]), "--enable-prefill-cp",
+                         "--cp-strategy", "interleave", "--dp-size", "2", "--tp-size", "8"],
+                        sglang_version=version, gpu="H100", gpus=8)
+    assert {name: report.effective.get(name) for name in expected} == expected

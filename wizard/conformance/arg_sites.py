@@ -2813,6 +2813,10 @@ def _resolved_writes(walk: _Walk) -> None:
             continue
         for write in log:
             key = (name, write.seq)
+            if (write.override == "named" and write.archs is not None
+                    and walk.registry is not None):
+                _resolved_override(walk, write)
+                continue
             if (key in walk.replayed or write.seq < 0 or write.conds is None
                     or write.archs is not None or write.value is None):
                 continue
@@ -2844,6 +2848,17 @@ def _resolved_writes(walk: _Walk) -> None:
                 **({"skip_archs": sorted(skip)} if skip else {}),
                 **({"skip_if": skip_if} if skip_if else {}),
             }
+
+
+def _resolved_override(walk: _Walk, write: _Write) -> None:
+    """A registered override's write of a field the engine resolves, replayed where the launch
+    path runs the registry (`_override_replay`) when it reads no field the engine resolves
+    (DeepSeek's MLA prefill context parallelism turns DP attention on: `overrides[
+    "enable_dp_attention"] = True` under `enable_prefill_cp and use_mla_backend(...)`)."""
+    assert walk.registry is not None
+    entry = _override_replay(walk, write, walk.registry[0] + 1)
+    if entry is not None and any(canonical_dest(n) in RESOLVED_FIELDS for n in entry["read"]):
+        walk.replayed.pop((write.flag, _override_key(walk, write)), None)
 
 
 def _message(node: ast.expr | None, flags: frozenset[str],
