@@ -1280,7 +1280,7 @@ class _Reader:
             return "model_type"  # `getattr(hf_config, "model_type", None)`: always set there
         if self.hf_config_getattr(node) == "architectures":
             return "architectures"  # `getattr(model_config_of(sa).hf_config, "architectures",
-            # None) or []` (0.5.19+ DeepEP v2 check)
+            # None) or []` (the DeepEP v2 architecture check)
         if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and node.slice.value == 0 and self.model_fact(node.value) == "architectures"):
             return "architecture"

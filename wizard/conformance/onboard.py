@@ -35,6 +35,9 @@ from wizard.conformance.probes_attention import (
     attention_backend_writes,
     attention_page_rules,
     backend_prefill_defaults,
+    constant_keywords,
+    declaration,
+    field_name,
 )
 from wizard.conformance.probes_wide import (
     config_read_first,
@@ -856,11 +859,11 @@ def _model_config_at_args(tree: SourceTree) -> list[str] | None:
                     direct[owner] = True
             elif name.startswith("self.") and name[5:] in methods:
                 calls.setdefault(owner, []).append(name[5:])
-        for field_name, value in ast.iter_fields(node):
+        for part, value in ast.iter_fields(node):
             for child in value if isinstance(value, list) else [value]:
                 if isinstance(child, ast.AST):
                     visit(child, owner, under_unset or (
-                        isinstance(node, ast.If) and field_name == "body"
+                        isinstance(node, ast.If) and part == "body"
                         and _UNSET_FRACTION.fullmatch(ast.unparse(node.test)) is not None))
 
     for name, method in methods.items():
@@ -1089,7 +1092,7 @@ def _calls_before(tree: SourceTree, first: str, second: str) -> bool:
 
 
 def _moe_runner_aliases(tree: SourceTree) -> list[dict[str, Any]]:
-    """MoE runner names SGLang rewrites at once into other settings (0.5.19+
+    """MoE runner names SGLang rewrites at once into other settings (where the release has
     `handle_moe_runner_backend_alias`: `if cfg.moe_runner_backend != "megamoe": return`, then
     `declare_resolution(server_args, "...", moe_runner_backend="auto",
     moe_a2a_backend="megamoe")`): [{"alias", "writes", "where"}], empty when it has none."""
@@ -1110,14 +1113,10 @@ def _moe_runner_aliases(tree: SourceTree) -> list[dict[str, Any]]:
                         and isinstance(stmt.test.comparators[0].value, str)):
                     alias = stmt.test.comparators[0].value
                     continue
-                if (alias is not None and isinstance(stmt, ast.Expr)
-                        and isinstance(stmt.value, ast.Call)
-                        and isinstance(stmt.value.func, ast.Name)
-                        and stmt.value.func.id == "declare_resolution"):
-                    writes = {k.arg: k.value.value for k in stmt.value.keywords
-                              if k.arg and isinstance(k.value, ast.Constant)}
-                    if "moe_runner_backend" in writes and len(writes) == len(
-                            stmt.value.keywords):
+                call = declaration(stmt) if alias is not None else None
+                if call is not None:
+                    writes = constant_keywords(call)
+                    if "moe_runner_backend" in writes and len(writes) == len(call.keywords):
                         found.append({"alias": alias, "writes": writes,
                                       "where": f"{rel}:{stmt.lineno}"})
     return found
@@ -1545,31 +1544,22 @@ def _const_int(node: ast.AST) -> int | None:
     return None
 
 
-def _attr_name(node: ast.AST) -> str | None:
-    """`x.name` or `name` -> "name"."""
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return None
-
-
 def _reserved_term(node: ast.AST) -> tuple[str, int] | None:
     """("sizes_times", N) for `reserved_mem += len(<size list>) * N`, ("max_tokens_div", N) for
     `reserved_mem += <max tokens> // N`; None for any other statement."""
     if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
-            and _attr_name(node.target) == "reserved_mem" and isinstance(node.value, ast.BinOp)):
+            and field_name(node.target) == "reserved_mem" and isinstance(node.value, ast.BinOp)):
         return None
     value = node.value
     factor = _const_int(value.right)
     if factor is None:
         return None
-    if isinstance(value.op, ast.FloorDiv) and _attr_name(value.left) in _GRAPH_MAX_TOKENS:
+    if isinstance(value.op, ast.FloorDiv) and field_name(value.left) in _GRAPH_MAX_TOKENS:
         return "max_tokens_div", factor
     left = value.left
     if (isinstance(value.op, ast.Mult) and isinstance(left, ast.Call)
-            and _attr_name(left.func) == "len" and len(left.args) == 1
-            and _attr_name(left.args[0]) in _GRAPH_SIZE_LISTS):
+            and field_name(left.func) == "len" and len(left.args) == 1
+            and field_name(left.args[0]) in _GRAPH_SIZE_LISTS):
         return "sizes_times", factor
     return None
 
@@ -1577,9 +1567,9 @@ def _reserved_term(node: ast.AST) -> tuple[str, int] | None:
 def _is_floor(node: ast.AST) -> bool:
     """`reserved_mem = max(reserved_mem, <constant>)` (the heuristic's 10 GiB floor)."""
     return (isinstance(node, ast.Assign) and len(node.targets) == 1
-            and _attr_name(node.targets[0]) == "reserved_mem" and isinstance(node.value, ast.Call)
-            and _attr_name(node.value.func) == "max" and len(node.value.args) == 2
-            and _attr_name(node.value.args[0]) == "reserved_mem"
+            and field_name(node.targets[0]) == "reserved_mem" and isinstance(node.value, ast.Call)
+            and field_name(node.value.func) == "max" and len(node.value.args) == 2
+            and field_name(node.value.args[0]) == "reserved_mem"
             and _const_int(node.value.args[1]) is not None)
 
 
@@ -1597,7 +1587,7 @@ def _graph_sizes(modules: dict[str, ast.Module]) -> list[list[int | None]] | Non
         if not _GRAPH_SIZE_GENERATORS.search(fn.name):
             continue
         for node in ast.walk(fn):
-            if not (isinstance(node, ast.Assign) and _attr_name(node.targets[0]) == "capture_sizes"
+            if not (isinstance(node, ast.Assign) and field_name(node.targets[0]) == "capture_sizes"
                     and isinstance(node.value, ast.BinOp)):
                 continue
             parts: list[ast.AST] = []
@@ -1611,15 +1601,15 @@ def _graph_sizes(modules: dict[str, ast.Module]) -> list[list[int | None]] | Non
                     parts.append(part)
             ranges: list[list[int | None]] = []
             for part in parts:
-                inner = part.args[0] if (isinstance(part, ast.Call) and _attr_name(part.func)
+                inner = part.args[0] if (isinstance(part, ast.Call) and field_name(part.func)
                                          == "list" and part.args) else None
-                if not (isinstance(inner, ast.Call) and _attr_name(inner.func) == "range"
+                if not (isinstance(inner, ast.Call) and field_name(inner.func) == "range"
                         and len(inner.args) == 3):
                     return None
                 start, stop, step = (_const_int(a) for a in inner.args)
                 top = inner.args[1]
                 if stop is None and not (isinstance(top, ast.BinOp) and isinstance(top.op, ast.Add)
-                                         and _attr_name(top.left) in _GRAPH_MAX_TOKENS
+                                         and field_name(top.left) in _GRAPH_MAX_TOKENS
                                          and _const_int(top.right) == 1):
                     return None
                 if start is None or step is None:
@@ -1640,7 +1630,7 @@ def _max_tokens_rules(modules: dict[str, ast.Module]) -> dict[str, Any]:
         for node in ast.walk(server_args):
             if (isinstance(node, ast.ClassDef) and node.name == "ServerArgs"):
                 for item in node.body:
-                    if (isinstance(item, ast.AnnAssign) and _attr_name(item.target)
+                    if (isinstance(item, ast.AnnAssign) and field_name(item.target)
                             == "piecewise_cuda_graph_max_tokens" and item.value is not None):
                         out["max_tokens"] = _const_int(item.value)
 
@@ -1652,7 +1642,7 @@ def _max_tokens_rules(modules: dict[str, ast.Module]) -> dict[str, Any]:
             return False
         if target.attr == "piecewise_cuda_graph_max_tokens":
             return True
-        return target.attr == "max_bs" and "prefill" in (_attr_name(target.value) or "")
+        return target.attr == "max_bs" and "prefill" in (field_name(target.value) or "")
 
     caps: list[str] = []
     for _rel, fn in _functions(modules):
@@ -1668,7 +1658,7 @@ def _max_tokens_rules(modules: dict[str, ast.Module]) -> dict[str, Any]:
                 value = mla[0].value
                 if _const_int(value) is not None:
                     out["mla_max_tokens"] = ["set", _const_int(value)]
-                elif isinstance(value, ast.Call) and _attr_name(value.func) == "min":
+                elif isinstance(value, ast.Call) and field_name(value.func) == "min":
                     bound = [_const_int(a) for a in value.args if _const_int(a) is not None]
                     if bound:
                         out["mla_max_tokens"] = ["min", bound[0]]
@@ -1676,11 +1666,11 @@ def _max_tokens_rules(modules: dict[str, ast.Module]) -> dict[str, Any]:
                 continue
             assert isinstance(node, ast.Assign)
             value = node.value
-            if _attr_name(value) == "chunked_prefill_size" and out["max_tokens"] is None:
+            if field_name(value) == "chunked_prefill_size" and out["max_tokens"] is None:
                 out["max_tokens"] = "chunked"
-            if isinstance(value, ast.Call) and _attr_name(value.func) == "min":
+            if isinstance(value, ast.Call) and field_name(value.func) == "min":
                 for arg in value.args[1:]:
-                    name = _attr_name(arg)
+                    name = field_name(arg)
                     if name in ("max_total_tokens", "context_length") and name not in caps:
                         caps.append(name)
                     elif _const_int(arg) is not None and "llama-2" not in caps:
@@ -1831,7 +1821,7 @@ def prefill_graph_reserve(root: Path) -> tuple[dict[str, Any], str]:
             at = node.lineno
         else:
             calls = [n for n in ast.walk(other) if isinstance(n, ast.Call)
-                     and _attr_name(n.func) == fn.name]
+                     and field_name(n.func) == fn.name]
             if not calls:
                 continue
             at = calls[0].lineno

@@ -20,7 +20,7 @@ BACKEND_FIELDS = (
 )
 
 
-def _field(node: ast.AST) -> str | None:
+def field_name(node: ast.AST) -> str | None:
     """`self.name` / `view.name` / `name` -> "name"."""
     if isinstance(node, ast.Attribute):
         return node.attr
@@ -39,7 +39,7 @@ def backend_test(test: ast.expr) -> tuple[str, list[str]] | None:
         if not (isinstance(part, ast.Compare) and len(part.ops) == 1
                 and isinstance(part.ops[0], ast.Eq)):
             return None
-        name, right = _field(part.left), part.comparators[0]
+        name, right = field_name(part.left), part.comparators[0]
         if name not in BACKEND_FIELDS or not (isinstance(right, ast.Constant)
                                               and isinstance(right.value, str)):
             return None
@@ -59,7 +59,7 @@ def _int_const(node: ast.AST) -> int | None:
 
 def _page_assign(stmt: ast.stmt) -> int | None:
     """N for `page_size = N` / `self.page_size = N`."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _field(
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and field_name(
             stmt.targets[0]) == "page_size":
         return _int_const(stmt.value)
     return None
@@ -68,7 +68,7 @@ def _page_assign(stmt: ast.stmt) -> int | None:
 def _kept_pages(test: ast.expr) -> list[int] | None:
     """The pages `page_size not in [a, b]` / `page_size != a` keeps; None for another test."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and _field(test.left) == "page_size"):
+            and field_name(test.left) == "page_size"):
         return None
     right = test.comparators[0]
     if isinstance(test.ops[0], ast.NotIn) and isinstance(right, ast.List | ast.Tuple | ast.Set):
@@ -113,14 +113,14 @@ def _prefill_default(stmt: ast.stmt) -> str | None:
     = "b"` or `return {"prefill_attention_backend": "b"}`."""
     test = stmt.test if isinstance(stmt, ast.If) else None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Is) and _field(test.left) == "prefill_attention_backend"
+            and isinstance(test.ops[0], ast.Is) and field_name(test.left) == "prefill_attention_backend"
             and isinstance(test.comparators[0], ast.Constant)
             and test.comparators[0].value is None):
         return None
     assert isinstance(stmt, ast.If)
     for inner in stmt.body:
         if (isinstance(inner, ast.Assign) and len(inner.targets) == 1
-                and _field(inner.targets[0]) == "prefill_attention_backend"
+                and field_name(inner.targets[0]) == "prefill_attention_backend"
                 and isinstance(inner.value, ast.Constant) and isinstance(inner.value.value, str)):
             return inner.value.value
         if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Dict):
@@ -199,11 +199,22 @@ def _constant_writes(stmt: ast.stmt) -> list[tuple[str, Any]]:
     `declare_resolution(server_args, "<step>", field=c, ...)` (how the pipeline releases write)."""
     if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.value, ast.Constant)):
-        name = _field(stmt.targets[0])
+        name = field_name(stmt.targets[0])
         return [(name, stmt.value.value)] if name is not None else []
+    call = declaration(stmt)
+    return list(constant_keywords(call).items()) if call is not None else []
+
+
+def declaration(stmt: ast.stmt) -> ast.Call | None:
+    """The call of a `declare_resolution(server_args, "<step>", field=value, ...)` statement."""
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
             and call.func.id == "declare_resolution"):
-        return [(kw.arg, kw.value.value) for kw in call.keywords
-                if kw.arg is not None and isinstance(kw.value, ast.Constant)]
-    return []
+        return call
+    return None
+
+
+def constant_keywords(call: ast.Call) -> dict[str, Any]:
+    """The `field=<constant>` keywords of a call."""
+    return {kw.arg: kw.value.value for kw in call.keywords
+            if kw.arg is not None and isinstance(kw.value, ast.Constant)}
