@@ -126,6 +126,31 @@ def offload_build_overhead(layers: tuple[LayerBuild, ...], head: int, offload_by
     return _build_waste(layers, head, offload_bytes) - _build_waste(layers, head, 0)
 
 
+GPU_PAGE = 4096  # the GPU maps pinned system memory in 4 KiB pages (the host's page size)
+PTE_BYTES = 8  # one page-table entry per page, in device memory
+
+
+def pinned_host_bytes(layers: tuple[LayerBuild, ...], offload_bytes: int) -> int:
+    """Bytes of pinned host memory OffloaderV1 takes for `offload_bytes` of parameters: the same
+    parameter-by-parameter walk as the build, each copy served by PyTorch's pinned-memory
+    allocator, which rounds every request up to a power of two (`CachingHostAllocator`)."""
+    pinned = offloaded = 0
+    for layer in layers:
+        for nbytes in layer.params:
+            if offloaded >= offload_bytes:
+                return pinned
+            pinned += 1 << max(nbytes - 1, 0).bit_length()
+            offloaded += nbytes
+    return pinned
+
+
+def pinned_page_table_bytes(pinned_bytes: int) -> int:
+    """Device memory the driver's page tables take to map `pinned_bytes` of pinned host memory
+    into the GPU's address space (every `cudaHostAlloc` block is mapped under unified virtual
+    addressing): one 8-byte entry per 4 KiB page, 1/512 of the pinned bytes."""
+    return -(-pinned_bytes // GPU_PAGE) * PTE_BYTES
+
+
 def _build_waste(layers: tuple[LayerBuild, ...], head: int, offload_bytes: int) -> int:
     pool = LargePool()
     offloaded = 0

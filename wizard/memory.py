@@ -30,7 +30,12 @@ from typing import Any, Literal
 
 from wizard import limits
 from wizard.applicability import effective_draft_tokens
-from wizard.cuda_segments import LayerBuild, offload_build_overhead
+from wizard.cuda_segments import (
+    LayerBuild,
+    offload_build_overhead,
+    pinned_host_bytes,
+    pinned_page_table_bytes,
+)
 from wizard.gpus import GpuKind
 from wizard.model_facts import DTYPE_BYTES, ModelFacts, ParamBreakdown, is_float_dtype
 from wizard.sglang.releases import (
@@ -1145,9 +1150,9 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"--cpu-offload-gb {inputs.cpu_offload_gb:g}: {offload_gib:.1f} GiB of decoder-layer "
             "weights per GPU live in host memory (copied in for every forward pass)"
         )
+        builds = _layer_builds(target, dtype, quantization, tp, attn_tp, dense_tp, pp, stage_layers)
         held_gib = offload_build_overhead(
-            _layer_builds(target, dtype, quantization, tp, attn_tp, dense_tp, pp, stage_layers),
-            head_bytes(target, dtype, head_tp) if pp == 1 else 0,
+            builds, head_bytes(target, dtype, head_tp) if pp == 1 else 0,
             int(inputs.cpu_offload_gb * GIB),
         ) / GIB
         if held_gib > 0.005:
@@ -1157,6 +1162,16 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
                 "caching allocator carves tensors built after an offloaded layer, such as the "
                 "rotary cache or the LM head, out of its freed blocks; empty_cache cannot return "
                 "those segments)"
+            )
+        pinned = pinned_host_bytes(builds, int(inputs.cpu_offload_gb * GIB))
+        tables_gib = pinned_page_table_bytes(pinned) / GIB
+        if tables_gib > 0.005:
+            weights_gib += tables_gib
+            assumptions.append(
+                f"--cpu-offload-gb: {tables_gib:.2f} GiB of device memory for the page tables that "
+                f"map the {pinned / GIB:.0f} GiB of pinned host memory into the GPU's address space "
+                "(8 bytes per 4 KiB page; PyTorch rounds each pinned copy up to a power of two). "
+                "A driver that maps system memory in larger pages needs less"
             )
 
     for moved in (_kt_cpu_experts_gib(inputs, weights, tp, stage_layers),

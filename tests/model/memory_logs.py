@@ -46,11 +46,6 @@ class LogRow:
     chunked_prefill_size: int | None = None
     disable_cuda_graph: bool = False
     quantization: str | None = None
-    # Metrics ("weights", "kv_tokens", "free") the plan is known to miss for a cause not found in
-    # SGLang's code: printed, kept out of the median/worst gate (for "free": out of the 1.5 GiB
-    # free-memory test), and held to the miss by a test (so a fix shows up as a failing test that
-    # asks for the row to be moved back into the gate).
-    known_miss: tuple[str, ...] = ()
     note: str = ""
     attention_backend: str | None = None  # as SGLang resolved it (ROCm: aiter scales the pool)
     env: dict[str, str] = field(default_factory=dict)  # the launch's SGLANG_* variables
@@ -630,14 +625,13 @@ ROWS: tuple[LogRow, ...] = (
         chunked_prefill_size=2048,
         disable_cuda_graph=True,
         quantization="fp8",
-        known_miss=("weights",),
         note=(
             "what stays on the GPU with every decoder layer offloaded: SGLang logs 3.76 GiB, the "
-            "plan 3.46: embedding + head shards 1.89, vision shard 0.42, the rotary cache (64 "
-            "MiB) and kernels 0.16, and 0.99 GiB of freed expert blocks the caching allocator "
+            "plan 3.82: embedding + head shards 1.89, vision shard 0.42, the rotary cache (64 "
+            "MiB) and kernels 0.16, 0.98 GiB of freed expert blocks the caching allocator "
             "cannot return (the rotary cache of layer 3 split layer 2's 1 GiB w2 block, the head "
-            "the next one; wizard/cuda_segments.py). 0.3 GiB (8%) stay unexplained with one "
-            "offload log (docs/inspect.md)"
+            "the next one; wizard/cuda_segments.py) and 0.36 GiB of GPU page tables for the 185 "
+            "GiB of pinned host memory (8 B per 4 KiB page; docs/inspect.md)"
         ),
     ),
     LogRow(

@@ -8,7 +8,14 @@ from pathlib import Path
 import families as fam
 import pytest
 
-from wizard.cuda_segments import LargePool, LayerBuild, offload_build_overhead, segment_size
+from wizard.cuda_segments import (
+    LargePool,
+    LayerBuild,
+    offload_build_overhead,
+    pinned_host_bytes,
+    pinned_page_table_bytes,
+    segment_size,
+)
 from wizard.model_files import ModelReadError
 from wizard.model_info import load_model_facts
 
@@ -108,3 +115,19 @@ def test_a_bad_partial_rotary_factor_names_the_key(tmp_path: Path) -> None:
     family.config["partial_rotary_factor"] = "quarter"
     with pytest.raises(ModelReadError, match="partial_rotary_factor"):
         load_model_facts(family.write(tmp_path / "m"))
+
+
+def test_pinned_copies_are_rounded_to_powers_of_two_until_the_budget_is_met() -> None:
+    """OffloaderV1 checks the budget before each parameter, so the last one may overshoot; each
+    pinned copy is a power of two (PyTorch's pinned-memory allocator)."""
+    layers = (LayerBuild((3 * MIB, GIB)), LayerBuild((3 * MIB, GIB)))
+    assert pinned_host_bytes(layers, 0) == 0
+    assert pinned_host_bytes(layers, 1) == 4 * MIB  # 3 MiB served as 4
+    assert pinned_host_bytes(layers, 3 * MIB + 1) == 4 * MIB + GIB
+    assert pinned_host_bytes(layers, 100 * GIB) == 2 * (4 * MIB + GIB)
+
+
+def test_page_tables_take_one_eight_byte_entry_per_four_kib_page() -> None:
+    assert pinned_page_table_bytes(0) == 0
+    assert pinned_page_table_bytes(1) == 8  # a partial page still needs its entry
+    assert pinned_page_table_bytes(512 * GIB) == GIB

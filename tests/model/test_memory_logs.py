@@ -117,7 +117,7 @@ def _formula_mamba_slots(row: LogRow, plan: MemoryPlan) -> int:
 
 def test_plan_against_real_logs(tmp_path: Path) -> None:
     """The gate: over the rows, KV tokens within 5% median / 10% worst and weights within 3% / 6%
-    (issue 22). Metrics a row lists in `known_miss` are printed but kept out of the gate."""
+    (issue 22). Every row with the metric is in the gate but the capped and read-back pools."""
     kv_err: list[float] = []
     formula_err: list[float] = []
     weights_err: list[float] = []
@@ -131,9 +131,7 @@ def test_plan_against_real_logs(tmp_path: Path) -> None:
         kv = weights = free = per_token = with_free = "-"
         if row.kv_tokens is not None:
             e = _err(plan.kv_tokens, row.kv_tokens)
-            if "kv_tokens" in row.known_miss:
-                missed.append(f"{row.name}: KV tokens {e:+.1f}%")
-            elif row.max_total_tokens is not None:
+            if row.max_total_tokens is not None:
                 missed.append(f"{row.name}: KV tokens {e:+.1f}% (the --max-total-tokens cap)")
             elif row.fraction_read_back:
                 missed.append(f"{row.name}: KV tokens {e:+.1f}% (fraction read back from the log)")
@@ -148,18 +146,10 @@ def test_plan_against_real_logs(tmp_path: Path) -> None:
                 with_free = f"{e2:+.2f}%"
         if row.weights_gib is not None:
             e = _err(plan.weights_gib, row.weights_gib)
-            if "weights" in row.known_miss:
-                missed.append(f"{row.name}: weights {e:+.1f}%")
-            else:
-                weights_err.append(e)
+            weights_err.append(e)
             weights = f"{row.weights_gib:.2f}/{plan.weights_gib:.2f} ({e:+.1f}%)"
         if row.free_before_gib is not None:
             free = f"{row.free_before_gib:.2f}/{plan.free_before_load_gib:.2f}"
-            if "free" in row.known_miss:
-                missed.append(
-                    f"{row.name}: free memory before loading "
-                    f"{plan.free_before_load_gib - row.free_before_gib:+.2f} GiB"
-                )
         if row.kv_bytes_per_token is not None:
             e = _err(plan.kv_bytes_per_token, row.kv_bytes_per_token)
             per_token = f"{row.kv_bytes_per_token:,.0f}/{plan.kv_bytes_per_token:,} ({e:+.2f}%)"
@@ -183,23 +173,6 @@ def test_plan_against_real_logs(tmp_path: Path) -> None:
     assert statistics.median(abs_w) <= 3.0 and max(abs_w) <= 6.0
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if r.known_miss], ids=lambda r: r.name)
-def test_known_misses_are_still_misses(row: LogRow, tmp_path: Path) -> None:
-    """A row's known miss stays outside the gate only while the plan still misses it: once a fix
-    brings it within 3% (weights) / 5% (KV tokens) / 1.5 GiB (free memory before loading), this
-    fails and the row goes back in."""
-    plan = _plan(row, tmp_path)
-    if "weights" in row.known_miss:
-        assert row.weights_gib is not None
-        assert abs(_err(plan.weights_gib, row.weights_gib)) > 3.0
-    if "kv_tokens" in row.known_miss:
-        assert row.kv_tokens is not None
-        assert abs(_err(plan.kv_tokens, row.kv_tokens)) > 5.0
-    if "free" in row.known_miss:
-        assert row.free_before_gib is not None
-        assert abs(plan.free_before_load_gib - row.free_before_gib) > 1.5
-
-
 @pytest.mark.parametrize("row", [r for r in ROWS if r.logged_fraction], ids=lambda r: r.name)
 def test_automatic_fraction_is_the_logged_one(row: LogRow, tmp_path: Path) -> None:
     """SGLang's automatic mem_fraction_static as its server_args line printed it (the release's
@@ -220,13 +193,10 @@ def test_recurrent_state_slots_follow_sglang(row: LogRow, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.free_before_gib], ids=lambda r: r.name)
 def test_free_memory_before_loading_is_close_to_the_log(row: LogRow, tmp_path: Path) -> None:
-    """The card minus CUDA context and NCCL buffers is what SGLang measured, within 1.5 GiB (a
-    row whose `known_miss` lists "free" is held to its miss by `test_known_misses_are_still_misses`
-    instead)."""
+    """The card minus CUDA context and NCCL buffers is what SGLang measured, within 1.5 GiB."""
     plan = _plan(row, tmp_path)
     assert row.free_before_gib is not None
-    if "free" not in row.known_miss:
-        assert plan.free_before_load_gib == pytest.approx(row.free_before_gib, abs=1.5)
+    assert plan.free_before_load_gib == pytest.approx(row.free_before_gib, abs=1.5)
     assert plan.free_memory_source == "card"
     assert _plan(row, tmp_path, logged_free=True).free_memory_source == "nvidia-smi"
 
