@@ -1364,24 +1364,10 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"partitions x (head dim x 4 + 8) B = {aiter_gib:.2f} GiB outside the static pool, "
             "allocated when the backend starts")
     deepep_gib = _deepep_gib(inputs, assumptions)
-    need_gib = (
-        WORKSPACE_GIB + req_to_token_gib + activation_gib + graph_gib + outside_draft + draft_kv_gib
-        + aiter_gib + deepep_gib
-    )
-    # The draft's own embedding and head, counted in the static pool, are free again once the
-    # draft's pool is allocated: room outside the pool for what runs after (graphs, activations).
-    headroom = reserve_gib + placeholder_gib + uncapped_gib - need_gib
-    # Below this the process cannot even start: everything allocated before it serves. A draft
-    # loaded after the pool is sized holds its own embedding and head while its KV pool is
-    # allocated (the draft `TpModelWorker` is built before `init_lm_head` swaps them in the
-    # `__init__` of `eagle_worker.py` / `eagle_worker_v2.py`; see docs/inspect.md).
-    outside_draft_peak = outside_draft + (own_head_gib if outside_draft else 0.0)
-    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft_peak + draft_kv_gib + aiter_gib
-
     # --- hierarchical cache: a host copy of the KV pool --------------------------------------
     # SGLang's `mem_cache/memory_pool_host.py` `HostKVCache.__init__`: `hicache_size` GB per
     # process, else the device pool x `hicache_ratio`; it must be larger than the device pool.
-    host_gib = 0.0
+    host_gib = host_tables_gib = 0.0
     host_too_small = False
     if inputs.enable_hierarchical_cache and kv_tokens > 0:
         if inputs.hicache_size_gb > 0:
@@ -1395,6 +1381,29 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
             f"hierarchical cache: {host_tokens:,} KV tokens in host memory, {host_gib:.1f} GiB per "
             f"GPU, {host_gib * gpus:.1f} GiB over the {gpus} GPU processes (pinned host RAM)"
         )
+        # The pool is pinned with `cudaHostRegister` (`alloc_with_host_register`), which maps it
+        # into the GPU's address space: its page tables take device memory outside the pool.
+        host_tables_gib = pinned_page_table_bytes(int(host_gib * GIB)) / GIB
+        if host_tables_gib > 0.005:
+            assumptions.append(
+                f"hierarchical cache: {host_tables_gib:.2f} GiB of device memory outside the "
+                "static pool for the page tables that map the pinned host pool into the GPU's "
+                "address space (8 bytes per 4 KiB page)"
+            )
+
+    need_gib = (
+        WORKSPACE_GIB + req_to_token_gib + activation_gib + graph_gib + outside_draft + draft_kv_gib
+        + aiter_gib + deepep_gib + host_tables_gib
+    )
+    # The draft's own embedding and head, counted in the static pool, are free again once the
+    # draft's pool is allocated: room outside the pool for what runs after (graphs, activations).
+    headroom = reserve_gib + placeholder_gib + uncapped_gib - need_gib
+    # Below this the process cannot even start: everything allocated before it serves. A draft
+    # loaded after the pool is sized holds its own embedding and head while its KV pool is
+    # allocated (the draft `TpModelWorker` is built before `init_lm_head` swaps them in the
+    # `__init__` of `eagle_worker.py` / `eagle_worker_v2.py`; see docs/inspect.md).
+    outside_draft_peak = outside_draft + (own_head_gib if outside_draft else 0.0)
+    minimum_gib = WORKSPACE_GIB + req_to_token_gib + outside_draft_peak + draft_kv_gib + aiter_gib
 
     reasons: list[str] = []
     verdict: Verdict = "fits"
@@ -1433,6 +1442,8 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
                 f"outside the static pool {reserve_gib:.1f} GiB is {-headroom:.1f} GiB short of "
                 f"the workspace, req-to-token table, prefill activations and CUDA graphs"
                 + (f" and DeepEP's {deepep_gib:.1f} GiB of buffers" if deepep_gib else "")
+                + (f" and the host pool's {host_tables_gib:.1f} GiB of page tables"
+                   if host_tables_gib >= 0.05 else "")
                 + (" once the draft is loaded" if draft_gib else "")
             )
         if ctx and kv_tokens < ctx:

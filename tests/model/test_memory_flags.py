@@ -265,6 +265,13 @@ def test_hierarchical_cache_host_memory(tmp_path: Path) -> None:
         llama, H100, 1, 1, enable_hierarchical_cache=True, hicache_size_gb=200
     ))
     assert sized.hicache_host_gib == pytest.approx(200e9 / GIB, rel=0.001)
+    # The pinned host pool is mapped into the GPU: 8 B of page table per 4 KiB, outside the pool.
+    doubled = plan_memory(MemoryInputs(
+        llama, H100, 1, 1, enable_hierarchical_cache=True, hicache_size_gb=400
+    ))
+    tables = sized.headroom_gib - doubled.headroom_gib
+    assert tables == pytest.approx(200e9 / 512 / GIB, rel=0.01)
+    assert any("page tables" in a for a in sized.assumptions)
     # A host pool no larger than the GPU pool fails SGLang's assert at start.
     small = plan_memory(MemoryInputs(
         llama, H100, 1, 1, enable_hierarchical_cache=True, hicache_ratio=0.5
