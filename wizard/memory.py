@@ -208,6 +208,20 @@ class Accounting:
     fraction_tiers: dict[str, Any] | None = None
 
 
+def pp_stage_layers(layers: int, pp: int, split: str,
+                    partition: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """Decoder layers per pipeline stage as SGLang's `get_pp_indices` splits them: the
+    `SGLANG_PP_LAYER_PARTITION` list when given, else equal shares with the remainder on the
+    last stages one each ("extra_on_last_stages", release trait `pp_layer_split`) or all on the
+    last stage ("rest_on_last_stage")."""
+    if partition and len(partition) == pp and sum(partition) == layers:
+        return tuple(partition)
+    base, extra = divmod(layers, max(pp, 1))
+    if split == "rest_on_last_stage":
+        return (base,) * (pp - 1) + (layers - base * (pp - 1),)
+    return tuple(base + (1 if rank >= pp - extra else 0) for rank in range(pp))
+
+
 def _release(version: str) -> Release:
     """The release data checking `version` (the newest for text that is no version)."""
     try:
@@ -639,6 +653,8 @@ class MemoryPlan:
     draft_loaded_gib: float = 0.0  # the draft as loaded (its "Load weight end ... mem usage")
     deepep_buffer_gib: float = 0.0  # DeepEP's NVLink + RDMA buffers (outside the static pool)
     kv_cap_free_gib: float = 0.0  # the static pool --max-total-tokens leaves unallocated
+    # weights per GPU of every pipeline stage (`weights_gib` is the planned stage's)
+    stage_weights_gib: tuple[float, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict (GiB rounded to 0.01); keys documented in docs/inspect.md.
@@ -742,18 +758,25 @@ class _Weights:
         dp_attention: bool = False,
         dense_tp: int | None = None,
         head_tp: int | None = None,
+        pp_rank: int | None = None,
     ) -> float:
-        """Bytes on the busiest GPU: one pipeline stage's layers (experts and MLP split by tp,
-        the dense MLP of an MoE model by `dense_tp` (--moe-dense-tp-size), attention by the
-        attention-TP size), the embedding on the first stage (replicated under DP attention,
-        `VocabParallelEmbedding(enable_tp=False)`), the head on the last stage, split by
-        `head_tp` (the attention-TP group with --enable-dp-lm-head, `use_attn_tp_group`)."""
+        """Bytes on one GPU of pipeline stage `pp_rank` (None: the busiest stage's layers with
+        the larger end): its layers (experts and MLP split by tp, the dense MLP of an MoE model
+        by `dense_tp` (--moe-dense-tp-size), attention by the attention-TP size), the embedding
+        on the first stage (replicated under DP attention, `VocabParallelEmbedding(enable_tp=
+        False)`), the head on the last stage, split by `head_tp` (the attention-TP group with
+        --enable-dp-lm-head, `use_attn_tp_group`)."""
         attn_tp = attn_tp or tp
         stage = stage_layers if stage_layers is not None else math.ceil(layers / pp)
         body = self.layers_per_gpu(tp, attn_tp, layers, stage, dense_tp)
         embedding = self.embedding / (1 if dp_attention else tp)
         head = self.lm_head / (head_tp or tp)
-        ends = embedding + head if pp == 1 else max(embedding, head)
+        if pp == 1:
+            ends = embedding + head
+        elif pp_rank is None:
+            ends = max(embedding, head)
+        else:
+            ends = (embedding if pp_rank == 0 else 0.0) + (head if pp_rank == pp - 1 else 0.0)
         return body + ends + self.vision / tp
 
 
@@ -805,6 +828,8 @@ class MemoryInputs:
     num_steps: int | None = None
     topk: int | None = None
     pp: int = 1
+    # SGLANG_PP_LAYER_PARTITION as the launch sets it (decoder layers per pipeline stage)
+    pp_layer_partition: tuple[int, ...] | None = None
     dp: int = 1
     enable_dp_attention: bool = False
     ep: int = 1
@@ -1119,19 +1144,36 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
 
     # --- weights --------------------------------------------------------------------------------
     weights = _weights(target, dtype=dtype, quantization=quantization, tp=attn_tp)
-    stage_layers = math.ceil(target.num_layers / pp)
+    stages = pp_stage_layers(target.num_layers, pp, _release(sglang_version).behaviour
+                             .pp_layer_split, inputs.pp_layer_partition)
     load_overhead_gib = LOAD_KERNELS_GIB + rope_cache_bytes(target) / GIB
     # --moe-dense-tp-size 1: the dense MLP layers of an MoE model are whole on every GPU
     # (deepseek_v2 `DeepseekV2MLP(tp_size=1)`); --enable-dp-lm-head splits the head over the
     # attention-TP group only.
     dense_tp = inputs.moe_dense_tp_size if target.moe is not None else None
     head_tp = attn_tp if (inputs.enable_dp_lm_head and attention_dp) else tp
-    weights_gib = (
-        weights.per_gpu(
-            tp, pp, attn_tp, target.num_layers, stage_layers, attention_dp, dense_tp, head_tp
-        ) / GIB
-        + load_overhead_gib
+    stage_weights = tuple(
+        weights.per_gpu(tp, pp, attn_tp, target.num_layers, layers, attention_dp, dense_tp,
+                        head_tp, pp_rank=rank) / GIB + load_overhead_gib
+        for rank, layers in enumerate(stages)
     )
+    # Every stage sizes its KV pool from its own free memory, then SGLang takes the smallest
+    # token count over the stages (`ReduceOp.MIN` in the KV sizing): the plan is of the stage
+    # with the fewest tokens, by its weights and layers (the cell scales with the layers).
+    budget = free_before * fraction
+    rank = min(range(len(stages)), key=lambda r: (
+        (budget - stage_weights[r]) / max(stages[r], 1), -stage_weights[r]))
+    stage_layers = stages[rank]
+    weights_gib = stage_weights[rank]
+    if pp > 1:
+        assumptions.append(
+            f"pipeline stages of {'/'.join(map(str, stages))} decoder layers ("
+            + ("SGLANG_PP_LAYER_PARTITION" if inputs.pp_layer_partition else
+               f"SGLang {sglang_version}'s get_pp_indices")
+            + f"); the plan is of stage {rank} ({stage_layers} layers"
+            + (", the embedding" if rank == 0 else "") + (", the head" if rank == pp - 1 else "")
+            + "), the one with the fewest KV tokens, which SGLang takes for every stage"
+        )
     aiter_copy = _aiter_moe_copy_gib(inputs, weights, tp, stage_layers / max(target.num_layers, 1))
     if aiter_copy is not None:
         weights_gib += aiter_copy[0]
@@ -1521,6 +1563,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         draft_loaded_gib=draft_gib + own_head_gib,
         deepep_buffer_gib=deepep_gib,
         kv_cap_free_gib=uncapped_gib,
+        stage_weights_gib=stage_weights,
     )
     if _with_suggestions:
         def replan(**changes: Any) -> MemoryPlan:

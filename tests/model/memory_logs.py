@@ -31,6 +31,7 @@ class LogRow:
     source: str
     extra_files: dict[str, Any] = field(default_factory=dict)
     pp: int = 1
+    pp_rank: int | None = None  # the pipeline stage the log's lines are of (None: the planned one)
     nnodes: int = 1  # --nnodes
     dp: int = 1
     dp_attention: bool = False
@@ -132,6 +133,13 @@ def _qwen3_235b_fp8() -> dict[str, Any]:
             "activation_scheme": "dynamic",
         },
     }
+
+
+def _qwen3_235b() -> dict[str, Any]:
+    """Qwen/Qwen3-235B-A22B: the FP8 checkpoint's shape in bf16 (no quantization_config)."""
+    config = _qwen3_235b_fp8()
+    del config["quantization_config"]
+    return config
 
 
 def _deepseek_r1_fp4() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -274,6 +282,12 @@ def _qwen3_30b_a3b_2507_5_layers() -> dict[str, Any]:
         "tie_word_embeddings": False,
         "torch_dtype": "bfloat16",
     }
+
+
+def _qwen3_30b_a3b() -> dict[str, Any]:
+    """Qwen/Qwen3-30B-A3B: 48 layers, 128 experts (8 active), no dense layers, bf16."""
+    return {**_qwen3_30b_a3b_2507_5_layers(), "num_hidden_layers": 48,
+            "max_position_embeddings": 40960}
 
 
 def _glm5_fp8() -> dict[str, Any]:
@@ -1248,6 +1262,70 @@ ROWS: tuple[LogRow, ...] = (
         note=(
             "--pp-size 4 --mem-fraction-static 0.8 --disable-radix-cache; only the KV cell is "
             "used (it does not depend on the card); the log's PP0 weights (8.22 GB) are not held"
+        ),
+    ),
+    LogRow(
+        name="Qwen3-30B-A3B bf16, PD decode, tp 4 dp 4 DP attention, DeepEP, dp-lm-head",
+        config=_qwen3_30b_a3b(),
+        gpu="H200",  # not named: 138.3 GiB free before loading and fa3 by default (Hopper)
+        gpus=4,
+        tp=4,
+        dp=4,
+        dp_attention=True,
+        mem_fraction=0.8,
+        version="0.5.11",
+        source=(
+            "github.com/sgl-project/sglang/pull/17392 (BF16 EP-MoE for DeepGEMM, its decode "
+            "server's start-up, 2026-05-07; a main build after 0.5.10: 'Load weight end. "
+            "elapsed=')"
+        ),
+        # "[DP0 TP0 EP0] Load weight end. elapsed=5.19 s, type=Qwen3MoeForCausalLM, avail
+        # mem=121.95 GB, mem usage=16.39 GB." (free before = the sum; every rank 16.39)
+        free_before_gib=121.95 + 16.39,
+        weights_gib=16.39,
+        # "KV Cache is allocated. #tokens: 1029388, K size: 47.12 GB, V size: 47.12 GB"
+        kv_tokens=1029388,
+        kv_bytes_per_token=47.12 * 2 * 2**30 / 1029388,
+        max_running_requests=128,
+        disaggregation_mode="decode",
+        moe_a2a_backend="deepep",
+        ep=4,
+        enable_dp_lm_head=True,
+        moe_dense_tp_size=1,
+        env={"SGLANG_DEEPEP_BF16_DISPATCH": "1"},
+        note=(
+            "python3 -m sglang.launch_server --model $MODEL --tp-size 4 --ep-size 4 --dp-size 4 "
+            "--moe-runner-backend deep_gemm --enable-dp-lm-head --moe-dense-tp-size 1 "
+            "--enable-dp-attention --moe-a2a-backend deepep --deepep-mode low_latency "
+            "--mem-fraction-static 0.8 --disable-radix-cache --max-running-requests 128 "
+            "--disaggregation-mode decode (the model folder not named: 48 layers x 4 KV heads x "
+            "128 x 2 B = the logged 49,152 B of K a token, Qwen3MoeForCausalLM: Qwen3-30B-A3B)"
+        ),
+    ),
+    LogRow(
+        name="Qwen3-235B-A22B bf16, pp 4 x tp 8 over 4 nodes of 8x H200, stage 0",
+        config=_qwen3_235b(),
+        gpu="H200",
+        gpus=32,
+        tp=8,
+        pp=4,
+        pp_rank=0,
+        nnodes=4,
+        mem_fraction=None,
+        version="0.5.1",  # the log is of July 2025 (0.4.9/0.4.10); 0.5.1 is the oldest known
+        source=(
+            "github.com/sgl-project/sglang/issues/8337 (Qwen3-235B-A22B in PP4 TP8 on 4 x H200, "
+            "2025-07-25; the bf16 start of the two it quotes)"
+        ),
+        # "[ TP0 PP0 model_runner.py:701] Load weight end. type=Qwen3MoeForCausalLM,
+        # dtype=torch.bfloat16, avail mem=124.19 GB, mem usage=13.73 GB." (free before = the sum)
+        free_before_gib=124.19 + 13.73,
+        weights_gib=13.73,
+        started=None,  # the log is cut after the weights: no verdict held
+        note=(
+            "the first pipeline stage of 4 (23 of 94 layers, with the embedding) on one GPU of 8; "
+            "the issue's second start, online --quantization fp8 (19.99 GB: the bf16 and fp8 "
+            "copies both held, the issue's subject, open), is not a row"
         ),
     ),
 )

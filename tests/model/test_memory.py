@@ -344,6 +344,52 @@ def test_pipeline_parallel_splits_layers_weights_and_kv(tmp_path: Path) -> None:
         plan_memory(MemoryInputs(target, H100, 4, 2, pp=4))
 
 
+def test_pipeline_stages_follow_the_release_split() -> None:
+    """`get_pp_indices`: 0.5.1-0.5.5 give the last stage all of the remainder, later releases
+    one extra layer to each of the last stages; SGLANG_PP_LAYER_PARTITION wins when it adds up."""
+    from pathlib import Path as _Path
+
+    from wizard.conformance.onboard import pp_layer_split
+    from wizard.memory import pp_stage_layers
+    from wizard.sglang.releases import release_for
+
+    assert pp_stage_layers(94, 4, "extra_on_last_stages") == (23, 23, 24, 24)
+    assert pp_stage_layers(94, 4, "rest_on_last_stage") == (23, 23, 23, 25)
+    assert pp_stage_layers(64, 4, "rest_on_last_stage") == (16, 16, 16, 16)
+    assert pp_stage_layers(94, 4, "extra_on_last_stages", (30, 30, 30, 4)) == (30, 30, 30, 4)
+    assert pp_stage_layers(94, 4, "extra_on_last_stages", (30, 30)) == (23, 23, 24, 24)
+    assert release_for("0.5.5").behaviour.pp_layer_split == "rest_on_last_stage"
+    assert release_for("0.5.9").behaviour.pp_layer_split == "extra_on_last_stages"
+    missing = _Path(__file__).with_name("no-such-utils.py")
+    assert pp_layer_split(missing) == ""
+
+
+def test_the_plan_is_of_the_stage_with_the_fewest_kv_tokens(tmp_path: Path) -> None:
+    """94 layers over 4 stages: on 0.5.5 the last stage has 25 layers and the head, on 0.5.9 24;
+    the stage the plan describes is the last either way, and each stage's weights are listed."""
+    from memory_logs import _qwen3_235b
+
+    folder = tmp_path / "q"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(_qwen3_235b()), encoding="utf-8")
+    facts = load_model_facts(folder)
+    old = plan_memory(MemoryInputs(facts, H100, 32, 8, pp=4, nnodes=4, mem_fraction=0.85,
+                                   sglang_version="0.5.5"))
+    new = plan_memory(MemoryInputs(facts, H100, 32, 8, pp=4, nnodes=4, mem_fraction=0.85,
+                                   sglang_version="0.5.9"))
+    assert old.layers_per_gpu == 25 and new.layers_per_gpu == 24
+    assert len(new.stage_weights_gib) == 4 and new.weights_gib == new.stage_weights_gib[3]
+    layer = new.stage_weights_gib[3] - new.stage_weights_gib[1]  # 24 + head vs 23 layers
+    assert old.weights_gib > new.weights_gib + 0.5 * layer
+    assert new.stage_weights_gib[0] < new.stage_weights_gib[2]  # 23 + embedding vs 24
+    assert any("stages of 23/23/24/24" in a for a in new.assumptions)
+    partitioned = plan_memory(MemoryInputs(facts, H100, 32, 8, pp=4, nnodes=4, mem_fraction=0.85,
+                                           sglang_version="0.5.9",
+                                           pp_layer_partition=(22, 24, 24, 24)))
+    assert partitioned.stage_weights_gib[0] < new.stage_weights_gib[0]
+    assert any("SGLANG_PP_LAYER_PARTITION" in a for a in partitioned.assumptions)
+
+
 def test_a_model_class_without_a_layer_range_sizes_every_layer_on_each_stage(
         tmp_path: Path) -> None:
     """SGLang's model runner takes `getattr(model, "start_layer", 0)` .. `end_layer` (default:

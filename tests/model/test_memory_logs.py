@@ -145,9 +145,10 @@ def test_plan_against_real_logs(tmp_path: Path) -> None:
                 formula_err.append(e2)
                 with_free = f"{e2:+.2f}%"
         if row.weights_gib is not None:
-            e = _err(plan.weights_gib, row.weights_gib)
+            planned = plan.weights_gib if row.pp_rank is None else plan.stage_weights_gib[row.pp_rank]
+            e = _err(planned, row.weights_gib)
             weights_err.append(e)
-            weights = f"{row.weights_gib:.2f}/{plan.weights_gib:.2f} ({e:+.1f}%)"
+            weights = f"{row.weights_gib:.2f}/{planned:.2f} ({e:+.1f}%)"
         if row.free_before_gib is not None:
             free = f"{row.free_before_gib:.2f}/{plan.free_before_load_gib:.2f}"
         if row.kv_bytes_per_token is not None:

@@ -222,3 +222,18 @@ def test_max_total_tokens_leaves_the_rest_of_the_pool_free(tmp_path: Path) -> No
     assert capped.kv_cap_free_gib == pytest.approx(free.kv_budget_gib - capped.kv_budget_gib)
     assert capped.headroom_gib == pytest.approx(free.headroom_gib + capped.kv_cap_free_gib)
     assert free.kv_cap_free_gib == 0
+
+
+def test_the_pp_layer_partition_of_the_launch_reaches_the_plan(tmp_path: Path, capsys) -> None:
+    """SGLANG_PP_LAYER_PARTITION before the command splits the layers as SGLang will."""
+    model = _folder(fam.qwen3_32b, tmp_path)
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp", "2",
+            "--pp-size", "4"]
+    main(["check", "--gpu", "H100", "--gpus", "8", "--json", "--", *argv])
+    even = json.loads(capsys.readouterr().out)["memory_plan"]
+    main(["check", "--gpu", "H100", "--gpus", "8", "--json", "--",
+          "SGLANG_PP_LAYER_PARTITION=10,18,18,18", *argv])
+    split = json.loads(capsys.readouterr().out)["memory_plan"]
+    assert even["layers_per_gpu"] == 16 and split["layers_per_gpu"] == 18
+    assert split["stage_weights_gib"][0] < even["stage_weights_gib"][0]
+    assert any("SGLANG_PP_LAYER_PARTITION" in a for a in split["assumptions"])

@@ -1891,6 +1891,9 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
         _aiter_moe_keeps_unshuffled(srt),
         "the unquantized MoE's aiter weight shuffle (new Parameter) and the models whose "
         "load_weights caches named_parameters()")
+    out["pp_layer_split"] = (
+        pp_layer_split(srt / "distributed" / "utils.py"),
+        "get_pp_indices (distributed/utils.py) without SGLANG_PP_LAYER_PARTITION")
     chunked = re.search(_SMALL_CARD + r"(?:[^\n]*\n){0,12}?[^\n]*chunked_prefill_size\s*=\s*(\d+)",
                         args)
     if chunked:
@@ -1902,6 +1905,31 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
         out["small_card_graph_max_bs"] = ([int(graph.group(1)), int(graph.group(2))],
                                           "cuda_graph_max_bs of the gpu_mem < 35 GiB branch")
     return out
+
+
+def pp_layer_split(path: Path) -> str:
+    """How `get_pp_indices` splits the decoder layers over pipeline stages when the layer count
+    is not a multiple of the stages: "extra_on_last_stages" (`pp_rank >= pp_size - remainder`
+    gets one more layer each), "rest_on_last_stage" (the last stage runs to `num_hidden_layers`,
+    all of the remainder), "" where the function is not found."""
+    if not path.is_file():
+        return ""
+    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    function = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                     and node.name == "get_pp_indices"), None)
+    if function is None:
+        return ""
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name)
+                and node.left.id == "pp_rank" and isinstance(node.ops[0], ast.GtE)
+                and isinstance(node.comparators[0], ast.BinOp)
+                and isinstance(node.comparators[0].op, ast.Sub)):
+            return "extra_on_last_stages"
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "end_layer"
+                and isinstance(node.value, ast.Name) and node.value.id == "num_hidden_layers"):
+            return "rest_on_last_stage"
+    return ""
 
 
 def _draft_head_shared_after_sizing(srt: Path) -> bool:

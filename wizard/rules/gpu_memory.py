@@ -110,6 +110,7 @@ def _memory_inputs(ctx: Ctx, a: Args) -> Any:
         use_aiter=_env_true(ctx, (ctx.release.traits.get("aiter_moe_keeps_unshuffled") or {})
                             .get("env")),
         deepep_dispatch_tokens=_env_int(ctx, "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"),
+        pp_layer_partition=_env_ints(ctx, "SGLANG_PP_LAYER_PARTITION"),
         **_memory_flag_inputs(a),
         **_prefill_graph_inputs(ctx),
     )
@@ -134,6 +135,15 @@ def _env_int(ctx: Ctx, name: str) -> int | None:
     """An integer environment variable of the launch, or None when unset or not a number."""
     try:
         return int(str(ctx.env[name]).strip())
+    except (KeyError, ValueError):
+        return None
+
+
+def _env_ints(ctx: Ctx, name: str) -> tuple[int, ...] | None:
+    """A comma-separated list of integers in the launch's environment (SGLang's own parsing:
+    `int(x) for x in value.split(",")`), or None when unset or not such a list."""
+    try:
+        return tuple(int(part) for part in str(ctx.env[name]).split(","))
     except (KeyError, ValueError):
         return None
 
