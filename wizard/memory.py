@@ -1161,8 +1161,10 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     # token count over the stages (`ReduceOp.MIN` in the KV sizing): the plan is of the stage
     # with the fewest tokens, by its weights and layers (the cell scales with the layers).
     budget = free_before * fraction
+    all_layers_kv = target.architecture in _release(sglang_version).arch_set("pp_kv_all_layers")
     rank = min(range(len(stages)), key=lambda r: (
-        (budget - stage_weights[r]) / max(stages[r], 1), -stage_weights[r]))
+        (budget - stage_weights[r]) / (1 if all_layers_kv else max(stages[r], 1)),
+        -stage_weights[r]))
     stage_layers = stages[rank]
     weights_gib = stage_weights[rank]
     if pp > 1:
@@ -1284,7 +1286,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     # `end_layer` (default: every layer): a model class without a layer range (release data
     # `archs.pp_kv_all_layers`, e.g. Qwen2.5-VL, Llava) gets every layer's KV on each stage.
     kv_pp = pp
-    if pp > 1 and target.architecture in _release(sglang_version).arch_set("pp_kv_all_layers"):
+    if pp > 1 and all_layers_kv:
         kv_pp = 1
         assumptions.append(
             f"{target.architecture} has no start_layer/end_layer: SGLang {sglang_version} sizes "
