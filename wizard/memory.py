@@ -460,6 +460,30 @@ def _aiter_moe_copy_gib(inputs: MemoryInputs, weights: _Weights, tp: int, share:
         "cached parameter dict keeps the unshuffled ones (the routed experts are held twice)")
 
 
+def _online_fp8_kept_gib(inputs: MemoryInputs, dtype: str | None, tp: int, attn_tp: int,
+                         stage_layers: int, dense_tp: int | None) -> tuple[float, str] | None:
+    """GiB per GPU of unquantized layer weights `--quantization fp8` keeps beside their FP8
+    copies (release trait `online_fp8_keeps_unquantized`: the model's cached parameter dict
+    still references the tensors the online quantization replaced), with why; None where the
+    release frees them (another model, a quantized checkpoint, another method)."""
+    target = inputs.target
+    if (inputs.quantization or "").lower() != "fp8" or target.quant is not None:
+        return None
+    if target.architecture not in _release(inputs.sglang_version).behaviour \
+            .online_fp8_keeps_unquantized:
+        return None
+    plain = _weights(target, dtype=dtype, quantization=None, tp=attn_tp)
+    held = (plain.layers_sharded / tp + plain.dense_mlp / (dense_tp or tp)
+            + plain.attention / attn_tp) * stage_layers / max(target.num_layers, 1) / GIB
+    if held <= 0:
+        return None
+    return held, (
+        f"+{held:.2f} GiB: --quantization fp8 on the unquantized checkpoint replaces the layers' "
+        f"weights with FP8 copies while {target.architecture}'s cached parameter dict "
+        f"(SGLang {inputs.sglang_version}) keeps the unquantized tensors: both are held "
+        "(sglang issue 8337)")
+
+
 def is_multimodal(target: ModelFacts) -> bool:
     """The checkpoint has a vision tower (SGLang's `model_config.is_multimodal` for it)."""
     return bool(target.params_estimate and target.params_estimate.vision) or bool(
@@ -1180,6 +1204,12 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     if aiter_copy is not None:
         weights_gib += aiter_copy[0]
         assumptions.append(f"weights {aiter_copy[1]}")
+    kept = _online_fp8_kept_gib(inputs, dtype, tp, attn_tp, stage_layers, dense_tp)
+    if kept is not None:
+        weights_gib += kept[0]
+        stage_weights = tuple(w + kept[0] * layers / max(stage_layers, 1)
+                              for w, layers in zip(stage_weights, stages, strict=True))
+        assumptions.append(f"weights {kept[1]}")
     # --cpu-offload-gb: SGLang's offloader moves decoder-layer parameters to pinned host memory
     # until that many GiB per process are offloaded (`utils/offloader.py` `maybe_offload_to_cpu`,
     # `cpu_offload_gb * 1024**3`); the embedding, head and norms stay on the GPU.

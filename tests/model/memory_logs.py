@@ -1323,9 +1323,35 @@ ROWS: tuple[LogRow, ...] = (
         weights_gib=13.73,
         started=None,  # the log is cut after the weights: no verdict held
         note=(
-            "the first pipeline stage of 4 (23 of 94 layers, with the embedding) on one GPU of 8; "
-            "the issue's second start, online --quantization fp8 (19.99 GB: the bf16 and fp8 "
-            "copies both held, the issue's subject, open), is not a row"
+            "the first pipeline stage of 4 (23 of 94 layers, with the embedding) on one GPU of 8"
+        ),
+    ),
+    LogRow(
+        name="Qwen3-235B-A22B bf16 --quantization fp8, pp 4 x tp 8, 4 nodes of 8x H200, stage 0",
+        config=_qwen3_235b(),
+        gpu="H200",
+        gpus=32,
+        tp=8,
+        pp=4,
+        pp_rank=0,
+        nnodes=4,
+        mem_fraction=None,
+        version="0.5.1",
+        quantization="fp8",
+        source=(
+            "github.com/sgl-project/sglang/issues/8337 (the same launch with online "
+            "--quantization fp8, the issue's subject: 'the model weight of FP8 and BF16 are both "
+            "stored')"
+        ),
+        # "[ TP0 PP0 model_runner.py:701] Load weight end. type=Qwen3MoeForCausalLM,
+        # dtype=torch.bfloat16, avail mem=117.93 GB, mem usage=19.99 GB."
+        free_before_gib=117.93 + 19.99,
+        weights_gib=19.99,
+        started=None,
+        note=(
+            "the FP8 copies of the layers plus the bf16 tensors Qwen3MoeForCausalLM's cached "
+            "parameter dict keeps (release trait online_fp8_keeps_unquantized; the cache is gone "
+            "from qwen3_moe.py in 0.5.12)"
         ),
     ),
 )

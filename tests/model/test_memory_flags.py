@@ -556,3 +556,44 @@ def test_kt_keeps_only_the_gpu_experts(tmp_path: Path, capsys) -> None:
     assert base["weights_gib"] - kt["weights_gib"] == pytest.approx(experts * 7 / 8, rel=0.03)
     # Without --kt-weight-path the expert count alone changes nothing (SGLang builds no KT).
     assert plan("--kt-num-gpu-experts", "32")["weights_gib"] == base["weights_gib"]
+
+
+# --- online --quantization fp8 ---------------------------------------------------------------------
+
+
+def test_online_fp8_keeps_the_unquantized_layers_where_the_model_caches_its_parameters(
+        tmp_path: Path) -> None:
+    """sglang issue 8337: Qwen3MoeForCausalLM caches `dict(self.named_parameters())` in
+    `load_weights` until 0.5.12, so the bf16 tensors the online FP8 methods replace stay held;
+    from 0.5.12 they are freed. A checkpoint already in FP8 is not requantized."""
+    import json
+
+    from memory_logs import _qwen3_30b_a3b, _qwen3_235b_fp8
+
+    from wizard.sglang.releases import release_for
+
+    assert "Qwen3MoeForCausalLM" in release_for("0.5.9").behaviour.online_fp8_keeps_unquantized
+    assert "Qwen3MoeForCausalLM" not in release_for(
+        "0.5.12").behaviour.online_fp8_keeps_unquantized
+    folder = tmp_path / "moe"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(_qwen3_30b_a3b()), encoding="utf-8")
+    facts = load_model_facts(folder)
+    plans = {v: (plan_memory(MemoryInputs(facts, H100, 1, 1, sglang_version=v, mem_fraction=0.8)),
+                 plan_memory(MemoryInputs(facts, H100, 1, 1, sglang_version=v, mem_fraction=0.8,
+                                          quantization="fp8")))
+             for v in ("0.5.9", "0.5.12")}
+    bf16, fp8_old = plans["0.5.9"]
+    _, fp8_new = plans["0.5.12"]
+    # 0.5.12: FP8 is about half of bf16; 0.5.9: the FP8 copies plus nearly all of the bf16 ones.
+    assert fp8_new.weights_gib < 0.6 * bf16.weights_gib
+    assert fp8_old.weights_gib == pytest.approx(fp8_new.weights_gib + bf16.weights_gib - 1.2,
+                                                abs=0.6)
+    assert any("sglang issue 8337" in a for a in fp8_old.assumptions)
+    assert not any("sglang issue 8337" in a for a in fp8_new.assumptions)
+    fp8_folder = tmp_path / "fp8"
+    fp8_folder.mkdir()
+    (fp8_folder / "config.json").write_text(json.dumps(_qwen3_235b_fp8()), encoding="utf-8")
+    served = plan_memory(MemoryInputs(load_model_facts(fp8_folder), H100, 8, 8,
+                                      sglang_version="0.5.9", quantization="fp8"))
+    assert not any("sglang issue 8337" in a for a in served.assumptions)

@@ -1891,6 +1891,9 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
         _aiter_moe_keeps_unshuffled(srt),
         "the unquantized MoE's aiter weight shuffle (new Parameter) and the models whose "
         "load_weights caches named_parameters()")
+    out["online_fp8_keeps_unquantized"] = (
+        online_fp8_keeps_unquantized(srt),
+        "new FP8 Parameters in fp8.py's online path and the models caching named_parameters()")
     out["pp_layer_split"] = (
         pp_layer_split(srt / "distributed" / "utils.py"),
         "get_pp_indices (distributed/utils.py) without SGLANG_PP_LAYER_PARTITION")
@@ -1981,13 +1984,37 @@ def _aiter_moe_keeps_unshuffled(srt: Path) -> dict[str, Any]:
     shuffle = re.search(r"layer\.w13_weight\s*=\s*torch\.nn\.Parameter\(\s*shuffle_weight\(", text)
     if env is None or shuffle is None:
         return {}
+    archs = cached_parameter_archs(srt)
+    return {"env": env.group(1), "archs": archs} if archs else {}
+
+
+def cached_parameter_archs(srt: Path) -> list[str]:
+    """The EntryClass architectures whose `load_weights` caches `dict(self.named_parameters())`
+    on the model: a parameter that loading replaces later (a new `Parameter`) stays referenced
+    there, so its tensor is never freed."""
     archs: set[str] = set()
     for path in sorted((srt / "models").glob("*.py")):
         model = path.read_text(encoding="utf-8", errors="replace")
-        if not re.search(r"self\.\w+\s*=\s*dict\(self\.named_parameters\(\)\)", model):
-            continue
-        archs |= _entry_classes(model)
-    return {"env": env.group(1), "archs": sorted(archs)} if archs else {}
+        if re.search(r"self\.\w+\s*=\s*dict\(self\.named_parameters\(\)\)", model):
+            archs |= _entry_classes(model)
+    return sorted(archs)
+
+
+def online_fp8_keeps_unquantized(srt: Path) -> list[str]:
+    """`--quantization fp8` on an unquantized checkpoint: the FP8 linear and MoE methods load
+    the weights in the model's dtype and, in `process_weights_after_loading`, replace them with
+    new FP8 `Parameter`s (`layer.weight = Parameter(qweight ...)`, `layer.w13_weight =
+    torch.nn.Parameter(w13_weight ...)` under `not is_checkpoint_fp8_serialized`). For the
+    architectures of `cached_parameter_archs` the unquantized tensors stay held beside the FP8
+    ones: those architectures; [] where the methods quantize in place or no model caches."""
+    fp8 = srt / "layers" / "quantization" / "fp8.py"
+    if not fp8.is_file():
+        return []
+    text = fp8.read_text(encoding="utf-8", errors="replace")
+    online = r"if not self\.(?:quant_config\.)?is_checkpoint_fp8_serialized:[\s\S]{0,2500}?"
+    linear = re.search(online + r"layer\.weight = (?:torch\.nn\.)?Parameter\(qweight", text)
+    moe = re.search(online + r"layer\.w13_weight = torch\.nn\.Parameter\(w13_weight", text)
+    return cached_parameter_archs(srt) if linear and moe else []
 
 
 def _entry_classes(model: str) -> set[str]:

@@ -69,6 +69,7 @@ class Traits:
     nobuf_spec_disables_radix: bool
     nobuf_spec_disables_radix_archs: list[str]
     nsa_scaled_cell: bool
+    online_fp8_keeps_unquantized: list[str]
     pp_layer_split: str
     prefill_graph_default: str
     prefill_graph_mla_reserve_mib: int
