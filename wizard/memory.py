@@ -955,7 +955,7 @@ def _kt_cpu_experts_gib(
 
 def _group_offload_gib(
     inputs: MemoryInputs, weights: _Weights, tp: int, stage_layers: int
-) -> tuple[float, str] | None:
+) -> tuple[float, str, float] | None:
     """GiB per GPU that `--offload-group-size` (SGLang's OffloaderV2, `utils/offloader.py`) keeps
     in host memory, with what the plan says of it; None when it does not apply.
 
@@ -972,10 +972,10 @@ def _group_offload_gib(
         return 0.0, (
             f"--offload-group-size {group}: {target.architecture} does not pass SGLang "
             f"{inputs.sglang_version}'s offloader hooks (offloader_kwargs), so nothing is "
-            "offloaded (SGLang's OffloaderV2 expects them)")
+            "offloaded (SGLang's OffloaderV2 expects them)"), 0.0
     mode = (inputs.offload_mode or "cpu").lower()
     if mode not in ("cpu", "shm_cpu"):
-        return 0.0, f"--offload-mode {mode}: not planned (the weights are counted on the GPU)"
+        return 0.0, f"--offload-mode {mode}: not planned (the weights are counted on the GPU)", 0.0
     moe_layers = max(target.moe.moe_layers, 1)
     first_moe = target.num_layers - target.moe.moe_layers  # the dense layers come first
     per_layer = weights.routed_experts / tp / moe_layers / GIB
@@ -983,11 +983,17 @@ def _group_offload_gib(
               if i % group >= group - max(inputs.offload_num_in_group, 0) and i >= first_moe]
     resident = min(max(inputs.offload_prefetch_step, 0), len(picked))
     moved = (len(picked) - resident) * per_layer
+    # mode cpu pins the host copies (`_move_param_to_cpu(..., pin_memory=True)`): the GPU's page
+    # tables for them stay on the device, 8 B per 4 KiB page (`pinned_page_table_bytes`)
+    tables = (pinned_page_table_bytes(int(len(picked) * per_layer * GIB)) / GIB
+              if mode == "cpu" else 0.0)
     return moved, (
         f"--offload-group-size {group} (num-in-group {inputs.offload_num_in_group}, prefetch "
         f"{inputs.offload_prefetch_step}, {mode}): the routed experts of {len(picked)} MoE layers "
         f"per GPU live in host memory, {resident} of them copied back at a time: "
-        f"{moved:.1f} GiB off the GPU (OffloaderV2, utils/offloader.py)")
+        f"{moved:.1f} GiB off the GPU (OffloaderV2, utils/offloader.py)"
+        + (f"; {tables:.2f} GiB of GPU page tables map the pinned copies" if tables >= 0.005
+           else "")), tables
 
 
 def _deepep_gib(inputs: MemoryInputs, assumptions: list[str]) -> float:
@@ -1251,7 +1257,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     for moved in (_kt_cpu_experts_gib(inputs, weights, tp, stage_layers),
                   _group_offload_gib(inputs, weights, tp, stage_layers)):
         if moved is not None:
-            weights_gib -= moved[0]
+            weights_gib -= moved[0] - (moved[2] if len(moved) > 2 else 0.0)
             offload_gib += moved[0]
             assumptions.append(moved[1])
 
