@@ -677,7 +677,8 @@ class MemoryPlan:
     draft_loaded_gib: float = 0.0  # the draft as loaded (its "Load weight end ... mem usage")
     deepep_buffer_gib: float = 0.0  # DeepEP's NVLink + RDMA buffers (outside the static pool)
     kv_cap_free_gib: float = 0.0  # the static pool --max-total-tokens leaves unallocated
-    # weights per GPU of every pipeline stage (`weights_gib` is the planned stage's)
+    # weights per GPU of every pipeline stage as loaded, before CPU offload moves any
+    # (`weights_gib` is the planned stage's, after offload)
     stage_weights_gib: tuple[float, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -696,7 +697,7 @@ class MemoryPlan:
                 # the fraction as SGLang uses it (the VLM and aiter factors are not rounded)
                 value = round(value, 10 if name == "mem_fraction_static" else 2)
             elif isinstance(value, tuple):
-                value = list(value)
+                value = [round(v, 2) if isinstance(v, float) else v for v in value]
             elif name == "fixes":
                 value = [f.to_json() for f in value]
             out[name] = value
@@ -1232,7 +1233,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
         )
         builds = _layer_builds(target, dtype, quantization, tp, attn_tp, dense_tp, pp, stage_layers)
         held_gib = offload_build_overhead(
-            builds, head_bytes(target, dtype, head_tp) if pp == 1 else 0,
+            builds, head_bytes(target, dtype, head_tp) if rank == len(stages) - 1 else 0,
             int(inputs.cpu_offload_gb * GIB),
         ) / GIB
         if held_gib > 0.005:
