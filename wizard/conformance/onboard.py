@@ -1894,6 +1894,9 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
     out["online_fp8_keeps_unquantized"] = (
         online_fp8_keeps_unquantized(srt),
         "new FP8 Parameters in fp8.py's online path and the models caching named_parameters()")
+    out["pp_partition_checks"] = (
+        pp_partition_checks(srt / "distributed" / "utils.py", root),
+        "the raises of get_pp_indices (distributed/utils.py) on its environment variable")
     out["pp_layer_split"] = (
         pp_layer_split(srt / "distributed" / "utils.py"),
         "get_pp_indices (distributed/utils.py) without SGLANG_PP_LAYER_PARTITION")
@@ -1933,6 +1936,46 @@ def pp_layer_split(path: Path) -> str:
                 and isinstance(node.value, ast.Name) and node.value.id == "num_hidden_layers"):
             return "rest_on_last_stage"
     return ""
+
+
+def pp_partition_checks(path: Path, root: Path) -> dict[str, Any]:
+    """How `get_pp_indices` checks the layer partition a launch gives in its environment:
+    {"env": the variable `os.getenv` reads, "parse" / "count" / "sum": {"message": the
+    expression the `raise ValueError(...)` gives (source text, evaluated by the rule with the
+    function's own names), "site": "path:line"}} for the raises under the `except` of the
+    parse, `if len(partitions) != pp_size` and `if sum(partitions) != num_hidden_layers`;
+    {} where the function or the variable is not found."""
+    if not path.is_file():
+        return {}
+    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    function = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                     and node.name == "get_pp_indices"), None)
+    if function is None:
+        return {}
+    where = str(path.relative_to(root))
+    out: dict[str, Any] = {}
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "getenv" and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            out["env"] = node.args[0].value
+        blocks: list[tuple[str, list[ast.stmt]]] = []
+        if isinstance(node, ast.Try):
+            blocks += [("parse", handler.body) for handler in node.handlers]
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
+            left = node.test.left
+            if isinstance(left, ast.Call) and isinstance(left.func, ast.Name):
+                kind = {"len": "count", "sum": "sum"}.get(left.func.id)
+                if kind is not None:
+                    blocks.append((kind, node.body))
+        for kind, body in blocks:
+            for stmt in body:
+                if (isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call)
+                        and isinstance(stmt.exc.func, ast.Name)
+                        and stmt.exc.func.id == "ValueError" and stmt.exc.args):
+                    out[kind] = {"message": ast.unparse(stmt.exc.args[0]),
+                                 "site": f"{where}:{stmt.lineno}"}
+    return out if "env" in out else {}
 
 
 def _draft_head_shared_after_sizing(srt: Path) -> bool:

@@ -358,6 +358,10 @@ EXCLUDED: dict[str, str] = {
                           "focused sweeps (docs/conformance.md, Deprecated values)",
     "R-MEMORY-PLAN": "needs real model sizes (the tiny configs always fit); tested with real "
                      "configs in tests/rules and tests/model",
+    "R-PP-PARTITION": "raised by get_pp_indices when the model is built, after the argument "
+                      "code passes (the conformance runner stops there); its messages and "
+                      "lines are read from each release (trait pp_partition_checks) and tested "
+                      "in tests/rules/test_pp_partition.py",
     "R-MEMORY-NOFIT": "a run-time failure (out of memory at start-up), not an argument check: "
                       "SGLang's argument code accepts it on every release; tested with real "
                       "configs in tests/rules and tests/model",

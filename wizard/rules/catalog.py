@@ -116,6 +116,7 @@ from wizard.rules.model_config import (
 )
 from wizard.rules.parallelism import (
     DPATTN_TP_DIVISIBLE,
+    PP_PARTITION,
     PP_SPEC,
     PP_SPEC_ALGO_23,
     SIZE_NOT_POSITIVE,
@@ -150,6 +151,7 @@ from wizard.sglang.releases import release_for
 
 RUNTIME_RULES: tuple[Rule, ...] = (
     SIZE_NOT_POSITIVE,
+    PP_PARTITION,
     MEMORY_NO_FIT,
     MEMORY_PLAN,
     V2_TREE,
@@ -305,4 +307,10 @@ def rule_for_location(version: str, where: str) -> Rule | None:
             g_path, _, g_line = str(generic["where"]).rpartition(":")
             if g_path == path and g_line.isdigit() and 0 <= line - int(g_line) <= 3:
                 return GENERIC
+    if best is None:  # the layer-partition raises of get_pp_indices (not argument code)
+        for check in (release.traits.get("pp_partition_checks") or {}).values():
+            if isinstance(check, dict):
+                p_path, _, p_line = str(check.get("site", "")).rpartition(":")
+                if p_path == path and p_line.isdigit() and 0 <= line - int(p_line) <= 3:
+                    return PP_PARTITION
     return best

@@ -1,11 +1,14 @@
-"""Parallelism: tp against the attention-DP size, pipeline parallelism with speculative decoding.
+"""Parallelism: tp against the attention-DP size, pipeline parallelism with speculative decoding,
+the layer partition of the pipeline stages.
 (The multi-node checks are in wizard.rules.multinode.)
 """
 
 from __future__ import annotations
 
+import ast
+
 from wizard.rules.common import DP_ATTENTION_OFF, algo, attention_dp_size, dp_attention, variant
-from wizard.rules.model import RUNTIME, Args, Ctx, Rule, raises
+from wizard.rules.model import RUNTIME, Args, Ctx, Raises, Rule, raises
 from wizard.rules.report import Fix
 
 
@@ -148,4 +151,113 @@ SIZE_NOT_POSITIVE = Rule(
         "(no GPU worker, or no memory for the KV cache)."
     ),
     fixes=_not_positive_fixes,
+)
+
+
+def pp_partition_env(ctx: Ctx) -> str | None:
+    """The environment variable the release's `get_pp_indices` reads for a layer partition."""
+    checks = ctx.release.traits.get("pp_partition_checks") or {}
+    return checks.get("env")
+
+
+def _partition_error(ctx: Ctx, a: Args) -> tuple[str, str] | None:
+    """(message, site) of the ValueError the release's `get_pp_indices` raises for the layer
+    partition the launch sets (trait `pp_partition_checks`, in the function's order: parse,
+    count, sum); None when it is accepted, unset, or the sum cannot be told (no model facts)."""
+    checks = ctx.release.traits.get("pp_partition_checks") or {}
+    name = checks.get("env")
+    if not name or name not in ctx.env:
+        return None
+    raw = str(ctx.env[name])
+    pp = int(a.get("pp_size") or 1)
+    layers = ctx.facts.num_layers if ctx.facts is not None else None
+    names: dict[str, object] = {"partition_list_str": raw, "pp_size": pp,
+                                "num_hidden_layers": layers}
+    try:
+        partitions = [int(layer) for layer in raw.split(",")]
+    except ValueError:
+        kind = "parse"
+    else:
+        names["partitions"] = partitions
+        if len(partitions) != pp:
+            kind = "count"
+        elif layers is not None and sum(partitions) != layers:
+            kind = "sum"
+        else:
+            return None
+    check = checks.get(kind)
+    if not check:
+        return None
+    return _sglang_text(check["message"], names), check["site"]
+
+
+def _sglang_text(expression: str, names: dict[str, object]) -> str:
+    """SGLang's own message expression, read from the release (an f-string or a literal's
+    `.format(...)`), rendered with the values of the names it reads; the expression itself when
+    it uses anything else (names, `len(...)` and `sum(...)` of them are understood)."""
+    def value(node: ast.expr) -> object:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in names:
+            return names[node.id]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("len", "sum") and len(node.args) == 1):
+            inner = value(node.args[0])
+            if isinstance(inner, list):
+                return len(inner) if node.func.id == "len" else sum(inner)
+        raise ValueError(ast.unparse(node))
+
+    def render(node: ast.expr) -> str:
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for part in node.values:
+                if isinstance(part, ast.FormattedValue):
+                    item = value(part.value)
+                    parts.append(repr(item) if part.conversion == ord("r") else str(item))
+                else:
+                    parts.append(str(value(part)))
+            return "".join(parts)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "format" and isinstance(node.func.value, ast.Constant)):
+            return str(node.func.value.value).format(*(value(arg) for arg in node.args))
+        return str(value(node))
+
+    try:
+        return render(ast.parse(expression, mode="eval").body)
+    except (SyntaxError, ValueError, IndexError, KeyError):
+        return expression
+
+
+def _partition_fixes(ctx: Ctx, a: Args) -> list[Fix]:
+    name = pp_partition_env(ctx)
+    if not name:
+        return []
+    fixes = [Fix(f"Remove {name} (SGLang splits the layers itself)", {}, {name: None})]
+    if ctx.facts is not None:
+        from wizard.memory import pp_stage_layers
+
+        pp = int(a.get("pp_size") or 1)
+        split = pp_stage_layers(ctx.facts.num_layers, pp, ctx.release.behaviour.pp_layer_split)
+        value = ",".join(map(str, split))
+        fixes.append(Fix(f"{name}={value} ({ctx.facts.num_layers} layers over {pp} stages)", {},
+                         {name: value}))
+    return fixes
+
+
+PP_PARTITION = Rule(
+    id="R-PP-PARTITION",
+    title="Layer partition of the pipeline stages",
+    severity="error",
+    why=(
+        "SGLANG_PP_LAYER_PARTITION gives each pipeline stage its number of decoder layers; SGLang "
+        "reads it only when it builds the model (`get_pp_indices`, after the arguments pass and "
+        "the processes start) and stops with a ValueError unless it is a comma-separated list "
+        "of integers, one per stage (--pp-size), adding up to the model's layers."
+    ),
+    sglang=Raises("runtime", "ValueError"),
+    fields=("env", "parallel.pp"),
+    when=lambda ctx, a: _partition_error(ctx, a) is not None,
+    message=lambda ctx, a: "{} (get_pp_indices at {}, when the model is built)".format(
+        *(_partition_error(ctx, a) or ("", ""))),
+    fixes=_partition_fixes,
 )

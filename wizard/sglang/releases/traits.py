@@ -71,6 +71,7 @@ class Traits:
     nsa_scaled_cell: bool
     online_fp8_keeps_unquantized: list[str]
     pp_layer_split: str
+    pp_partition_checks: dict[str, Any]
     prefill_graph_default: str
     prefill_graph_mla_reserve_mib: int
     prefill_graph_off_on_hip: bool
