@@ -149,6 +149,21 @@ def test_speculative_moe_runner_of_deepseek_fp8_on_b200(version: str, expected: 
     assert report["effective"]["speculative_moe_runner_backend"] == expected
 
 
+@pytest.mark.parametrize(("version", "refused"), [("0.5.2", False), ("0.5.3.post1", False),
+                                                  ("0.5.4.post1", False), ("0.5.11", False)])
+def test_deepseek_fp8_on_b200_starts_in_every_release(version: str, refused: bool,
+                                                      public: dict[str, Path]) -> None:
+    """0.5.1-0.5.3.post1 set no MoE runner for DeepSeek on SM100, so the flashinfer_trtllm assert
+    never sees it (real 0.5.2, 0.5.3 and 0.5.3.post1 accepted a plain `--tp 8` on B200 / B300 /
+    GB300: w00081, w00114, w00235, seed 49201); a hand-written runner choice had said they refuse.
+    0.5.4.post1-post3 pick flashinfer_trtllm whatever the quantization (the release's branch tests
+    none, read as `any_quantization`)."""
+    report = check(version, "B200", "--model-path {deepseek_v3} --tp 8", public, gpus=8)
+    errors = [f for f in report["findings"] if f["severity"] == "error"
+              and f["rule"] not in ("R-MEMORY-NOFIT",)]
+    assert bool(errors) is refused, errors
+
+
 # ---- the wide sweeps' recurring causes (issue 24; each seen on real SGLang: named cases W01-W08)
 
 

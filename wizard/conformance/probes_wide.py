@@ -213,6 +213,21 @@ def _guarded_by_sm100(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
+def _plain_sm100_default(node: ast.If, parents: dict[ast.AST, ast.AST]) -> bool:
+    """`if [moe_a2a_backend == "none" and] moe_runner_backend == "auto":` right in the body of
+    the SM100 test (0.5.4.post1-post3's DeepSeek branch, whatever the quantization): the test
+    compares nothing else and no other condition stands between it and the SM100 guard."""
+    parent = parents.get(node)
+    if not (isinstance(parent, ast.If) and "sm100" in ast.unparse(parent.test)
+            and node in parent.body):
+        return False
+    compares = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(
+        node.test.op, ast.And) else [node.test]
+    return all(isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.Eq)
+               and ast.unparse(c.left).endswith(("moe_runner_backend", "moe_a2a_backend"))
+               for c in compares)
+
+
 def _assigns_runner(body: list[ast.stmt]) -> str | None:
     for stmt in body:
         if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)):
@@ -339,8 +354,9 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
     moe_runner_backend = "<runner>"` under an SM100 test, with the architectures of the branch
     (or `@_register_for`) around it. Each entry: archs, the quantizations that qualify,
     whether an unquantized launch does (`quantization is None`), the runner, `any_a2a` where
-    the branch does not test the all-to-all backend, and `typed_only` where its function never
-    copies the checkpoint's quantization method into the flag (the test reads it as typed)."""
+    the branch does not test the all-to-all backend, `any_quantization` where it tests no
+    quantization at all, and `typed_only` where its function never copies the checkpoint's
+    quantization method into the flag (the test reads it as typed)."""
     found: list[dict[str, Any]] = []
     for rel in sorted(tree.trees):
         module = tree.trees[rel]
@@ -349,12 +365,14 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
             if not isinstance(node, ast.If):
                 continue
             test = ast.unparse(node.test)
-            if not ("moe_runner_backend == 'auto'" in test and "quantization" in test):
+            if "moe_runner_backend == 'auto'" not in test:
                 continue
             runner = _assigns_runner(node.body)
             if runner is None:
                 continue
             parents = parents or _parents(module)
+            if "quantization" not in test and not _plain_sm100_default(node, parents):
+                continue
             archs = _arch_names(node, parents)
             if not archs or not _guarded_by_sm100(node, parents):
                 continue
@@ -388,6 +406,8 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
             entry = {"archs": sorted(archs), "quantizations": sorted(set(quantizations)),
                      "unquantized": unquantized, "runner": runner,
                      "where": f"{rel}:{node.lineno}"}
+            if "quantization" not in test:
+                entry["any_quantization"] = True  # (0.5.4.post1-post3: any checkpoint)
             if "moe_a2a_backend == 'none'" not in test:
                 entry["any_a2a"] = True  # (0.5.3: no all-to-all test in the branch)
             function: ast.AST = node

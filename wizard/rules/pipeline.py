@@ -454,7 +454,8 @@ def _moe_runner_model_default(ctx: Ctx, a: Args) -> None:
             if not (a2a or entry.get("any_a2a")):
                 continue
             read = None if entry.get("typed_only") and typed is None else method
-            if read in entry["quantizations"] or (read is None and entry["unquantized"]):
+            if (entry.get("any_quantization") or read in entry["quantizations"]
+                    or (read is None and entry["unquantized"])):
                 a.moe_runner_backend = entry["runner"]
                 return
         return
@@ -463,10 +464,6 @@ def _moe_runner_model_default(ctx: Ctx, a: Args) -> None:
         gpu = "sm100" if ctx.gpu.is_sm100 else "sm120" if ctx.gpu.is_sm120 else None
         if gpu in runners:
             a.moe_runner_backend = runners[gpu]
-    elif (ctx.arch == "DeepseekV3ForCausalLM" and ctx.gpu.is_sm100
-          and (a.get("quantization") or quant) in ("fp8", "modelopt_fp8", "modelopt_fp4")
-          and a.get("moe_a2a_backend", "none") in (None, "none")):
-        a.moe_runner_backend = "flashinfer_trtllm"
 
 
 def _upper_algorithm(ctx: Ctx, a: Args) -> None:
