@@ -544,6 +544,14 @@ _SLURMV4 = "github.com/devopsrustem/slurmv4"  # an operator's notes: DeepSeek-R1
 _AMD_ISSUES = "github.com/ajith-sirra-amd/Issues"  # an AMD engineer's MI355X start-up logs, 2026-02-26
 
 
+# sglang issue 8337's two starts: Qwen3-235B-A22B (bf16) in pp 4 x tp 8 over 4 nodes of 8x H200,
+# the first stage's lines; the log of July 2025 (0.4.9/0.4.10) planned with 0.5.1, the oldest
+# release known; cut after the weights, so no verdict is held.
+_ISSUE_8337_LAYOUT: dict[str, Any] = dict(
+    config=_qwen3_235b(), gpu="H200", gpus=32, tp=8, pp=4, pp_rank=0, nnodes=4,
+    mem_fraction=None, version="0.5.1", started=None,
+)
+
 ROWS: tuple[LogRow, ...] = (
     LogRow(
         name="QwQ-32B bf16, 4x L4, tp 4",
@@ -1304,15 +1312,7 @@ ROWS: tuple[LogRow, ...] = (
     ),
     LogRow(
         name="Qwen3-235B-A22B bf16, pp 4 x tp 8 over 4 nodes of 8x H200, stage 0",
-        config=_qwen3_235b(),
-        gpu="H200",
-        gpus=32,
-        tp=8,
-        pp=4,
-        pp_rank=0,
-        nnodes=4,
-        mem_fraction=None,
-        version="0.5.1",  # the log is of July 2025 (0.4.9/0.4.10); 0.5.1 is the oldest known
+        **_ISSUE_8337_LAYOUT,  # type: ignore[arg-type]
         source=(
             "github.com/sgl-project/sglang/issues/8337 (Qwen3-235B-A22B in PP4 TP8 on 4 x H200, "
             "2025-07-25; the bf16 start of the two it quotes)"
@@ -1321,22 +1321,13 @@ ROWS: tuple[LogRow, ...] = (
         # dtype=torch.bfloat16, avail mem=124.19 GB, mem usage=13.73 GB." (free before = the sum)
         free_before_gib=124.19 + 13.73,
         weights_gib=13.73,
-        started=None,  # the log is cut after the weights: no verdict held
         note=(
             "the first pipeline stage of 4 (23 of 94 layers, with the embedding) on one GPU of 8"
         ),
     ),
     LogRow(
         name="Qwen3-235B-A22B bf16 --quantization fp8, pp 4 x tp 8, 4 nodes of 8x H200, stage 0",
-        config=_qwen3_235b(),
-        gpu="H200",
-        gpus=32,
-        tp=8,
-        pp=4,
-        pp_rank=0,
-        nnodes=4,
-        mem_fraction=None,
-        version="0.5.1",
+        **_ISSUE_8337_LAYOUT,  # type: ignore[arg-type]
         quantization="fp8",
         source=(
             "github.com/sgl-project/sglang/issues/8337 (the same launch with online "
@@ -1347,7 +1338,6 @@ ROWS: tuple[LogRow, ...] = (
         # dtype=torch.bfloat16, avail mem=117.93 GB, mem usage=19.99 GB."
         free_before_gib=117.93 + 19.99,
         weights_gib=19.99,
-        started=None,
         note=(
             "the FP8 copies of the layers plus the bf16 tensors Qwen3MoeForCausalLM's cached "
             "parameter dict keeps (release trait online_fp8_keeps_unquantized; the cache is gone "
