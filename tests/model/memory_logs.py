@@ -1312,7 +1312,7 @@ ROWS: tuple[LogRow, ...] = (
     ),
     LogRow(
         name="Qwen3-235B-A22B bf16, pp 4 x tp 8 over 4 nodes of 8x H200, stage 0",
-        **_ISSUE_8337_LAYOUT,  # type: ignore[arg-type]
+        **_ISSUE_8337_LAYOUT,
         source=(
             "github.com/sgl-project/sglang/issues/8337 (Qwen3-235B-A22B in PP4 TP8 on 4 x H200, "
             "2025-07-25; the bf16 start of the two it quotes)"
@@ -1327,7 +1327,7 @@ ROWS: tuple[LogRow, ...] = (
     ),
     LogRow(
         name="Qwen3-235B-A22B bf16 --quantization fp8, pp 4 x tp 8, 4 nodes of 8x H200, stage 0",
-        **_ISSUE_8337_LAYOUT,  # type: ignore[arg-type]
+        **_ISSUE_8337_LAYOUT,
         quantization="fp8",
         source=(
             "github.com/sgl-project/sglang/issues/8337 (the same launch with online "
