@@ -215,7 +215,7 @@ def _guarded_by_sm100(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
 
 def _plain_sm100_default(node: ast.If, parents: dict[ast.AST, ast.AST]) -> bool:
     """`if [moe_a2a_backend == "none" and] moe_runner_backend == "auto":` right in the body of
-    the SM100 test (0.5.4.post1-post3's DeepSeek branch, whatever the quantization): the test
+    the SM100 test (a DeepSeek branch that picks the runner whatever the quantization): the test
     compares nothing else and no other condition stands between it and the SM100 guard."""
     parent = parents.get(node)
     if not (isinstance(parent, ast.If) and "sm100" in ast.unparse(parent.test)
@@ -407,7 +407,7 @@ def moe_runner_sm100(tree: Any) -> list[dict[str, Any]]:
                      "unquantized": unquantized, "runner": runner,
                      "where": f"{rel}:{node.lineno}"}
             if "quantization" not in test:
-                entry["any_quantization"] = True  # (0.5.4.post1-post3: any checkpoint)
+                entry["any_quantization"] = True  # (the branch takes any checkpoint)
             if "moe_a2a_backend == 'none'" not in test:
                 entry["any_a2a"] = True  # (0.5.3: no all-to-all test in the branch)
             function: ast.AST = node
