@@ -98,6 +98,9 @@ LAZY: dict[str, tuple[tuple[str, ...], str]] = {
                            "the MTP lists load once model facts are read"),
     "wizard.rules.gpu_memory": (("wizard.memory",),
                                 "the memory plan loads once model facts are read"),
+    "wizard.rules.parallelism": (("wizard.memory",),
+                                 "the layer split of a partition fix needs the memory plan's "
+                                 "reader of the release's split, only once model facts are read"),
     "wizard.sglang.flags": (("wizard.files",),
                             "only writing the derived indexes (onboarding) needs the atomic writer"),
     # logs / stop / runs
