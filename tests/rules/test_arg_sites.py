@@ -610,3 +610,19 @@ def test_a_typed_fraction_moves_the_model_config_checks_not_the_steps(
     first = _first(version, gpu, gpus, ["--model-path", str(public[model]), "--tp", tp,
                                         *argv_tail])
     assert (first[0] if first else None) == expected
+
+
+@pytest.mark.parametrize("version", ["0.5.22", "0.5.23"])
+def test_deepep_v2_needs_a_registered_architecture(public: dict[str, Path], version: str) -> None:
+    """`--moe-a2a-backend deepep_v2` is refused for an architecture outside the release's
+    `_DEEPEP_V2_MODELS` (configs/moe_model_registry.py), read through `model_supports_deepep_v2`
+    -> `_policy_of` (an empty-list guard, then `.get(architectures[0])`): real 0.5.22 refused
+    Qwen3-Next on 8x L20 (w00008, seed 49201). DeepSeek-V3 is registered."""
+    argv = ["--model-path", str(public["qwen3_next_80b"]), "--tp-size", "8",
+            "--moe-a2a-backend", "deepep_v2"]
+    first = _first(version, "L20", 8, argv)
+    assert first is not None and first[0] == "R-ARG-SITE"
+    assert first[1].startswith("ValueError sglang/srt/arg_groups/moe_hook.py:")
+    deepseek = ["--model-path", str(public["deepseek_v3"]), *argv[2:]]
+    registered = _first(version, "L20", 8, deepseek)
+    assert registered is None or "moe_hook.py" not in registered[1]

@@ -1428,7 +1428,13 @@ class _Reader:
             return test if isinstance(node.ops[0], ast.Eq) else ["not", test]
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
                 and not node.keywords and self.hf_config(node.args[0])):
-            # `is_deepseek_dsa(hf_config)`: a model test of configs/model_config.py, inlined
+            # `is_deepseek_dsa(hf_config)`: a model test of configs/model_config.py, inlined; or
+            # one the calling module imports (`model_supports_deepep_v2(hf_config)`)
+            if _test_function(self.walk, node.func.id) is None and self.fn is not None:
+                found = _imported_function(self.walk.tree, self.fn.path, node.func.id,
+                                           self.fn.node)
+                if found is not None:
+                    return _ModelTest(self.walk, found[1], found[0], {}, 0).body()
             return _model_test(self.walk, node.func.id)
         if (isinstance(node, ast.Attribute) and node.attr in PLATFORM_PROBES
                 and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
@@ -1985,11 +1991,56 @@ class _ModelTest:
             elif (isinstance(stmt, ast.If) and not stmt.orelse
                   and self.is_dict_test(stmt.test)):
                 continue  # `if isinstance(config, dict): ...`: never a transformers config
+            elif self.is_empty_guard(stmt):
+                continue  # `if not architectures: return None`: a lookup of [0] gives None too
             else:
                 raise Impure(f"model test {self.function.name}: {type(stmt).__name__}")
         if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
             raise Impure(f"model test {self.function.name}")
         return self.expr(stmts[-1].value)
+
+    def is_empty_guard(self, stmt: ast.stmt) -> bool:
+        """`if not <architectures local>: return None`: the lookup after it reads item 0, which
+        the engine reads as None for an empty list, so the guard changes nothing."""
+        return (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1
+                and isinstance(stmt.body[0], ast.Return)
+                and (stmt.body[0].value is None or (isinstance(stmt.body[0].value, ast.Constant)
+                                                    and stmt.body[0].value.value is None))
+                and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)
+                and self.key(stmt.test.operand) == "architectures")
+
+    def registry_lookup(self, node: ast.expr) -> list[Any] | None:
+        """`REGISTRY.get(<architectures>[0])` (a module-level dict of architecture names, its
+        values anything) or a helper returning it: the first architecture and the dict's
+        literal keys, for an `is (not) None` test."""
+        if isinstance(node, ast.Call) and not isinstance(node.func, ast.Attribute):
+            inner = self.helper(node)
+            if inner is None:
+                return None
+            stmts = [st for st in inner.function.body
+                     if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+            for stmt in stmts[:-1]:
+                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], ast.Name)):
+                    inner.locals[stmt.targets[0].id] = stmt.value
+                elif not inner.is_empty_guard(stmt):
+                    return None
+            last = stmts[-1] if stmts else None
+            if not (isinstance(last, ast.Return) and last.value is not None):
+                return None
+            return inner.registry_lookup(last.value)
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get" and len(node.args) == 1
+                and isinstance(node.func.value, ast.Name)):
+            return None
+        arch = node.args[0]
+        if not (isinstance(arch, ast.Subscript) and isinstance(arch.slice, ast.Constant)
+                and arch.slice.value == 0 and self.key(arch.value) == "architectures"):
+            return None
+        keys = _module_dict_keys(self.walk.tree, self.path, node.func.value.id)
+        if keys is None:
+            return None
+        return ["cmp", "in", ["index", ["model", "architectures"], 0], ["const", keys]]
 
     def is_dict_test(self, node: ast.expr) -> bool:
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
@@ -2003,6 +2054,9 @@ class _ModelTest:
             return self.key(self.locals[node.id])
         if isinstance(node, ast.IfExp) and self.is_dict_test(node.test):
             return self.key(node.orelse)
+        if (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2
+                and isinstance(node.values[1], ast.Tuple | ast.List) and not node.values[1].elts):
+            return self.key(node.values[0])  # `getattr(config, "architectures", None) or ()`
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id == self.config):
             return node.attr
@@ -2035,6 +2089,11 @@ class _ModelTest:
                 and isinstance(node.args[0], ast.Name) and node.args[0].id == self.config):
             return None
         function = _test_function(self.walk, node.func.id)
+        if function is None and self.path != MODEL_TEST_FILE:
+            module = _parsed(self.walk.tree, self.path)
+            local = [n for n in (module.body if module else [])
+                     if isinstance(n, ast.FunctionDef) and n.name == node.func.id]
+            function = local[0] if len(local) == 1 else None
         if function is None:
             return None
         params = [a.arg for a in function.args.args]
@@ -2061,6 +2120,9 @@ class _ModelTest:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
                 node.ops[0], ast.Is | ast.IsNot) and isinstance(node.comparators[0], ast.Constant) \
                 and node.comparators[0].value is None:
+            lookup = self.registry_lookup(node.left)
+            if lookup is not None:
+                return lookup if isinstance(node.ops[0], ast.IsNot) else ["not", lookup]
             read = self.key(node.left)
             if read is not None and read.isidentifier():
                 has = ["model", f"has:{read}"]
@@ -2091,6 +2153,23 @@ class _ModelTest:
         if isinstance(node, ast.BoolOp | ast.Compare):
             return _logic(node, self.expr)
         raise Impure(ast.unparse(node))
+
+
+def _module_dict_keys(tree: SourceTree, path: str, name: str) -> list[str] | None:
+    """The string keys of a module-level dict literal `name = {"A": ..., ...}` (its values may be
+    anything), sorted; None where `name` is not such a dict."""
+    module = _parsed(tree, path)
+    for stmt in module.body if module else []:
+        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
+        if not (isinstance(target, ast.Name) and target.id == name):
+            continue
+        value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+        if isinstance(value, ast.Dict) and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys):
+            return sorted(str(k.value) for k in value.keys if isinstance(k, ast.Constant))
+        return None
+    return None
 
 
 def _test_function(walk: _Walk, name: str) -> ast.FunctionDef | None:
