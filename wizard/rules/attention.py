@@ -87,7 +87,7 @@ TRTLLM_MHA_PREFILL_GPU = Rule(
     fields=("attention.backend", "attention.prefill_backend"),
     when=lambda ctx, a: (
         (("trtllm_mha" in attention_backends(a))
-         if ctx.release.behaviour.trtllm_mha_gpu_any_backend  # 0.5.2-0.5.10: any of the 3
+         if ctx.release.behaviour.trtllm_mha_gpu_any_backend  # any of the 3 backend fields
          else (a.get("prefill_attention_backend") or a.get("attention_backend")) == "trtllm_mha")
         and not (
             ctx.gpu.is_sm100
@@ -304,7 +304,7 @@ def _xpu_forces_page(ctx: Ctx, a: Args) -> bool:
 def fa4_page_test(ctx: Ctx, a: Args) -> bool:
     """The release's test before its page-size-128 rewrite (trait `fa4_page`: the backend
     fields compared with fa4, SM100 only, draft trees skipped); False for a release without
-    that statement (before 0.5.4 fa4 keeps the page size as typed)."""
+    that statement (fa4 keeps the page size as typed there)."""
     how = ctx.release.traits.get("fa4_page") or {}
     if not how:
         return False
