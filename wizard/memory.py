@@ -936,12 +936,18 @@ FIX_INPUTS = {
 }
 
 
+#: What an expert offload moves per GPU: GiB off the GPU, what the plan says of it, and GiB
+#: that stays on the GPU for the moved copies (the page tables of pinned host memory).
+ExpertOffload = tuple[float, str, float]
+
+
 def _kt_cpu_experts_gib(
     inputs: MemoryInputs, weights: _Weights, tp: int, stage_layers: int
-) -> tuple[float, str] | None:
+) -> ExpertOffload | None:
     """GiB per GPU of routed experts that run on the CPU under KTransformers (`--kt-weight-path`
     with `--kt-num-gpu-experts N`: SGLang's `KTEPWrapperMethod.create_weights` builds experts
-    0..N-1 on the GPU, `layers/moe/kt_ep_wrapper.py`), with what the plan says; None when off."""
+    0..N-1 on the GPU, `layers/moe/kt_ep_wrapper.py`), with what the plan says; None when off.
+    KTransformers keeps them in its own CPU memory, not pinned through CUDA: nothing stays."""
     target, gpu_experts = inputs.target, inputs.kt_num_gpu_experts
     if gpu_experts is None or target.moe is None or target.moe.experts <= 0:
         return None
@@ -951,12 +957,12 @@ def _kt_cpu_experts_gib(
     return moved, (
         f"--kt-num-gpu-experts {gpu_experts}: {kept} of the {target.moe.experts} routed experts "
         f"of each MoE layer on the GPU, the rest on the CPU from --kt-weight-path: {moved:.1f} "
-        "GiB off each GPU (KTEPWrapperMethod, layers/moe/kt_ep_wrapper.py)")
+        "GiB off each GPU (KTEPWrapperMethod, layers/moe/kt_ep_wrapper.py)"), 0.0
 
 
 def _group_offload_gib(
     inputs: MemoryInputs, weights: _Weights, tp: int, stage_layers: int
-) -> tuple[float, str, float] | None:
+) -> ExpertOffload | None:
     """GiB per GPU that `--offload-group-size` (SGLang's OffloaderV2, `utils/offloader.py`) keeps
     in host memory, with what the plan says of it; None when it does not apply.
 
@@ -1258,7 +1264,7 @@ def plan_memory(inputs: MemoryInputs, *, _with_suggestions: bool = True) -> Memo
     for moved in (_kt_cpu_experts_gib(inputs, weights, tp, stage_layers),
                   _group_offload_gib(inputs, weights, tp, stage_layers)):
         if moved is not None:
-            weights_gib -= moved[0] - (moved[2] if len(moved) > 2 else 0.0)
+            weights_gib -= moved[0] - moved[2]
             offload_gib += moved[0]
             assumptions.append(moved[1])
 

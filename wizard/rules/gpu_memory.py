@@ -12,7 +12,7 @@ from wizard.rules.common import algo, attention_dp_size, dp_attention, hip_atten
 from wizard.rules.hybrid import strategy
 from wizard.rules.model import RUNTIME, Args, Ctx, Raises, Rule
 from wizard.rules.multinode import nnodes
-from wizard.rules.parallelism import pp_partition_env
+from wizard.rules.parallelism import pp_partition
 from wizard.rules.report import Fix
 
 
@@ -111,7 +111,7 @@ def _memory_inputs(ctx: Ctx, a: Args) -> Any:
         use_aiter=_env_true(ctx, (ctx.release.traits.get("aiter_moe_keeps_unshuffled") or {})
                             .get("env")),
         deepep_dispatch_tokens=_env_int(ctx, "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"),
-        pp_layer_partition=_env_ints(ctx, pp_partition_env(ctx)),
+        pp_layer_partition=pp_partition(ctx),
         **_memory_flag_inputs(a),
         **_prefill_graph_inputs(ctx),
     )
@@ -136,17 +136,6 @@ def _env_int(ctx: Ctx, name: str) -> int | None:
     """An integer environment variable of the launch, or None when unset or not a number."""
     try:
         return int(str(ctx.env[name]).strip())
-    except (KeyError, ValueError):
-        return None
-
-
-def _env_ints(ctx: Ctx, name: str | None) -> tuple[int, ...] | None:
-    """A comma-separated list of integers in the launch's environment (SGLang's own parsing:
-    `int(x) for x in value.split(",")`), or None when unset or not such a list."""
-    if name is None:
-        return None
-    try:
-        return tuple(int(part) for part in str(ctx.env[name]).split(","))
     except (KeyError, ValueError):
         return None
 

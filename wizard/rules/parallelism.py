@@ -160,32 +160,41 @@ def pp_partition_env(ctx: Ctx) -> str | None:
     return checks.get("env")
 
 
+def pp_partition(ctx: Ctx) -> tuple[int, ...] | None:
+    """The layer partition the launch sets, parsed as `get_pp_indices` parses it (`int(x) for
+    x in value.split(",")`); None when unset or not such a list."""
+    name = pp_partition_env(ctx)
+    if not name or name not in ctx.env:
+        return None
+    try:
+        return tuple(int(layer) for layer in str(ctx.env[name]).split(","))
+    except ValueError:
+        return None
+
+
 def _partition_error(ctx: Ctx, a: Args) -> tuple[str, str] | None:
     """(message, site) of the ValueError the release's `get_pp_indices` raises for the layer
     partition the launch sets (trait `pp_partition_checks`, in the function's order: parse,
     count, sum); None when it is accepted, unset, or the sum cannot be told (no model facts)."""
-    checks = ctx.release.traits.get("pp_partition_checks") or {}
-    name = checks.get("env")
+    name = pp_partition_env(ctx)
     if not name or name not in ctx.env:
         return None
-    raw = str(ctx.env[name])
     pp = int(a.get("pp_size") or 1)
     layers = ctx.facts.num_layers if ctx.facts is not None else None
-    names: dict[str, object] = {"partition_list_str": raw, "pp_size": pp,
+    names: dict[str, object] = {"partition_list_str": str(ctx.env[name]), "pp_size": pp,
                                 "num_hidden_layers": layers}
-    try:
-        partitions = [int(layer) for layer in raw.split(",")]
-    except ValueError:
+    partitions = pp_partition(ctx)
+    if partitions is None:
         kind = "parse"
     else:
-        names["partitions"] = partitions
+        names["partitions"] = list(partitions)
         if len(partitions) != pp:
             kind = "count"
         elif layers is not None and sum(partitions) != layers:
             kind = "sum"
         else:
             return None
-    check = checks.get(kind)
+    check = (ctx.release.traits.get("pp_partition_checks") or {}).get(kind)
     if not check:
         return None
     return _sglang_text(check["message"], names), check["site"]
