@@ -1980,6 +1980,11 @@ class _ModelTest:
 
     def body(self) -> list[Any]:
         """The tree of the function's returned expression."""
+        return self.expr(self.returned())
+
+    def returned(self) -> ast.expr:
+        """The expression the function returns, its locals bound: the body is a docstring,
+        plain `name = <expr>` locals, guards that change nothing and one final `return`."""
         stmts = list(self.function.body)
         if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant):
             stmts = stmts[1:]  # the docstring
@@ -1997,7 +2002,7 @@ class _ModelTest:
                 raise Impure(f"model test {self.function.name}: {type(stmt).__name__}")
         if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
             raise Impure(f"model test {self.function.name}")
-        return self.expr(stmts[-1].value)
+        return stmts[-1].value
 
     def is_empty_guard(self, stmt: ast.stmt) -> bool:
         """`if not <architectures local>: return None`: the lookup after it reads item 0, which
@@ -2017,18 +2022,10 @@ class _ModelTest:
             inner = self.helper(node)
             if inner is None:
                 return None
-            stmts = [st for st in inner.function.body
-                     if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
-            for stmt in stmts[:-1]:
-                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                        and isinstance(stmt.targets[0], ast.Name)):
-                    inner.locals[stmt.targets[0].id] = stmt.value
-                elif not inner.is_empty_guard(stmt):
-                    return None
-            last = stmts[-1] if stmts else None
-            if not (isinstance(last, ast.Return) and last.value is not None):
+            try:
+                return inner.registry_lookup(inner.returned())
+            except Impure:
                 return None
-            return inner.registry_lookup(last.value)
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "get" and len(node.args) == 1
                 and isinstance(node.func.value, ast.Name)):

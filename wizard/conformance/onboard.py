@@ -1887,12 +1887,13 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
     out["aiter_mha_workspace"] = (
         _aiter_mha_workspace(srt),
         "the MHA workspace_buffer of the aiter attention backend (aiter_backend.py)")
+    cached = cached_parameter_archs(srt)  # every models/*.py read once for both traits
     out["aiter_moe_keeps_unshuffled"] = (
-        _aiter_moe_keeps_unshuffled(srt),
+        _aiter_moe_keeps_unshuffled(srt, cached),
         "the unquantized MoE's aiter weight shuffle (new Parameter) and the models whose "
         "load_weights caches named_parameters()")
     out["online_fp8_keeps_unquantized"] = (
-        online_fp8_keeps_unquantized(srt),
+        online_fp8_keeps_unquantized(srt, cached),
         "new FP8 Parameters in fp8.py's online path and the models caching named_parameters()")
     out["pp_partition_checks"] = (
         pp_partition_checks(srt / "distributed" / "utils.py", root),
@@ -1913,16 +1914,21 @@ def memory_accounting_traits(root: Path) -> dict[str, tuple[Any, str]]:
     return out
 
 
+def _get_pp_indices(path: Path) -> ast.FunctionDef | None:
+    """SGLang's `get_pp_indices` in `distributed/utils.py` (`path`), parsed; None without it."""
+    if not path.is_file():
+        return None
+    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    return next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                 and node.name == "get_pp_indices"), None)
+
+
 def pp_layer_split(path: Path) -> str:
     """How `get_pp_indices` splits the decoder layers over pipeline stages when the layer count
     is not a multiple of the stages: "extra_on_last_stages" (`pp_rank >= pp_size - remainder`
     gets one more layer each), "rest_on_last_stage" (the last stage runs to `num_hidden_layers`,
     all of the remainder), "" where the function is not found."""
-    if not path.is_file():
-        return ""
-    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-    function = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-                     and node.name == "get_pp_indices"), None)
+    function = _get_pp_indices(path)
     if function is None:
         return ""
     for node in ast.walk(function):
@@ -1945,11 +1951,7 @@ def pp_partition_checks(path: Path, root: Path) -> dict[str, Any]:
     function's own names), "site": "path:line"}} for the raises under the `except` of the
     parse, `if len(partitions) != pp_size` and `if sum(partitions) != num_hidden_layers`;
     {} where the function or the variable is not found."""
-    if not path.is_file():
-        return {}
-    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-    function = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-                     and node.name == "get_pp_indices"), None)
+    function = _get_pp_indices(path)
     if function is None:
         return {}
     where = str(path.relative_to(root))
@@ -2012,13 +2014,14 @@ def _aiter_mha_workspace(srt: Path) -> dict[str, Any]:
     return {"partition": int(size.group(1))} if size and shape else {}
 
 
-def _aiter_moe_keeps_unshuffled(srt: Path) -> dict[str, Any]:
+def _aiter_moe_keeps_unshuffled(srt: Path, cached: list[str]) -> dict[str, Any]:
     """ROCm with aiter: the unquantized MoE method's `process_weights_after_loading` replaces
     `w13_weight` / `w2_weight` with shuffled copies (`torch.nn.Parameter(shuffle_weight(...))`)
     when `_use_aiter` (its environment variable, e.g. SGLANG_USE_AITER); a model whose
     `load_weights` caches `dict(self.named_parameters())` on itself keeps the unshuffled
     tensors referenced, so the routed experts are held twice. {"env": variable, "archs": the
-    EntryClass architectures of those models}; {} where the shuffle keeps no second copy."""
+    EntryClass architectures of those models, `cached`: `cached_parameter_archs`}; {} where the
+    shuffle keeps no second copy."""
     unquant = srt / "layers" / "quantization" / "unquant.py"
     if not unquant.is_file():
         return {}
@@ -2027,8 +2030,7 @@ def _aiter_moe_keeps_unshuffled(srt: Path) -> dict[str, Any]:
     shuffle = re.search(r"layer\.w13_weight\s*=\s*torch\.nn\.Parameter\(\s*shuffle_weight\(", text)
     if env is None or shuffle is None:
         return {}
-    archs = cached_parameter_archs(srt)
-    return {"env": env.group(1), "archs": archs} if archs else {}
+    return {"env": env.group(1), "archs": cached} if cached else {}
 
 
 def cached_parameter_archs(srt: Path) -> list[str]:
@@ -2043,13 +2045,13 @@ def cached_parameter_archs(srt: Path) -> list[str]:
     return sorted(archs)
 
 
-def online_fp8_keeps_unquantized(srt: Path) -> list[str]:
+def online_fp8_keeps_unquantized(srt: Path, cached: list[str]) -> list[str]:
     """`--quantization fp8` on an unquantized checkpoint: the FP8 linear and MoE methods load
     the weights in the model's dtype and, in `process_weights_after_loading`, replace them with
     new FP8 `Parameter`s (`layer.weight = Parameter(qweight ...)`, `layer.w13_weight =
     torch.nn.Parameter(w13_weight ...)` under `not is_checkpoint_fp8_serialized`). For the
-    architectures of `cached_parameter_archs` the unquantized tensors stay held beside the FP8
-    ones: those architectures; [] where the methods quantize in place or no model caches."""
+    architectures `cached` (`cached_parameter_archs`) the unquantized tensors stay held beside
+    the FP8 ones: those architectures; [] where the methods quantize in place or none caches."""
     fp8 = srt / "layers" / "quantization" / "fp8.py"
     if not fp8.is_file():
         return []
@@ -2057,7 +2059,7 @@ def online_fp8_keeps_unquantized(srt: Path) -> list[str]:
     online = r"if not self\.(?:quant_config\.)?is_checkpoint_fp8_serialized:[\s\S]{0,2500}?"
     linear = re.search(online + r"layer\.weight = (?:torch\.nn\.)?Parameter\(qweight", text)
     moe = re.search(online + r"layer\.w13_weight = torch\.nn\.Parameter\(w13_weight", text)
-    return cached_parameter_archs(srt) if linear and moe else []
+    return cached if linear and moe else []
 
 
 def _entry_classes(model: str) -> set[str]:
